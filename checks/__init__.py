@@ -1,0 +1,21 @@
+"""The checks, one module each, installed as `tfdoctor.checks`.
+
+MODULES is the registration hook: the registry imports these modules in this order and collects
+every `Check` they define (see tfdoctor/registry.py). The order is the report order: platform first,
+then the install, the import, the accelerators, memory, and the timing probe last.
+"""
+
+MODULES = (
+    "platform_support",
+    "architecture",
+    "macos_version",
+    "cpu_instructions",
+    "tensorflow_install",
+    "tensorflow_import",
+    "metal_plugin",
+    "nvidia_driver",
+    "cuda_build",
+    "gpu_visible",
+    "memory",
+    "probe",
+)

@@ -1,0 +1,42 @@
+"""Every recorded machine in fixtures/ is diagnosed, and every check's verdict is what the fixture says."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
+from tfdoctor.model import Status
+from tfdoctor.registry import all_checks
+from tfdoctor.runner import run_checks
+
+PATHS = fixture_paths()
+CHECK_IDS = [c.id for c in all_checks()]
+
+
+def test_there_are_fixtures():
+    assert len(PATHS) >= 1
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[fixture_id(p) for p in PATHS])
+def test_fixture_is_well_formed(path):
+    fixture = load_fixture(path)
+    meta = fixture["fixture"]
+    assert meta["description"].strip()
+    assert meta["sources"], "every fixture names where its facts come from"
+    assert set(fixture["expected"]) == set(CHECK_IDS), "expected statuses must cover every check"
+    for status in fixture["expected"].values():
+        Status(status)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[fixture_id(p) for p in PATHS])
+def test_fixture_diagnosis(path):
+    fixture = load_fixture(path)
+    results = {r.check_id: r for r in run_checks(all_checks(), fixture["facts"])}
+    got = {cid: r.status.value for cid, r in results.items()}
+    assert got == fixture["expected"], {cid: results[cid].summary for cid in got if got[cid] != fixture["expected"].get(cid)}
+    for cid, needles in (fixture.get("expected_hints") or {}).items():
+        fix = results[cid].remediation
+        assert fix is not None, f"{cid} has no remediation"
+        text = " ".join([fix.advice, *fix.commands, fix.url or ""])
+        for needle in needles:
+            assert needle in text, f"{cid}: hint lacks {needle!r}: {text}"

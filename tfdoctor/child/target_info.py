@@ -1,0 +1,141 @@
+# Describes the interpreter that runs it: version, architecture, Rosetta, environment kind, and every
+# installed distribution (read from metadata, never imported). Standard library only; prints JSON.
+import json
+import os
+import platform
+import site
+import sys
+import sysconfig
+
+# Distributions whose files matter to the diagnosis; for these the top-level names they install and
+# the native libraries they ship are recorded, the rest get name, version and location only.
+DETAILED_PREFIXES = ("tensorflow", "tf-nightly", "tf-keras", "keras", "numpy", "ml-dtypes", "nvidia-", "protobuf", "intel-tensorflow")
+
+
+def canonical(name):
+    out = []
+    for ch in name.lower():
+        out.append("-" if ch in "_." else ch)
+    return "".join(out)
+
+
+def proc_translated():
+    """sysctl.proc_translated of *this* process: 1 under Rosetta, 0 native, None if the key is unknown."""
+    if sys.platform != "darwin":
+        return None
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        value = ctypes.c_int(0)
+        size = ctypes.c_size_t(ctypes.sizeof(value))
+        if libc.sysctlbyname(b"sysctl.proc_translated", ctypes.byref(value), ctypes.byref(size), None, ctypes.c_size_t(0)) != 0:
+            return None  # ENOENT on Intel Macs
+        return str(value.value)
+    except Exception:
+        return None
+
+
+def pyvenv_cfg():
+    path = os.path.join(sys.prefix, "pyvenv.cfg")
+    values = {}
+    try:
+        with open(path) as handle:
+            for line in handle:
+                if "=" in line:
+                    key, _, value = line.partition("=")
+                    values[key.strip()] = value.strip()
+    except OSError:
+        return None
+    return values
+
+
+def describe_python():
+    cfg = pyvenv_cfg()
+    stdlib = sysconfig.get_path("stdlib") or ""
+    try:
+        site_packages = site.getsitepackages()
+    except AttributeError:  # old virtualenv's site.py
+        site_packages = []
+    return {
+        "executable": sys.executable,
+        "real_executable": os.path.realpath(sys.executable),
+        "version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "machine": platform.machine(),
+        "platform": platform.platform(),
+        "pointer_bits": 64 if sys.maxsize > 2 ** 32 else 32,
+        "mac_ver": platform.mac_ver()[0] or None,
+        "libc": list(platform.libc_ver()) if sys.platform.startswith("linux") else None,
+        "proc_translated": proc_translated(),
+        "prefix": sys.prefix,
+        "base_prefix": getattr(sys, "base_prefix", sys.prefix),
+        "in_venv": getattr(sys, "base_prefix", sys.prefix) != sys.prefix,
+        "conda": os.path.isdir(os.path.join(sys.prefix, "conda-meta")),
+        "uv_version": (cfg or {}).get("uv"),
+        "externally_managed": bool(stdlib) and os.path.exists(os.path.join(stdlib, "EXTERNALLY-MANAGED")),
+        "site_packages": site_packages,
+        "user_site": site.getusersitepackages() if hasattr(site, "getusersitepackages") else None,
+        "user_site_enabled": bool(site.ENABLE_USER_SITE),
+        "sys_path": [p for p in sys.path if p],
+    }
+
+
+def top_level_names(dist):
+    names = set()
+    for path in dist.files or ():
+        parts = str(path).replace("\\", "/").split("/")
+        head = parts[0]
+        if head.endswith((".dist-info", ".egg-info")) or head in ("..", ""):
+            continue
+        if head.endswith(".data") and len(parts) > 2:  # wheel data dirs: name.data/purelib/pkg/...
+            head = parts[2]
+        names.add(head)
+    return sorted(names)
+
+
+def native_libraries(dist):
+    libs = []
+    for path in dist.files or ():
+        text = str(path)
+        if text.endswith((".dylib", ".so")) and "tensorflow-plugins" in text:
+            libs.append(str(dist.locate_file(path)))
+    return libs
+
+
+def describe_distributions():
+    try:
+        from importlib import metadata
+    except ImportError:  # Python < 3.8
+        return None
+    found = []
+    for dist in metadata.distributions():
+        try:
+            name = dist.metadata["Name"]
+        except Exception:
+            name = None
+        if not name:
+            continue
+        entry = {
+            "name": canonical(name),
+            "version": dist.version,
+            "location": str(dist.locate_file("")),
+        }
+        if canonical(name).startswith(DETAILED_PREFIXES):
+            try:
+                installer = dist.read_text("INSTALLER")
+            except Exception:
+                installer = None
+            entry.update({
+                "installer": installer.strip() if installer else None,
+                "requires": list(dist.requires or ()),
+                "top_level": top_level_names(dist),
+                "plugin_libraries": native_libraries(dist),
+            })
+        found.append(entry)
+    return found
+
+
+if __name__ == "__main__":
+    print(json.dumps({"python": describe_python(), "distributions": describe_distributions()}))

@@ -1,0 +1,77 @@
+"""Collectors: the only code that does I/O. They gather facts once, concurrently, into one dict.
+
+The TensorFlow child starts first (it is the slow one: one `import tensorflow`); every other fact is
+gathered on worker threads while it imports. A collector that fails records its error and leaves its
+sections unrecorded, so the checks that need them skip with "not recorded" instead of guessing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from tfdoctor.collect.options import CollectOptions
+from tfdoctor.collect.target import TargetUnusableError
+from tfdoctor.facts import SECTIONS
+
+__all__ = ["CollectOptions", "TargetUnusableError", "gather", "COLLECTORS"]
+
+
+@dataclass(frozen=True)
+class Collector:
+    name: str
+    target: str  # "module:function", imported only when the collector runs
+    sections: tuple[str, ...]
+    always: bool = False  # cheap facts every report carries (platform, interpreter)
+
+    def load(self) -> Callable[[CollectOptions], dict[str, Any]]:
+        module_name, _, function = self.target.partition(":")
+        return getattr(importlib.import_module(module_name), function)
+
+
+# Slowest first: the pool starts them in this order.
+COLLECTORS = (
+    Collector("tensorflow", "tfdoctor.collect.tensorflow:collect_tensorflow", ("tensorflow",)),
+    Collector("target", "tfdoctor.collect.target:collect_target", ("python", "distributions"), always=True),
+    Collector("nvidia", "tfdoctor.collect.nvidia:collect_nvidia", ("nvidia",)),
+    Collector("displays", "tfdoctor.collect.macos:collect_displays", ("system_profiler",)),
+    Collector("sysctl", "tfdoctor.collect.macos:collect_sysctl", ("sysctl",), always=True),
+    Collector("host", "tfdoctor.collect.system:collect_host", ("host",), always=True),
+    Collector("os", "tfdoctor.collect.system:collect_os", ("os",), always=True),
+    Collector("cpu", "tfdoctor.collect.system:collect_cpu", ("cpu",)),
+    Collector("memory", "tfdoctor.collect.system:collect_memory", ("memory",)),
+    Collector("environment", "tfdoctor.collect.system:collect_environment", ("environment",), always=True),
+)
+
+
+def _timed(collector: Collector, options: CollectOptions) -> tuple[dict[str, Any], float]:
+    started = time.perf_counter()
+    sections = collector.load()(options)
+    return sections, (time.perf_counter() - started) * 1000
+
+
+def gather(options: CollectOptions) -> dict[str, Any]:
+    """Run every collector whose sections the selected checks need (plus the cheap always-on ones)."""
+    chosen = [c for c in COLLECTORS if c.always or set(c.sections) & options.sections]
+    facts: dict[str, Any] = {}
+    durations: dict[str, float] = {}
+    errors: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=len(chosen), thread_name_prefix="collect") as pool:
+        futures = [(c, pool.submit(_timed, c, options)) for c in chosen]
+        for collector, future in futures:
+            try:
+                sections, elapsed = future.result()
+            except TargetUnusableError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one broken collector must not sink the report
+                errors[collector.name] = f"{type(exc).__name__}: {exc}"
+                continue
+            facts.update(sections)
+            durations[collector.name] = round(elapsed, 3)
+    ordered = {name: facts[name] for name in SECTIONS if name in facts}
+    ordered.update((name, value) for name, value in facts.items() if name not in ordered)
+    ordered["collection"] = {"durations_ms": durations, "errors": errors}
+    return ordered

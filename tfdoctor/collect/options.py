@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class CollectOptions:
+    python: str = sys.executable  # the target interpreter
+    timeout: float = 60.0  # for the TensorFlow child
+    probe: bool = True  # time the GPU against the CPU after import
+    sections: frozenset[str] = field(default_factory=frozenset)  # what the selected checks need
+    command_timeout: float = 10.0  # for sysctl, nvidia-smi and friends

@@ -1,0 +1,148 @@
+"""Facts about the machine that need neither the target interpreter nor TensorFlow."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+from typing import Any
+
+from tfdoctor.collect.commands import run_command
+from tfdoctor.collect.options import CollectOptions
+
+
+def collect_host(options: CollectOptions) -> dict[str, Any]:
+    return {
+        "host": {
+            "system": platform.system(),
+            "release": platform.release(),
+            "version": platform.version(),
+            "machine": platform.machine(),
+        }
+    }
+
+
+def _read(path: str, limit: int = 16384) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(limit)
+    except OSError:
+        return None
+
+
+def parse_os_release(text: str) -> dict[str, str]:
+    values = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() and not key.startswith("#"):
+            values[key.strip()] = value.strip().strip('"').strip("'")
+    return values
+
+
+def collect_os(options: CollectOptions) -> dict[str, Any]:
+    system = platform.system()
+    facts: dict[str, Any] = {"sw_vers": None, "os_release": None, "proc_version": None, "glibc": None,
+                             "windows": None}
+    if system == "Darwin":
+        sw_vers = run_command(["sw_vers"], options.command_timeout)
+        facts["sw_vers"] = sw_vers["stdout"] if sw_vers["status"] == "ok" else None
+    elif system == "Linux":
+        text = _read("/etc/os-release") or _read("/usr/lib/os-release")
+        if text:
+            keep = ("NAME", "ID", "VERSION_ID", "PRETTY_NAME", "ID_LIKE")
+            facts["os_release"] = {k: v for k, v in parse_os_release(text).items() if k in keep}
+        facts["proc_version"] = (_read("/proc/version") or "").strip() or None
+        libc, version = platform.libc_ver()
+        facts["glibc"] = version if libc == "glibc" else None
+    elif system == "Windows":
+        facts["windows"] = {"release": platform.release(), "version": platform.version(),
+                            "edition": getattr(platform, "win32_edition", lambda: None)()}
+    return {"os": facts}
+
+
+_FLAGS_LINE = re.compile(r"^(flags|Features)\s*:\s*(.*)$", re.MULTILINE)
+_MODEL_LINE = re.compile(r"^model name\s*:\s*(.*)$", re.MULTILINE)
+
+
+def collect_cpu(options: CollectOptions) -> dict[str, Any]:
+    """CPU brand and ISA flags. /proc/cpuinfo is read directly on Linux (under a millisecond);
+    py-cpuinfo (about a second, it spawns helpers) only where nothing faster exists."""
+    import psutil
+
+    cpu: dict[str, Any] = {
+        "brand": None,
+        "flags": None,
+        "source": None,
+        "logical_cores": psutil.cpu_count(logical=True),
+        "physical_cores": psutil.cpu_count(logical=False),
+    }
+    system = platform.system()
+    if system == "Linux":
+        text = _read("/proc/cpuinfo", limit=1 << 20)
+        if text:
+            flags = _FLAGS_LINE.search(text)
+            model = _MODEL_LINE.search(text)
+            cpu.update(
+                brand=model.group(1).strip() if model else None,
+                flags=sorted(set(flags.group(2).split())) if flags else None,
+                source="/proc/cpuinfo",
+            )
+    elif system == "Darwin":
+        cpu["source"] = "sysctl"  # brand and features come from the sysctl section
+    if cpu["source"] is None:
+        try:
+            import cpuinfo
+
+            info = cpuinfo.get_cpu_info()
+            cpu.update(brand=info.get("brand_raw"), flags=sorted(info.get("flags") or []) or None,
+                       source="py-cpuinfo")
+        except Exception as exc:  # noqa: BLE001 - py-cpuinfo can fail on exotic hosts
+            cpu["source"] = f"unavailable: {type(exc).__name__}"
+    return {"cpu": cpu}
+
+
+def collect_memory(options: CollectOptions) -> dict[str, Any]:
+    import psutil
+
+    virtual = psutil.virtual_memory()
+    try:
+        swap = psutil.swap_memory()
+        swap_total, swap_used = swap.total, swap.used
+    except Exception:  # noqa: BLE001 - swap stats are unavailable in some containers
+        swap_total = swap_used = None
+    return {
+        "memory": {
+            "total_bytes": virtual.total,
+            "available_bytes": virtual.available,
+            "swap_total_bytes": swap_total,
+            "swap_used_bytes": swap_used,
+        }
+    }
+
+
+# Variables that change how TensorFlow, CUDA, Metal, Python and the installers behave.
+ENVIRONMENT_PREFIXES = (
+    "TF_", "TENSORFLOW_", "CUDA_", "CUDNN_", "NVIDIA_", "XLA_", "MTL_", "METAL_", "PYTHON",
+    "CONDA_", "PIP_", "UV_", "VIRTUAL_ENV", "KERAS_", "OMP_", "MKL_", "OPENBLAS_", "DYLD_",
+)
+ENVIRONMENT_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "SYSTEM_VERSION_COMPAT", "ARCHPREFERENCE",
+                     "NO_COLOR", "WSL_DISTRO_NAME", "LC_ALL", "LANG")
+SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "PRIVATE")
+SECRET_PRESENT = "<set, value hidden>"
+
+
+def looks_secret(name: str) -> bool:
+    upper = name.upper()
+    return any(word in upper for word in SECRET_WORDS)
+
+
+def select_environment(environ: dict[str, str]) -> dict[str, str]:
+    chosen = {}
+    for name in sorted(environ):
+        if name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES):
+            chosen[name] = SECRET_PRESENT if looks_secret(name) else environ[name]
+    return chosen
+
+
+def collect_environment(options: CollectOptions) -> dict[str, Any]:
+    return {"environment": select_environment(dict(os.environ))}

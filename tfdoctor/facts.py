@@ -1,0 +1,62 @@
+"""Facts: the one serialisable snapshot every check reads. Collectors write it; checks only read it.
+
+Sections (each a top-level key; documented field by field in schema/report.schema.json):
+  host          the machine as the doctor process sees it (platform.system(), release, machine)
+  os            raw OS identification: sw_vers output, /etc/os-release fields, /proc/version, glibc
+  sysctl        macOS sysctl keys -> raw value strings (None when the key is unknown)
+  cpu           brand, core counts, ISA flags and where they came from
+  memory        RAM and swap in bytes (psutil)
+  python        the target interpreter, as it describes itself (run in a child process)
+  distributions installed distributions of the target interpreter (importlib.metadata, no imports)
+  environment   allowlisted environment variables (secret-looking values never recorded)
+  nvidia        nvidia-smi and /proc/driver/nvidia outputs, raw, with each command's fate
+  tensorflow    what the TensorFlow child process found: its fate, version, devices, probe
+  collection    per-collector durations and errors
+
+Raw values are kept (the sysctl string, the command output, the error text) so that a saved report
+can be diagnosed again later by newer checks and parsers. Helpers below are small pure accessors.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+Facts = Mapping[str, Any]
+
+SECTIONS = (
+    "host", "os", "sysctl", "cpu", "memory", "python", "distributions",
+    "environment", "nvidia", "tensorflow",
+)
+
+PLATFORM_NAMES = {"Darwin": "macOS", "Linux": "Linux", "Windows": "Windows"}
+
+
+def is_recorded(facts: Facts, section: str) -> bool:
+    return facts.get(section) is not None
+
+
+def section(facts: Facts, name: str) -> Mapping[str, Any]:
+    value = facts.get(name)
+    return value if isinstance(value, Mapping) else {}
+
+
+def host_system(facts: Facts) -> str:
+    return str(section(facts, "host").get("system") or "")
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalisation: 'TensorFlow_Metal' -> 'tensorflow-metal'."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def distributions(facts: Facts, name: str) -> list[Mapping[str, Any]]:
+    """Every installed copy of a distribution (there can be several, in several site dirs)."""
+    wanted = canonical_name(name)
+    return [d for d in facts.get("distributions") or () if canonical_name(d.get("name", "")) == wanted]
+
+
+def installed_version(facts: Facts, name: str) -> str | None:
+    """The version the target interpreter would import: the first copy on sys.path."""
+    copies = distributions(facts, name)
+    return copies[0].get("version") if copies else None

@@ -1,0 +1,34 @@
+"""Knowledge data: version facts with a source for every row, in TOML files beside this module.
+
+Convention (tested in tests/test_knowledge.py): each file is a set of arrays of tables; every row has
+`source` (a URL or a repository path) and `verified` (true when read from the artefact itself or an
+official table, false for a single report or an inference). Checks read rows; they never hard-code
+a version fact.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from importlib import resources
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.9/3.10 only
+    import tomli as tomllib
+
+
+def names() -> list[str]:
+    return sorted(p.name[:-5] for p in resources.files(__name__).iterdir() if p.name.endswith(".toml"))
+
+
+@functools.lru_cache(maxsize=None)
+def load(name: str) -> dict[str, Any]:
+    """The parsed data file `name`.toml (read once; callers must not mutate it)."""
+    text = resources.files(__name__).joinpath(f"{name}.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def rows(name: str, table: str) -> list[dict[str, Any]]:
+    return list(load(name).get(table, ()))

@@ -1,0 +1,88 @@
+"""The check registry: each check is a `Check` value declared next to its logic in checks/<name>.py.
+
+A check declares what it needs (fact sections) and where it applies (host systems); the runner
+uses those declarations to skip it plainly instead of letting it guess. `tfdoctor.checks.MODULES`
+lists the check modules in report order; that tuple is the registration hook.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from tfdoctor.model import Outcome
+
+Facts = Mapping[str, Any]
+CheckFunction = Callable[[Facts], Outcome]
+
+_ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str  # stable kebab-case id, part of the JSON contract
+    title: str
+    run: CheckFunction
+    needs: tuple[str, ...] = ()  # fact sections that must be recorded, else the check skips
+    platforms: tuple[str, ...] = ()  # host systems (platform.system()) it applies to; () = all
+    tags: tuple[str, ...] = ()
+    doc_url: str | None = None
+
+    def __post_init__(self) -> None:
+        if not _ID_PATTERN.match(self.id):
+            raise ValueError(f"check id {self.id!r} is not kebab-case")
+
+
+def check(
+    id: str,
+    title: str,
+    *,
+    needs: Iterable[str] = (),
+    platforms: Iterable[str] = (),
+    tags: Iterable[str] = (),
+    doc_url: str | None = None,
+) -> Callable[[CheckFunction], Check]:
+    """Decorator that turns a pure function of the facts into a registered-able `Check`."""
+
+    def wrap(function: CheckFunction) -> Check:
+        return Check(id, title, function, tuple(needs), tuple(platforms), tuple(tags), doc_url)
+
+    return wrap
+
+
+class UnknownCheckError(LookupError):
+    pass
+
+
+def all_checks() -> list[Check]:
+    """Every registered check, in report order."""
+    from tfdoctor.checks import MODULES
+
+    found: list[Check] = []
+    for module_name in MODULES:
+        module = importlib.import_module(f"tfdoctor.checks.{module_name}")
+        found.extend(value for value in vars(module).values() if isinstance(value, Check))
+    ids = [c.id for c in found]
+    duplicates = {i for i in ids if ids.count(i) > 1}
+    if duplicates:
+        raise RuntimeError(f"duplicate check ids: {sorted(duplicates)}")
+    return found
+
+
+def select(checks: list[Check], only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[Check]:
+    """Filter by id or tag; an unknown name is an error (a typo must not silently check nothing)."""
+    only, skip = list(only), list(skip)
+    known = {c.id for c in checks} | {t for c in checks for t in c.tags}
+    unknown = sorted({name for name in only + skip if name not in known})
+    if unknown:
+        raise UnknownCheckError(
+            f"unknown check id {', '.join(unknown)} (see 'tfdoctor --list')"
+        )
+
+    def named(c: Check, names: list[str]) -> bool:
+        return c.id in names or any(t in names for t in c.tags)
+
+    chosen = [c for c in checks if not only or named(c, only)]
+    return [c for c in chosen if not named(c, skip)]

@@ -1,0 +1,48 @@
+"""Renderers turn a report document (the JSON dict, already redacted) into text, JSON or Markdown.
+
+They work on the document rather than on live objects, so `explain` of a saved report and a live
+run render identically, and redaction happens once, before any renderer sees the data.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+FORMATS = ("text", "json", "markdown")
+
+STATUS_SYMBOLS = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "-", "error": "‼"}
+STATUS_WORDS = {"pass": "passed", "warn": "warning", "fail": "failed", "skip": "skipped", "error": "error"}
+
+
+def renderer(name: str) -> Callable[..., str]:
+    if name == "json":
+        from tfdoctor.render.json_format import render
+    elif name == "markdown":
+        from tfdoctor.render.markdown import render
+    else:
+        from tfdoctor.render.text import render
+    return render
+
+
+def summary_line(totals: dict[str, Any]) -> str:
+    parts = [
+        f"{totals.get('pass', 0)} passed",
+        f"{totals.get('warn', 0)} warning{'s' if totals.get('warn', 0) != 1 else ''}",
+        f"{totals.get('fail', 0)} failed",
+    ]
+    if totals.get("error"):
+        parts.append(f"{totals['error']} crashed")
+    parts.append(f"{totals.get('skip', 0)} skipped")
+    return ", ".join(parts)
+
+
+def platform_line(document: dict[str, Any]) -> str:
+    facts = document.get("facts") or {}
+    host = facts.get("host") or {}
+    python = facts.get("python") or {}
+    bits = [f"{host.get('system', '?')} {host.get('machine', '?')}"]
+    if python:
+        bits.append(f"Python {python.get('version', '?')} ({python.get('machine', '?')})")
+        if python.get("executable"):
+            bits.append(str(python["executable"]))
+    return " · ".join(bits)

@@ -1,0 +1,59 @@
+"""Terminal text in the manner of the best doctors: a line per check with a symbol, the hint under
+each problem, a summary line. Colour only on a terminal and never with NO_COLOR (rich honours both)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from tfdoctor.render import STATUS_SYMBOLS, platform_line, summary_line
+
+STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "skip": "dim", "error": "magenta"}
+
+
+def render(document: dict[str, Any], verbose: bool = False, color: bool | None = None, width: int | None = None) -> str:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=color, no_color=color is False, width=width or 100,
+                      highlight=False, soft_wrap=False)
+    tool = document.get("tool") or {}
+    console.print(f"[bold]tfdoctor {escape(str(tool.get('version', '')))}[/] · {escape(platform_line(document))}")
+    if document.get("explained_from"):
+        console.print(f"[dim]facts read from {escape(document['explained_from'])}[/]")
+    if document.get("redacted") is False:
+        console.print("[bold yellow]Not redacted: this report shows paths, user and host names as they are.[/]")
+    console.print()
+
+    results = document.get("results") or []
+    id_width = max((len(r["id"]) for r in results), default=10)
+    for result in results:
+        status = result["status"]
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=2)
+        grid.add_column(width=id_width, no_wrap=True)
+        grid.add_column(ratio=1)
+        timing = f" [dim]({result.get('duration_ms', 0):.1f} ms)[/]" if verbose else ""
+        grid.add_row(f"[{STYLES[status]}]{STATUS_SYMBOLS[status]}[/]", f"[bold]{escape(result['id'])}[/]",
+                     escape(result["summary"]) + timing)
+        console.print(grid)
+        indent = " " * (id_width + 4)
+        show_details = verbose or status in ("fail", "error")
+        for line in result.get("details") or () if show_details else ():
+            console.print(f"{indent}[dim]{escape(line)}[/]", soft_wrap=True)
+        fix = result.get("remediation")
+        if fix and status != "pass":
+            console.print(f"{indent}[{STYLES[status]}]→[/] {escape(fix['advice'])}", soft_wrap=True)
+            for command in fix.get("commands") or ():
+                console.print(f"{indent}    [cyan]$ {escape(command)}[/]", soft_wrap=True)
+            if fix.get("url"):
+                console.print(f"{indent}    [dim]{escape(fix['url'])}[/]", soft_wrap=True)
+
+    totals = document.get("totals") or {}
+    console.print()
+    verdict = "[red]problems found[/]" if totals.get("fail") or totals.get("error") else (
+        "[yellow]warnings[/]" if totals.get("warn") else "[green]no problems found[/]")
+    console.print(f"{verdict}: {summary_line(totals)}")
+    return buffer.getvalue()
