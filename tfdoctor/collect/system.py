@@ -9,6 +9,7 @@ from typing import Any
 
 from tfdoctor.collect.commands import run_command
 from tfdoctor.collect.options import CollectOptions
+from tfdoctor.redact import SECRET_PRESENT, looks_secret, scrub_secrets
 
 
 def collect_host(options: CollectOptions) -> dict[str, Any]:
@@ -127,20 +128,15 @@ ENVIRONMENT_PREFIXES = (
 )
 ENVIRONMENT_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "SYSTEM_VERSION_COMPAT", "ARCHPREFERENCE",
                      "NO_COLOR", "WSL_DISTRO_NAME", "LC_ALL", "LANG")
-SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "PRIVATE")
-SECRET_PRESENT = "<set, value hidden>"
-
-
-def looks_secret(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in SECRET_WORDS)
 
 
 def select_environment(environ: dict[str, str]) -> dict[str, str]:
+    """The allowlisted variables. A secret-looking name is recorded as present only, and credentials
+    or token-shaped values inside the others (a PIP_INDEX_URL with a password) are never recorded."""
     chosen = {}
     for name in sorted(environ):
         if name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES):
-            chosen[name] = SECRET_PRESENT if looks_secret(name) else environ[name]
+            chosen[name] = SECRET_PRESENT if looks_secret(name) else scrub_secrets(environ[name])
     return chosen
 
 
