@@ -42,6 +42,22 @@ def _fail(message: str) -> "typer.Exit":
     return typer.Exit(2)
 
 
+def write(text: str, output: Optional[Path]) -> None:
+    if output is None:
+        try:
+            sys.stdout.write(text)
+        except UnicodeEncodeError:  # a legacy console code page: show what it can rather than crash
+            encoding = sys.stdout.encoding or "ascii"
+            sys.stdout.write(text.encode(encoding, "replace").decode(encoding))
+        sys.stdout.flush()
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}")
+    typer.echo(f"tfdoctor: report written to {output}", err=True)
+
+
 def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path]) -> None:
     from tfdoctor.render import renderer
 
@@ -52,15 +68,17 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path]) -> 
         text = render(document, verbose=verbose, color=color)
     else:
         text = renderer(fmt.value)(document, verbose=verbose)
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise _fail(f"cannot write {output}: {exc.strerror or exc}")
-    typer.echo(f"tfdoctor: report written to {output}", err=True)
+    write(text, output)
+
+
+def redact(document: dict, no_redact: bool) -> dict:
+    """Redaction happens once, on the document, before any renderer sees it (see tfdoctor/redact.py)."""
+    document["redacted"] = not no_redact
+    if no_redact:
+        return document
+    from tfdoctor.redact import Redactor
+
+    return Redactor.for_this_machine().learning_from(document).document(document)
 
 
 def _list_checks() -> None:
@@ -102,7 +120,6 @@ def run(
         raise typer.Exit(0)
 
     from tfdoctor.doctor import DoctorError, DoctorOptions, diagnose
-    from tfdoctor.redact import Redactor
 
     options = DoctorOptions(
         python=python or sys.executable,
@@ -115,12 +132,72 @@ def run(
         report = diagnose(options)
     except DoctorError as exc:
         raise _fail(str(exc))
-    document = report.to_dict()
-    document["redacted"] = not no_redact
-    if not no_redact:
-        document = Redactor.for_this_machine().document(document)
+    document = redact(report.to_dict(), no_redact)
     emit(document, Format.json if as_json else fmt, verbose, output)
     raise typer.Exit(report.exit_code(strict))
+
+
+REPORT_HELP = "A report saved with --json (any 1.x schema), a fixture, or a hand-written facts file; '-' reads stdin."
+
+
+@app.command(
+    "explain",
+    help="Diagnose a saved report again with today's checks.\n\n"
+    "Facts the report lacks make the checks that need them skip ('not recorded'). The output is "
+    "redacted unless --no-redact, even when the report was saved without redaction.\n\n"
+    f"{EXIT_CODES_HELP}",
+)
+def explain_command(
+    report: str = typer.Argument(..., metavar="REPORT.json", help=REPORT_HELP),
+    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout."),
+    only: Optional[List[str]] = typer.Option(None, "--only", metavar="ID", help="Run only these checks (ids or tags)."),
+    skip: Optional[List[str]] = typer.Option(None, "--skip", metavar="ID", help="Skip these checks (ids or tags)."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show details and timings for every check."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
+) -> None:
+    from tfdoctor.doctor import DoctorError
+    from tfdoctor.explain import ReportError, explain, read_report
+    from tfdoctor.report import exit_code_for
+    from tfdoctor.model import CheckResult
+
+    try:
+        document = explain(read_report(report), _split(only), _split(skip), redacted=not no_redact)
+    except (ReportError, DoctorError) as exc:
+        raise _fail(str(exc))
+    code = exit_code_for([CheckResult.from_dict(r) for r in document["results"]], strict)
+    emit(redact(document, no_redact), Format.json if as_json else fmt, verbose, output)
+    raise typer.Exit(code)
+
+
+@app.command(
+    "diff",
+    help="What differs between two reports (two machines, or one machine then and now): platform, "
+    "Python, TensorFlow, GPU, packages, environment, and the verdict of today's checks on each.\n\n"
+    "Exit codes: 0 no differences; 1 something differs; 2 a file is not a readable report.",
+)
+def diff_command(
+    a: str = typer.Argument(..., metavar="A.json", help=REPORT_HELP),
+    b: str = typer.Argument(..., metavar="B.json", help=REPORT_HELP),
+    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
+) -> None:
+    from tfdoctor.diff import RENDERERS, compare, exit_code
+    from tfdoctor.explain import ReportError, read_report
+
+    if a == "-" and b == "-":
+        raise _fail("only one of A and B can be '-' (stdin)")
+    try:
+        document = compare(read_report(a), read_report(b), redacted=not no_redact)
+    except ReportError as exc:
+        raise _fail(str(exc))
+    document = redact(document, no_redact)
+    write(RENDERERS[(Format.json if as_json else fmt).value](document), output)
+    raise typer.Exit(exit_code(document))
 
 
 def main() -> None:

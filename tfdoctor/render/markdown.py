@@ -1,61 +1,144 @@
-"""Markdown ready to paste into a GitHub issue: summary table, problems with hints, facts folded."""
+"""Markdown ready to paste into a GitHub issue: a summary table, the problems with their hints, and
+the facts folded away in a <details> block.
+
+GitHub-specific care: prose is escaped (a redacted `<user>` would otherwise vanish as an HTML tag,
+a `|` would break the table); fences are longer than any backtick run they hold; the facts JSON is
+compact (one line per package, scalar lists wrapped) because an issue body is limited to 65,536
+characters, and a report that is still too long says so instead of being cut by GitHub.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from tfdoctor.render import STATUS_SYMBOLS, STATUS_WORDS, platform_line, summary_line
+from tfdoctor.render import STATUS_WORDS, platform_line, summary_line
 
 EMOJI = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "➖", "error": "💥"}
+GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
+WRAP = 100
+
+_SPECIAL = re.compile(r"([\\`*_\[\]|<>])")
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def escape(text: Any) -> str:
+    """Literal text in Markdown prose or a table cell: one line, nothing interpreted."""
+    return _SPECIAL.sub(r"\\\1", str(text)).replace("\r", "").replace("\n", " ")
+
+
+def code(text: Any) -> str:
+    """An inline code span, safe inside a table cell."""
+    body = str(text).replace("\n", " ").replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{ticks}{pad}{body}{pad}{ticks}"
+
+
+def fenced(body: str, info: str = "") -> list[str]:
+    longest = max((len(run) for run in re.findall(r"`{3,}", body)), default=2)
+    fence = "`" * (longest + 1)
+    return [f"{fence}{info}", body, fence]
+
+
+def compact_json(value: Any, indent: int = 0) -> str:
+    """JSON, indented, but a list of scalars wrapped into a few lines and each object inside a list on
+    one line (a package per line): the same data in a fraction of the characters."""
+    pad, inner = " " * indent, " " * (indent + 2)
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {compact_json(v, indent + 2)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, list) and value:
+        if all(not isinstance(v, (dict, list)) for v in value):
+            one_line = json.dumps(value, ensure_ascii=False)
+            if len(one_line) + indent <= WRAP:
+                return one_line
+            rows, row = [], []
+            for item in (json.dumps(v, ensure_ascii=False) for v in value):
+                if row and len(inner) + len(", ".join(row + [item])) > WRAP:
+                    rows.append(", ".join(row))
+                    row = []
+                row.append(item)
+            rows.append(", ".join(row))
+            return "[\n" + ",\n".join(inner + r for r in rows) + f"\n{pad}]"
+        lines = [inner + (json.dumps(v, ensure_ascii=False) if isinstance(v, dict) else compact_json(v, indent + 2))
+                 for v in value]
+        return "[\n" + ",\n".join(lines) + f"\n{pad}]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _verdict(totals: dict[str, Any]) -> str:
+    if totals.get("fail") or totals.get("error"):
+        return "❌ problems found"
+    return "⚠️ warnings" if totals.get("warn") else "✅ no problems found"
+
+
+def _header(document: dict[str, Any]) -> list[str]:
+    tool = document.get("tool") or {}
+    totals = document.get("totals") or {}
+    lines = [f"### tfdoctor {escape(tool.get('version', ''))} report", "", code(platform_line(document)), ""]
+    notes = []
+    if document.get("explained_from"):
+        notes.append(f"Diagnosed again with today's checks from {escape(document['explained_from'])}.")
+    if document.get("redacted") is False:
+        notes.append("**Not redacted** (`--no-redact`): paths, user and host names appear as they are.")
+    if notes:
+        lines += ["> " + "<br>\n> ".join(notes), ""]
+    lines += [f"**{_verdict(totals)}**: {summary_line(totals)}", ""]
+    return lines
+
+
+def _table(results: list[dict[str, Any]]) -> list[str]:
+    lines = ["| | Check | Result |", "|---|---|---|"]
+    for result in results:
+        status = result["status"]
+        lines.append(f"| {EMOJI.get(status, '')} {STATUS_WORDS.get(status, status)} | `{result['id']}` | "
+                     f"{escape(result['summary'])} |")
+    return lines + [""]
+
+
+def _problem(result: dict[str, Any]) -> list[str]:
+    status = result["status"]
+    lines = [f"**{EMOJI.get(status, '')} {escape(result['title'])}** (`{result['id']}`): {escape(result['summary'])}", ""]
+    details = result.get("details") or ()
+    if details:
+        lines += [f"- {escape(detail)}" for detail in details] + [""]
+    fix = result.get("remediation")
+    if fix:
+        lines += [f"**Fix:** {escape(fix['advice'])}", ""]
+        if fix.get("commands"):
+            lines += fenced("\n".join(fix["commands"]), "sh") + [""]
+        if fix.get("url"):
+            lines += [f"See: <{fix['url']}>" if " " not in fix["url"] else f"See: {escape(fix['url'])}", ""]
+    return lines
+
+
+def _all_details(results: list[dict[str, Any]]) -> list[str]:
+    lines = ["<details><summary>Every check in detail</summary>", ""]
+    for result in results:
+        lines.append(f"- `{result['id']}` ({result['status']}, {result.get('duration_ms', 0):.1f} ms): "
+                     f"{escape(result['summary'])}")
+        lines += [f"  - {escape(detail)}" for detail in result.get("details") or ()]
+    return lines + ["", "</details>", ""]
 
 
 def render(document: dict[str, Any], verbose: bool = False) -> str:
-    tool = document.get("tool") or {}
-    lines = [
-        f"### tfdoctor {tool.get('version', '')} report",
-        "",
-        f"`{platform_line(document)}`",
-        "",
-    ]
-    if document.get("redacted") is False:
-        lines += ["> **Not redacted**: paths, user and host names appear as they are.", ""]
-    lines += ["| | Check | Result |", "|---|---|---|"]
     results = document.get("results") or []
-    for result in results:
-        status = result["status"]
-        lines.append(f"| {EMOJI[status]} {STATUS_WORDS[status]} | `{result['id']}` | {_cell(result['summary'])} |")
-    lines += ["", f"**{summary_line(document.get('totals') or {})}**", ""]
-
+    lines = _header(document) + _table(results)
     problems = [r for r in results if r["status"] in ("fail", "error", "warn")]
     if problems:
         lines += ["#### Problems", ""]
         for result in problems:
-            lines.append(f"- {STATUS_SYMBOLS[result['status']]} **{result['title']}** (`{result['id']}`): "
-                         f"{result['summary']}")
-            for detail in result.get("details") or ():
-                lines.append(f"  - {detail}")
-            fix = result.get("remediation")
-            if fix:
-                lines.append(f"  - Fix: {fix['advice']}")
-                if fix.get("commands"):
-                    lines += ["", "    ```sh", *(f"    {c}" for c in fix["commands"]), "    ```", ""]
-                if fix.get("url"):
-                    lines.append(f"  - See: {fix['url']}")
-        lines.append("")
-
-    lines += [
-        "<details><summary>Facts</summary>",
-        "",
-        "```json",
-        json.dumps(document.get("facts") or {}, indent=2, ensure_ascii=False),
-        "```",
-        "",
-        "</details>",
-        "",
-    ]
-    return "\n".join(lines)
+            lines += _problem(result)
+    if verbose:
+        lines += _all_details(results)
+    lines += ["<details><summary>Facts (JSON)</summary>", ""]
+    lines += fenced(compact_json(document.get("facts") or {}), "json")
+    lines += ["", "</details>", ""]
+    text = "\n".join(lines)
+    if len(text) > GITHUB_BODY_LIMIT:
+        warning = (f"> **Too long for one GitHub comment** ({len(text):,} characters; the limit is "
+                   f"{GITHUB_BODY_LIMIT:,}): attach the JSON report instead, `tfdoctor --json -o report.json`.\n\n")
+        text = warning + text
+    return text
