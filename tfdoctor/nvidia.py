@@ -282,3 +282,65 @@ def cuda_visible_devices(facts: Facts, gpu_count: int) -> dict[str, Any] | None:
             break
         visible.append(entry)
     return {"value": value, "visible": visible, "hides_all": gpu_count > 0 and not visible}
+
+
+# ---------------------------------------------------------------- TensorFlow's GPU log lines
+
+# Both prefix styles of TensorFlow's log lines (linux-outputs.md §2a):
+#   "2023-10-09 13:36:23.355516: E tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:9342] "
+#   "E0000 00:00:1751448150.986970   10148 cuda_dnn.cc:8579] "
+_LOG_PREFIX = re.compile(
+    r"^\s*(?:\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+: [IWEF] \S+:\d+\] "
+    r"|[IWEF]\d{4} \d{2}:\d{2}:\d+\.\d+\s+\d+ \S+:\d+\] "
+    r"|[IWEF] \S+\.cc:\d+\] )"
+)
+
+
+def strip_log_prefix(line: str) -> str:
+    """The message of one TensorFlow log line, without timestamp, level and file:line."""
+    return _LOG_PREFIX.sub("", line.rstrip("\r\n"), count=1).strip()
+
+
+def _compiled(table: str) -> list[tuple[dict[str, Any], "re.Pattern[str]"]]:
+    from tfdoctor import knowledge
+
+    return [(row, re.compile(row["pattern"])) for row in knowledge.rows("linux", table)]
+
+
+def noise_kind(line: str, gpu_expected: bool = True) -> str | None:
+    """The id of the harmless-noise pattern this log line matches (knowledge linux.toml [[noise]]),
+    or None. Lines marked when = "no_gpu" are noise only when no NVIDIA GPU is expected."""
+    message = strip_log_prefix(line)
+    for row, pattern in _compiled("noise"):
+        if row.get("when", "always") == "no_gpu" and gpu_expected:
+            continue
+        if pattern.search(message):
+            return str(row["id"])
+    return None
+
+
+def log_findings(text: str | None, gpu_expected: bool = True) -> dict[str, list[dict[str, Any]]]:
+    """Sort TensorFlow's stderr into problem signs (knowledge [[log_signals]]) and known noise.
+
+    Returns {"signals": [{"id", "line", **named groups}], "noise": [{"id", "line"}]}; noise is
+    checked first, so a line is never both. Each signal id appears once per distinct line.
+    """
+    signals: list[dict[str, Any]] = []
+    noise: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    signal_patterns = _compiled("log_signals")
+    for raw in (text or "").splitlines():
+        message = strip_log_prefix(raw)
+        if not message:
+            continue
+        kind = noise_kind(message, gpu_expected)
+        if kind:
+            noise.append({"id": kind, "line": message})
+            continue
+        for row, pattern in signal_patterns:
+            match = pattern.search(message)
+            if match and (row["id"], message) not in seen:
+                seen.add((row["id"], message))
+                signals.append({"id": row["id"], "line": message,
+                                **{k: v for k, v in match.groupdict().items() if v is not None}})
+    return {"signals": signals, "noise": noise}
