@@ -19,7 +19,7 @@ EMOJI = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "➖", "error":
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
 WRAP = 100
 
-_SPECIAL = re.compile(r"([\\`*_\[\]|<>])")
+_SPECIAL = re.compile(r"([\\`*_~\[\]|<>])")  # ~ too: GitHub strikes through ~a~
 
 
 def escape(text: Any) -> str:
