@@ -153,6 +153,17 @@ def _whole_sections(rows_a: dict[tuple[str, str], Any], rows_b: dict[tuple[str, 
                 del rows[key]
 
 
+# In a list section a report did record, a missing item is an absence, not a gap in the record.
+ABSENT = {"packages": "not installed", "environment": "not set"}
+
+
+def _value(rows: dict[tuple[str, str], Any], key: tuple[str, str]) -> Any:
+    if key in rows:
+        return rows[key]
+    part = key[0]
+    return ABSENT[part] if part in ABSENT and (part, WHOLE_SECTION) not in rows else None
+
+
 def compare(a: SavedReport, b: SavedReport, redacted: bool = True) -> dict[str, Any]:
     """The diff document (not yet redacted: the caller does that, as for reports)."""
     rows_a, rows_b = _rows(a.facts), _rows(b.facts)
@@ -160,10 +171,11 @@ def compare(a: SavedReport, b: SavedReport, redacted: bool = True) -> dict[str, 
     keys = list(rows_a) + [k for k in rows_b if k not in rows_a]
     order = {key: i for i, (key, _, _) in enumerate(SECTIONS)}
     keys.sort(key=lambda k: order[k[0]])  # stable: fields keep their order within a section
+    value_a, value_b = (lambda key: _value(rows_a, key)), (lambda key: _value(rows_b, key))
     differences = [
-        {"section": part, "field": field, "a": rows_a.get((part, field)), "b": rows_b.get((part, field))}
+        {"section": part, "field": field, "a": value_a((part, field)), "b": value_b((part, field))}
         for part, field in keys
-        if rows_a.get((part, field)) != rows_b.get((part, field))
+        if value_a((part, field)) != value_b((part, field))
     ]
     results_a = {r["id"]: r for r in explain(a)["results"]}
     results_b = {r["id"]: r for r in explain(b)["results"]}
