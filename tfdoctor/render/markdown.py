@@ -2,7 +2,7 @@
 the facts folded away in a <details> block.
 
 GitHub-specific care: prose is escaped (a redacted `<user>` would otherwise vanish as an HTML tag,
-a `|` would break the table); fences are longer than any backtick run they hold; the facts JSON is
+a `|` would break the table, `@rpath` would notify a user and `#62860` back-link an issue); fences are longer than any backtick run they hold; the facts JSON is
 compact (one line per package, scalar lists wrapped) because an issue body is limited to 65,536
 characters, and a report that is still too long says so instead of being cut by GitHub.
 """
@@ -22,9 +22,20 @@ WRAP = 100
 _SPECIAL = re.compile(r"([\\`*_~\[\]|<>])")  # ~ too: GitHub strikes through ~a~
 
 
+# GitHub turns these into mentions and cross-references (notifying people, back-linking issues)
+# even when escaped; inside a code span it does not.
+_REFERENCES = re.compile(r"(?<![\w.])@[A-Za-z0-9][\w-]*|\b[\w.-]+(?:/[\w.-]+)?#\d+\b|(?<![\w&])#\d+\b|\bGH-\d+\b")
+
+
 def escape(text: Any) -> str:
-    """Literal text in Markdown prose or a table cell: one line, nothing interpreted."""
-    return _SPECIAL.sub(r"\\\1", str(text)).replace("\r", "").replace("\n", " ")
+    """Literal text in Markdown prose or a table cell: one line, nothing interpreted, nobody notified."""
+    text = str(text).replace("\r", "").replace("\n", " ")
+    parts, last = [], 0
+    for match in _REFERENCES.finditer(text):
+        parts += [_SPECIAL.sub(r"\\\1", text[last:match.start()]), code(match.group())]
+        last = match.end()
+    parts.append(_SPECIAL.sub(r"\\\1", text[last:]))
+    return "".join(parts)
 
 
 def code(text: Any) -> str:
