@@ -1,11 +1,333 @@
-"""TensorFlow CUDA build. PLACEHOLDER: being written."""
+"""TensorFlow CUDA build (Linux, including WSL2): is the installed TensorFlow a CUDA build where an NVIDIA
+GPU exists, are the CUDA libraries it needs present at the versions it pins, does something shadow
+them, and does it ship kernels for this GPU?
+
+Judged from the installed distributions (always), nvidia-smi's GPUs, LD_LIBRARY_PATH's libraries, and,
+when the TensorFlow child ran, build_info and the GPU lines of its log (harmless noise is ignored and
+only counted). The driver itself is the nvidia-driver check's; an unused GPU on native Windows or Linux
+aarch64 is platform-support's.
+"""
 
 from __future__ import annotations
 
-from tfdoctor.model import Outcome
-from tfdoctor.registry import Facts, check
+import os
+from typing import Any, Mapping
+
+from tfdoctor import knowledge
+from tfdoctor.cuda import (
+    and_cuda_requirements,
+    compare,
+    first_release_with_native,
+    gpu_generation,
+    is_cuda_build,
+    kernel_support,
+    minor_string,
+    newest_release_with_kernels,
+    satisfies,
+    tensorflow_build,
+    tensorflow_distribution,
+    tensorflow_version,
+)
+from tfdoctor.facts import Facts, installed_version, is_recorded, section
+from tfdoctor.installers import installer_for
+from tfdoctor.model import Outcome, Remediation, Status
+from tfdoctor.nvidia import detected_gpus, log_findings
+from tfdoctor.registry import check
+
+from tfdoctor.checks.platform_support import platform_key
+
+PIP_GUIDE = "https://www.tensorflow.org/install/pip#linux"
+SOURCE_TABLE = "https://www.tensorflow.org/install/source#gpu"
+_ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.PASS: 2}
+# Libraries that must come from the pip nvidia-* packages when TensorFlow uses them (libcuda is the
+# driver's own and rightly comes from the system).
+_SHADOWING = ("libcudnn", "libcublas", "libcudart", "libcufft", "libcusolver", "libcusparse", "libnccl")
 
 
-@check("cuda-build", "TensorFlow CUDA build", needs=('distributions', 'nvidia'), platforms=('Linux',))
+def _trap(trap_id: str) -> Mapping[str, Any]:
+    return next(r for r in knowledge.rows("linux", "traps") if r["id"] == trap_id)
+
+
+def _names(gpus: list[dict[str, Any]]) -> str:
+    return ", ".join(sorted({str(g.get("name")) for g in gpus}))
+
+
+def _pip_cuda(facts: Facts) -> list[Mapping[str, Any]]:
+    return [d for d in facts.get("distributions") or () if str(d.get("name", "")).startswith("nvidia-")
+            and str(d.get("name", "")).endswith(("-cu11", "-cu12", "-cu13"))]
+
+
+def _requirement_findings(facts: Facts, version: str | None, gpu_present: bool) -> list[Outcome]:
+    """The [and-cuda] libraries: present, at the pinned versions; PyTorch's cuDNN pin; 2.16.1's RUNPATH."""
+    found: list[Outcome] = []
+    installer = installer_for(facts)
+    requirements = [(n, s) for n, s in and_cuda_requirements(facts) if n.startswith("nvidia-")]
+    install_extra = installer.install(f"tensorflow[and-cuda]=={version}")
+    pip_libraries = _pip_cuda(facts)
+    if version in _trap("tf-2.16.1-pip-cuda-not-found")["tf_versions"] and pip_libraries:
+        trap = _trap("tf-2.16.1-pip-cuda-not-found")
+        found.append(Outcome.fail(
+            f"TensorFlow {version} does not find its own pip-installed CUDA libraries: no GPU",
+            trap["note"],
+            fix=Remediation(f"Install TensorFlow {trap['fixed_in']}, which finds them.",
+                            (installer.install(f"tensorflow[and-cuda]=={trap['fixed_in']}"),), trap["source"]),
+            trap=trap["id"],
+        ))
+    if not requirements:
+        return found
+    missing, wrong = [], []
+    for name, spec in requirements:
+        have = installed_version(facts, name)
+        if have is None:
+            missing.append(name)
+        elif spec and satisfies(have, spec) is False:
+            wrong.append((name, have, spec))
+    if len(missing) == len(requirements):
+        if _system_cuda_dirs(facts):
+            return found  # CUDA from LD_LIBRARY_PATH (a system or conda install): judged by the log, if any
+        status = Status.FAIL if gpu_present else Status.WARN
+        found.append(Outcome(
+            status,
+            f"TensorFlow {version}'s CUDA libraries (the [and-cuda] extra) are not installed: "
+            + ("the GPU will not be used" if gpu_present else "no GPU use is possible"),
+            (f"Missing: {', '.join(missing)}.",),
+            Remediation("Install TensorFlow with its CUDA libraries.", (install_extra,), PIP_GUIDE),
+            {"missing": missing},
+        ))
+        return found
+    if missing or wrong:
+        details = [f"{n} {h} installed; TensorFlow {version} wants {s}" for n, h, s in wrong]
+        if missing:
+            details.append(f"Missing: {', '.join(missing)}.")
+        torch = installed_version(facts, "torch")
+        trap = _trap("torch-tf-cudnn-pin")
+        cudnn_wrong = any(n.startswith("nvidia-cudnn") for n, _, _ in wrong)
+        if torch and cudnn_wrong:
+            details.append(f"PyTorch {torch} is installed in the same environment: {trap['note']}")
+        advice = "Reinstall TensorFlow's pinned CUDA libraries."
+        if torch and cudnn_wrong:
+            advice += (" PyTorch will then complain about its own cuDNN pin: give TensorFlow and PyTorch separate "
+                       "environments.")
+        found.append(Outcome.fail(
+            f"{len(wrong) + len(missing)} of TensorFlow {version}'s CUDA libraries are missing or at the wrong version",
+            *details,
+            fix=Remediation(advice, (install_extra,), PIP_GUIDE),
+            wrong=[n for n, _, _ in wrong], missing=missing,
+        ))
+    return found
+
+
+def _system_cuda_dirs(facts: Facts) -> dict[str, list[str]]:
+    """LD_LIBRARY_PATH directories outside any pip nvidia-* package that hold CUDA user-space libraries."""
+    dirs = section(facts, "nvidia").get("library_dirs") or {}
+    found = {}
+    for directory, names in dirs.items():
+        if f"{os.sep}nvidia{os.sep}" in directory and "site-packages" in directory:
+            continue
+        shadow = [n for n in names if n.startswith(_SHADOWING)]
+        if shadow:
+            found[directory] = shadow
+    return found
+
+
+def _shadowing_findings(facts: Facts, log: dict[str, list[dict[str, Any]]], build: dict[str, Any]) -> list[Outcome]:
+    found: list[Outcome] = []
+    pip_cudnn = next((d for d in _pip_cuda(facts) if d["name"].startswith("nvidia-cudnn")), None)
+    system_dirs = _system_cuda_dirs(facts)
+    fix = Remediation(
+        "Remove those directories from LD_LIBRARY_PATH (for TensorFlow 2.14+ with the [and-cuda] libraries it "
+        "needs none), or put the environment's own library directories first.",
+        (), _trap("ld-library-path-shadowing")["source"])
+    if pip_cudnn and system_dirs:
+        found.append(Outcome.warn(
+            "LD_LIBRARY_PATH puts other CUDA libraries ahead of the pip-installed ones TensorFlow pins",
+            *(f"{d}: {', '.join(names[:6])}" for d, names in system_dirs.items()),
+            _trap("ld-library-path-shadowing")["note"],
+            fix=fix, shadowing_dirs=list(system_dirs),
+        ))
+    for signal in (s for s in log["signals"] if s["id"] == "cudnn-version-mismatch"):
+        loaded = signal.get("loaded")
+        compiled = signal.get("compiled") or build.get("cudnn")
+        if pip_cudnn and minor_string(loaded) != minor_string(pip_cudnn["version"]):
+            found.append(Outcome.fail(
+                f"cuDNN {loaded} was loaded although {pip_cudnn['name']} {pip_cudnn['version']} is installed: "
+                "another cuDNN earlier on the loader path shadows it",
+                f"TensorFlow said: {signal['line']}",
+                _trap("ld-library-path-shadowing")["note"],
+                fix=fix, loaded_cudnn=loaded, pip_cudnn=pip_cudnn["version"],
+            ))
+        else:
+            version = tensorflow_version(facts)
+            found.append(Outcome.fail(
+                f"cuDNN {loaded} is older than the cuDNN {compiled} TensorFlow {version} was built with",
+                f"TensorFlow said: {signal['line']}",
+                "cuDNN needs the same major version and an equal or higher minor version at run time.",
+                fix=Remediation(f"Install cuDNN {compiled} or later for TensorFlow (its pinned [and-cuda] "
+                                "libraries), and make sure no older cuDNN comes first on LD_LIBRARY_PATH.",
+                                (installer_for(facts).install(f"tensorflow[and-cuda]=={version}"),), SOURCE_TABLE),
+                loaded_cudnn=loaded, compiled_cudnn=compiled,
+            ))
+    return found
+
+
+def _missing_library_findings(facts: Facts, log: dict[str, list[dict[str, Any]]], build: dict[str, Any],
+                              version: str | None) -> list[Outcome]:
+    missing = [s for s in log["signals"] if s["id"] in ("cuda-library-missing", "gpu-libraries-not-loaded",
+                                                          "cuda-drivers-not-found")]
+    if not missing:
+        return []
+    libraries = sorted({s["library"] for s in missing if s.get("library")})
+    installer = installer_for(facts)
+    if version and compare(version, "2.14") >= 0:
+        fix = Remediation("Install TensorFlow's CUDA libraries with its [and-cuda] extra.",
+                          (installer.install(f"tensorflow[and-cuda]=={version}"),), PIP_GUIDE)
+    else:
+        fix = Remediation(
+            f"TensorFlow {version or ''} uses a system CUDA: install CUDA {build.get('cuda') or '(see the table)'} "
+            f"and cuDNN {build.get('cudnn') or ''} (or use the tensorflow/tensorflow:<version>-gpu container) and "
+            "put their library directory on LD_LIBRARY_PATH.", (), SOURCE_TABLE)
+    return [Outcome.fail(
+        "TensorFlow could not load its CUDA libraries, so it registers no GPU"
+        + (f": {', '.join(libraries)}" if libraries else ""),
+        *(f"TensorFlow said: {s['line']}" for s in missing[:4]),
+        fix=fix, libraries=libraries,
+    )]
+
+
+def _architecture_findings(facts: Facts, gpus: list[dict[str, Any]], build: dict[str, Any],
+                           log: dict[str, list[dict[str, Any]]], version: str | None) -> tuple[list[Outcome], list[str]]:
+    found: list[Outcome] = []
+    notes: list[str] = []
+    installer = installer_for(facts)
+    from_log = {s.get("cc") for s in log["signals"] if s["id"] in ("ptx-jit", "gpu-below-minimum") and s.get("cc")}
+    targets = [(str(g.get("name")), g.get("compute_capability")) for g in gpus if g.get("compute_capability")]
+    if not targets:
+        targets = [("the GPU", cc) for cc in sorted(from_log)]
+    if not targets and gpus:
+        notes.append("Compute capability unknown (this driver's nvidia-smi cannot report it): kernels not checked.")
+    if not build.get("sass"):
+        if targets:
+            notes.append(f"No kernel list known for TensorFlow {version}: architecture not checked.")
+        return found, notes
+    evidence_lines = [s["line"] for s in log["signals"]
+                      if s["id"] in ("ptx-jit", "invalid-ptx", "ptx-target-unsupported", "kernel-image-invalid",
+                                     "gpu-below-minimum")]
+    for name, cc in sorted(set(targets)):
+        support = kernel_support(cc, build["sass"], build.get("ptx"))
+        generation = gpu_generation(cc) or {}
+        label = f"{name} (compute capability {cc}" + (f", {generation['name']}" if generation else "") + ")"
+        said = tuple(f"TensorFlow said: {line}" for line in evidence_lines[:2])
+        if support == "none":
+            older = newest_release_with_kernels(cc)
+            commands = ()
+            if older and compare(older, "2.14") >= 0:
+                commands = (installer.install(f"tensorflow[and-cuda]=={older}.*"),)
+            found.append(Outcome.fail(
+                f"{label} is older than every GPU TensorFlow {version} has kernels for (oldest: {build['sass'][0]})",
+                *said,
+                f"TensorFlow ignores it ('The minimum required Cuda capability is {build['sass'][0]}').",
+                fix=Remediation(f"Use a newer GPU, or pin TensorFlow {older}, the newest with kernels for it."
+                                if older else "Use a newer GPU.", commands, SOURCE_TABLE),
+                compute_capability=cc, kernels=build["sass"],
+            ))
+        elif support == "ptx" and generation.get("no_release_kernels"):
+            found.append(Outcome.fail(
+                f"{label}: no TensorFlow release ships kernels for this GPU; it would run only by JIT from "
+                f"compute_{build['ptx'].replace('.', '')} PTX, which is reported to fail",
+                *said,
+                f"Reported: {generation.get('reported_failures')}.",
+                fix=Remediation("Treat this GPU as unsupported by PyPI TensorFlow: users report NVIDIA's NGC "
+                                "TensorFlow container or a TensorFlow built from source with this architecture "
+                                "working; avoid XLA (jit_compile) otherwise.",
+                                (), generation.get("source")),
+                compute_capability=cc, kernels=build["sass"],
+            ))
+        elif support == "ptx":
+            newer = first_release_with_native(cc, after=minor_string(version))
+            found.append(Outcome.warn(
+                f"{label}: TensorFlow {version} has no native kernels for it; they are JIT-compiled from PTX "
+                "at first use (can take 30 minutes; cached afterwards)",
+                *said,
+                "Keep the CUDA JIT cache enabled and large enough (CUDA_CACHE_MAXSIZE) so the cost is paid once.",
+                fix=Remediation(f"Upgrade to TensorFlow {newer} or later, which has native kernels for it."
+                                if newer else "Build TensorFlow from source for this GPU.",
+                                (installer.install(f"tensorflow[and-cuda]>={newer}"),) if newer else (),
+                                SOURCE_TABLE),
+                compute_capability=cc, kernels=build["sass"],
+            ))
+    return found, notes
+
+
+@check("cuda-build", "TensorFlow CUDA build", needs=("distributions",), platforms=("Linux",))
 def cuda_build(facts: Facts) -> Outcome:
-    return Outcome.skip("not implemented yet")
+    tf = section(facts, "tensorflow")
+    dist = tensorflow_distribution(facts)
+    if dist is None and tf.get("status") in (None, "not_installed"):
+        return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
+    version = tensorflow_version(facts)
+    gpus = detected_gpus(facts)
+    pci = section(facts, "nvidia").get("pci_devices") or []
+    gpu_present = bool(gpus or pci)
+    log = log_findings(tf.get("stderr_tail"), gpu_expected=gpu_present)
+    noise = sorted({n["id"] for n in log["noise"]})
+    noise_note = ([f"{len(log['noise'])} harmless TensorFlow log line(s) ignored ({', '.join(noise)})."]
+                  if noise else [])
+    evidence: dict[str, Any] = {"tensorflow": version, "distribution": (dist or {}).get("name"),
+                                "gpus": [g.get("name") for g in gpus], "log_noise": noise}
+    cuda = is_cuda_build(facts)
+    key = platform_key(facts)
+    if cuda is False:
+        name = (dist or {}).get("name", "tensorflow")
+        if key == "linux-aarch64":
+            return Outcome.skip("Linux aarch64 TensorFlow wheels are CPU-only builds (see platform-support)",
+                                **evidence)
+        if gpus:
+            installer = installer_for(facts)
+            commands = tuple(c for c in (
+                installer.uninstall(name) if name != "tensorflow" else None,
+                installer.install(f"tensorflow[and-cuda]=={version}" if version else "tensorflow[and-cuda]"),
+            ) if c)
+            return Outcome.warn(
+                f"CPU-only TensorFlow ({name} {version}) on a machine with an NVIDIA GPU ({_names(gpus)}): "
+                "the GPU is not used",
+                *noise_note,
+                fix=Remediation(f"Replace {name} with the CUDA build and its libraries.", commands, PIP_GUIDE),
+                **evidence,
+            )
+        return Outcome.ok(f"CPU-only TensorFlow ({name} {version}) and no NVIDIA GPU: no CUDA needed",
+                          *noise_note, **evidence)
+    build = tensorflow_build(facts)
+    evidence.update(build_cuda=build.get("cuda"), build_cudnn=build.get("cudnn"), kernels=build.get("sass"))
+    if not gpu_present and is_recorded(facts, "nvidia"):
+        return Outcome.ok(f"CUDA build of TensorFlow {version}, but no NVIDIA GPU: it runs on the CPU",
+                          "Its 'Could not find cuda drivers' / 'Cannot dlopen some GPU libraries' lines are "
+                          "expected here.", *noise_note, **evidence)
+    findings = _requirement_findings(facts, version, gpu_present)
+    findings += _shadowing_findings(facts, log, build)
+    if not any(o.evidence.get("trap") for o in findings):
+        findings += _missing_library_findings(facts, log, build, version) if gpu_present else []
+    arch, notes = _architecture_findings(facts, gpus, build, log, version)
+    findings += arch
+    details = [*notes, *noise_note]
+    if not is_recorded(facts, "nvidia"):
+        details.append("NVIDIA facts not recorded: judged the installed packages only.")
+    findings.sort(key=lambda o: _ORDER[o.status])
+    if findings:
+        worst = findings[0]
+        also = [f"Also: {o.summary}" for o in findings[1:]]
+        return Outcome(worst.status, worst.summary, (*worst.details, *also, *details), worst.remediation,
+                       {**evidence, **worst.evidence})
+    if _pip_cuda(facts):
+        libraries = "its pinned pip CUDA libraries are installed"
+    elif any(d.get("device_type") == "GPU" for d in tf.get("devices") or ()):
+        libraries = "TensorFlow lists the GPU"
+    elif _system_cuda_dirs(facts):
+        libraries = "CUDA libraries from LD_LIBRARY_PATH"
+    else:
+        libraries = f"it expects a system CUDA {build.get('cuda')} and cuDNN {build.get('cudnn')} (not verified here)"
+    kernels = f"; {_names(gpus)} {'has' if len(gpus) == 1 else 'have'} native kernels" if gpus and not notes else ""
+    return Outcome.ok(
+        f"CUDA build of TensorFlow {version} (CUDA {build.get('cuda')}, cuDNN {build.get('cudnn')}); "
+        f"{libraries}{kernels}",
+        *details, **evidence,
+    )

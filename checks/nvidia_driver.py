@@ -1,11 +1,237 @@
-"""NVIDIA driver. PLACEHOLDER: being written."""
+"""NVIDIA driver: is it there and answering, which GPUs it drives, and is it new enough for the CUDA the
+installed TensorFlow was built with.
+
+- No nvidia-smi, no kernel module and no NVIDIA device on the PCI bus: skip, "no NVIDIA GPU" (the check
+  does not apply; the other GPU checks then expect no GPU either).
+- nvidia-smi timed out (a wedged driver hangs it), cannot reach the driver (module not loaded), or the
+  driver and its library differ (upgrade without reboot): fail, with what each means.
+- The driver is older than the minimum for TensorFlow's CUDA major (minor-version compatibility,
+  knowledge [[cuda_major_driver]]): fail. Older than the CUDA release TensorFlow was built with: warn,
+  PTX JIT and XLA need a driver that knows that PTX (googlecolab/colabtools#5667).
+- nvidia-smi's "CUDA Version" above what the driver itself serves means a forward-compatibility
+  libcuda is loaded; GeForce cards refuse it (CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE).
+- CUDA_VISIBLE_DEVICES that hides every GPU: warn.
+On WSL2 the "Driver Version" is the Windows driver's, so NVIDIA's Windows column applies.
+"""
 
 from __future__ import annotations
 
-from tfdoctor.model import Outcome
-from tfdoctor.registry import Facts, check
+from typing import Any
+
+from tfdoctor import knowledge
+from tfdoctor.cuda import (
+    compare,
+    driver_column,
+    driver_for_cuda,
+    is_cuda_build,
+    max_cuda_for_driver,
+    min_driver_for_cuda_major,
+    minor_string,
+    platform_fact,
+    tensorflow_build,
+    tensorflow_version,
+    wsl_version,
+)
+from tfdoctor.facts import Facts, host_system, section
+from tfdoctor.installers import installer_for
+from tfdoctor.model import Outcome, Remediation, Status
+from tfdoctor.nvidia import cuda_visible_devices, detected_gpus, driver_summary, first_line
+from tfdoctor.registry import check
+
+DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
+COMPAT_GUIDE = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"
+_ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.PASS: 2}
 
 
-@check("nvidia-driver", "NVIDIA driver", needs=('nvidia',), platforms=('Linux', 'Windows'))
+def _forward_compat_names() -> tuple[list[str], str]:
+    row = knowledge.rows("linux", "forward_compat")[0]
+    return list(row["refused_name_words"]), str(row["error"])
+
+
+def newest_tensorflow_for_driver(driver: str, column: str) -> str | None:
+    """The newest TensorFlow minor whose CUDA major this driver can run."""
+    best = None
+    for row in knowledge.rows("linux", "tf_cuda"):
+        needed = min_driver_for_cuda_major(row["cuda"], column)
+        if needed and compare(driver, needed) >= 0 and (best is None or compare(row["tf"], best) > 0):
+            best = row["tf"]
+    return best
+
+
+def _no_smi(facts: Facts, info: dict[str, Any]) -> Outcome:
+    nvidia = section(facts, "nvidia")
+    module = info["kernel_module_version"]
+    pci = nvidia.get("pci_devices") or []
+    if module:
+        return Outcome.warn(
+            f"the NVIDIA kernel driver {module} is loaded, but nvidia-smi is not installed or not on PATH",
+            "Without nvidia-smi the GPUs and the driver's CUDA version cannot be read.",
+            fix=Remediation("Install the NVIDIA driver's utilities package for your distribution (it provides "
+                            "nvidia-smi) at the same version as the driver.", (), DRIVER_DOWNLOAD),
+            kernel_module=module,
+        )
+    if pci:
+        return Outcome.fail(
+            f"{len(pci)} NVIDIA GPU(s) on the PCI bus, but no NVIDIA driver is loaded",
+            *(f"PCI {d.get('slot')}: device {d.get('device')}" for d in pci),
+            fix=Remediation("Install the NVIDIA driver (the distribution's packaged driver or NVIDIA's) and "
+                            "reboot. Inside a container, start it with the NVIDIA runtime (docker run --gpus all).",
+                            (), DRIVER_DOWNLOAD),
+            pci_devices=pci,
+        )
+    where = " (WSL2: the Windows NVIDIA driver provides it)" if wsl_version(facts) == 2 else ""
+    return Outcome.skip(f"no NVIDIA GPU: nvidia-smi not found and no NVIDIA driver loaded{where}",
+                        smi_state=info["smi_state"])
+
+
+def _smi_failed(facts: Facts, info: dict[str, Any]) -> Outcome:
+    nvidia = section(facts, "nvidia")
+    smi = nvidia.get("smi") or {}
+    state = info["smi_state"]
+    said = first_line(smi)
+    evidence = {"smi_state": state, "exit_code": smi.get("exit_code"), "output": said,
+                "kernel_module": info["kernel_module_version"]}
+    if state == "timed_out":
+        return Outcome.fail(
+            f"nvidia-smi did not answer within {smi.get('timeout_s', '?')} s: the NVIDIA driver is unresponsive",
+            "A GPU that fell off the bus (Xid 79) or a hung driver makes nvidia-smi, and CUDA, hang.",
+            fix=Remediation("Look for Xid errors in the kernel log; enable the NVIDIA persistence daemon "
+                            "(nvidia-persistenced) so the driver stays initialised; reboot if the GPU is wedged.",
+                            ("sudo dmesg | grep -i -e xid -e nvrm",) if host_system(facts) == "Linux" else (),
+                            "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/507"),
+            **evidence,
+        )
+    if state == "driver_not_loaded":
+        return Outcome.fail(
+            "nvidia-smi cannot communicate with the NVIDIA driver: its kernel module is not loaded",
+            f"nvidia-smi said: {said}",
+            fix=Remediation("Typical causes: a kernel update without the driver module rebuilt (reinstall the "
+                            "driver or its DKMS package, then reboot), nouveau holding the GPU, or a container "
+                            "started without the NVIDIA runtime (docker run --gpus all).", (), DRIVER_DOWNLOAD),
+            **evidence,
+        )
+    if state == "version_mismatch":
+        return Outcome.fail(
+            "NVIDIA driver/library version mismatch: the driver was upgraded but the old kernel module still runs",
+            f"nvidia-smi said: {said}",
+            fix=Remediation("Reboot so the new kernel module is loaded.",
+                            ("sudo reboot",) if host_system(facts) == "Linux" else (), None),
+            **evidence,
+        )
+    if state == "no_devices":
+        return Outcome.fail("nvidia-smi found no NVIDIA GPU although the driver is installed",
+                            f"nvidia-smi said: {said}",
+                            fix=Remediation("Check that the GPU is seated and powered, and visible to this "
+                                            "machine or container.", (), DRIVER_DOWNLOAD),
+                            **evidence)
+    return Outcome.fail(f"nvidia-smi failed ({state}): {said or 'no output'}",
+                        fix=Remediation("Reinstall the NVIDIA driver matching your kernel.", (), DRIVER_DOWNLOAD),
+                        **evidence)
+
+
+def _findings(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]) -> list[Outcome]:
+    found: list[Outcome] = []
+    driver = info["driver_version"]
+    column = driver_column(facts)
+    names = ", ".join(sorted({str(g["name"]) for g in gpus}))
+    reported = info["cuda_version"]
+    installer = installer_for(facts)
+    # Forward compatibility: the CUDA nvidia-smi reports is that of the libcuda it loaded.
+    if host_system(facts) == "Linux" and not wsl_version(facts) and driver and reported:
+        native = max_cuda_for_driver(driver, "linux")
+        if native and compare(reported, native) > 0:
+            refused, error = _forward_compat_names()
+            consumer = any(word in names for word in refused)
+            found.append(Outcome(
+                Status.FAIL if consumer else Status.WARN,
+                f"nvidia-smi reports CUDA {reported} on driver {driver}, which serves CUDA {native}: a CUDA "
+                "forward-compatibility libcuda (cuda-compat) is in use"
+                + (f"; {names} refuses it ({error})" if consumer else ""),
+                ("Forward compatibility works only on data-center GPUs, select RTX server SKUs and Jetson.",),
+                Remediation(
+                    "Take the cuda-compat libcuda off the library path (remove the cuda-compat package or its "
+                    "directory from LD_LIBRARY_PATH) so the driver's own libcuda is used, or upgrade the host "
+                    f"driver to {driver_for_cuda(reported, 'linux') or 'a newer release'} or later.",
+                    (), COMPAT_GUIDE),
+                {"forward_compat": True, "native_cuda": native},
+            ))
+    # The driver against the CUDA TensorFlow was built with.
+    tf_version = tensorflow_version(facts)
+    if driver and is_cuda_build(facts):
+        build = tensorflow_build(facts)
+        build_cuda = build.get("cuda")
+        minimum = min_driver_for_cuda_major(build_cuda, column)
+        if wsl_version(facts) and minimum and compare(platform_fact("wsl-min-driver"), minimum) > 0:
+            minimum = platform_fact("wsl-min-driver")
+        serves = reported or max_cuda_for_driver(driver, column)
+        if minimum and compare(driver, minimum) < 0:
+            older = newest_tensorflow_for_driver(driver, column)
+            commands = ()
+            if older and compare(older, "2.14") >= 0:
+                commands = (installer.install(f"tensorflow[and-cuda]=={older}.*"),)
+            found.append(Outcome.fail(
+                f"driver {driver} is too old for TensorFlow {tf_version} (built with CUDA {build_cuda}): "
+                f"it needs {minimum} or later",
+                *((f"The newest TensorFlow built for this driver's CUDA is {older}.",) if older else ()),
+                fix=Remediation(f"Upgrade the NVIDIA driver to {minimum} or later"
+                                + (f", or pin TensorFlow {older}." if older else "."), commands, DRIVER_DOWNLOAD),
+                build_cuda=build_cuda, minimum_driver=minimum,
+            ))
+        elif serves and build_cuda and compare(minor_string(serves), minor_string(build_cuda)) < 0:
+            wanted = driver_for_cuda(build_cuda, column)
+            found.append(Outcome.warn(
+                f"driver {driver} serves CUDA {serves}, older than the CUDA {build_cuda} TensorFlow {tf_version} "
+                "was built with: PTX JIT and XLA compilation can fail (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
+                "Minor-version compatibility lets the CUDA libraries start on this driver, but not JIT-compile "
+                "PTX of a newer CUDA; XLA also falls back to serial compilation.",
+                fix=Remediation(f"Upgrade the NVIDIA driver to {wanted or 'one serving CUDA ' + str(build_cuda)} "
+                                "or later.", (), DRIVER_DOWNLOAD),
+                build_cuda=build_cuda, driver_cuda=serves, recommended_driver=wanted,
+            ))
+    visible = cuda_visible_devices(facts, len(gpus))
+    if visible and visible["hides_all"]:
+        found.append(Outcome.warn(
+            f"CUDA_VISIBLE_DEVICES={visible['value']!r} hides every GPU ({len(gpus)} present, "
+            f"index 0{'-' + str(len(gpus) - 1) if len(gpus) > 1 else ''})",
+            "CUDA then reports CUDA_ERROR_NO_DEVICE and TensorFlow lists no GPU.",
+            fix=Remediation("Unset CUDA_VISIBLE_DEVICES, or set it to existing GPU indices (nvidia-smi lists them).",
+                            ("unset CUDA_VISIBLE_DEVICES",) if host_system(facts) == "Linux" else (), None),
+            cuda_visible_devices=visible["value"],
+        ))
+    return found
+
+
+@check("nvidia-driver", "NVIDIA driver", needs=("nvidia",), platforms=("Linux", "Windows"))
 def nvidia_driver(facts: Facts) -> Outcome:
-    return Outcome.skip("not implemented yet")
+    info = driver_summary(facts)
+    if info["smi_state"] in ("not_found", "not_recorded"):
+        return _no_smi(facts, info)
+    gpus = detected_gpus(facts)
+    if info["smi_state"] != "ok":
+        return _smi_failed(facts, info)
+    if not gpus:
+        return Outcome.warn("nvidia-smi answered but listed no GPU",
+                            f"nvidia-smi said: {first_line(section(facts, 'nvidia').get('smi'))}",
+                            smi_state=info["smi_state"])
+    driver = info["driver_version"]
+    serves = info["cuda_version"] or max_cuda_for_driver(driver, driver_column(facts))
+    names = [f"{g['name']}" + (f" (compute capability {g['compute_capability']})" if g.get("compute_capability") else "")
+             for g in gpus]
+    details = [f"GPU {g.get('index', i)}: {name}" for i, (g, name) in enumerate(zip(gpus, names))]
+    if wsl_version(facts):
+        details.append(f"WSL2: the Windows driver {driver} serves the GPU (Linux-side library {info['smi_version']}).")
+    cuda_build = is_cuda_build(facts)
+    if cuda_build is False:
+        details.append("The installed TensorFlow is CPU-only, so it does not use this driver (see cuda-build).")
+    elif cuda_build is None and host_system(facts) == "Linux":
+        details.append("TensorFlow is not installed (or not recorded): judged the driver alone.")
+    evidence = {"driver": driver, "cuda": serves, "gpus": [g.get("name") for g in gpus],
+                "smi_version": info["smi_version"], "query_state": info["query_state"]}
+    found = sorted(_findings(facts, info, gpus), key=lambda o: _ORDER[o.status])
+    if found:
+        worst = found[0]
+        extra = [f"Also: {o.summary}" for o in found[1:]]
+        return Outcome(worst.status, worst.summary, (*worst.details, *extra, *details), worst.remediation,
+                       {**evidence, **worst.evidence})
+    return Outcome.ok(f"driver {driver}" + (f" (CUDA {serves})" if serves else "") + f", {len(gpus)} GPU(s): "
+                      + ", ".join(sorted({str(g['name']) for g in gpus})), *details, **evidence)

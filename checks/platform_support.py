@@ -1,11 +1,269 @@
-"""Platform supported by TensorFlow. PLACEHOLDER: being written."""
+"""Platform supported by TensorFlow: does a TensorFlow wheel exist for this OS, interpreter
+architecture and Python version (and glibc), which is the newest, and is GPU TensorFlow possible here?
+
+Judged from knowledge/linux.toml [[releases]] and [[platform_facts]] (PyPI file lists). It passes when
+this setup gets the newest TensorFlow release; warns when it is held back (old Python or glibc, Intel
+Mac frozen at 2.16.2, an NVIDIA GPU that native Windows or Linux aarch64 wheels cannot use); fails when
+no wheel exists at all (Python too new, 32-bit Python, an architecture without wheels). WSL2 is named.
+An x86_64 Python under Rosetta is judged as the Apple silicon Mac it runs on: the architecture check
+owns that problem, so it is not reported twice.
+"""
 
 from __future__ import annotations
 
-from tfdoctor.model import Outcome
-from tfdoctor.registry import Facts, check
+from typing import Any, Mapping
+
+from tfdoctor import knowledge
+from tfdoctor.cuda import compare, minor_string, platform_fact, tensorflow_version, wsl_version
+from tfdoctor.facts import Facts, host_system, section
+from tfdoctor.installers import installer_for
+from tfdoctor.model import Outcome, Remediation
+from tfdoctor.nvidia import detected_gpus
+from tfdoctor.registry import check
+
+WSL_GUIDE = "https://www.tensorflow.org/install/pip#windows-wsl2"
+INSTALL_GUIDE = "https://www.tensorflow.org/install/pip"
+LABELS = {
+    "linux-x86_64": "Linux x86_64",
+    "linux-aarch64": "Linux aarch64",
+    "windows-x86_64": "Windows x86_64",
+    "macos-x86_64": "macOS x86_64 (Intel)",
+    "macos-arm64": "macOS arm64 (Apple silicon)",
+}
+_X86 = ("x86_64", "amd64", "x64", "i686", "i386", "x86")
+_ARM = ("aarch64", "arm64", "armv8l", "arm64e")
 
 
-@check("platform-support", "Platform supported by TensorFlow", needs=('host', 'os', 'python'), platforms=())
+def rosetta(facts: Facts) -> bool:
+    """An x86_64 Python translated by Rosetta on an Apple silicon Mac."""
+    python = section(facts, "python")
+    if host_system(facts) != "Darwin":
+        return False
+    if str(python.get("proc_translated")) == "1":
+        return True
+    machine = str(python.get("machine") or "").lower()
+    return machine in _X86 and str(section(facts, "sysctl").get("hw.optional.arm64") or "") == "1"
+
+
+def platform_key(facts: Facts) -> str | None:
+    """'linux-x86_64', 'linux-aarch64', 'windows-x86_64', 'macos-x86_64', 'macos-arm64', or None
+    (an OS or architecture TensorFlow publishes no wheels for). Uses the interpreter's architecture."""
+    system = host_system(facts)
+    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "").lower()
+    arch = "x86_64" if machine in _X86 else "arm64" if machine in _ARM else machine
+    if system == "Darwin":
+        if rosetta(facts):
+            return "macos-arm64"
+        return {"x86_64": "macos-x86_64", "arm64": "macos-arm64"}.get(arch)
+    if system == "Linux":
+        return {"x86_64": "linux-x86_64", "arm64": "linux-aarch64"}.get(arch)
+    if system == "Windows":
+        return "windows-x86_64" if arch == "x86_64" else None
+    return None
+
+
+def _available(row: Mapping[str, Any], key: str, glibc: str | None) -> bool:
+    if key == "linux-x86_64":
+        return not glibc or compare(glibc, row["glibc_min"]) >= 0
+    if key == "linux-aarch64":
+        return row["linux_aarch64"] != "none" and (not glibc or compare(glibc, row["glibc_min"]) >= 0)
+    if key == "windows-x86_64":
+        return True
+    if key == "macos-x86_64":
+        return bool(row["macos_x86_64"])
+    if key == "macos-arm64":
+        return bool(row["macos_arm64"])
+    return False
+
+
+def releases_for(key: str, python: str | None, glibc: str | None = None) -> list[Mapping[str, Any]]:
+    """Release rows with a wheel for this platform and Python (and glibc on Linux), oldest first."""
+    rows = []
+    for row in knowledge.rows("linux", "releases"):
+        if python and not (compare(python, row["python_min"]) >= 0 and compare(python, row["python_max"]) <= 0):
+            continue
+        if _available(row, key, glibc):
+            rows.append(row)
+    return rows
+
+
+def _newest(rows: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    stable = [r for r in rows if not r["prerelease"]]
+    return stable[-1] if stable else None
+
+
+def _python_range(rows: list[Mapping[str, Any]]) -> str:
+    return f"{rows[-1]['python_min']}-{rows[-1]['python_max']}" if rows else "?"
+
+
+def _gpu_note(facts: Facts, key: str) -> tuple[str, Outcome | None]:
+    """What GPU TensorFlow means here; an outcome when an NVIDIA GPU cannot be used on this platform."""
+    gpus = detected_gpus(facts)
+    names = ", ".join(sorted({str(g.get("name")) for g in gpus})) or None
+    if key == "windows-x86_64":
+        last = platform_fact("windows-native-last-gpu")
+        installed = tensorflow_version(facts)
+        if gpus and installed and compare(minor_string(installed), last) <= 0:
+            return f"GPU: TensorFlow {installed} is a CUDA build (native Windows GPU ended at {last})", None
+        if gpus:
+            return "", Outcome.warn(
+                f"native Windows has no GPU TensorFlow after {last}: the {names} will not be used; use WSL2",
+                f"TensorFlow {last} was the last release with GPU support on native Windows; 2.11 and later "
+                "Windows wheels are CPU-only, and `pip install tensorflow[and-cuda]` does not resolve on Windows "
+                f"({platform_fact('windows-and-cuda-unresolvable')} has no Windows wheel).",
+                f"The DirectML plugin is paused ({platform_fact('windows-directml-last')}, Python <= 3.10, "
+                "TensorFlow 2.10 only).",
+                fix=Remediation(
+                    "Run TensorFlow inside WSL2 (Windows 10 build "
+                    f"{platform_fact('wsl-min-windows-build')} or later, NVIDIA driver >= "
+                    f"{platform_fact('wsl-min-driver')} on Windows) and install the CUDA build there; "
+                    f"or stay on TensorFlow {last} with CUDA 11.2 and cuDNN 8.1 on Python 3.7-3.10.",
+                    ("wsl --install", "python3 -m pip install 'tensorflow[and-cuda]'"),
+                    WSL_GUIDE,
+                ),
+                gpus=[g.get("name") for g in gpus],
+            )
+        return f"GPU: none on native Windows after {last} (WSL2 has CUDA)", None
+    if key == "linux-aarch64":
+        if gpus:
+            return "", Outcome.warn(
+                f"Linux aarch64 TensorFlow wheels are CPU-only: the {names} will not be used",
+                "The aarch64 tensorflow wheels on PyPI (2.16 on) are built without CUDA even though they declare "
+                "the and-cuda extra, which installs the NVIDIA libraries and still gives a CPU-only TensorFlow.",
+                fix=Remediation(
+                    "Use a TensorFlow build for this GPU: NVIDIA's NGC TensorFlow container, or build TensorFlow "
+                    "from source with CUDA.",
+                    (),
+                    "https://catalog.ngc.nvidia.com/orgs/nvidia/containers/tensorflow",
+                ),
+                gpus=[g.get("name") for g in gpus],
+            )
+        return "GPU: the aarch64 wheels are CPU-only", None
+    if key == "linux-x86_64":
+        if wsl_version(facts) == 1:
+            return "GPU: none under WSL1 (CUDA needs WSL2: `wsl --set-version <distro> 2` on Windows)", None
+        return "GPU: NVIDIA CUDA through `tensorflow[and-cuda]`", None
+    if key == "macos-x86_64":
+        return (f"GPU: tensorflow-metal for AMD GPUs ended at {platform_fact('metal-x86_64-last')} "
+                f"(Python <= {platform_fact('metal-x86_64-python-max')})"), None
+    if key == "macos-arm64":
+        return "GPU: Metal through tensorflow-metal", None
+    return "", None
+
+
+def _label(facts: Facts, key: str) -> str:
+    label = LABELS[key]
+    wsl = wsl_version(facts)
+    if wsl:
+        label = f"{label} on WSL{wsl}"
+    return label
+
+
+@check("platform-support", "Platform supported by TensorFlow", needs=("host", "python"), platforms=())
 def platform_support(facts: Facts) -> Outcome:
-    return Outcome.skip("not implemented yet")
+    python = section(facts, "python")
+    python_version = minor_string(python.get("version"))
+    glibc = section(facts, "os").get("glibc") if host_system(facts) == "Linux" else None
+    key = platform_key(facts)
+    installer = installer_for(facts)
+    machine = python.get("machine") or section(facts, "host").get("machine")
+    if python.get("pointer_bits") == 32:
+        return Outcome.fail(
+            f"32-bit Python {python_version}: TensorFlow publishes 64-bit wheels only",
+            fix=Remediation("Install a 64-bit Python and create the environment with it.", (), INSTALL_GUIDE),
+            python=python_version, machine=machine,
+        )
+    if key is None:
+        return Outcome.fail(
+            f"no TensorFlow wheels exist for {host_system(facts) or 'this OS'} on {machine}",
+            "PyPI has TensorFlow for Linux x86_64/aarch64, Windows x86_64 and macOS (arm64; x86_64 up to "
+            f"{platform_fact('macos-x86_64-last')}).",
+            fix=Remediation("Use one of those platforms, or build TensorFlow from source.", (),
+                            "https://www.tensorflow.org/install/source"),
+            machine=machine,
+        )
+    label = _label(facts, key)
+    everywhere = releases_for(key, None)  # this platform, any Python
+    platform_newest = _newest(everywhere)
+    supported = releases_for(key, python_version, glibc)
+    newest = _newest(supported)
+    gpu_detail, gpu_outcome = _gpu_note(facts, key)
+    details = [d for d in (gpu_detail,) if d]
+    if rosetta(facts):
+        details.append("This interpreter is x86_64 running under Rosetta; judged for the Mac's native arm64 "
+                       "(see the architecture check).")
+    evidence = {"platform": key, "python": python_version, "glibc": glibc,
+                "newest": newest["tf"] if newest else None,
+                "wsl": wsl_version(facts)}
+    if newest is None:
+        prerelease = [r for r in supported if r["prerelease"]]
+        without_glibc = releases_for(key, python_version) if glibc else supported
+        if prerelease:
+            return Outcome.warn(
+                f"{label}, Python {python_version}: only the pre-release TensorFlow {prerelease[-1]['tf']} has "
+                "wheels for this Python",
+                *details,
+                fix=Remediation(
+                    f"Use Python {_python_range(everywhere[:-1] or everywhere)} for a stable TensorFlow, or "
+                    "install the pre-release.",
+                    (installer.install("--pre", "tensorflow"),),
+                    INSTALL_GUIDE,
+                ),
+                **evidence,
+            )
+        if glibc and _newest(without_glibc):
+            return Outcome.fail(
+                f"{label}: glibc {glibc} is older than every TensorFlow wheel for Python {python_version} needs",
+                *details,
+                fix=Remediation("Use a newer Linux distribution (glibc 2.17 or later; 2.27 for TensorFlow 2.21+), "
+                                "or a container.", (), INSTALL_GUIDE),
+                **evidence,
+            )
+        stable = [r for r in everywhere if not r["prerelease"]]
+        return Outcome.fail(
+            f"{label}: no TensorFlow release has wheels for Python {python_version}",
+            f"Newest TensorFlow for {label}: {platform_newest['tf'] if platform_newest else '?'} "
+            f"(Python {_python_range(stable)}).",
+            *details,
+            fix=Remediation(
+                f"Create an environment with a Python TensorFlow supports ({_python_range(stable)}) and "
+                "install TensorFlow there.",
+                installer.fresh_environment(str(stable[-1]["python_max"]) if stable else "3.12"),
+                INSTALL_GUIDE,
+            ),
+            **evidence,
+        )
+    if gpu_outcome is not None:
+        return Outcome(gpu_outcome.status, f"{label}: {gpu_outcome.summary}",
+                       (*gpu_outcome.details, *details[1:]), gpu_outcome.remediation,
+                       {**evidence, **gpu_outcome.evidence})
+    summary = f"{label}, Python {python_version}: TensorFlow up to {newest['tf']}"
+    if key == "macos-x86_64":
+        last = platform_fact("macos-x86_64-last")
+        return Outcome.warn(
+            f"{label}: TensorFlow for Intel Macs ended at {last}; later versions fail with "
+            "'No matching distribution found'",
+            "Mac x86 builds are no longer released as pip packages from TensorFlow 2.17 on.",
+            *details,
+            fix=Remediation(
+                f"Pin TensorFlow {last} on this Mac (conda-forge builds later versions for osx-64), or use "
+                "Linux or an Apple silicon Mac for newer TensorFlow.",
+                (installer.install(f"tensorflow=={last}"),),
+                INSTALL_GUIDE,
+            ),
+            **evidence,
+        )
+    if platform_newest and compare(newest["tf"], platform_newest["tf"]) < 0:
+        if glibc and compare(glibc, platform_newest["glibc_min"]) < 0 and releases_for(key, python_version) != supported:
+            reason = (f"TensorFlow {platform_newest['tf']} needs glibc {platform_newest['glibc_min']}; "
+                      f"`pip install tensorflow` here quietly installs {newest['tf']}")
+            fix = Remediation(f"Use a distribution with glibc {platform_newest['glibc_min']} or later (or a "
+                              "container) for newer TensorFlow.", (), INSTALL_GUIDE)
+        else:
+            reason = (f"TensorFlow {platform_newest['tf']} needs Python {platform_newest['python_min']}-"
+                      f"{platform_newest['python_max']}")
+            fix = Remediation(f"Create an environment with Python {platform_newest['python_max']} for the "
+                              "newest TensorFlow.",
+                              installer.fresh_environment(str(platform_newest["python_max"])), INSTALL_GUIDE)
+        return Outcome.warn(f"{summary} (held back: {reason})", *details, fix=fix, **evidence)
+    return Outcome.ok(summary, *details, **evidence)

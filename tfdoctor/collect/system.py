@@ -40,10 +40,47 @@ def parse_os_release(text: str) -> dict[str, str]:
     return values
 
 
+# WSL signals (linux-matrix.md §4b; none is reliable alone): the kernel release ("4.4.0-20150-Microsoft"
+# on WSL1, "…-microsoft-standard[-WSL2]" on WSL2; custom kernels can say anything), environment
+# variables set by WSL's init (WSL_INTEROP only on WSL2; both can be missing under sudo/cron), and
+# files WSL creates (WSLInterop is "-late" with systemd; /dev/dxg is the WSL2 GPU device).
+WSL_PATHS = (
+    "/proc/sys/fs/binfmt_misc/WSLInterop",
+    "/proc/sys/fs/binfmt_misc/WSLInterop-late",
+    "/run/WSL",
+    "/dev/dxg",
+    "/usr/lib/wsl/lib/libcuda.so.1",
+)
+
+
+def detect_wsl(kernel_release: str | None, proc_version: str | None, environ: Any,
+               present_paths: Any) -> dict[str, Any] | None:
+    """{"version": 1|2|None, "distro", "signals": [...]} for a WSL guest, None otherwise. Pure."""
+    kernel = f"{kernel_release or ''} {proc_version or ''}".lower()
+    signals: list[str] = []
+    version = None
+    if "microsoft-standard" in kernel or "wsl2" in kernel:
+        version = 2
+        signals.append("kernel release names microsoft-standard/WSL2")
+    elif "microsoft" in kernel:
+        version = 1
+        signals.append("kernel release names Microsoft (WSL1 kernel)")
+    for name in ("WSL_DISTRO_NAME", "WSL_INTEROP"):
+        if name in environ:
+            signals.append(f"{name} is set")
+    present = list(present_paths)
+    signals.extend(f"{path} exists" for path in present)
+    if not signals:
+        return None
+    if version is None and ("WSL_INTEROP" in environ or "/dev/dxg" in present):
+        version = 2
+    return {"version": version, "distro": environ.get("WSL_DISTRO_NAME"), "signals": signals}
+
+
 def collect_os(options: CollectOptions) -> dict[str, Any]:
     system = platform.system()
     facts: dict[str, Any] = {"sw_vers": None, "os_release": None, "proc_version": None, "glibc": None,
-                             "windows": None}
+                             "windows": None, "wsl": None}
     if system == "Darwin":
         sw_vers = run_command(["sw_vers"], options.command_timeout)
         facts["sw_vers"] = sw_vers["stdout"] if sw_vers["status"] == "ok" else None
@@ -55,6 +92,8 @@ def collect_os(options: CollectOptions) -> dict[str, Any]:
         facts["proc_version"] = (_read("/proc/version") or "").strip() or None
         libc, version = platform.libc_ver()
         facts["glibc"] = version if libc == "glibc" else None
+        facts["wsl"] = detect_wsl(platform.release(), facts["proc_version"], os.environ,
+                                  [path for path in WSL_PATHS if os.path.exists(path)])
     elif system == "Windows":
         facts["windows"] = {"release": platform.release(), "version": platform.version(),
                             "edition": getattr(platform, "win32_edition", lambda: None)()}
@@ -127,7 +166,7 @@ ENVIRONMENT_PREFIXES = (
     "CONDA_", "PIP_", "UV_", "VIRTUAL_ENV", "KERAS_", "OMP_", "MKL_", "OPENBLAS_", "DYLD_",
 )
 ENVIRONMENT_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "SYSTEM_VERSION_COMPAT", "ARCHPREFERENCE",
-                     "NO_COLOR", "WSL_DISTRO_NAME", "LC_ALL", "LANG")
+                     "NO_COLOR", "WSL_DISTRO_NAME", "WSL_INTEROP", "LC_ALL", "LANG")
 
 
 def select_environment(environ: dict[str, str]) -> dict[str, str]:

@@ -1,0 +1,308 @@
+"""TensorFlow's CUDA build and the NVIDIA driver, looked up in knowledge/linux.toml: pure functions.
+
+Shared by the nvidia-driver and cuda-build checks (and usable by gpu-visible): which TensorFlow is
+installed, whether it is a CUDA build, which CUDA/cuDNN and GPU architectures it was built for, which
+pip CUDA libraries its `[and-cuda]` extra wants, and what CUDA a driver version serves.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Mapping
+
+from tfdoctor import knowledge
+from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
+from tfdoctor.versions import minor, release
+
+# Distributions that install the `tensorflow` package, most specific first.
+TF_DISTRIBUTIONS = (
+    "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tf-nightly-cpu", "tf-nightly-gpu",
+    "tensorflow-intel", "intel-tensorflow", "tensorflow-aarch64", "tensorflow-cpu-aws", "tensorflow-macos",
+)
+# Builds without CUDA whatever the machine (their names say so, or the reference's inspection did).
+CPU_ONLY_DISTRIBUTIONS = ("tensorflow-cpu", "tf-nightly-cpu", "tensorflow-cpu-aws", "tensorflow-intel",
+                          "intel-tensorflow", "tensorflow-aarch64", "tensorflow-macos")
+
+
+def version_key(version: str | None) -> tuple[int, ...]:
+    parts = release(version)
+    return parts + (0,) * (4 - len(parts)) if parts else ()
+
+
+def compare(a: str | None, b: str | None) -> int:
+    left, right = version_key(a), version_key(b)
+    return (left > right) - (left < right)
+
+
+def minor_string(version: str | None) -> str | None:
+    parts = minor(version)
+    return ".".join(str(p) for p in parts) if len(parts) == 2 else None
+
+
+# ---------------------------------------------------------------- installed TensorFlow
+
+def tensorflow_distribution(facts: Facts) -> Mapping[str, Any] | None:
+    """The distribution that provides `tensorflow` (a real one rather than a shim when both exist)."""
+    found = [d for name in TF_DISTRIBUTIONS for d in distributions(facts, name)]
+    if not found:
+        return None
+    real = [d for d in found if "tensorflow" in (d.get("top_level") or ())]
+    return (real or found)[0]
+
+
+def tensorflow_version(facts: Facts) -> str | None:
+    """The imported version when the child ran, else the installed distribution's."""
+    tf = section(facts, "tensorflow")
+    if tf.get("version"):
+        return str(tf["version"])
+    dist = tensorflow_distribution(facts)
+    return str(dist["version"]) if dist and dist.get("version") else None
+
+
+def build_info(facts: Facts) -> Mapping[str, Any]:
+    value = section(facts, "tensorflow").get("build_info")
+    return value if isinstance(value, Mapping) else {}
+
+
+def is_cuda_build(facts: Facts) -> bool | None:
+    """True/False when known: build_info says so, or the distribution's name, or the platform's wheels
+    are CPU-only (Linux aarch64 from 2.16; native Windows from 2.11). None when unknown."""
+    info = build_info(facts)
+    if "is_cuda_build" in info:
+        return bool(info["is_cuda_build"])
+    dist = tensorflow_distribution(facts)
+    if dist is None:
+        return None
+    name = canonical_name(str(dist.get("name", "")))
+    if name in CPU_ONLY_DISTRIBUTIONS:
+        return False
+    version = tensorflow_version(facts)
+    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
+    system = host_system(facts)
+    if system == "Linux" and machine in ("aarch64", "arm64"):
+        return False
+    if system == "Windows":
+        last_gpu = platform_fact("windows-native-last-gpu")
+        return bool(version and compare(minor_string(version), last_gpu) <= 0)
+    if system == "Darwin":
+        return False
+    return True if system == "Linux" else None
+
+
+# ---------------------------------------------------------------- knowledge lookups
+
+def platform_fact(fact_id: str) -> str:
+    for row in knowledge.rows("linux", "platform_facts"):
+        if row["id"] == fact_id:
+            return str(row["value"])
+    raise KeyError(fact_id)
+
+
+def row_for_minor(table: str, version: str | None) -> Mapping[str, Any] | None:
+    wanted = minor_string(version)
+    return next((r for r in knowledge.rows("linux", table) if r["tf"] == wanted), None)
+
+
+def _capability(token: str) -> str | None:
+    """'sm_35' -> '3.5', 'compute_90' -> '9.0', 'sm_120' -> '12.0'."""
+    match = re.match(r"^(?:sm|compute)_(\d+)(\d)[a-z]?$", token.strip())
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
+def _cuda_from_build_info(value: Any) -> str | None:
+    """'12.5.1' -> '12.5.1'; Windows '64_112' (a DLL suffix) -> '11.2'."""
+    if not value:
+        return None
+    text = str(value)
+    dll = re.match(r"^64_(\d+)(\d)$", text)
+    if dll:
+        return f"{dll.group(1)}.{dll.group(2)}"
+    return text if release(text) else None
+
+
+def tensorflow_build(facts: Facts) -> dict[str, Any]:
+    """CUDA, cuDNN and GPU kernels of the installed TensorFlow: from build_info when the child ran
+    and it has the keys (2.22.0rc0 dropped them), else from the knowledge row of its minor release."""
+    version = tensorflow_version(facts)
+    row = row_for_minor("tf_cuda", version) or {}
+    info = build_info(facts)
+    capabilities = info.get("cuda_compute_capabilities")
+    sass: list[str] = []
+    ptx: str | None = None
+    if isinstance(capabilities, (list, tuple)) and capabilities:
+        for token in capabilities:
+            cc = _capability(str(token))
+            if cc and cc not in sass:
+                sass.append(cc)  # sm_XY and compute_XY both ship native code
+            if cc and str(token).startswith("compute_"):
+                ptx = cc
+    cuda = _cuda_from_build_info(info.get("cuda_version"))
+    cudnn = _cuda_from_build_info(info.get("cudnn_version"))
+    return {
+        "tensorflow": version,
+        "cuda": cuda or row.get("cuda"),
+        "cudnn": cudnn or row.get("cudnn"),
+        "sass": sass or list(row.get("sass") or ()),
+        "ptx": ptx or row.get("ptx"),
+        "from_build_info": bool(cuda or sass),
+        "known": bool(row) or bool(cuda or sass),
+    }
+
+
+def kernel_support(cc: str, sass: Iterable[str], ptx: str | None) -> str:
+    """'native' (SASS of the same major, at or below the GPU's minor), 'ptx' (JIT from older PTX),
+    or 'none' (the GPU is older than every kernel TensorFlow ships)."""
+    have = release(cc)
+    if len(have) < 2:
+        return "unknown"
+    for arch in sass:
+        a = release(arch)
+        if a[:1] == have[:1] and a <= have:
+            return "native"
+    if ptx and release(ptx) <= have:
+        return "ptx"
+    return "none"
+
+
+def gpu_generation(cc: str | None) -> Mapping[str, Any] | None:
+    have = version_key(cc)
+    for row in knowledge.rows("linux", "gpu_generations"):
+        if version_key(row["cc_min"]) <= have <= version_key(row["cc_max"]):
+            return row
+    return None
+
+
+def newest_release_with_kernels(cc: str) -> str | None:
+    """The newest TensorFlow minor whose kernels run this GPU natively (for 'pin tensorflow<=X')."""
+    best = None
+    for row in knowledge.rows("linux", "tf_cuda"):
+        if kernel_support(cc, row["sass"], row["ptx"]) == "native" and (best is None or compare(row["tf"], best) > 0):
+            best = row["tf"]
+    return best
+
+
+def first_release_with_native(cc: str, after: str | None = None) -> str | None:
+    """The oldest TensorFlow minor (newer than `after`) with native kernels for this GPU."""
+    candidates = [r["tf"] for r in knowledge.rows("linux", "tf_cuda")
+                  if kernel_support(cc, r["sass"], r["ptx"]) == "native" and (after is None or compare(r["tf"], after) > 0)]
+    return min(candidates, key=version_key) if candidates else None
+
+
+# ---------------------------------------------------------------- driver <-> CUDA
+
+def driver_column(facts: Facts) -> str:
+    """Which column of NVIDIA's tables applies: WSL2 reports the Windows driver's version."""
+    return "windows" if host_system(facts) == "Windows" or wsl_version(facts) else "linux"
+
+
+def max_cuda_for_driver(driver: str | None, column: str = "linux") -> str | None:
+    """The newest CUDA toolkit whose bundled driver this driver meets (None when unknown, also when
+    newer toolkits list no driver for this platform, so the answer could be higher)."""
+    if not driver:
+        return None
+    best = None
+    last_listed = None
+    for row in knowledge.rows("linux", "cuda_driver"):
+        needed = row.get(column) or ""
+        if not needed:
+            if last_listed is not None and compare(driver, last_listed) >= 0:
+                return None  # newer than every driver the table lists for this platform
+            continue
+        last_listed = needed
+        if compare(driver, needed) >= 0:
+            best = row["cuda"]
+    return minor_string(best) if best else None
+
+
+def min_driver_for_cuda_major(cuda: str | None, column: str = "linux") -> str | None:
+    major = str(release(cuda)[0]) if release(cuda) else None
+    for row in knowledge.rows("linux", "cuda_major_driver"):
+        if row["cuda_major"] == major:
+            return str(row.get(column) or "") or None
+    return None
+
+
+def driver_for_cuda(cuda: str | None, column: str = "linux") -> str | None:
+    """The driver NVIDIA shipped with this CUDA release (the first one serving it natively)."""
+    if not cuda:
+        return None
+    wanted = version_key(cuda)
+    rows = [r for r in knowledge.rows("linux", "cuda_driver") if r.get(column)]
+    at_least = [r for r in rows if version_key(r["cuda"]) >= wanted]
+    exact = [r for r in rows if version_key(r["cuda"])[:len(release(cuda))] == wanted[:len(release(cuda))]]
+    chosen = (exact or at_least)
+    return str(min(chosen, key=lambda r: version_key(r["cuda"]))[column]) if chosen else None
+
+
+# ---------------------------------------------------------------- the [and-cuda] extra
+
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(?:;(.*))?$")
+
+
+def _split_requirement(text: str) -> tuple[str, str, str]:
+    match = _REQUIREMENT.match(text)
+    if not match:
+        return "", "", ""
+    return canonical_name(match.group(1)), match.group(2).strip(), (match.group(3) or "").strip()
+
+
+def and_cuda_requirements(facts: Facts) -> list[tuple[str, str]]:
+    """(package, specifier) pairs of the installed TensorFlow's `and-cuda` extra: from its own
+    Requires-Dist when recorded, else from the knowledge rows for its version; [] before 2.14."""
+    dist = tensorflow_distribution(facts)
+    requires = (dist or {}).get("requires") or ()
+    from_metadata = []
+    for text in requires:
+        name, spec, marker = _split_requirement(str(text))
+        if name and re.search(r"extra\s*==\s*['\"]and-cuda['\"]", marker):
+            from_metadata.append((name, spec))
+    if from_metadata:
+        return from_metadata
+    version = tensorflow_version(facts)
+    for row in knowledge.rows("linux", "and_cuda"):
+        if version in row["tf_versions"]:
+            return [_split_requirement(r)[:2] for r in row["requires"]]
+    return []
+
+
+_CLAUSE = re.compile(r"^\s*(===|==|!=|<=|>=|~=|<|>)\s*(\S+)\s*$")
+
+
+def satisfies(version: str | None, specifier: str) -> bool | None:
+    """Plain PEP 440 comparison of release numbers; None when unreadable."""
+    if not version or not release(version):
+        return None
+    for clause in (c for c in specifier.split(",") if c.strip()):
+        match = _CLAUSE.match(clause)
+        if not match:
+            return None
+        operator, bound = match.groups()
+        if bound.endswith(".*"):
+            prefix = release(bound[:-2])
+            same = release(version)[: len(prefix)] == prefix
+            if same != (operator == "=="):
+                return False
+            continue
+        order = compare(version, bound)
+        holds = {"==": order == 0, "===": order == 0, "!=": order != 0, "<": order < 0, "<=": order <= 0,
+                 ">": order > 0, ">=": order >= 0,
+                 "~=": order >= 0 and release(version)[: len(release(bound)) - 1] == release(bound)[:-1]}[operator]
+        if not holds:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- WSL
+
+def wsl_version(facts: Facts) -> int | None:
+    """1 or 2 when the Linux host is a WSL guest (collected in facts["os"]["wsl"], or recognised from
+    the kernel release string of an older report), else None."""
+    if host_system(facts) != "Linux":
+        return None
+    wsl = section(facts, "os").get("wsl")
+    if isinstance(wsl, Mapping):
+        return wsl.get("version")
+    from tfdoctor.collect.system import detect_wsl
+
+    found = detect_wsl(section(facts, "host").get("release"), section(facts, "os").get("proc_version"), {}, ())
+    return (found or {}).get("version")
