@@ -1,11 +1,106 @@
-"""macOS version. PLACEHOLDER: being written."""
+"""Is this macOS new enough for the installed tensorflow-metal and TensorFlow wheels?
+
+tensorflow-metal needs macOS 12 (0.3.0 and later import a macOS 12 class, so on Big Sur the plugin
+fails inside `import tensorflow`), although pip installs its macosx_11_0 wheels there. TensorFlow's
+arm64 wheels need macOS 11 (<= 2.9) or 12 (2.10 on). A Python built against a pre-11 SDK sees
+macOS 11+ as 10.16 and pip then refuses those wheels.
+"""
 
 from __future__ import annotations
 
-from tfdoctor.model import Outcome
+from typing import Optional
+
+from tfdoctor import apple, tfdists
+from tfdoctor import macos_knowledge as mk
+from tfdoctor.facts import section
+from tfdoctor.findings import Findings
+from tfdoctor.installers import installer_for
+from tfdoctor.macos_parsers import is_compat_version, product_version
+from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.versions import release
+
+MACOS_TOO_OLD_URL = "https://github.com/tensorflow/tensorflow/issues/53309"
+SYSTEM_VERSION_COMPAT_URL = "https://github.com/pypa/pip/issues/11789"
+
+
+def macos_version(facts: Facts) -> Optional[str]:
+    """sw_vers' ProductVersion; else the interpreter's platform.mac_ver() unless it is the 10.16 mask."""
+    version = product_version(section(facts, "os").get("sw_vers"))
+    if version:
+        return version
+    mac_ver = section(facts, "python").get("mac_ver")
+    return mac_ver if mac_ver and not is_compat_version(mac_ver) else None
+
+
+def _upgrade_fix(facts: Facts, needed: str, metal: Optional[str]) -> Remediation:
+    commands = ["softwareupdate --list"]
+    if metal:
+        commands.append(installer_for(facts).uninstall("tensorflow-metal"))
+    return Remediation(
+        advice=(f"Upgrade macOS to {needed} or later (System Settings > General > Software Update)"
+                + (", or uninstall tensorflow-metal and let TensorFlow use the CPU." if metal else ".")),
+        commands=tuple(commands),
+        url=MACOS_TOO_OLD_URL,
+    )
 
 
 @check("macos-version", "macOS version", needs=('os',), platforms=('Darwin',))
-def macos_version(facts: Facts) -> Outcome:
-    return Outcome.skip("not implemented yet")
+def macos_version_check(facts: Facts) -> Outcome:
+    version = macos_version(facts)
+    if not version:
+        return Outcome.skip("the macOS version was not recorded (no sw_vers output)")
+    findings = Findings()
+    evidence = {"macos": version, "python_mac_ver": section(facts, "python").get("mac_ver")}
+    silicon = apple.apple_silicon(facts)
+    platform = tfdists.platform_key(facts)
+
+    metal = tfdists.first_version(facts, tfdists.METAL)
+    if metal:
+        row = mk.metal_release(metal)
+        evidence["tensorflow_metal"] = metal
+        if row and row["macos_min_hard"] and not mk.within(version, row["macos_min_hard"], None):
+            findings.fail(
+                f"tensorflow-metal {metal} cannot load on macOS {version}: it needs macOS {row['macos_min_hard']}",
+                "From 0.3.0 the plugin uses MPSGraph classes that macOS 11 lacks, so 'import tensorflow' fails with "
+                "'Symbol not found: _OBJC_CLASS_$_MPSGraphCompilationDescriptor'. pip installs it anyway (the "
+                "wheels up to 0.5.0 are tagged macosx_11_0).",
+                fix=_upgrade_fix(facts, row["macos_min_hard"], metal))
+        elif row and not mk.within(version, row["macos_min"], None):
+            findings.warn(f"Apple lists macOS {row['macos_min']}+ for tensorflow-metal {metal}; this is macOS {version}",
+                          fix=_upgrade_fix(facts, row["macos_min"], metal))
+        elif row:
+            findings.note(f"tensorflow-metal {metal} needs macOS {row['macos_min']}+ (Apple's table)")
+    elif silicon and not mk.within(version, "12.0", None):
+        newest = mk.newest_installable("macos-arm64", section(facts, "python").get("version"), version)
+        findings.warn(
+            f"macOS {version} is too old for GPU training: tensorflow-metal needs macOS 12",
+            "TensorFlow's own arm64 wheels need macOS 12 from 2.10 on"
+            + (f"; the newest this Mac can install is {newest[0]} {newest[1]}." if newest else "."),
+            fix=_upgrade_fix(facts, "12", None))
+
+    for copy in tfdists.tensorflow_copies(facts):
+        row = mk.wheel_for(copy.name, copy.version, platform) if platform else None
+        if row and row["macos_min"] and not mk.within(version, row["macos_min"], None):
+            findings.warn(f"{copy.name} {copy.version} wheels are built for macOS {row['macos_min']}+; this is macOS {version}",
+                          fix=_upgrade_fix(facts, row["macos_min"], None))
+
+    if platform == "macos-x86_64" and silicon is False:
+        newest = mk.newest_installable("macos-x86_64", section(facts, "python").get("version"), version)
+        last = max((row["macos_min"] for row in mk.wheel_rows("macos-x86_64", "tensorflow")), key=release)
+        if not mk.within(version, last, None):
+            findings.warn(f"macOS {version} is older than the {last} that TensorFlow's newest x86_64 wheels need",
+                          (f"The newest TensorFlow pip offers this Mac is {newest[0]} {newest[1]}." if newest else
+                           "pip offers no TensorFlow wheel for this Python on this macOS."),
+                          fix=_upgrade_fix(facts, last, None))
+
+    mac_ver = section(facts, "python").get("mac_ver")
+    if is_compat_version(mac_ver) and release(version)[:1] >= (11,):
+        findings.warn(
+            f"This Python sees macOS {version} as 10.16 (built against a pre-11 SDK): pip refuses macosx_11_0+ wheels",
+            "TensorFlow and tensorflow-metal for Apple silicon are macosx_11_0/12_0 wheels.",
+            fix=Remediation(advice="Tell the interpreter the real macOS version while installing, or use a newer Python build.",
+                            commands=(f"SYSTEM_VERSION_COMPAT=0 {installer_for(facts).install('tensorflow')}",),
+                            url=SYSTEM_VERSION_COMPAT_URL))
+
+    return findings.outcome(f"macOS {version}", **evidence)

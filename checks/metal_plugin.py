@@ -1,11 +1,214 @@
-"""Metal plugin (tensorflow-metal). PLACEHOLDER: being written."""
+"""tensorflow-metal against the installed TensorFlow, judged statically (a bad plugin breaks
+`import tensorflow` itself, because TensorFlow loads every tensorflow-plugins directory on import).
+
+Knows what really loads (tfdoctor/knowledge/macos.toml, metal_tf): 1.1.0 fails inside TF 2.18/2.19
+although Apple's table lists it; no release loads into TF >= 2.20; none exists for Python >= 3.13;
+0.6.0 imports into TF 2.9 and segfaults in training. Also: two copies of the plugin (TF registers
+the METAL platform twice and aborts), a plugin built for the other architecture, and Keras 3 on
+Metal training at CPU speed with metal 1.1.0.
+"""
 
 from __future__ import annotations
 
-from tfdoctor.model import Outcome
+from typing import Optional
+
+from tfdoctor import apple, macho, tfdists
+from tfdoctor import macos_knowledge as mk
+from tfdoctor.facts import section
+from tfdoctor.findings import Findings
+from tfdoctor.installers import Installer, installer_for
+from tfdoctor.macos_parsers import product_version
+from tfdoctor.macos_remedies import APPLE_PLUGIN_URL, combo_requirements
+from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.versions import minor, release
+
+DUPLICATE_URL = "https://github.com/pleonard212/pix-plot/issues/268"
+KERAS3_URL = "https://github.com/tensorflow/tensorflow/issues/63854"
+OPTIMIZER_URL = "https://github.com/tensorflow/tensorflow/issues/58988"
+PAIRING_URL = "https://github.com/tensorflow/tensorflow/issues/81987"
+
+
+def _minor(version: Optional[str]) -> str:
+    return ".".join(map(str, minor(version)))
+
+
+def _fresh_env_fix(facts: Facts, installer: Installer, python_version: str, why: str) -> Remediation:
+    combo = mk.gpu_combo(python_version)
+    inside = Installer(installer.kind, "python", installer.windows)
+    commands = installer.fresh_environment(python_version) + (inside.install(*combo_requirements(combo)),)
+    return Remediation(f"{why} For the GPU, create an environment with Python {python_version} and install "
+                       f"TensorFlow {combo['tf'] if combo else ''} with tensorflow-metal {combo['metal'] if combo else ''} there; "
+                       "this one stays CPU-only.", commands, APPLE_PLUGIN_URL)
+
+
+def _pairing_fix(facts: Facts, installer: Installer, metal: str, tf: str, python: Optional[str],
+                 pairing: Optional[dict]) -> Remediation:
+    """Change the plugin to one that loads into this TF; or TF to one this plugin loads into."""
+    macos = product_version(section(facts, "os").get("sw_vers"))
+    right_metal = mk.metal_for(tf, python, macos)
+    commands, alternatives = [], []
+    if right_metal:
+        commands.append(installer.install(f"tensorflow-metal=={right_metal}"))
+        advice = f"Install tensorflow-metal {right_metal}, the release that loads into TensorFlow {tf}."
+    else:
+        combo = mk.gpu_combo(python, macos)
+        if combo:
+            commands.append(installer.install(*combo_requirements(combo)))
+            advice = (f"No tensorflow-metal loads into TensorFlow {tf}: move TensorFlow to {combo['tf']} with "
+                      f"tensorflow-metal {combo['metal']}, or uninstall tensorflow-metal and stay on the CPU.")
+        else:
+            advice = f"No tensorflow-metal loads into TensorFlow {tf} on this Python: uninstall it and use the CPU."
+        commands.append(installer.uninstall("tensorflow-metal"))
+    tf_for_metal = mk.newest_tf_minor_for_metal(metal)
+    name = mk.install_name("macos-arm64", tf_for_metal) if tf_for_metal else None
+    if right_metal and tf_for_metal and name and release(tf_for_metal) != minor(tf):
+        alternatives.append(installer.install(f"{name}=={tf_for_metal}.*"))
+        advice += f" Or keep tensorflow-metal {metal} and pin TensorFlow to {tf_for_metal}.x."
+    return Remediation(advice, tuple(commands + alternatives), PAIRING_URL)
+
+
+def _not_installed(facts: Facts, installer: Installer, tf: Optional[str], python: Optional[str]) -> Outcome:
+    silicon = apple.apple_silicon(facts)
+    if silicon is False:
+        return Outcome.skip(f"Intel Mac: tensorflow-metal's x86_64 wheels ended at {mk.newest_x86_64_metal()} "
+                            "(TensorFlow 2.13); TensorFlow runs on the CPU")
+    if not apple.interpreter_is_arm64(facts):
+        return Outcome.skip("Python runs as x86_64 (see architecture): no tensorflow-metal for it")
+    if not tf:
+        return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
+    evidence = {"tensorflow": tf, "python": python}
+    newest_python = mk.newest_metal_python()
+    if release(python)[:2] > release(newest_python)[:2]:
+        return Outcome.warn(f"No tensorflow-metal exists for Python {_minor(python)}: TensorFlow runs on the CPU only",
+                            f"The newest tensorflow-metal ({mk.newest_metal()}) has wheels up to Python {newest_python}.",
+                            fix=_fresh_env_fix(facts, installer, newest_python, "pip finds no tensorflow-metal wheel here."),
+                            **evidence)
+    macos = product_version(section(facts, "os").get("sw_vers"))
+    if macos and not mk.within(macos, "12.0", None):
+        return Outcome.warn(f"tensorflow-metal needs macOS 12; this is macOS {macos}: TensorFlow runs on the CPU",
+                            "See macos-version.", **evidence)
+    right = mk.metal_for(tf, python, macos)
+    if right:
+        return Outcome.warn(f"tensorflow-metal is not installed: TensorFlow {tf} uses the CPU only",
+                            fix=Remediation(f"Install tensorflow-metal {right}, the release that loads into TensorFlow {_minor(tf)}.",
+                                            (installer.install(f"tensorflow-metal=={right}"),), APPLE_PLUGIN_URL),
+                            **evidence)
+    combo = mk.gpu_combo(python, macos)
+    cutoff = mk.no_metal_from_tf()
+    why = (f"No tensorflow-metal release loads into TensorFlow {cutoff} or later."
+           if cutoff and mk.within(tf, cutoff, None) else f"No tensorflow-metal is known to load into TensorFlow {tf}.")
+    fix = Remediation(f"{why} For the GPU, install TensorFlow {combo['tf']} with tensorflow-metal {combo['metal']}.",
+                      (installer.install(*combo_requirements(combo)),), APPLE_PLUGIN_URL) if combo else None
+    return Outcome.warn(f"TensorFlow {tf} has no Metal plugin: it runs on the CPU only", why, fix=fix, **evidence)
+
+
+def _duplicates(facts: Facts, installer: Installer, findings: Findings, dirs: list[dict]) -> None:
+    python = section(facts, "python")
+    user_site = str(python.get("user_site") or "")
+    listing = "; ".join(f"{d['path']}" + (f" (tensorflow-metal {d['version']})" if d.get("version") else "") for d in dirs)
+    in_user_site = [d for d in dirs if user_site and str(d["path"]).startswith(user_site)]
+    commands = []
+    if in_user_site:
+        version = ".".join(str(python.get("version") or "3").split(".")[:2])
+        base = f"{python.get('base_prefix')}/bin/python{version}" if python.get("base_prefix") else f"python{version}"
+        commands.append(f"{base} -m pip uninstall -y tensorflow-metal  # run outside the environment: removes the user-site copy")
+        commands.append("export PYTHONNOUSERSITE=1  # or make every Python ignore the user site (same as python -s)")
+    else:
+        commands.extend(installer.uninstall("tensorflow-metal") for _ in dirs[1:])
+    findings.fail(
+        f"{len(dirs)} copies of libmetal_plugin.dylib are on TensorFlow's plugin path",
+        f"Copies: {listing}.",
+        "TensorFlow loads every tensorflow-plugins directory (user site included); the second copy registers the "
+        "METAL platform again and the process aborts: 'platform is already registered with name: \"METAL\"'.",
+        fix=Remediation("Keep exactly one tensorflow-metal: pip uninstall tensorflow-metal where it is not wanted "
+                        "(the user site or the environment), or ignore the user site with python -s.",
+                        tuple(commands), DUPLICATE_URL))
 
 
 @check("metal-plugin", "Metal plugin (tensorflow-metal)", needs=('python', 'distributions'), platforms=('Darwin',))
 def metal_plugin(facts: Facts) -> Outcome:
-    return Outcome.skip("not implemented yet")
+    installer = installer_for(facts)
+    python = section(facts, "python").get("version")
+    tf = tfdists.tensorflow_version(facts)
+    entries = tfdists.installed(facts, tfdists.METAL)
+    dirs = tfdists.metal_plugin_dirs(facts)
+    if not entries and not dirs:
+        return _not_installed(facts, installer, tf, python)
+
+    metal = tfdists.newest([e.get("version") for e in entries]) or tfdists.newest([d.get("version") for d in dirs])
+    findings = Findings()
+    evidence = {"tensorflow_metal": metal, "tensorflow": tf, "python": python,
+                "plugin_dirs": [d["path"] for d in dirs]}
+
+    if len(dirs) > 1:
+        _duplicates(facts, installer, findings, dirs)
+
+    machine = apple.interpreter_machine(facts)
+    for record in dirs:
+        archs = macho.architectures_from_hex(record.get("header_hex"))
+        if archs and machine and macho.can_run_as(archs, machine) is False:
+            findings.fail(f"libmetal_plugin.dylib is {', '.join(archs)} but Python runs as {machine}",
+                          f"In {record['path']}: dyld refuses it ('incompatible architecture').",
+                          fix=Remediation("Reinstall tensorflow-metal from this interpreter, so pip picks the wheel "
+                                          "for its architecture.",
+                                          (installer.uninstall("tensorflow-metal"), installer.install(f"tensorflow-metal=={metal}")),
+                                          APPLE_PLUGIN_URL))
+        elif archs:
+            evidence.setdefault("plugin_architectures", archs)
+
+    release_row = mk.metal_release(metal)
+    if release_row and python and not mk.metal_supports_python(release_row, python, "x86_64" if machine == "x86_64" else "arm64"):
+        findings.fail(f"tensorflow-metal {metal} has no wheel for Python {_minor(python)} ({machine or 'this architecture'})",
+                      f"Its wheels cover Python {release_row['python_min']}-{release_row['python_max']}; this copy was forced in.",
+                      fix=_fresh_env_fix(facts, installer, mk.newest_metal_python(),
+                                         "This tensorflow-metal cannot work with this Python."))
+
+    if not tf:
+        findings.warn(f"tensorflow-metal {metal} is installed but TensorFlow is not",
+                      fix=Remediation("Install TensorFlow next to it (see tensorflow-install).", (), APPLE_PLUGIN_URL))
+        return findings.outcome("", **evidence)
+
+    pairing = mk.metal_pairing(metal, tf)
+    evidence["pairing"] = pairing["outcome"] if pairing else "unknown"
+    if pairing is None:
+        findings.warn(f"No record of tensorflow-metal {metal} with TensorFlow {tf}",
+                      "Neither Apple's table nor a tested report covers this pair.",
+                      fix=_pairing_fix(facts, installer, metal, tf, python, None))
+    elif pairing["outcome"] == "import_fails":
+        findings.fail(f"tensorflow-metal {metal} does not load into TensorFlow {tf}: 'import tensorflow' fails",
+                      *( [f"The error: {pairing['error']}"] if pairing["error"] else []),
+                      pairing["why"],
+                      fix=_pairing_fix(facts, installer, metal, tf, python, pairing))
+    elif pairing["outcome"] == "crashes_in_use":
+        findings.fail(f"tensorflow-metal {metal} imports into TensorFlow {tf} but crashes once training starts",
+                      f"Reported: '{pairing['error']}'. {pairing['why']}",
+                      fix=_pairing_fix(facts, installer, metal, tf, python, pairing))
+    elif pairing["outcome"] == "training_fails":
+        findings.warn(f"TensorFlow {tf} with tensorflow-metal {metal}: model.fit fails with Keras {_minor(tf)}'s new optimizers",
+                      f"The error: '{pairing['error']}: 0x...'. {pairing['why']}",
+                      fix=Remediation("Use the legacy optimizers (tf.keras.optimizers.legacy.Adam and friends), or move "
+                                      "to TensorFlow 2.12 or later, whose Keras falls back to them on Apple silicon.",
+                                      (), OPTIMIZER_URL))
+    elif pairing["outcome"] == "loads_untested":
+        findings.warn(f"tensorflow-metal {metal} with TensorFlow {tf} is untested", pairing["why"],
+                      fix=_pairing_fix(facts, installer, metal, tf, python, pairing))
+    else:
+        findings.note(f"tensorflow-metal {metal} loads into TensorFlow {_minor(tf)}"
+                      + ("" if pairing["official"] else " (not in Apple's table; reproduced on a real Mac)"))
+
+    slow = mk.keras3_slowdown(metal, tf)
+    legacy = mk.legacy_keras()
+    wants_legacy = str(section(facts, "environment").get(legacy["variable"]) or "") in legacy["true_values"]
+    if slow and not wants_legacy and pairing and pairing["outcome"] == "loads":
+        findings.warn(f"Keras 3 on tensorflow-metal {metal} trains at CPU speed",
+                      f"Measured: {slow['measured']}.",
+                      fix=Remediation(f"Use Keras 2 (tf_keras): install tf-keras for TensorFlow {_minor(tf)} and set "
+                                      f"{legacy['variable']}=1 before TensorFlow is first imported.",
+                                      (installer.install(f"tf-keras~={_minor(tf)}.0"), f"export {legacy['variable']}=1"),
+                                      KERAS3_URL))
+    elif mk.within(tf, legacy["tf_min"], None) and not wants_legacy and pairing and pairing["outcome"] == "loads":
+        findings.note("Keras 3 with Metal: the CPU-speed slowdown was measured with tensorflow-metal 1.1.0; the probe "
+                      "measures this machine")
+
+    return findings.outcome(f"tensorflow-metal {metal} matches TensorFlow {tf}", **evidence)

@@ -1,11 +1,232 @@
-"""TensorFlow distributions. PLACEHOLDER: being written."""
+"""Which TensorFlow distributions are installed, read from metadata (no import), on every platform.
+
+Finds: nothing installed (with the install command for this platform and Python); two real builds
+writing the same site-packages/tensorflow/ (uninstalling one breaks the other); a shim without its
+real package or at another version (the shim direction flipped: tensorflow -> tensorflow-macos for
+2.13-2.15 on Apple silicon, tensorflow-macos -> tensorflow in 2.16); one name installed twice; a
+TensorFlow with no wheel for this Python; Keras, tf-keras and NumPy outside TensorFlow's pins.
+"""
 
 from __future__ import annotations
 
-from tfdoctor.model import Outcome
+from typing import Optional
+
+from tfdoctor import apple, tfdists
+from tfdoctor import macos_knowledge as mk
+from tfdoctor.facts import PLATFORM_NAMES, host_system, section
+from tfdoctor.findings import Findings
+from tfdoctor.installers import Installer, installer_for
+from tfdoctor.macos_parsers import product_version
+from tfdoctor.macos_remedies import combo_requirements, native_environment
+from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.versions import minor, release
+
+INSTALL_URL = "https://www.tensorflow.org/install/pip"
+APPLE_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
+CONFLICT_URL = "https://github.com/openvinotoolkit/openvino_notebooks/pull/2793"
+NUMPY2_URL = "https://github.com/CameronBodine/PINGMapper/issues/123"
+LEGACY_KERAS_URL = "https://github.com/tensorflow/tensorflow/issues/63854"
+
+
+def _nvidia_gpu(facts: Facts) -> bool:
+    try:  # written by the Linux helper; absent or failing means "not known"
+        from tfdoctor.nvidia import detected_gpus
+    except ImportError:
+        return False
+    try:
+        return bool(detected_gpus(facts))
+    except Exception:  # noqa: BLE001 - a broken helper must not turn this check into an error
+        return False
+
+
+def _fmt(requirements: tuple[str, ...]) -> str:
+    return " ".join(requirements)
+
+
+def install_plan(facts: Facts) -> tuple[Optional[tuple[str, ...]], str, str]:
+    """(requirements to install or None, advice, url) for TensorFlow on this platform and Python."""
+    platform = tfdists.platform_key(facts)
+    python = section(facts, "python").get("version")
+    macos = product_version(section(facts, "os").get("sw_vers"))
+    system = PLATFORM_NAMES.get(host_system(facts), host_system(facts) or "this system")
+    if platform == "macos-arm64":
+        combo = mk.gpu_combo(python, macos)
+        if combo:
+            return (combo_requirements(combo),
+                    f"Install TensorFlow {combo['tf']} with the Metal plugin {combo['metal']} (the newest pair that "
+                    "loads; no tensorflow-metal loads into TensorFlow 2.20 or later).", APPLE_URL)
+        newest = mk.newest_installable(platform, python, macos)
+        if newest:
+            return ((f"{newest[0]}=={newest[1]}",),
+                    f"Install {newest[0]} {newest[1]}, the newest wheel for Python {python} on macOS {macos or ''}".rstrip()
+                    + " (CPU only: no tensorflow-metal for this Python/macOS).", APPLE_URL)
+    elif platform == "macos-x86_64":
+        newest = mk.newest_installable(platform, python, macos)
+        if newest:
+            return ((f"{newest[0]}=={newest[1]}",),
+                    f"TensorFlow's x86_64 macOS wheels end at {newest[1]} for Python {python}: pin it.", INSTALL_URL)
+    elif platform in ("linux-x86_64", "linux-aarch64", "windows-x86_64"):
+        newest = mk.newest_installable(platform, python, None, distributions=("tensorflow",))
+        if newest:
+            if platform == "linux-x86_64" and _nvidia_gpu(facts):
+                return (("tensorflow[and-cuda]",), "Install TensorFlow with the CUDA libraries for the NVIDIA GPU.", INSTALL_URL)
+            extra = " (CPU only on native Windows; for the GPU use WSL2)" if platform == "windows-x86_64" else ""
+            return (("tensorflow",), f"Install TensorFlow{extra}.", INSTALL_URL)
+    elif platform is None:
+        return (("tensorflow",), "Install TensorFlow.", INSTALL_URL)
+    return (None, f"No TensorFlow wheel exists for Python {python} on {system} ({platform}).", INSTALL_URL)
+
+
+def _fresh_python(facts: Facts) -> str:
+    """A Python every current TensorFlow (and, on Apple silicon, tensorflow-metal) has wheels for."""
+    if tfdists.platform_key(facts) in ("macos-arm64", "macos-x86_64"):
+        return mk.newest_metal_python()
+    return "3.12"
+
+
+def _install_fix(facts: Facts, installer: Installer, prefix: tuple[str, ...] = ()) -> Remediation:
+    requirements, advice, url = install_plan(facts)
+    if apple.is_mac(facts) and apple.apple_silicon(facts) and apple.translated(facts):
+        name, commands = native_environment(facts, mk.newest_metal_python())
+        return Remediation(f"This Python runs under Rosetta (see architecture): make a native arm64 environment "
+                           f"from {name} and install TensorFlow there.", commands, APPLE_URL)
+    if requirements is None:
+        version = _fresh_python(facts)
+        commands = installer.fresh_environment(version) + (
+            Installer(installer.kind, "python", installer.windows).install("tensorflow"),)
+        return Remediation(f"{advice} Create an environment with Python {version} and install it there.",
+                           prefix + commands, url)
+    return Remediation(advice, prefix + (installer.install(*requirements),), url)
+
+
+def _check_pins(facts: Facts, findings: Findings, installer: Installer, tf: str) -> None:
+    numpy = tfdists.first_version(facts, "numpy")
+    keras = tfdists.first_version(facts, "keras")
+    tf_keras = tfdists.first_version(facts, "tf-keras")
+    environment = section(facts, "environment")
+
+    abi = mk.numpy_major_max(tf)
+    numpy_pin = mk.pin("numpy", tf)
+    if not tfdists.installed(facts, "numpy"):
+        findings.warn(f"NumPy is not installed: TensorFlow {tf} cannot import without it",
+                      fix=Remediation("Install the NumPy TensorFlow declares.",
+                                      (installer.install("numpy" + (numpy_pin["spec"] if numpy_pin else "")),), INSTALL_URL))
+    elif numpy and abi and release(numpy)[:1] > (abi["numpy_major_max"],):
+        findings.fail(f"NumPy {numpy} with TensorFlow {tf}, which is built for NumPy {abi['numpy_major_max']}.x",
+                      "Import fails with 'A module that was compiled using NumPy 1.x cannot be run in NumPy 2'. "
+                      "TensorFlow 2.18 is the first built for NumPy 2.",
+                      fix=Remediation("Install a NumPy 1.x (or move to TensorFlow 2.18 or later).",
+                                      (installer.install("numpy<2"),), NUMPY2_URL))
+    elif numpy and numpy_pin and mk.pin_holds("numpy", tf, numpy) is False:
+        findings.fail(f"NumPy {numpy} is outside TensorFlow {tf}'s pin numpy{numpy_pin['spec']}",
+                      "Extensions built against a newer NumPy C API fail to import under an older NumPy "
+                      "('module compiled against API version 0x10 but this version of numpy is 0xf').",
+                      fix=Remediation("Install the NumPy TensorFlow declares.",
+                                      (installer.install("numpy" + numpy_pin["spec"]),), INSTALL_URL))
+    elif numpy:
+        findings.note(f"numpy {numpy}")
+
+    keras_pin = mk.pin("keras", tf)
+    legacy = mk.legacy_keras()
+    wants_legacy = str(environment.get(legacy["variable"]) or "") in legacy["true_values"]
+    if wants_legacy and mk.within(tf, legacy["tf_min"], None) and not tf_keras:
+        findings.fail(f"{legacy['variable']} is set but tf-keras is not installed",
+                      f"tf.keras fails: '{legacy['error']}'.",
+                      fix=Remediation(f"Install tf-keras for TensorFlow {'.'.join(map(str, minor(tf)))}, or unset "
+                                      f"{legacy['variable']}.",
+                                      (installer.install(f"tf-keras~={'.'.join(map(str, minor(tf)))}.0"),), LEGACY_KERAS_URL))
+    if keras_pin and not tfdists.installed(facts, "keras"):
+        findings.warn(f"Keras is not installed: tf.keras of TensorFlow {tf} needs keras{keras_pin['spec']}",
+                      fix=Remediation("Install the Keras TensorFlow declares.",
+                                      (installer.install("keras" + keras_pin["spec"]),), INSTALL_URL))
+    elif keras and keras_pin and mk.pin_holds("keras", tf, keras) is False:
+        findings.fail(f"Keras {keras} does not fit TensorFlow {tf} (needs keras{keras_pin['spec']})",
+                      "Keras 3 is the default from TensorFlow 2.16; 2.13-2.15 need the Keras 2 of the same minor.",
+                      fix=Remediation("Install the Keras TensorFlow declares.",
+                                      (installer.install("keras" + keras_pin["spec"]),), INSTALL_URL))
+    elif keras:
+        findings.note(f"keras {keras}" + (f", tf-keras {tf_keras}" if tf_keras else ""))
 
 
 @check("tensorflow-install", "TensorFlow distributions", needs=('python', 'distributions'), platforms=())
 def tensorflow_install(facts: Facts) -> Outcome:
-    return Outcome.skip("not implemented yet")
+    installer = installer_for(facts)
+    platform = tfdists.platform_key(facts)
+    python = section(facts, "python").get("version")
+    copies = tfdists.tensorflow_copies(facts)
+    evidence = {"platform": platform, "python": python, "installer": installer.kind,
+                "distributions": [c.to_dict() for c in copies]}
+    if not copies:
+        fix = _install_fix(facts, installer)
+        return Outcome.fail("TensorFlow is not installed", f"Python {python} ({installer.label}) on {platform or 'an unknown platform'}.",
+                            fix=fix, **evidence)
+
+    findings = Findings()
+    names = sorted({c.name for c in copies})
+    by_name: dict[str, list[tfdists.TFCopy]] = {}
+    for copy in copies:
+        by_name.setdefault(copy.name, []).append(copy)
+    reals = [c for c in copies if c.real]
+    shims = [c for c in copies if not c.real]
+
+    for name, same in by_name.items():
+        if len(same) > 1:
+            where = "; ".join(f"{c.version} in {c.location}" for c in same)
+            versions = {c.version for c in same}
+            (findings.fail if len(versions) > 1 else findings.warn)(
+                f"{name} is installed {len(same)} times ({', '.join(sorted(str(v) for v in versions))})",
+                f"Copies: {where}. The first one on sys.path wins; the other shadows or half-overwrites it.",
+                fix=Remediation("Uninstall until no copy is left, then install one.",
+                                tuple(installer.uninstall(name) for _ in same) + (installer.install(f"{name}=={same[0].version}"),),
+                                CONFLICT_URL))
+
+    distinct_reals = {c.name: c for c in reals}
+    if len(distinct_reals) > 1:
+        listing = ", ".join(f"{c.name} {c.version}" for c in distinct_reals.values())
+        newest = max(distinct_reals.values(), key=lambda c: release(c.version))
+        keep = f"{mk.install_name(platform, '.'.join(map(str, minor(newest.version))))}=={newest.version}" \
+            if platform and newest.version and mk.install_name(platform, '.'.join(map(str, minor(newest.version)))) \
+            else f"{newest.name}=={newest.version}"
+        findings.fail(f"Two real TensorFlow builds write the same site-packages/tensorflow/: {listing}",
+                      "Each overwrites the other's files; uninstalling one of them removes files the other needs.",
+                      fix=Remediation("Uninstall every TensorFlow distribution, then install exactly one (its shim "
+                                      "comes with it when the version needs one).",
+                                      (installer.uninstall(*names), installer.install(keep)), CONFLICT_URL))
+
+    for shim in shims:
+        target = shim.shim_of
+        partners = by_name.get(target or "", [])
+        if not target:
+            continue
+        if not partners:
+            findings.fail(f"{shim.name} {shim.version} is only a shim for {target}, which is not installed",
+                          f"The {shim.name} wheel here has no tensorflow/ files; it depends on {target}=={shim.version}.",
+                          fix=Remediation(f"Install {target} at the same version.",
+                                          (installer.install(f"{target}=={shim.version}"),), INSTALL_URL))
+        elif partners[0].version != shim.version:
+            findings.fail(f"{shim.name} {shim.version} (shim) and {target} {partners[0].version} differ",
+                          "A shim and its real package must have the same version.",
+                          fix=Remediation("Reinstall the pair at one version.",
+                                          (installer.uninstall(shim.name, target),
+                                           installer.install(f"{shim.name}=={partners[0].version}")), INSTALL_URL))
+        else:
+            findings.note(f"{shim.name} {shim.version} is the shim for {target} {shim.version} (normal for this version)")
+
+    tf = tfdists.tensorflow_version(facts)
+    real = reals[0] if reals else None
+    if real and tf:
+        row = mk.wheel_for(real.name, tf, platform) if platform else None
+        if row and not mk.within(python, row["python_min"], row["python_max"]):
+            findings.warn(f"{real.name} {tf} has no wheel for Python {python} on {platform} "
+                          f"(Python {row['python_min']}-{row['python_max']})",
+                          "It was built from source, by conda, or forced in; pip would not pick it.",
+                          fix=_install_fix(facts, installer, (installer.uninstall(*names),)))
+        elif not row and platform and mk.known_platform(platform) and release(tf) >= (2, 5) \
+                and mk.wheel_rows(platform, real.name):
+            findings.warn(f"PyPI has no {real.name} {tf} wheel for {platform}",
+                          "It came from another channel (conda-forge, a community build, a source build).")
+        _check_pins(facts, findings, installer, tf)
+
+    summary = ", ".join(f"{c.name} {c.version or '(version not recorded)'}" for c in (reals or copies))
+    return findings.outcome(f"TensorFlow installed: {summary}", **evidence)

@@ -1,9 +1,11 @@
 # Describes the interpreter that runs it: version, architecture, Rosetta, environment kind, and every
 # installed distribution (read from metadata, never imported). Standard library only; prints JSON.
+import binascii
 import json
 import os
 import platform
 import site
+import struct
 import sys
 import sysconfig
 
@@ -35,6 +37,60 @@ def proc_translated():
         return str(value.value)
     except Exception:
         return None
+
+
+def macho_header(path):
+    """The first bytes of a Mach-O file as hex: the magic and every architecture slice's cputype
+    (read by tfdoctor/macho.py). Thin files: 16 bytes; universal ones: the whole fat header."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8)
+            if head[:4] in (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf") and len(head) == 8:
+                count = struct.unpack(">I", head[4:8])[0]
+                size = 32 if head[3:4] == b"\xbf" else 20
+                head += handle.read(min(count, 16) * size)
+            else:
+                head += handle.read(8)
+    except (OSError, IOError):
+        return None
+    return binascii.hexlify(head).decode("ascii") if head else None
+
+
+def executable_macho():
+    if sys.platform != "darwin":
+        return None
+    path = os.path.realpath(sys.executable)
+    return {"path": path, "header_hex": macho_header(path)}
+
+
+def tensorflow_plugin_dirs():
+    """Every tensorflow-plugins directory `import tensorflow` would load, found the way TF's own
+    __init__.py looks (user site, sys.path entries containing 'site-packages', site.getsitepackages()),
+    with the native libraries in each. Two copies of one plugin register its platform twice."""
+    candidates = []
+    if site.ENABLE_USER_SITE and hasattr(site, "getusersitepackages"):
+        candidates.append(site.getusersitepackages())
+    candidates.extend(p for p in sys.path if p and "site-packages" in p)
+    if hasattr(site, "getsitepackages"):
+        candidates.extend(site.getsitepackages())
+    found, seen = [], set()
+    for base in candidates:
+        plugin_dir = os.path.join(base, "tensorflow-plugins")
+        real = os.path.realpath(plugin_dir)
+        if real in seen or not os.path.isdir(plugin_dir):
+            continue
+        seen.add(real)
+        files = []
+        try:
+            names = sorted(os.listdir(plugin_dir))
+        except OSError:
+            names = []
+        for name in names:
+            if name.endswith((".dylib", ".so", ".dll")):
+                header = macho_header(os.path.join(plugin_dir, name)) if sys.platform == "darwin" else None
+                files.append({"name": name, "header_hex": header})
+        found.append({"path": plugin_dir, "files": files})
+    return found
 
 
 def pyvenv_cfg():
@@ -79,6 +135,12 @@ def describe_python():
         "user_site": site.getusersitepackages() if hasattr(site, "getusersitepackages") else None,
         "user_site_enabled": bool(site.ENABLE_USER_SITE),
         "sys_path": [p for p in sys.path if p],
+        # Added for the macOS checks: the build banner names Anaconda / conda-forge builds, the
+        # executable's Mach-O header says thin x86_64 vs universal2, and the plugin directories
+        # are where a second tensorflow-metal copy hides.
+        "sys_version": " ".join(sys.version.split()),
+        "executable_macho": executable_macho(),
+        "tensorflow_plugin_dirs": tensorflow_plugin_dirs(),
     }
 
 

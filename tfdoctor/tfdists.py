@@ -1,0 +1,146 @@
+"""The installed TensorFlow distributions of the target, read statically (no import): which names,
+which are real builds and which are ~2 kB shims, which TensorFlow version `import tensorflow` gets,
+and where tensorflow-metal's plugin library sits. Pure functions of the facts.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from tfdoctor import macos_knowledge as mk
+from tfdoctor.facts import Facts, canonical_name, host_system, section
+from tfdoctor.versions import release
+
+METAL = "tensorflow-metal"
+METAL_LIBRARY = "libmetal_plugin.dylib"
+
+PLATFORMS = {
+    ("Darwin", "arm64"): "macos-arm64",
+    ("Darwin", "arm64e"): "macos-arm64",
+    ("Darwin", "x86_64"): "macos-x86_64",
+    ("Linux", "x86_64"): "linux-x86_64",
+    ("Linux", "aarch64"): "linux-aarch64",
+    ("Linux", "arm64"): "linux-aarch64",
+    ("Windows", "AMD64"): "windows-x86_64",
+    ("Windows", "x86_64"): "windows-x86_64",
+}
+
+
+def platform_key(facts: Facts) -> Optional[str]:
+    """'macos-arm64' etc.: the OS with the *interpreter's* architecture (what pip picks wheels for)."""
+    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
+    return PLATFORMS.get((host_system(facts), machine))
+
+
+@dataclass(frozen=True)
+class TFCopy:
+    name: str
+    version: Optional[str]
+    location: Optional[str]
+    real: bool
+    shim_of: Optional[str]
+    basis: str  # how real/shim was decided: "files", "knowledge", "requires", "assumed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "location": self.location,
+                "kind": "real" if self.real else "shim", "shim_of": self.shim_of, "basis": self.basis}
+
+
+def _requirement_name(requirement: str) -> str:
+    head = requirement.split(";")[0].strip()
+    for stop in "<>=!~[ (":
+        head = head.split(stop)[0]
+    return canonical_name(head)
+
+
+def _shim_target_from_requires(entry: Mapping[str, Any], names: list[str]) -> Optional[str]:
+    for requirement in entry.get("requires") or ():
+        target = _requirement_name(str(requirement))
+        if target in names and target != canonical_name(str(entry.get("name") or "")) and ";" in str(requirement) \
+                and "extra ==" not in str(requirement):
+            return target
+    return None
+
+
+def classify(entry: Mapping[str, Any], platform: Optional[str]) -> TFCopy:
+    name = canonical_name(str(entry.get("name") or ""))
+    version = entry.get("version")
+    names = mk.tensorflow_distribution_names()
+    top_level = entry.get("top_level")
+    row = mk.wheel_for(name, version, platform) if platform else None
+    if top_level:  # the files themselves: a real build owns tensorflow/
+        real = "tensorflow" in top_level
+        target = None if real else (row["shim_of"] if row and row["shim_of"] else _shim_target_from_requires(entry, names))
+        return TFCopy(name, version, entry.get("location"), real, target, "files")
+    if row:
+        real = row["kind"] == "real"
+        return TFCopy(name, version, entry.get("location"), real, row["shim_of"] or None, "knowledge")
+    target = _shim_target_from_requires(entry, names)
+    if target:
+        return TFCopy(name, version, entry.get("location"), False, target, "requires")
+    return TFCopy(name, version, entry.get("location"), True, None, "assumed")
+
+
+def tensorflow_copies(facts: Facts) -> list[TFCopy]:
+    """Every installed TensorFlow distribution, in sys.path order (as recorded)."""
+    names = set(mk.tensorflow_distribution_names())
+    platform = platform_key(facts)
+    return [classify(entry, platform) for entry in facts.get("distributions") or ()
+            if canonical_name(str(entry.get("name") or "")) in names]
+
+
+def real_builds(facts: Facts) -> list[TFCopy]:
+    return [copy for copy in tensorflow_copies(facts) if copy.real]
+
+
+def tensorflow_version(facts: Facts) -> Optional[str]:
+    """The version `import tensorflow` loads: the first real build on the path (else a shim's)."""
+    copies = tensorflow_copies(facts)
+    for copy in copies:
+        if copy.real and copy.version:
+            return copy.version
+    for copy in copies:
+        if copy.version:
+            return copy.version
+    return None
+
+
+def installed(facts: Facts, name: str) -> list[Mapping[str, Any]]:
+    wanted = canonical_name(name)
+    return [d for d in facts.get("distributions") or () if canonical_name(str(d.get("name") or "")) == wanted]
+
+
+def first_version(facts: Facts, name: str) -> Optional[str]:
+    copies = installed(facts, name)
+    return copies[0].get("version") if copies else None
+
+
+def _norm(path: str) -> str:
+    return posixpath.normpath(str(path).replace("\\", "/")).rstrip("/")
+
+
+def metal_plugin_dirs(facts: Facts) -> list[dict[str, Any]]:
+    """Every directory holding libmetal_plugin.dylib that TensorFlow would load, from the directory
+    scan (python.tensorflow_plugin_dirs) and the tensorflow-metal records; with each copy's header."""
+    found: dict[str, dict[str, Any]] = {}
+    for record in section(facts, "python").get("tensorflow_plugin_dirs") or ():
+        for item in record.get("files") or ():
+            if item.get("name") == METAL_LIBRARY:
+                found[_norm(record["path"])] = {"path": record["path"], "header_hex": item.get("header_hex"),
+                                                 "version": None}
+    for entry in installed(facts, METAL):
+        libraries = [p for p in entry.get("plugin_libraries") or () if str(p).endswith(METAL_LIBRARY)]
+        if not libraries and entry.get("location"):
+            libraries = [posixpath.join(str(entry["location"]), "tensorflow-plugins", METAL_LIBRARY)]
+        for library in libraries:
+            directory = _norm(posixpath.dirname(str(library).replace("\\", "/")))
+            record = found.setdefault(directory, {"path": directory, "header_hex": None, "version": None})
+            record["version"] = entry.get("version")
+    return list(found.values())
+
+
+def newest(versions: list[Optional[str]]) -> Optional[str]:
+    known = [v for v in versions if v]
+    return max(known, key=release) if known else None
