@@ -17,6 +17,7 @@ from tfdoctor import knowledge
 from tfdoctor.cuda import (
     and_cuda_requirements,
     compare,
+    compute_capability,
     first_release_with_native,
     gpu_generation,
     is_cuda_build,
@@ -83,8 +84,10 @@ def _requirement_findings(facts: Facts, version: str | None, gpu_present: bool) 
         elif spec and satisfies(have, spec) is False:
             wrong.append((name, have, spec))
     if len(missing) == len(requirements):
-        if _system_cuda_dirs(facts):
-            return found  # CUDA from LD_LIBRARY_PATH (a system or conda install): judged by the log, if any
+        if _system_cuda_dirs(facts) or _system_cuda_cache(facts):
+            return found  # a system/conda CUDA instead: judged by TensorFlow's log, when there is one
+        if not _libraries_recorded(facts):
+            return found  # nothing recorded about the loader's libraries: no verdict (see the summary)
         status = Status.FAIL if gpu_present else Status.WARN
         found.append(Outcome(
             status,
@@ -128,6 +131,18 @@ def _system_cuda_dirs(facts: Facts) -> dict[str, list[str]]:
         if shadow:
             found[directory] = shadow
     return found
+
+
+def _system_cuda_cache(facts: Facts) -> list[str]:
+    """CUDA runtime/cuDNN libraries the loader cache (ldconfig -p) knows, outside pip packages."""
+    cache = section(facts, "nvidia").get("ldconfig") or {}
+    return [line for line in cache.get("libraries") or ()
+            if line.startswith(("libcudnn", "libcudart")) and "site-packages" not in line]
+
+
+def _libraries_recorded(facts: Facts) -> bool:
+    cache = section(facts, "nvidia").get("ldconfig") or {}
+    return cache.get("status") == "ok"
 
 
 def _shadowing_findings(facts: Facts, log: dict[str, list[dict[str, Any]]], build: dict[str, Any]) -> list[Outcome]:
@@ -200,11 +215,17 @@ def _architecture_findings(facts: Facts, gpus: list[dict[str, Any]], build: dict
     notes: list[str] = []
     installer = installer_for(facts)
     from_log = {s.get("cc") for s in log["signals"] if s["id"] in ("ptx-jit", "gpu-below-minimum") and s.get("cc")}
-    targets = [(str(g.get("name")), g.get("compute_capability")) for g in gpus if g.get("compute_capability")]
+    targets = []
+    for gpu in gpus:
+        cc, origin = compute_capability(gpu)
+        if cc:
+            targets.append((str(gpu.get("name")), cc))
+            if origin == "name":
+                notes.append(f"Compute capability of {gpu.get('name')} taken from its name: {cc}.")
     if not targets:
         targets = [("the GPU", cc) for cc in sorted(from_log)]
     if not targets and gpus:
-        notes.append("Compute capability unknown (this driver's nvidia-smi cannot report it): kernels not checked.")
+        notes.append("Compute capability not reported (the nvidia-smi query was unavailable): kernels not checked.")
     if not build.get("sass"):
         if targets:
             notes.append(f"No kernel list known for TensorFlow {version}: architecture not checked.")
@@ -323,6 +344,10 @@ def cuda_build(facts: Facts) -> Outcome:
         libraries = "TensorFlow lists the GPU"
     elif _system_cuda_dirs(facts):
         libraries = "CUDA libraries from LD_LIBRARY_PATH"
+    elif _system_cuda_cache(facts):
+        libraries = "system CUDA libraries (ldconfig)"
+    elif version and compare(version, "2.14") >= 0:
+        libraries = "its CUDA libraries were not verified (no pip nvidia-* packages or loader facts recorded)"
     else:
         libraries = f"it expects a system CUDA {build.get('cuda')} and cuDNN {build.get('cudnn')} (not verified here)"
     kernels = f"; {_names(gpus)} {'has' if len(gpus) == 1 else 'have'} native kernels" if gpus and not notes else ""

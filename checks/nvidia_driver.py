@@ -81,13 +81,13 @@ def _no_smi(facts: Facts, info: dict[str, Any]) -> Outcome:
         )
     where = " (WSL2: the Windows NVIDIA driver provides it)" if wsl_version(facts) == 2 else ""
     return Outcome.skip(f"no NVIDIA GPU: nvidia-smi not found and no NVIDIA driver loaded{where}",
-                        smi_state=info["smi_state"])
+                        smi_state=info["state"])
 
 
 def _smi_failed(facts: Facts, info: dict[str, Any]) -> Outcome:
     nvidia = section(facts, "nvidia")
-    smi = nvidia.get("smi") or {}
-    state = info["smi_state"]
+    smi = nvidia.get("smi") or nvidia.get("smi_query") or {}
+    state = info["state"]
     said = first_line(smi)
     evidence = {"smi_state": state, "exit_code": smi.get("exit_code"), "output": said,
                 "kernel_module": info["kernel_module_version"]}
@@ -204,15 +204,17 @@ def _findings(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]) ->
 @check("nvidia-driver", "NVIDIA driver", needs=("nvidia",), platforms=("Linux", "Windows"))
 def nvidia_driver(facts: Facts) -> Outcome:
     info = driver_summary(facts)
-    if info["smi_state"] in ("not_found", "not_recorded"):
+    if info["state"] == "not_recorded":
+        return Outcome.skip("not recorded: nvidia-smi", missing=["nvidia.smi"])
+    if info["state"] == "not_found":
         return _no_smi(facts, info)
     gpus = detected_gpus(facts)
-    if info["smi_state"] != "ok":
+    if info["state"] != "ok":
         return _smi_failed(facts, info)
     if not gpus:
         return Outcome.warn("nvidia-smi answered but listed no GPU",
                             f"nvidia-smi said: {first_line(section(facts, 'nvidia').get('smi'))}",
-                            smi_state=info["smi_state"])
+                            smi_state=info["state"])
     driver = info["driver_version"]
     serves = info["cuda_version"] or max_cuda_for_driver(driver, driver_column(facts))
     names = [f"{g['name']}" + (f" (compute capability {g['compute_capability']})" if g.get("compute_capability") else "")
@@ -222,7 +224,8 @@ def nvidia_driver(facts: Facts) -> Outcome:
         details.append(f"WSL2: the Windows driver {driver} serves the GPU (Linux-side library {info['smi_version']}).")
     cuda_build = is_cuda_build(facts)
     if cuda_build is False:
-        details.append("The installed TensorFlow is CPU-only, so it does not use this driver (see cuda-build).")
+        details.append("The installed TensorFlow is CPU-only, so it does not use this driver (see "
+                       + ("platform-support)." if host_system(facts) == "Windows" else "cuda-build)."))
     elif cuda_build is None and host_system(facts) == "Linux":
         details.append("TensorFlow is not installed (or not recorded): judged the driver alone.")
     evidence = {"driver": driver, "cuda": serves, "gpus": [g.get("name") for g in gpus],

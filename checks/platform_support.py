@@ -6,7 +6,7 @@ this setup gets the newest TensorFlow release; warns when it is held back (old P
 Mac frozen at 2.16.2, an NVIDIA GPU that native Windows or Linux aarch64 wheels cannot use); fails when
 no wheel exists at all (Python too new, 32-bit Python, an architecture without wheels). WSL2 is named.
 An x86_64 Python under Rosetta is judged as the Apple silicon Mac it runs on: the architecture check
-owns that problem, so it is not reported twice.
+owns that problem, so it is not reported twice. Without the python section it judges the platform alone.
 """
 
 from __future__ import annotations
@@ -114,7 +114,8 @@ def _gpu_note(facts: Facts, key: str) -> tuple[str, Outcome | None]:
                 f"The DirectML plugin is paused ({platform_fact('windows-directml-last')}, Python <= 3.10, "
                 "TensorFlow 2.10 only).",
                 fix=Remediation(
-                    "Run TensorFlow inside WSL2 (Windows 10 build "
+                    "pip install tensorflow[and-cuda] cannot work on native Windows (nvidia-nccl-cu12 has no "
+                    "Windows wheel). Run TensorFlow inside WSL2 (Windows 10 build "
                     f"{platform_fact('wsl-min-windows-build')} or later, NVIDIA driver >= "
                     f"{platform_fact('wsl-min-driver')} on Windows) and install the CUDA build there; "
                     f"or stay on TensorFlow {last} with CUDA 11.2 and cuDNN 8.1 on Python 3.7-3.10.",
@@ -159,7 +160,7 @@ def _label(facts: Facts, key: str) -> str:
     return label
 
 
-@check("platform-support", "Platform supported by TensorFlow", needs=("host", "python"), platforms=())
+@check("platform-support", "Platform supported by TensorFlow", needs=("host",), platforms=())
 def platform_support(facts: Facts) -> Outcome:
     python = section(facts, "python")
     python_version = minor_string(python.get("version"))
@@ -237,7 +238,8 @@ def platform_support(facts: Facts) -> Outcome:
         return Outcome(gpu_outcome.status, f"{label}: {gpu_outcome.summary}",
                        (*gpu_outcome.details, *details[1:]), gpu_outcome.remediation,
                        {**evidence, **gpu_outcome.evidence})
-    summary = f"{label}, Python {python_version}: TensorFlow up to {newest['tf']}"
+    who = f"{label}, Python {python_version}" if python_version else f"{label} (Python not recorded)"
+    summary = f"{who}: TensorFlow up to {newest['tf']}"
     if key == "macos-x86_64":
         last = platform_fact("macos-x86_64-last")
         return Outcome.warn(

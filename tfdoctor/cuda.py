@@ -164,6 +164,17 @@ def kernel_support(cc: str, sass: Iterable[str], ptx: str | None) -> str:
     return "none"
 
 
+def compute_capability(gpu: Mapping[str, Any]) -> tuple[str | None, str]:
+    """(compute capability, 'nvidia-smi' | 'name') of one detected GPU; (None, '') when unknown."""
+    if gpu.get("compute_capability"):
+        return str(gpu["compute_capability"]), "nvidia-smi"
+    name = str(gpu.get("name") or "")
+    for row in knowledge.rows("linux", "gpu_names"):
+        if re.search(row["pattern"], name):
+            return str(row["compute_capability"]), "name"
+    return None, ""
+
+
 def gpu_generation(cc: str | None) -> Mapping[str, Any] | None:
     have = version_key(cc)
     for row in knowledge.rows("linux", "gpu_generations"):

@@ -205,9 +205,13 @@ def driver_summary(facts: Facts) -> dict[str, Any]:
     module = parse_proc_driver_version(nvidia.get("proc_driver_version"))
     driver = (table or {}).get("driver_version") or next(
         (r["driver_version"] for r in query if r.get("driver_version")), None) or module
+    smi_state = classify_smi(nvidia.get("smi"))
+    query_state = classify_smi(nvidia.get("smi_query"))
     return {
-        "smi_state": classify_smi(nvidia.get("smi")),
-        "query_state": classify_smi(nvidia.get("smi_query")),
+        # the table's fate, or the query's when only the query was recorded (a saved partial report)
+        "state": smi_state if smi_state != "not_recorded" else query_state,
+        "smi_state": smi_state,
+        "query_state": query_state,
         "driver_version": driver,
         "cuda_version": (table or {}).get("cuda_version"),
         "smi_version": (table or {}).get("smi_version"),

@@ -1,6 +1,6 @@
 """NVIDIA facts: nvidia-smi (table and CSV query, in parallel, each under a timeout), the kernel
-module's /proc/driver/nvidia/version, NVIDIA display devices on the PCI bus, and the CUDA libraries
-that LD_LIBRARY_PATH puts ahead of the pip-installed ones.
+module's /proc/driver/nvidia/version, NVIDIA display devices on the PCI bus, the CUDA libraries that
+LD_LIBRARY_PATH puts ahead of the pip-installed ones, and those in the loader cache (ldconfig -p).
 
 nvidia-smi is known to hang when the driver is wedged (Xid 79, no persistence daemon): run_command
 kills it (and its process group) at the timeout and records status "timed_out"; the doctor goes on.
@@ -45,6 +45,28 @@ def _read(path: str) -> str | None:
             return handle.read(4096)
     except OSError:
         return None
+
+
+LDCONFIG_CANDIDATES = ("/sbin/ldconfig", "/usr/sbin/ldconfig")
+_LDCONFIG_LINE = re.compile(r"^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\S+)")
+
+
+def cuda_libraries_in_cache(ldconfig_output: str) -> list[str]:
+    """'libcudnn.so.9 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.9' lines of CUDA libraries."""
+    found = []
+    for line in ldconfig_output.splitlines():
+        match = _LDCONFIG_LINE.match(line)
+        if match and CUDA_LIBRARY.match(match.group(1)):
+            found.append(f"{match.group(1)} => {match.group(3)}")
+    return found
+
+
+def run_ldconfig(timeout: float) -> dict[str, Any]:
+    """The loader cache's CUDA libraries: system-wide CUDA (Colab, NGC and tensorflow:*-gpu images) is
+    found through it, not through LD_LIBRARY_PATH."""
+    executable = shutil.which("ldconfig") or next((p for p in LDCONFIG_CANDIDATES if os.path.isfile(p)), "ldconfig")
+    result = run_command([executable, "-p"], timeout)
+    return {"status": result["status"], "libraries": cuda_libraries_in_cache(result["stdout"])}
 
 
 def run_smi(executable: str, timeout: float) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -98,8 +120,11 @@ def collect_nvidia(options: CollectOptions) -> dict[str, Any]:
     system = platform.system()
     if system not in ("Linux", "Windows"):
         return {"nvidia": None}  # no NVIDIA driver for current macOS; nothing to ask
-    smi, query = run_smi(_smi_executable(), options.command_timeout)
     linux = system == "Linux"
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ldconfig") as pool:
+        ldconfig = pool.submit(run_ldconfig, options.command_timeout) if linux else None
+        smi, query = run_smi(_smi_executable(), options.command_timeout)
+        cache = ldconfig.result() if ldconfig else None
     return {
         "nvidia": {
             "smi": smi,
@@ -107,5 +132,6 @@ def collect_nvidia(options: CollectOptions) -> dict[str, Any]:
             "proc_driver_version": _read(PROC_DRIVER_VERSION) if linux else None,
             "pci_devices": nvidia_pci_devices() if linux else None,
             "library_dirs": library_dirs(os.environ.get("LD_LIBRARY_PATH")) if linux else None,
+            "ldconfig": cache,
         }
     }
