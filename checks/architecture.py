@@ -57,7 +57,7 @@ def architecture(facts: Facts) -> Outcome:
     machine = apple.interpreter_machine(facts)
     archs = apple.executable_architectures(facts)
     origin = apple.python_origin(facts)
-    brand = sysctl.get("machdep.cpu.brand_string") or "this Mac"
+    brand = sysctl.get("machdep.cpu.brand_string") or ("this Intel Mac" if silicon is False else "this Apple silicon Mac")
     evidence = {
         "apple_silicon": silicon,
         "hw.optional.arm64": sysctl.get("hw.optional.arm64"),
@@ -75,7 +75,8 @@ def architecture(facts: Facts) -> Outcome:
         dead_ends = _x86_64_dead_ends()
         if dead_ends:
             details.append(dead_ends)
-        return Outcome.ok(f"Intel Mac ({brand}): x86_64 Python runs natively", *details, **evidence)
+        label = f"Intel Mac ({brand})" if sysctl.get("machdep.cpu.brand_string") else "Intel Mac"
+        return Outcome.ok(f"{label}: x86_64 Python runs natively", *details, **evidence)
     if not machine:
         return Outcome.skip("the target interpreter's architecture (platform.machine()) was not recorded", **evidence)
     if apple.translated(facts) or machine == "x86_64":
@@ -85,7 +86,7 @@ def architecture(facts: Facts) -> Outcome:
         how.append(f"platform.machine() = '{machine}'")
         if sysctl.get("hw.optional.arm64"):
             how.append(f"hw.optional.arm64 = {sysctl.get('hw.optional.arm64')}")
-        details = [f"{brand} is Apple silicon, but {python.get('executable') or 'the target Python'} runs as x86_64 "
+        details = [f"{brand[0].upper() + brand[1:]} is Apple silicon, but {python.get('executable') or 'the target Python'} runs as x86_64 "
                    f"under Rosetta 2 ({'; '.join(how)})."]
         details += _origin_detail(origin, archs)
         details.append("x86_64 TensorFlow builds need AVX, which Rosetta 2 does not advertise: 'import tensorflow' "
@@ -111,5 +112,6 @@ def architecture(facts: Facts) -> Outcome:
     host_machine = section(facts, "host").get("machine")
     if host_machine == "x86_64":
         details.append("tfdoctor itself runs under Rosetta; the target Python does not.")
-    return Outcome.ok(f"{brand}: Python {python.get('version') or ''} runs natively as {machine}".replace("  ", " "),
+    label = brand if sysctl.get("machdep.cpu.brand_string") else "Apple silicon"
+    return Outcome.ok(f"{label}: Python {python.get('version') or ''} runs natively as {machine}".replace("  ", " "),
                       *details, **evidence)

@@ -21,6 +21,7 @@ from tfdoctor.registry import Facts, check
 from tfdoctor.versions import release
 
 MACOS_TOO_OLD_URL = "https://github.com/tensorflow/tensorflow/issues/53309"
+X86_64_WHEELS_URL = "https://pypi.org/project/tensorflow/2.16.2/#files"
 SYSTEM_VERSION_COMPAT_URL = "https://github.com/pypa/pip/issues/11789"
 
 
@@ -33,7 +34,7 @@ def macos_version(facts: Facts) -> Optional[str]:
     return mac_ver if mac_ver and not is_compat_version(mac_ver) else None
 
 
-def _upgrade_fix(facts: Facts, needed: str, metal: Optional[str]) -> Remediation:
+def _upgrade_fix(facts: Facts, needed: str, metal: Optional[str], url: str = MACOS_TOO_OLD_URL) -> Remediation:
     commands = ["softwareupdate --list"]
     if metal:
         commands.append(installer_for(facts).uninstall("tensorflow-metal"))
@@ -41,7 +42,7 @@ def _upgrade_fix(facts: Facts, needed: str, metal: Optional[str]) -> Remediation
         advice=(f"Upgrade macOS to {needed} or later (System Settings > General > Software Update)"
                 + (", or uninstall tensorflow-metal and let TensorFlow use the CPU." if metal else ".")),
         commands=tuple(commands),
-        url=MACOS_TOO_OLD_URL,
+        url=url,
     )
 
 
@@ -83,7 +84,7 @@ def macos_version_check(facts: Facts) -> Outcome:
         row = mk.wheel_for(copy.name, copy.version, platform) if platform else None
         if row and row["macos_min"] and not mk.within(version, row["macos_min"], None):
             findings.warn(f"{copy.name} {copy.version} wheels are built for macOS {row['macos_min']}+; this is macOS {version}",
-                          fix=_upgrade_fix(facts, row["macos_min"], None))
+                          fix=_upgrade_fix(facts, row["macos_min"], None, row["source"].split()[0]))
 
     if platform == "macos-x86_64" and silicon is False:
         newest = mk.newest_installable("macos-x86_64", section(facts, "python").get("version"), version)
@@ -92,7 +93,7 @@ def macos_version_check(facts: Facts) -> Outcome:
             findings.warn(f"macOS {version} is older than the {last} that TensorFlow's newest x86_64 wheels need",
                           (f"The newest TensorFlow pip offers this Mac is {newest[0]} {newest[1]}." if newest else
                            "pip offers no TensorFlow wheel for this Python on this macOS."),
-                          fix=_upgrade_fix(facts, last, None))
+                          fix=_upgrade_fix(facts, last, None, X86_64_WHEELS_URL))
 
     mac_ver = section(facts, "python").get("mac_ver")
     if is_compat_version(mac_ver) and release(version)[:1] >= (11,):

@@ -26,7 +26,6 @@ from tfdoctor.versions import minor, release
 DUPLICATE_URL = "https://github.com/pleonard212/pix-plot/issues/268"
 KERAS3_URL = "https://github.com/tensorflow/tensorflow/issues/63854"
 OPTIMIZER_URL = "https://github.com/tensorflow/tensorflow/issues/58988"
-PAIRING_URL = "https://github.com/tensorflow/tensorflow/issues/81987"
 
 
 def _minor(version: Optional[str]) -> str:
@@ -65,7 +64,9 @@ def _pairing_fix(facts: Facts, installer: Installer, metal: str, tf: str, python
     if right_metal and tf_for_metal and name and release(tf_for_metal) != minor(tf):
         alternatives.append(installer.install(f"{name}=={tf_for_metal}.*"))
         advice += f" Or keep tensorflow-metal {metal} and pin TensorFlow to {tf_for_metal}.x."
-    return Remediation(advice, tuple(commands + alternatives), PAIRING_URL)
+    source = (pairing or {}).get("source", "")
+    url = source.split()[0] if source.startswith("http") else APPLE_PLUGIN_URL
+    return Remediation(advice, tuple(commands + alternatives), url)
 
 
 def _not_installed(facts: Facts, installer: Installer, tf: Optional[str], python: Optional[str]) -> Outcome:
@@ -134,6 +135,8 @@ def metal_plugin(facts: Facts) -> Outcome:
     entries = tfdists.installed(facts, tfdists.METAL)
     dirs = tfdists.metal_plugin_dirs(facts)
     if not entries and not dirs:
+        if tfdists.tensorflow_copies(facts) and not tf:
+            return Outcome.skip("TensorFlow's version was not recorded: cannot name the tensorflow-metal for it")
         return _not_installed(facts, installer, tf, python)
 
     metal = tfdists.newest([e.get("version") for e in entries]) or tfdists.newest([d.get("version") for d in dirs])
@@ -164,11 +167,16 @@ def metal_plugin(facts: Facts) -> Outcome:
                       fix=_fresh_env_fix(facts, installer, mk.newest_metal_python(),
                                          "This tensorflow-metal cannot work with this Python."))
 
-    if not tf:
-        findings.warn(f"tensorflow-metal {metal} is installed but TensorFlow is not",
+    if not tfdists.tensorflow_copies(facts):
+        findings.warn(f"tensorflow-metal {metal or ''} is installed but TensorFlow is not".replace("  ", " "),
                       fix=Remediation("Install TensorFlow next to it (see tensorflow-install).", (), APPLE_PLUGIN_URL))
         return findings.outcome("", **evidence)
 
+    if not metal or not tf:
+        if findings.problems():
+            return findings.outcome("", **evidence)
+        return Outcome.skip("cannot match tensorflow-metal to TensorFlow: "
+                            f"{'the plugin' if not metal else 'TensorFlow'}'s version was not recorded", **evidence)
     pairing = mk.metal_pairing(metal, tf)
     evidence["pairing"] = pairing["outcome"] if pairing else "unknown"
     if pairing is None:

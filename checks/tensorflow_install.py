@@ -217,7 +217,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
     real = reals[0] if reals else None
     if real and tf:
         row = mk.wheel_for(real.name, tf, platform) if platform else None
-        if row and not mk.within(python, row["python_min"], row["python_max"]):
+        if row and python and not mk.within(python, row["python_min"], row["python_max"]):
             findings.warn(f"{real.name} {tf} has no wheel for Python {python} on {platform} "
                           f"(Python {row['python_min']}-{row['python_max']})",
                           "It was built from source, by conda, or forced in; pip would not pick it.",

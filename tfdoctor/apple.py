@@ -15,7 +15,8 @@ from typing import Any, Optional
 
 from tfdoctor import macho
 from tfdoctor.facts import Facts, host_system, section
-from tfdoctor.macos_parsers import sysctl_flag
+from tfdoctor.macos_parsers import product_version, sysctl_flag
+from tfdoctor.versions import release
 
 ARM64_MACHINES = ("arm64", "aarch64", "arm64e")
 
@@ -39,8 +40,13 @@ def apple_silicon(facts: Facts) -> Optional[bool]:
         return True  # an arm64 process cannot run on an Intel Mac
     if flag is False or "Intel" in brand:
         return False
-    if "hw.optional.arm64" in sysctl and sysctl.get("hw.optional.arm64") is None and brand:
-        return False  # key unknown (older, Intel-only macOS) and a CPU brand that is not Apple's
+    macos = product_version(section(facts, "os").get("sw_vers"))
+    if macos and release(macos) < (11,):
+        return False  # Apple silicon Macs start with macOS 11
+    python = section(facts, "python")
+    if "proc_translated" in python and python.get("proc_translated") is None \
+            and str(python.get("machine") or "") == "x86_64" and "hw.optional.arm64" in sysctl:
+        return False  # sysctl.proc_translated is unknown (ENOENT) only on Intel; under Rosetta it says 1
     return None
 
 

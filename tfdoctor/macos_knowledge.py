@@ -77,7 +77,7 @@ def keras3_slowdown(metal: Optional[str], tf: Optional[str]) -> Optional[Row]:
 def metal_for(tf: Optional[str], python: Optional[str], macos: Optional[str] = None) -> Optional[str]:
     """The newest tensorflow-metal known to load into `tf` that has a wheel for `python` (and that
     Apple supports on `macos`)."""
-    best: Optional[str] = None
+    candidates = []
     for version in metal_versions():
         pairing = metal_pairing(version, tf)
         if not pairing or pairing["outcome"] != "loads":
@@ -86,9 +86,9 @@ def metal_for(tf: Optional[str], python: Optional[str], macos: Optional[str] = N
         if macos and row and not within(macos, row["macos_min"], None):
             continue
         if row and (python is None or metal_supports_python(row, python)):
-            if best is None or release(version) > release(best):
-                best = version
-    return best
+            candidates.append((bool(pairing["official"]), release(version), version))
+    # Apple's own pairing first (1.0.1 for TF 2.13, not the also-working 1.1.0); else the newest that loads
+    return max(candidates)[2] if candidates else None
 
 
 def newest_tf_minor_for_metal(metal: Optional[str]) -> Optional[str]:
