@@ -137,7 +137,9 @@ def tensorflow_build(facts: Facts) -> dict[str, Any]:
             if cc and str(token).startswith("compute_"):
                 ptx = cc
     cuda = _cuda_from_build_info(info.get("cuda_version"))
-    cudnn = _cuda_from_build_info(info.get("cudnn_version"))
+    cudnn_value = str(info.get("cudnn_version") or "")
+    cudnn = cudnn_value[3:] if cudnn_value.startswith("64_") else (cudnn_value or None)  # Windows '64_8' -> '8'
+
     return {
         "tensorflow": version,
         "cuda": cuda or row.get("cuda"),
