@@ -1,11 +1,142 @@
-"""GPU visible to TensorFlow. PLACEHOLDER: being written."""
+"""GPU visible to TensorFlow: is a GPU expected here, and does TensorFlow list one?
+
+A GPU is expected when tensorflow-metal is installed (macOS) or nvidia-smi lists an NVIDIA GPU
+(tfdoctor.nvidia.detected_gpus). No GPU expected and none listed is a pass: a CPU-only machine is
+never blamed. When an expected GPU is missing, the child's log is matched against the "gpu" failure
+signatures (harmless noise left out) to say why.
+"""
 
 from __future__ import annotations
 
-from tfdoctor.model import Outcome
+from typing import Any, Mapping
+
+from tfdoctor import signatures, tfchild
+from tfdoctor.facts import host_system, is_recorded
+from tfdoctor.installers import installer_for
+from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 
 
-@check("gpu-visible", "GPU visible to TensorFlow", needs=('tensorflow',), platforms=())
+@check("gpu-visible", "GPU visible to TensorFlow", needs=("tensorflow",))
 def gpu_visible(facts: Facts) -> Outcome:
-    return Outcome.skip("not implemented yet")
+    tf = facts["tensorflow"]
+    if tf.get("status") == "not_installed":
+        return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
+    if not tf.get("imported"):
+        return Outcome.skip("TensorFlow did not import (see tensorflow-import)")
+    expectation = gpu_expectation(facts)
+    if tf.get("devices") is None:
+        return _listing_failed(facts, tf, expectation)
+    gpus = tfchild.devices(tf, "GPU")
+    evidence = {"expected": expectation["expected"], "why": expectation["why"],
+                "gpus": [g.get("name") for g in gpus]}
+    if gpus:
+        names = tfchild.gpu_names(tf)
+        what = ", ".join(names) if names else ", ".join(str(g.get("name")) for g in gpus)
+        return Outcome.ok(f"{len(gpus)} GPU{'s' if len(gpus) > 1 else ''} visible to TensorFlow: {what}",
+                          *[f"device: {g.get('name')}" for g in gpus], **evidence)
+    if expectation["expected"] is False:
+        return Outcome.ok(f"No GPU expected ({expectation['why']}) and none listed: TensorFlow runs on the CPU",
+                          **evidence)
+    if expectation["expected"] is None:
+        return Outcome.ok(f"No GPU listed: TensorFlow runs on the CPU ({expectation['why']})", **evidence)
+    return _expected_but_missing(facts, tf, expectation, evidence)
+
+
+def gpu_expectation(facts: Facts) -> dict[str, Any]:
+    """{'expected': True | False | None (cannot tell), 'why': reason, 'kind': 'metal' | 'nvidia' | None}."""
+    from tfdoctor.tfdists import first_version
+
+    if host_system(facts) == "Darwin":
+        metal = first_version(facts, "tensorflow-metal")
+        if metal:
+            return {"expected": True, "why": f"tensorflow-metal {metal} is installed", "kind": "metal"}
+        return {"expected": False, "why": "tensorflow-metal is not installed", "kind": None}
+    if not is_recorded(facts, "nvidia"):
+        return {"expected": None, "why": "NVIDIA facts not recorded, so whether a GPU is expected is unknown",
+                "kind": None}
+    from tfdoctor.nvidia import detected_gpus
+
+    detected = detected_gpus(facts)
+    if not detected:
+        return {"expected": False, "why": "no NVIDIA GPU detected", "kind": None}
+    names = ", ".join(str(g.get("name")) for g in detected)
+    return {"expected": True, "why": f"nvidia-smi lists {names}", "kind": "nvidia", "count": len(detected)}
+
+
+def _listing_failed(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[str, Any]) -> Outcome:
+    if tf.get("status") == "ok" or tfchild.phase_of(tf.get("stage")) != "devices":
+        error = (tf.get("errors") or {}).get("devices") or (tf.get("errors") or {}).get("imported")
+        if error:
+            return Outcome.fail(f"Listing TensorFlow's devices raised {tfchild.short_type(error.get('type'))}: "
+                                f"{tfchild.first_line(error.get('message'))}", error=error)
+        return Outcome.skip("TensorFlow's devices were not recorded")
+    matches = signatures.find(tf, tfchild.installed_names(facts), phases=("import", "gpu"))
+    what = f"While listing its devices, TensorFlow {tfchild.fate(tf)}"
+    details = [f"stderr: {line}" for line in tfchild.stderr_excerpt(tf)]
+    stack = tfchild.python_stack(tf)
+    if stack:
+        details.insert(0, "Python stack: " + " <- ".join(stack[1:4]))
+    if matches:
+        return Outcome.fail(f"{what}: {matches[0].signature.summary}", *details,
+                            fix=tfchild.remediation_for(matches[0], facts), signature=matches[0].signature.id)
+    return Outcome.fail(what, *details, fix=_plugin_fix(facts, expectation), stage=tf.get("stage"))
+
+
+def _plugin_fix(facts: Facts, expectation: Mapping[str, Any]) -> Remediation | None:
+    if expectation.get("kind") != "metal":
+        return None
+    from tfdoctor.tfdists import first_version
+
+    version = first_version(facts, "tensorflow-metal")
+    return Remediation("The crash came from a device plugin. Check the metal-plugin verdict; uninstalling the "
+                       "plugin confirms it (TensorFlow then runs on the CPU).",
+                       (installer_for(facts).uninstall("tensorflow-metal"),) if version else ())
+
+
+def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[str, Any],
+                          evidence: dict[str, Any]) -> Outcome:
+    base = f"{expectation['why'][0].upper()}{expectation['why'][1:]}, but TensorFlow lists no GPU"
+    if expectation["kind"] == "nvidia":
+        from tfdoctor.nvidia import cuda_visible_devices
+
+        hidden = cuda_visible_devices(facts, int(expectation.get("count") or 0))
+        if hidden and hidden["hides_all"]:
+            return Outcome.warn(f"{base}: CUDA_VISIBLE_DEVICES={hidden['value']!r} hides every GPU", fix=Remediation(
+                "CUDA only shows the GPUs CUDA_VISIBLE_DEVICES lists (by index from 0, or UUID); -1, an empty "
+                "value or an index that does not exist hides them all. Unset it or list an existing GPU.",
+                ("unset CUDA_VISIBLE_DEVICES",)), **evidence)
+        build = tf.get("build_info") or {}
+        if build and build.get("is_cuda_build") is False:
+            return Outcome.fail(f"{base}: this TensorFlow is a CPU-only build",
+                                fix=Remediation("This TensorFlow build has no CUDA support at all; the cuda-build "
+                                                "check names the build to install for this platform."),
+                                **evidence)
+    matches = signatures.find(tf, tfchild.installed_names(facts), phases=("gpu",), gpu_expected=True)
+    if matches:
+        primary = matches[0]
+        lines = [f"matched ({primary.where}): {tfchild.first_line(primary.evidence, 300)}"]
+        lines += [f"also: {m.signature.summary}" for m in matches[1:]]
+        return Outcome.fail(f"{base}: {primary.signature.summary}", *lines,
+                            fix=tfchild.remediation_for(primary, facts),
+                            signature=primary.signature.id, diagnosis=primary.signature.diagnosis, **evidence)
+    details = [f"stderr: {line}" for line in tfchild.stderr_excerpt(tf)]
+    if expectation["kind"] == "metal":
+        plugins = tf.get("plugins") or []
+        loaded = [p for p in plugins if p.get("loaded")]
+        details.insert(0, "plugin libraries: " + (", ".join(f"{p.get('path')} (loaded: {p.get('loaded')})"
+                                                             for p in plugins) or "none found on sys.path"))
+        from tfdoctor.tfdists import first_version
+
+        version = first_version(facts, "tensorflow-metal")
+        why = ("the plugin library is loaded but registered no device" if loaded
+               else "TensorFlow did not load the plugin library")
+        return Outcome.fail(f"{base}: {why}", *details, fix=Remediation(
+            "The metal-plugin check tells whether this tensorflow-metal fits this TensorFlow, Python and macOS. "
+            "If it does, reinstalling the plugin restores a damaged install.",
+            (installer_for(facts).reinstall(f"tensorflow-metal=={version}"),)), **evidence)
+    return Outcome.fail(f"{base}, and its log names no reason", *details, fix=Remediation(
+        "The nvidia-driver and cuda-build checks cover the driver and the CUDA libraries; TensorFlow's own "
+        "log of the GPU search is printed by:",
+        (f'{installer_for(facts).python} -c "import tensorflow as tf; print(tf.config.list_physical_devices())"',)),
+        **evidence)

@@ -1,11 +1,166 @@
-"""TensorFlow imports. PLACEHOLDER: being written."""
+"""TensorFlow imports: the fate of `import tensorflow` in the isolated child, and why it failed.
+
+The child's fate (exception, signal, timeout) is matched against the failure signatures
+(knowledge/signatures.toml); an illegal instruction is then put in context (Rosetta 2, an emulator,
+a CPU or VM CPU model without AVX) from the platform facts. Not installed: skip, because
+tensorflow-install already fails with the install command.
+"""
 
 from __future__ import annotations
 
-from tfdoctor.model import Outcome
+from typing import Any, Mapping
+
+from tfdoctor import signatures, tfchild
+from tfdoctor.facts import host_system
+from tfdoctor.installers import installer_for
+from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 
+INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")
 
-@check("tensorflow-import", "TensorFlow imports", needs=('tensorflow',), platforms=())
+
+@check("tensorflow-import", "TensorFlow imports", needs=("tensorflow",))
 def tensorflow_import(facts: Facts) -> Outcome:
-    return Outcome.skip("not implemented yet")
+    tf = facts["tensorflow"]
+    if tf.get("status") == "not_installed":
+        return Outcome.skip("TensorFlow is not installed for this interpreter (see tensorflow-install)")
+    if tf.get("imported"):
+        return _imported(tf)
+    return _failed(facts, tf)
+
+
+def _imported(tf: Mapping[str, Any]) -> Outcome:
+    version = tf.get("version") or "?"
+    seconds = tf.get("import_s")
+    took = f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
+    details = [build_description(tf.get("build_info"))]
+    for plugin in tf.get("plugins") or ():
+        state = {True: "loaded", False: "present but not loaded", None: "present"}[plugin.get("loaded")]
+        details.append(f"plugin {state}: {plugin.get('path')}")
+    later = tfchild.phase_of(tf.get("stage"))
+    if tf.get("status") != "ok" and later != "done":
+        details.append(f"after the import the child {tfchild.fate(tf)} (while {later}; see gpu-visible and probe)")
+    return Outcome.ok(f"TensorFlow {version} imported{took}", *details, version=version, import_s=seconds,
+                      build_info=tf.get("build_info"))
+
+
+def build_description(build_info: Mapping[str, Any] | None) -> str:
+    if not build_info:
+        return "build information not recorded"
+    if build_info.get("is_cuda_build"):
+        cuda = build_info.get("cuda_version")
+        return f"CUDA build (CUDA {cuda})" if cuda else "CUDA build"
+    if build_info.get("is_rocm_build"):
+        return "ROCm build"
+    return "CPU-only build (no CUDA)"
+
+
+def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
+    spec = tf.get("spec") or {}
+    if spec.get("namespace"):
+        return _namespace_package(facts, tf, spec)
+    matches = signatures.find(tf, tfchild.installed_names(facts), phases=("import",))
+    what = f"`import tensorflow` {tfchild.fate(tf)}"
+    details = _context_lines(tf)
+    evidence: dict[str, Any] = {"status": tf.get("status"), "stage": tf.get("stage"), "signal": tf.get("signal"),
+                                "exit_code": tf.get("exit_code"), "timed_out": tf.get("timed_out"),
+                                "signatures": [m.signature.id for m in matches]}
+    if not matches:
+        return Outcome.fail(what, *details, fix=_unknown_failure_fix(facts, tf), **evidence)
+    primary = matches[0]
+    evidence["diagnosis"] = primary.signature.diagnosis
+    lines = [f"matched ({primary.where}): {tfchild.first_line(primary.evidence, 300)}"]
+    lines += [f"also: {m.signature.summary}" for m in matches[1:]]
+    summary, fix = primary.signature.summary, tfchild.remediation_for(primary, facts)
+    if primary.signature.id in INSTRUCTION_SIGNATURES:
+        cause = instruction_cause(facts, tf)
+        evidence["cause"] = cause["id"]
+        summary, fix = cause["summary"], cause["fix"] or fix
+    return Outcome.fail(f"{what}: {summary}", *lines, *details, fix=fix, **evidence)
+
+
+def _context_lines(tf: Mapping[str, Any]) -> list[str]:
+    lines = [f"stage reached: {tf.get('stage') or 'none (the child did not start)'}"]
+    stack = tfchild.python_stack(tf)
+    if stack:
+        lines.append("Python stack: " + " <- ".join(stack[1:4]) if len(stack) > 1 else stack[0])
+    lines += [f"stderr: {line}" for line in tfchild.stderr_excerpt(tf)]
+    return lines
+
+
+def _unknown_failure_fix(facts: Facts, tf: Mapping[str, Any]) -> Remediation:
+    python = installer_for(facts).python
+    python = f'"{python}"' if " " in python else python
+    if tf.get("timed_out"):
+        return Remediation(
+            "The import blocked until the timeout. Run it by hand to see which module it stops in "
+            "(the last line printed); if the machine is only slow, give tfdoctor more time with --timeout.",
+            (f'{python} -X importtime -c "import tensorflow"',),
+        )
+    if tf.get("signal"):
+        return Remediation(
+            "The interpreter crashed inside a native library. This shows the Python stack at the crash, "
+            "which names the module that was loading:",
+            (f'{python} -X faulthandler -c "import tensorflow"',),
+        )
+    return Remediation("tfdoctor does not know this error. The full traceback:",
+                       (f'{python} -c "import tensorflow"',))
+
+
+def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, Any]) -> Outcome:
+    """A tensorflow/ directory without __init__.py: what is left when one of two distributions that
+    shared the directory (tensorflow and tensorflow-macos, ...) is uninstalled."""
+    from tfdoctor.tfdists import tensorflow_copies
+
+    names = [copy.name for copy in tensorflow_copies(facts)] or ["tensorflow"]
+    locations = ", ".join(spec.get("locations") or ()) or "?"
+    return Outcome.fail(
+        "`import tensorflow` finds a tensorflow directory without its __init__.py (an incomplete install)",
+        f"found: {locations}",
+        f"the child {tfchild.fate(tf)}",
+        fix=Remediation(
+            "Two TensorFlow distributions that write the same tensorflow/ directory were installed and one "
+            "was uninstalled, taking shared files with it. Reinstall the one you use.",
+            (installer_for(facts).reinstall(names[0]),),
+        ),
+        status=tf.get("status"), diagnosis="conflicting-tf-distributions",
+    )
+
+
+def instruction_cause(facts: Facts, tf: Mapping[str, Any]) -> dict[str, Any]:
+    """Why the CPU could not run TensorFlow's instructions: Rosetta 2, an emulator, a VM CPU model that
+    hides AVX, or a CPU without AVX. {'id', 'summary', 'fix' (Remediation or None)}."""
+    from tfdoctor import apple
+
+    stderr = "\n".join(part for part in (tf.get("stderr_head"), tf.get("stderr_tail")) if part)
+    if host_system(facts) == "Darwin" and apple.translated(facts):
+        return {"id": "rosetta", "summary": "this Python is an x86_64 program running under Rosetta 2, "
+                "which cannot execute TensorFlow's AVX instructions", "fix": _native_arm64_fix(facts)}
+    if "qemu:" in stderr:
+        return {"id": "emulation", "summary": "the x86_64 build runs under QEMU emulation, which offers no AVX",
+                "fix": Remediation("Use an arm64 (aarch64) image and TensorFlow build instead of an emulated "
+                                   "amd64 one, or run natively.")}
+    flags = tfchild.cpu_flags(facts)
+    if flags is not None and "avx" not in flags:
+        if "hypervisor" in flags:
+            return {"id": "vm-cpu-model", "summary": "this virtual machine's CPU model hides AVX from the guest",
+                    "fix": Remediation("Set the VM's CPU type to `host` (or a model that exposes AVX) so the "
+                                       "guest sees the host CPU's AVX, then check that `avx` appears in "
+                                       "/proc/cpuinfo.")}
+        return {"id": "cpu-without-avx", "summary": "this CPU has no AVX, which every official TensorFlow "
+                "build since 1.6 requires", "fix": Remediation(
+                    "Official TensorFlow builds need AVX. Use a machine with AVX, or a TensorFlow built "
+                    "from source for this CPU.")}
+    if flags is not None and not {"avx2", "fma", "bmi2"} <= flags:
+        missing = ", ".join(sorted({"avx2", "fma", "bmi2"} - flags))
+        return {"id": "cpu-without-avx2", "summary": f"this CPU lacks {missing}, which this TensorFlow build "
+                "uses (see cpu-instructions)", "fix": None}
+    return {"id": "unknown", "summary": "the CPU met an instruction it cannot execute", "fix": None}
+
+
+def _native_arm64_fix(facts: Facts) -> Remediation:
+    from tfdoctor.macos_remedies import native_environment
+
+    name, commands = native_environment(facts)
+    return Remediation(f"Create a native arm64 environment from {name} and install TensorFlow there; "
+                       "an x86_64 interpreter cannot be repaired in place.", commands)

@@ -1,11 +1,309 @@
-"""The TensorFlow child: built in issue 4. Until then the section is left unrecorded."""
+"""The TensorFlow child: `import tensorflow` (and the GPU-vs-CPU probe) in a separate process.
+
+Importing TensorFlow is exactly what breaks (SIGILL under Rosetta, an abort from a duplicate plugin, a
+dlopen error, a hang), so the doctor never does it itself. The child (tfdoctor/child/tf_child.py) runs
+in the target interpreter as `python -c <source>`, like collect/target.py, so its sys.path is the
+user's. It writes its findings to a file stage by stage; this side records the process's fate (exit
+code, signal, timeout) and bounded captures of its stdout and stderr, drained on threads so that a
+child printing megabytes never blocks. The child runs in its own session and the whole group is
+killed at the timeout and after the child exits, so nothing it started outlives the doctor.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO, Any, Mapping
 
+from tfdoctor.child import source
 from tfdoctor.collect.options import CollectOptions
+from tfdoctor.collect.target import TargetUnusableError
+
+# Seconds of timing the probe may spend after the import (the ladder, warm-ups and blocks of every
+# device). On a 2-core VM the whole probe then takes about 0.5 s after the import (notes/tfchild.md).
+PROBE_BUDGET_S = 0.45
+
+# TensorFlow prints INFO lines the diagnosis reads (the Metal plugin's "Metal device set to", the
+# cpu_feature_guard line naming AVX, dso_loader's dlopen failures); a user's TF_CPP_MIN_LOG_LEVEL=2 or 3
+# would hide them. Only the log level changes; everything else in the environment is the user's.
+CHILD_LOG_LEVEL = "0"
+
+HEAD_BYTES = 16 * 1024
+TAIL_BYTES = 48 * 1024
+NOTABLE_LIMIT = 80
+LINE_LIMIT = 2000
+POLL_S = 0.01
+DRAIN_GRACE_S = 2.0
+VERSION_TIMEOUT_S = 10.0
+
+# Windows reports a crash as an NTSTATUS exit code, not a signal.
+WINDOWS_CRASHES = {0xC000001D: "SIGILL", 0xC0000005: "SIGSEGV", 0xC0000409: "SIGABRT", 0xC00000FD: "SIGSEGV"}
+
+_METAL_LINE = re.compile(r"Metal device set to|systemMemory:|maxCacheSize:|name: METAL")
+_PYTHON_VERSION = re.compile(r"^Python (\d+)\.(\d+)")
+
+
+class StreamCapture:
+    """Keeps the head and the tail of a stream, and the notable lines from anywhere in between."""
+
+    def __init__(self, notable: re.Pattern[bytes] | None = None,
+                 head: int = HEAD_BYTES, tail: int = TAIL_BYTES) -> None:
+        self.notable = notable
+        self.head_limit, self.tail_limit = head, tail
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.partial = b""
+        self.total = 0
+        self.lines: list[str] = []
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if len(self.head) < self.head_limit:
+            self.head += chunk[: self.head_limit - len(self.head)]
+        self.tail += chunk
+        if len(self.tail) > self.tail_limit:
+            del self.tail[: len(self.tail) - self.tail_limit]
+        if self.notable is not None:
+            data = self.partial + chunk
+            cut = data.rfind(b"\n") + 1
+            self._scan(data[:cut])
+            self.partial = data[cut:][-LINE_LIMIT:]
+
+    def close(self) -> None:
+        if self.notable is not None and self.partial:
+            self._scan(self.partial)
+        self.partial = b""
+
+    def _scan(self, data: bytes) -> None:
+        if len(self.lines) >= NOTABLE_LIMIT or not data:
+            return
+        for match in self.notable.finditer(data):
+            start = data.rfind(b"\n", 0, match.start()) + 1
+            end = data.find(b"\n", match.end())
+            line = data[start: end if end >= 0 else len(data)][:LINE_LIMIT].decode("utf-8", "replace").rstrip()
+            if line not in self.lines:
+                self.lines.append(line)
+                if len(self.lines) >= NOTABLE_LIMIT:
+                    return
+
+    def drain(self, stream: IO[bytes]) -> None:
+        try:
+            while True:
+                chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+                if not chunk:
+                    break
+                self.feed(chunk)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self.close()
+
+    def text(self) -> dict[str, Any]:
+        """{'head': first bytes or None when nothing was cut, 'tail': the rest, 'bytes', 'notable'}."""
+        decode = lambda data: bytes(data).decode("utf-8", "replace")  # noqa: E731
+        if self.total <= self.head_limit + self.tail_limit:
+            whole = bytes(self.head) + bytes(self.tail)[len(self.tail) - (self.total - len(self.head)):]
+            return {"head": None, "tail": decode(whole), "bytes": self.total, "notable": list(self.lines)}
+        return {"head": decode(self.head), "tail": decode(self.tail), "bytes": self.total,
+                "notable": list(self.lines)}
+
+
+@dataclass(frozen=True)
+class ChildFate:
+    returncode: int | None  # negative: killed by that signal (POSIX)
+    timed_out: bool
+    duration_s: float
+    stdout: Mapping[str, Any]
+    stderr: Mapping[str, Any]
+
+
+def _exited_without_reaping(process: subprocess.Popen, timeout: float) -> bool:
+    """Wait until the child exits, leaving it a zombie: its pid (= its process group id) cannot be
+    reused until it is reaped, so the group kill that follows cannot hit a stranger."""
+    deadline = time.monotonic() + timeout
+    if not hasattr(os, "waitid"):  # Windows
+        try:
+            process.wait(timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    while True:
+        try:
+            if os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_S)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        if os.name == "posix":
+            os.killpg(process.pid, signal.SIGKILL)
+        elif process.poll() is None:
+            process.kill()
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def run_child(argv: list[str], env: Mapping[str, str], timeout: float,
+              notable: re.Pattern[bytes] | None = None) -> ChildFate:
+    started = time.perf_counter()
+    isolation: dict[str, Any] = (
+        {"start_new_session": True} if os.name == "posix"
+        else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+    )
+    try:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, env=dict(env), **isolation)
+    except OSError as exc:
+        raise TargetUnusableError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
+    captures = {"stdout": StreamCapture(notable), "stderr": StreamCapture(notable)}
+    threads = [threading.Thread(target=captures[name].drain, args=(getattr(process, name),),
+                                name=f"tf-child-{name}", daemon=True) for name in captures]
+    for thread in threads:
+        thread.start()
+    timed_out = True
+    try:
+        timed_out = not _exited_without_reaping(process, timeout)
+    finally:
+        _kill_group(process)  # at the timeout, and after a normal exit: whatever it started goes too
+        returncode = process.wait()
+        for thread in threads:
+            thread.join(DRAIN_GRACE_S)
+    return ChildFate(returncode, timed_out, round(time.perf_counter() - started, 4),
+                     captures["stdout"].text(), captures["stderr"].text())
+
+
+def signal_name(returncode: int | None) -> tuple[str | None, bool]:
+    """(name, inferred): SIGILL for -4; for 132 from a shell wrapper (128 + 4), inferred=True."""
+    if returncode is None or returncode == 0:
+        return None, False
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name, False
+        except ValueError:
+            return f"signal {-returncode}", False
+    if returncode & 0xFFFFFFFF in WINDOWS_CRASHES:
+        return WINDOWS_CRASHES[returncode & 0xFFFFFFFF], True
+    if 128 < returncode < 160:
+        try:
+            return signal.Signals(returncode - 128).name, True
+        except ValueError:
+            return None, False
+    return None, False
+
+
+def child_status(result: Mapping[str, Any] | None, fate: ChildFate) -> str:
+    if fate.timed_out:
+        return "timed_out"
+    stage = (result or {}).get("stage")
+    if stage == "not_installed" and fate.returncode == 0:
+        return "not_installed"
+    if (result or {}).get("exception") and stage == "import_failed" and (fate.returncode or 0) >= 0:
+        return "import_error"
+    if fate.returncode == 0 and stage == "done":
+        return "ok"
+    return "crashed"
+
+
+def tensorflow_facts(result: Mapping[str, Any] | None, fate: ChildFate, timeout: float,
+                     user_log_level: str | None = None) -> dict[str, Any]:
+    """facts["tensorflow"] from what the child wrote (possibly partial, or None) and how it ended."""
+    result = dict(result or {})
+    status = child_status(result, fate)
+    signal_, inferred = signal_name(fate.returncode) if not fate.timed_out else ("SIGKILL", False)
+    stages = [name for name, _ in result.get("stages") or ()]
+    stderr, stdout = fate.stderr, fate.stdout
+    notable = list(stderr.get("notable") or ()) + list(stdout.get("notable") or ())
+    return {
+        "status": status,
+        "exit_code": fate.returncode,
+        "signal": signal_,
+        "signal_inferred": inferred,  # from a shell's 128+N exit code or a Windows NTSTATUS
+        "timed_out": fate.timed_out,
+        "timeout_s": timeout,
+        "duration_s": fate.duration_s,
+        "stage": result.get("stage"),
+        "stages": result.get("stages") or [],
+        "imported": "imported" in stages,
+        "import_s": result.get("import_s"),
+        "stderr_tail": stderr.get("tail") or "",
+        "stderr_head": stderr.get("head"),
+        "stderr_bytes": stderr.get("bytes", 0),
+        "stdout_tail": stdout.get("tail") or "",
+        "stdout_bytes": stdout.get("bytes", 0),
+        "notable_lines": notable,
+        "metal_lines": [line for line in notable if _METAL_LINE.search(line)],
+        "exception": result.get("exception"),
+        "errors": result.get("errors") or {},
+        "spec": result.get("spec"),
+        "version": result.get("version"),
+        "build_info": result.get("build_info"),
+        "plugins": result.get("plugins"),
+        "devices": result.get("devices"),
+        "gpu_details": result.get("gpu_details"),
+        "tf32_enabled": result.get("tf32_enabled"),
+        "soft_placement_default": result.get("soft_placement_default"),
+        "probe": result.get("probe"),
+        "log_level": {"TF_CPP_MIN_LOG_LEVEL": CHILD_LOG_LEVEL, "user_value": user_log_level},
+    }
+
+
+def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    env = dict(environ)
+    env["TF_CPP_MIN_LOG_LEVEL"] = CHILD_LOG_LEVEL
+    return env
+
+
+def read_result(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def confirm_python(python: str) -> None:
+    """The child wrote nothing: is the target a Python 3.6+ at all? If not, the doctor cannot run."""
+    try:
+        completed = subprocess.run([python, "-V"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, timeout=VERSION_TIMEOUT_S, start_new_session=os.name == "posix")
+        said = completed.stdout.decode("utf-8", "replace").strip().splitlines()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise TargetUnusableError(f"{python} is not a Python interpreter ({python} -V failed: {exc})") from exc
+    first = said[0] if said else ""
+    version = _PYTHON_VERSION.match(first)
+    if not version:
+        shown = repr(first[:80]) if first else "nothing"
+        raise TargetUnusableError(f"{python} is not a Python interpreter ('{python} -V' printed {shown})")
+    if (int(version.group(1)), int(version.group(2))) < (3, 6):
+        raise TargetUnusableError(f"{python} is {first}; TensorFlow and tfdoctor need Python 3")
 
 
 def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
-    return {"tensorflow": None}
+    from tfdoctor.signatures import notable_pattern
+
+    with tempfile.TemporaryDirectory(prefix="tfdoctor-") as scratch:
+        out = os.path.join(scratch, "tf_child.json")
+        config = {"out": out, "probe": bool(options.probe), "budget_s": PROBE_BUDGET_S,
+                  "timeout_s": float(options.timeout)}
+        argv = [options.python, "-c", source("tf_child"), json.dumps(config)]
+        fate = run_child(argv, child_environment(os.environ), options.timeout, notable_pattern())
+        result = read_result(out)
+    if result is None and not fate.timed_out:
+        confirm_python(options.python)
+    facts = tensorflow_facts(result, fate, options.timeout, os.environ.get("TF_CPP_MIN_LOG_LEVEL"))
+    if not options.probe and facts["status"] == "ok":
+        facts["probe"] = {"status": "skipped", "reason": "--no-probe"}
+    return {"tensorflow": facts}

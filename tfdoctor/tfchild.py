@@ -1,0 +1,155 @@
+"""Reading facts["tensorflow"] (what the TensorFlow child recorded): its fate in words, the stage it
+reached, the Python stack faulthandler printed, its GPUs, and the fix a failure signature names.
+Pure functions of the facts, shared by the tensorflow-import, gpu-visible and probe checks."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Mapping
+
+from tfdoctor import signatures, versions
+from tfdoctor.facts import Facts, canonical_name, section
+from tfdoctor.installers import installer_for
+from tfdoctor.model import Remediation
+
+SIGNAL_MEANINGS = {
+    "SIGILL": "illegal instruction",
+    "SIGSEGV": "segmentation fault",
+    "SIGABRT": "aborted",
+    "SIGBUS": "bus error",
+    "SIGFPE": "arithmetic error",
+    "SIGKILL": "killed",
+    "SIGTERM": "terminated",
+}
+
+# The child's stages (tfdoctor/child/tf_child.py), grouped by what was going on.
+_IMPORT_STAGES = {None, "started", "importing", "import_failed", "not_installed"}
+_DEVICE_STAGES = {"imported", "devices"}
+
+
+def phase_of(stage: str | None) -> str:
+    """'import' | 'devices' | 'probe' | 'done' for a recorded stage."""
+    if stage in _IMPORT_STAGES:
+        return "import"
+    if stage in _DEVICE_STAGES:
+        return "devices"
+    if stage == "done":
+        return "done"
+    return "probe"  # listed, probe, probe:GPU:warmup, probe:timing, probe:check
+
+
+def fate(tf: Mapping[str, Any]) -> str:
+    """How the child ended, in words: 'was killed after the 60 s timeout', 'died of SIGILL (...)'."""
+    if tf.get("timed_out"):
+        return f"did not finish within {tf.get('timeout_s') or 0:g} s and was killed"
+    signal = tf.get("signal")
+    if signal:
+        meaning = SIGNAL_MEANINGS.get(signal)
+        how = f"died of {signal}" + (f" ({meaning})" if meaning else "")
+        if tf.get("signal_inferred"):
+            how += f", exit code {tf.get('exit_code')}"
+        return how
+    exception = tf.get("exception")
+    if exception:
+        return f"raised {short_type(exception.get('type'))}: {first_line(exception.get('message'))}"
+    return f"exited with code {tf.get('exit_code')}"
+
+
+def short_type(name: Any) -> str:
+    return str(name or "").rsplit(".", 1)[-1] or "an exception"
+
+
+def first_line(text: Any, limit: int = 240) -> str:
+    line = next((part.strip() for part in str(text or "").splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+_TRACE_START = re.compile(r"^(Fatal Python error|Timeout \(\d+:\d\d:\d\d)")
+_FRAME = re.compile(r'^\s*(File "|Thread 0x|Current thread 0x)')
+
+
+def python_stack(tf: Mapping[str, Any], limit: int = 8) -> list[str]:
+    """The stack faulthandler printed when the child crashed or hung (innermost first), if any."""
+    lines = (tf.get("stderr_tail") or "").splitlines()
+    starts = [i for i, line in enumerate(lines) if _TRACE_START.match(line.strip())]
+    if not starts:
+        return []
+    block = lines[starts[-1]:]
+    header = block[0].strip()
+    frames = [line.strip() for line in block[1:] if _FRAME.match(line)]
+    return [header] + [f for f in frames if f.startswith("File")][:limit]
+
+
+def stderr_excerpt(tf: Mapping[str, Any], count: int = 3, gpu_expected: bool = True) -> list[str]:
+    """The last meaningful lines of the child's stderr (harmless noise left out)."""
+    from tfdoctor.nvidia import noise_kind
+
+    lines = [line.strip() for line in (tf.get("stderr_tail") or "").splitlines() if line.strip()]
+    kept = [line for line in lines if noise_kind(line, gpu_expected) is None]
+    return [first_line(line, 300) for line in kept[-count:]]
+
+
+def installed_names(facts: Facts) -> set[str]:
+    return {canonical_name(str(d.get("name") or "")) for d in facts.get("distributions") or ()}
+
+
+def devices(tf: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
+    return [d for d in tf.get("devices") or () if d.get("device_type") == kind]
+
+
+def gpu_names(tf: Mapping[str, Any]) -> list[str]:
+    """What each GPU is: TensorFlow's device details, else the Metal plugin's startup line."""
+    names = [str(d.get("device_name")) for d in tf.get("gpu_details") or () if d.get("device_name")]
+    if names:
+        return names
+    metal = [line.split("Metal device set to:", 1)[1].strip() for line in tf.get("metal_lines") or ()
+             if "Metal device set to:" in line]
+    return metal[:1]
+
+
+def _step_applies(step: signatures.FixStep, tf_version: str | None) -> bool:
+    if step.when_tensorflow_below or step.when_tensorflow_at_least:
+        if not tf_version:
+            return False
+        return versions.in_range(tf_version, step.when_tensorflow_at_least, step.when_tensorflow_below)
+    return True
+
+
+def commands_for(steps: Iterable[signatures.FixStep], facts: Facts) -> tuple[str, ...]:
+    """The exact commands for these fix steps, for the user's installer and TensorFlow version."""
+    from tfdoctor.tfdists import tensorflow_version
+
+    installer = installer_for(facts)
+    tf_version = tensorflow_version(facts) or section(facts, "tensorflow").get("version")
+    commands: list[str] = []
+    for step in steps:
+        if not _step_applies(step, tf_version):
+            continue
+        names = [n.replace("{tensorflow_version}", tf_version or "") for n in step.names]
+        if step.action == "install":
+            commands.append(installer.install(*names))
+        elif step.action == "uninstall":
+            commands.append(installer.uninstall(*names))
+        elif step.action == "reinstall":
+            commands.append(installer.reinstall(*names))
+        elif step.action == "fresh_environment":
+            commands.extend(installer.fresh_environment())
+    return tuple(commands)
+
+
+def remediation_for(match: signatures.Match, facts: Facts) -> Remediation:
+    signature = match.signature
+    return Remediation(signature.advice, commands_for(signature.fix, facts), signature.url)
+
+
+def cpu_flags(facts: Facts) -> set[str] | None:
+    """Lower-case ISA flags: /proc/cpuinfo or py-cpuinfo, or an Intel Mac's sysctl feature lists."""
+    flags = section(facts, "cpu").get("flags")
+    if flags:
+        return {str(f).lower() for f in flags}
+    sysctl = section(facts, "sysctl")
+    features = " ".join(str(sysctl.get(k) or "") for k in ("machdep.cpu.features", "machdep.cpu.leaf7_features"))
+    if features.strip():
+        # sysctl spells AVX as AVX1.0 and AVX2 as AVX2 (mac-system-outputs.md §1.4)
+        return {f.lower().replace("avx1.0", "avx") for f in features.split()}
+    return None
