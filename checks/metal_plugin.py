@@ -97,8 +97,16 @@ def _not_installed(facts: Facts, installer: Installer, tf: Optional[str], python
                             **evidence)
     combo = mk.gpu_combo(python, macos)
     cutoff = mk.no_metal_from_tf()
-    why = (f"No tensorflow-metal release loads into TensorFlow {cutoff} or later."
-           if cutoff and mk.within(tf, cutoff, None) else f"No tensorflow-metal is known to load into TensorFlow {tf}.")
+    untested = [v for v in mk.metal_versions()
+                if (mk.metal_pairing(v, tf) or {}).get("outcome") == "loads_untested"
+                and mk.metal_supports_python(mk.metal_release(v), python)]
+    if cutoff and mk.within(tf, cutoff, None):
+        why = f"No tensorflow-metal release loads into TensorFlow {cutoff} or later."
+    elif untested:
+        why = (f"tensorflow-metal {untested[-1]} installs here, but nobody has reported it working with "
+               f"TensorFlow {_minor(tf)}.")
+    else:
+        why = f"No tensorflow-metal is known to load into TensorFlow {_minor(tf)} on Python {_minor(python)}."
     fix = Remediation(f"{why} For the GPU, install TensorFlow {combo['tf']} with tensorflow-metal {combo['metal']}.",
                       (installer.install(*combo_requirements(combo)),), APPLE_PLUGIN_URL) if combo else None
     return Outcome.warn(f"TensorFlow {tf} has no Metal plugin: it runs on the CPU only", why, fix=fix, **evidence)

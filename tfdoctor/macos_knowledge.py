@@ -169,8 +169,9 @@ def installable(platform: str, python: Optional[str], macos: Optional[str] = Non
     return found
 
 
-def newest_installable(platform: str, python: Optional[str], macos: Optional[str] = None) -> Optional[tuple[str, str]]:
-    found = installable(platform, python, macos)
+def newest_installable(platform: str, python: Optional[str], macos: Optional[str] = None,
+                       distributions: Iterable[str] = ("tensorflow", "tensorflow-macos")) -> Optional[tuple[str, str]]:
+    found = installable(platform, python, macos, distributions)
     return found[0] if found else None
 
 
