@@ -289,6 +289,14 @@ def test_two_plugin_copies_in_user_site_and_venv_fail():
     assert "PYTHONNOUSERSITE=1" in text and "pip uninstall -y tensorflow-metal" in text
 
 
+def test_a_plugin_named_by_tf_pluggable_device_library_path_counts_as_a_copy():
+    facts = mac()
+    facts["environment"] = {"TF_PLUGGABLE_DEVICE_LIBRARY_PATH": "/opt/metal/libmetal_plugin.dylib"}
+    facts["distributions"] = [dist("tensorflow", "2.19.0"), dist("tensorflow-metal", "1.2.0")]
+    result = run(metal_plugin, facts)
+    assert result.status is Status.FAIL and "/opt/metal" in " ".join(result.details)
+
+
 def test_plugin_built_for_the_other_architecture_fails():
     facts = mac()
     facts["python"]["tensorflow_plugin_dirs"] = [

@@ -130,6 +130,13 @@ def metal_plugin_dirs(facts: Facts) -> list[dict[str, Any]]:
             if item.get("name") == METAL_LIBRARY:
                 found[_norm(record["path"])] = {"path": record["path"], "header_hex": item.get("header_hex"),
                                                  "version": None}
+    # TensorFlow also loads the library a TF_PLUGGABLE_DEVICE_LIBRARY_PATH names (compat-matrix.md §7 rule 6).
+    extra = str(section(facts, "environment").get("TF_PLUGGABLE_DEVICE_LIBRARY_PATH") or "")
+    for item in filter(None, extra.split(":")):
+        if item.endswith(METAL_LIBRARY):
+            directory = _norm(posixpath.dirname(item))
+            found.setdefault(directory, {"path": directory, "header_hex": None, "version": None,
+                                         "via": "TF_PLUGGABLE_DEVICE_LIBRARY_PATH"})
     for entry in installed(facts, METAL):
         libraries = [p for p in entry.get("plugin_libraries") or () if str(p).endswith(METAL_LIBRARY)]
         if not libraries and entry.get("location"):
