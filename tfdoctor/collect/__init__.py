@@ -41,7 +41,7 @@ COLLECTORS = (
     Collector("sysctl", "tfdoctor.collect.macos:collect_sysctl", ("sysctl",), always=True),
     Collector("host", "tfdoctor.collect.system:collect_host", ("host",), always=True),
     Collector("os", "tfdoctor.collect.system:collect_os", ("os",), always=True),
-    Collector("cpu", "tfdoctor.collect.system:collect_cpu", ("cpu",)),
+    Collector("cpu", "tfdoctor.collect.system:collect_cpu", ("cpu",), always=True),
     Collector("memory", "tfdoctor.collect.system:collect_memory", ("memory",)),
     Collector("environment", "tfdoctor.collect.system:collect_environment", ("environment",), always=True),
 )
