@@ -56,4 +56,5 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
     verdict = "[red]problems found[/]" if totals.get("fail") or totals.get("error") else (
         "[yellow]warnings[/]" if totals.get("warn") else "[green]no problems found[/]")
     console.print(f"{verdict}: {summary_line(totals)}")
-    return buffer.getvalue()
+    # Table cells are padded to their width; trailing blanks only get in the way of copy and paste.
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
