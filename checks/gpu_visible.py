@@ -74,9 +74,9 @@ def _listing_failed(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[st
     matches = signatures.find(tf, tfchild.installed_names(facts), phases=("import", "gpu"))
     what = f"While listing its devices, TensorFlow {tfchild.fate(tf)}"
     details = [f"stderr: {line}" for line in tfchild.stderr_excerpt(tf)]
-    stack = tfchild.python_stack(tf)
+    stack = tfchild.stack_line(tf)
     if stack:
-        details.insert(0, "Python stack: " + " <- ".join(stack[1:4]))
+        details.insert(0, stack)
     if matches:
         return Outcome.fail(f"{what}: {matches[0].signature.summary}", *details,
                             fix=tfchild.remediation_for(matches[0], facts), signature=matches[0].signature.id)

@@ -112,6 +112,8 @@ def judge(facts: Facts, tf: Mapping[str, Any], result: Mapping[str, Any]) -> Out
     gpu, cpu = sides.get("gpu"), sides.get("cpu")
     platform = _gpu_platform(facts, tf)
     findings = Findings()
+    for line in _timing_lines(gpu, cpu):
+        findings.note(line)  # notes stay in the details whatever the verdict
     for side in (gpu, cpu):
         if side:
             _judge_side(findings, side, tf)
@@ -131,7 +133,7 @@ def judge(facts: Facts, tf: Mapping[str, Any], result: Mapping[str, Any]) -> Out
         "speedup": speedup, "platform": platform, "tf32_active": tf32_active(tf) if gpu else None,
         "peaks": peaks,
     }
-    return findings.outcome(_ok_summary(gpu, cpu, speedup), *_timing_lines(gpu, cpu), **evidence)
+    return findings.outcome(_ok_summary(gpu, cpu, speedup), **evidence)
 
 
 def _ok_summary(gpu: Mapping[str, Any] | None, cpu: Mapping[str, Any] | None, speedup: Any) -> str:
@@ -225,7 +227,10 @@ def _judge_efficiency(findings: Findings, side: Mapping[str, Any] | None, peak: 
         return
     efficiency = side["gflops_median"] / peak["gflops"]
     text = f"{kind} reaches {efficiency:.0%} of its peak ({flops(peak['gflops'])}, {peak['basis']})"
-    if grade(efficiency, name) == "pass":
+    if efficiency > 1:
+        findings.note(f"{kind} runs above its estimated peak ({flops(peak['gflops'])}, {peak['basis']}): the "
+                      "estimate is a lower bound (a clock above nominal, or more FMA units than assumed)")
+    elif grade(efficiency, name) == "pass":
         findings.note(text)
     elif kind == "GPU":
         findings.warn(f"{text}: low for a {side.get('n')}x{side.get('n')} matmul", fix=Remediation(

@@ -69,7 +69,7 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
         return Outcome.fail(what, *details, fix=_unknown_failure_fix(facts, tf), **evidence)
     primary = matches[0]
     evidence["diagnosis"] = primary.signature.diagnosis
-    lines = [f"matched ({primary.where}): {tfchild.first_line(primary.evidence, 300)}"]
+    lines = [] if primary.where == "signal" else [f"matched ({primary.where}): {tfchild.first_line(primary.evidence, 300)}"]
     lines += [f"also: {m.signature.summary}" for m in matches[1:]]
     summary, fix = primary.signature.summary, tfchild.remediation_for(primary, facts)
     if primary.signature.id in INSTRUCTION_SIGNATURES:
@@ -81,9 +81,9 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
 
 def _context_lines(tf: Mapping[str, Any]) -> list[str]:
     lines = [f"stage reached: {tf.get('stage') or 'none (the child did not start)'}"]
-    stack = tfchild.python_stack(tf)
+    stack = tfchild.stack_line(tf)
     if stack:
-        lines.append("Python stack: " + " <- ".join(stack[1:4]) if len(stack) > 1 else stack[0])
+        lines.append(stack)
     lines += [f"stderr: {line}" for line in tfchild.stderr_excerpt(tf)]
     return lines
 

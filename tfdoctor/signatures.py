@@ -146,9 +146,10 @@ def find(
     for signature in signatures():
         if signature.phase not in wanted or not set(signature.requires) <= have:
             continue
-        hit = _search(signature, texts)
-        if hit is None and died_of and died_of in signature.signals:
-            hit = Match(signature, f"died of {died_of}", "signal")
+        if died_of and died_of in signature.signals:
+            hit: Match | None = Match(signature, f"died of {died_of}", "signal")
+        else:
+            hit = _search(signature, texts)
         if hit is not None:
             found.append(hit)
     return found

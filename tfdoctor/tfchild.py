@@ -65,27 +65,37 @@ def first_line(text: Any, limit: int = 240) -> str:
 
 
 _TRACE_START = re.compile(r"^(Fatal Python error|Timeout \(\d+:\d\d:\d\d)")
-_FRAME = re.compile(r'^\s*(File "|Thread 0x|Current thread 0x)')
+_TRACE_LINE = re.compile(r'^(File "|Thread 0x|Current thread 0x|Fatal Python error|Timeout \(\d+:|'
+                         r'Extension modules:|<no Python frame>)')
+_OWN_FRAME = re.compile(r'^File "(<frozen [^>]*>|<string>)"')  # importlib's and the child's own frames
 
 
-def python_stack(tf: Mapping[str, Any], limit: int = 8) -> list[str]:
-    """The stack faulthandler printed when the child crashed or hung (innermost first), if any."""
-    lines = (tf.get("stderr_tail") or "").splitlines()
-    starts = [i for i, line in enumerate(lines) if _TRACE_START.match(line.strip())]
+def python_stack(tf: Mapping[str, Any], limit: int = 3) -> list[str]:
+    """faulthandler's header and the innermost frames of the user's code when the child crashed or
+    hung: [header, frame, ...] (frames most recent first), or []."""
+    lines = [line.strip() for line in (tf.get("stderr_tail") or "").splitlines()]
+    starts = [i for i, line in enumerate(lines) if _TRACE_START.match(line)]
     if not starts:
         return []
     block = lines[starts[-1]:]
-    header = block[0].strip()
-    frames = [line.strip() for line in block[1:] if _FRAME.match(line)]
-    return [header] + [f for f in frames if f.startswith("File")][:limit]
+    frames = [line for line in block[1:] if line.startswith('File "') and not _OWN_FRAME.match(line)]
+    return [block[0]] + frames[:limit]
+
+
+def stack_line(tf: Mapping[str, Any]) -> str | None:
+    stack = python_stack(tf)
+    if len(stack) < 2:
+        return None
+    return "Python stack (innermost first): " + " <- ".join(stack[1:])
 
 
 def stderr_excerpt(tf: Mapping[str, Any], count: int = 3, gpu_expected: bool = True) -> list[str]:
-    """The last meaningful lines of the child's stderr (harmless noise left out)."""
+    """The last meaningful lines of the child's stderr: harmless noise and faulthandler's dump (shown
+    by stack_line) left out."""
     from tfdoctor.nvidia import noise_kind
 
     lines = [line.strip() for line in (tf.get("stderr_tail") or "").splitlines() if line.strip()]
-    kept = [line for line in lines if noise_kind(line, gpu_expected) is None]
+    kept = [line for line in lines if not _TRACE_LINE.match(line) and noise_kind(line, gpu_expected) is None]
     return [first_line(line, 300) for line in kept[-count:]]
 
 

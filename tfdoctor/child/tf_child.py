@@ -474,8 +474,9 @@ def main(argv):
         import faulthandler
 
         faulthandler.enable()  # a fatal signal prints the Python stack: where in the import it died
-        if config.get("timeout_s", 0) > 3:
-            faulthandler.dump_traceback_later(float(config["timeout_s"]) - 1.5, exit=False)  # where it hangs
+        timeout = float(config.get("timeout_s") or 0)
+        if timeout >= 1:  # print the stack shortly before the parent's kill: where it hangs
+            faulthandler.dump_traceback_later(timeout - min(1.5, timeout / 2.0), exit=False)
     except Exception:
         pass
     recorder.stage("started")

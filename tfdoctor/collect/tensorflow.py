@@ -87,7 +87,11 @@ class StreamCapture:
         for match in self.notable.finditer(data):
             start = data.rfind(b"\n", 0, match.start()) + 1
             end = data.find(b"\n", match.end())
-            line = data[start: end if end >= 0 else len(data)][:LINE_LIMIT].decode("utf-8", "replace").rstrip()
+            end = end if end >= 0 else len(data)
+            if end - start > LINE_LIMIT:  # a huge line: keep the part around the match
+                start = max(start, match.start() - LINE_LIMIT // 2)
+                end = min(end, start + LINE_LIMIT)
+            line = data[start:end].decode("utf-8", "replace").rstrip()
             if line not in self.lines:
                 self.lines.append(line)
                 if len(self.lines) >= NOTABLE_LIMIT:

@@ -1,0 +1,130 @@
+"""Fake `tensorflow` packages for tests, written into a temporary directory that goes on PYTHONPATH of
+the doctor run as a real subprocess (its TensorFlow child inherits the environment, so it imports the
+fake). Each fake does at import what a broken TensorFlow does: dies of a signal, hangs, raises an
+ImportError with a real error text, floods stderr; or, the functional fake, works on NumPy with a
+"GPU" that misbehaves in a chosen way (functional_tensorflow.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+HERE = Path(__file__).resolve().parent
+
+# Every fake appends its pid (and the pids of what it starts) to $FAKE_TF_PIDFILE, so a test can
+# check that nothing survives the doctor.
+PRELUDE = """\
+import os, sys
+def _note_pid(pid):
+    if os.environ.get("FAKE_TF_PIDFILE"):
+        with open(os.environ["FAKE_TF_PIDFILE"], "a") as handle:
+            handle.write("%d\\n" % pid)
+_note_pid(os.getpid())
+"""
+
+
+def install(root: Path, body: str, version: str = "2.99.0") -> Path:
+    """root/tensorflow/__init__.py = PRELUDE + body, with dist-info metadata like a pip install."""
+    package = root / "tensorflow"
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text(PRELUDE + body, encoding="utf-8")
+    dist = root / f"tensorflow-{version}.dist-info"
+    dist.mkdir(exist_ok=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: tensorflow\nVersion: {version}\n", encoding="utf-8")
+    (dist / "INSTALLER").write_text("pip\n", encoding="utf-8")
+    (dist / "top_level.txt").write_text("tensorflow\n", encoding="utf-8")
+    return root
+
+
+def functional(root: Path) -> Path:
+    return install(root, (HERE / "functional_tensorflow.py").read_text(encoding="utf-8"))
+
+
+def dies_of(signal_name: str) -> str:
+    """The import kills itself with this signal (faulthandler, enabled by the child, re-raises it)."""
+    return f"import signal\nos.kill(os.getpid(), signal.{signal_name})\n"
+
+
+SEGFAULT = "import ctypes\nctypes.string_at(0)\n"  # a real segmentation fault
+
+
+def aborts_after(stderr_text: str) -> str:
+    """Prints a fatal log line as TensorFlow's LOG(FATAL) does, then abort()s."""
+    return f"sys.stderr.write({stderr_text!r} + '\\n')\nsys.stderr.flush()\nos.abort()\n"
+
+
+def raises(text: str, kind: str = "ImportError") -> str:
+    return f"raise {kind}({text!r})\n"
+
+
+HANGS = """\
+import subprocess, time
+helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+_note_pid(helper.pid)
+time.sleep(600)
+"""
+
+
+def floods_stderr(megabytes: int, first: str, then: str) -> str:
+    """Writes `first`, then `megabytes` MB of log lines to stderr, then runs `then`."""
+    return (f"sys.stderr.write({first!r} + '\\n')\n"
+            f"line = 'W external/fake.cc:1] padding padding padding padding padding padding padding\\n'\n"
+            f"for _ in range({megabytes} * 1024 * 1024 // len(line)):\n"
+            f"    sys.stderr.write(line)\n"
+            f"sys.stderr.flush()\n" + then)
+
+
+@dataclass
+class DoctorRun:
+    returncode: int
+    report: dict[str, Any] | None
+    stdout: str
+    stderr: str
+    seconds: float
+    pids: list[int]
+
+    def result(self, check_id: str) -> dict[str, Any]:
+        return next(r for r in self.report["results"] if r["id"] == check_id)
+
+    @property
+    def tensorflow(self) -> dict[str, Any]:
+        return self.report["facts"]["tensorflow"]
+
+
+def run_doctor(fake_root: Path, *args: str, extra_env: dict[str, str] | None = None, timeout: float = 120,
+               python: str | None = None) -> DoctorRun:
+    """`python -m tfdoctor --json ARGS` with the fake first on PYTHONPATH; the fake's pids collected."""
+    pidfile = fake_root / "pids.txt"
+    env = dict(os.environ)
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(fake_root)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["FAKE_TF_PIDFILE"] = str(pidfile)
+    env.update(extra_env or {})
+    command = [python or sys.executable, "-m", "tfdoctor", "--json", *args]
+    started = time.monotonic()
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout,
+                               cwd=str(fake_root))
+    seconds = time.monotonic() - started
+    report = json.loads(completed.stdout) if completed.stdout.strip() else None
+    pids = [int(line) for line in pidfile.read_text().split()] if pidfile.exists() else []
+    return DoctorRun(completed.returncode, report, completed.stdout, completed.stderr, seconds, pids)
+
+
+def survivors(pids: list[int]) -> list[int]:
+    """The pids still running (zombies count as gone: they have exited)."""
+    alive = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return alive

@@ -1,0 +1,150 @@
+# A fake `tensorflow` package for tests (copied as tensorflow/__init__.py into a temporary directory on
+# PYTHONPATH). It implements, on NumPy, just what tfdoctor's child uses: device listing, device scopes,
+# identity, matmul, slicing, build info. FAKE_TF_MODE chooses how its "GPU" behaves:
+#   cpu             no GPU at all
+#   gpu             a GPU whose results are right
+#   gpu-fallback    the GPU's products come back placed on the CPU (silent fallback)
+#   gpu-nan         the GPU's products are NaN
+#   gpu-no-kernel   matmul on the GPU raises "Could not satisfy device specification" (soft placement off)
+#   gpu-slow        the GPU is slower than the CPU (it sleeps)
+#   gpu-crash       the GPU's matmul segfaults the process
+#   gpu-hang        the GPU's matmul never returns
+#   devices-crash   listing the devices segfaults the process
+# FAKE_TF_CPU_SLEEP (seconds per GFLOP) makes the CPU slower, so the GPU wins clearly.
+# FAKE_TF_STDERR is printed to stderr at import (log lines TensorFlow would print).
+import os
+import sys
+import time
+
+import numpy as np
+
+__version__ = "2.99.0"
+MODE = os.environ.get("FAKE_TF_MODE", "cpu")
+CPU_SLEEP = float(os.environ.get("FAKE_TF_CPU_SLEEP", "0"))
+if os.environ.get("FAKE_TF_STDERR"):
+    sys.stderr.write(os.environ["FAKE_TF_STDERR"] + "\n")
+    sys.stderr.flush()
+
+_scope = ["/job:localhost/replica:0/task:0/device:CPU:0"]
+_soft = [True]
+
+
+def _segfault():
+    import ctypes
+
+    ctypes.string_at(0)
+
+
+class InvalidArgumentError(Exception):
+    pass
+
+
+class PhysicalDevice(object):
+    def __init__(self, name, device_type):
+        self.name, self.device_type = name, device_type
+
+
+class Tensor(object):
+    def __init__(self, value, device):
+        self.value = np.asarray(value)
+        self.device = device
+
+    def numpy(self):
+        return self.value
+
+    def __getitem__(self, key):
+        return Tensor(self.value[key], self.device)
+
+    def __mul__(self, other):
+        return Tensor(self.value * other, self.device)
+
+    __rmul__ = __mul__
+
+    def __float__(self):
+        return float(self.value)
+
+
+def _full(name):
+    kind, _, index = name.strip("/").upper().rpartition(":")
+    return "/job:localhost/replica:0/task:0/device:%s:%s" % (kind.split(":")[-1], index)
+
+
+class device(object):
+    def __init__(self, name):
+        self.name = _full(name)
+
+    def __enter__(self):
+        _scope.append(self.name)
+
+    def __exit__(self, *exc):
+        _scope.pop()
+
+
+def identity(value):
+    return Tensor(np.array(value.value if isinstance(value, Tensor) else value), _scope[-1])
+
+
+def _matmul(a, b):
+    where = _scope[-1]
+    on_gpu = "GPU" in where
+    if on_gpu and MODE == "gpu-no-kernel" and not _soft[0]:
+        raise InvalidArgumentError("Could not satisfy device specification of node MatMul: "
+                                   "enable_soft_placement=0. Supported device types [CPU]")
+    if on_gpu and MODE == "gpu-crash":
+        _segfault()
+    if on_gpu and MODE == "gpu-hang":
+        time.sleep(3600)
+    started = time.perf_counter()
+    product = np.dot(a.value, b.value)
+    elapsed = time.perf_counter() - started
+    n = a.value.shape[0]
+    if on_gpu and MODE == "gpu-slow":
+        time.sleep(2 * elapsed + 0.002)
+    if not on_gpu and CPU_SLEEP:
+        time.sleep(CPU_SLEEP * 2.0 * n ** 3 / 1e9)
+    if on_gpu and MODE == "gpu-nan":
+        product = np.full_like(product, np.nan)
+    if on_gpu and MODE == "gpu-fallback":
+        where = "/job:localhost/replica:0/task:0/device:CPU:0"
+    return Tensor(product, where)
+
+
+class linalg(object):
+    matmul = staticmethod(_matmul)
+
+
+class _Experimental(object):
+    @staticmethod
+    def get_device_details(device_):
+        return {"device_name": "Fake GPU 9000"}
+
+    @staticmethod
+    def tensor_float_32_execution_enabled():
+        return True
+
+
+class config(object):
+    experimental = _Experimental
+
+    @staticmethod
+    def list_physical_devices(device_type=None):
+        if MODE == "devices-crash":
+            _segfault()
+        found = [PhysicalDevice("/physical_device:CPU:0", "CPU")]
+        if MODE != "cpu":
+            found.append(PhysicalDevice("/physical_device:GPU:0", "GPU"))
+        return [d for d in found if device_type in (None, d.device_type)]
+
+    @staticmethod
+    def set_soft_device_placement(enabled):
+        _soft[0] = bool(enabled)
+
+    @staticmethod
+    def get_soft_device_placement():
+        return _soft[0]
+
+
+class sysconfig(object):
+    @staticmethod
+    def get_build_info():
+        return {"is_cuda_build": MODE != "cpu", "is_rocm_build": False, "is_tensorrt_build": False}

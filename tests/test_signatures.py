@@ -1,0 +1,213 @@
+"""Failure signatures: each real error text (verbatim from the shared reference, with its source) leads to
+its diagnosis; the table is well formed; harmless noise is not flagged where no GPU is expected."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tfdoctor import signatures
+from tfdoctor.facts import Facts
+from tfdoctor.model import Status
+
+# (text, where it was reported, the signature it must match first). Copied verbatim from
+# /work/shared/reference (real-cases.json, linux-cases.json, mac-system-outputs.md, linux-outputs.md).
+REAL_TEXTS = [
+    ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/opt/miniconda3/envs/metal/lib/python3.10/"
+     "site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): Symbol not found: "
+     "__ZN3tsl8internal10LogMessageC1EPKcii",
+     "real-cases blog-tf219-metal110-symbol", "metal-built-for-other-tensorflow"),
+    ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/opt/miniconda3/envs/metal/lib/python3.10/"
+     "site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): symbol not found in flat namespace "
+     "'__ZN3tsl8internal10LogMessage16VmoduleActivatedEPKci'",
+     "real-cases blog-tf210-metal070-tsl-symbol", "metal-built-for-other-tensorflow"),
+    ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/Users/user/env/miniforge3/lib/python3.9/"
+     "site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): symbol not found in flat namespace "
+     "'_TF_AllocateOutput'",
+     "real-cases tfmodels-10617-tf-allocateoutput", "metal-built-for-other-tensorflow"),
+    ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/Users/zhangjing/miniforge3/envs/tf3.7/lib/"
+     "python3.8/site-packages/tensorflow-plugins/libmetal_plugin.dylib, 6): Symbol not found: "
+     "_OBJC_CLASS_$_MPSGraphCompilationDescriptor",
+     "real-cases tf-53309-macos11-mpsgraph", "metal-needs-newer-macos"),
+    ("Library not loaded: @rpath/_pywrap_tensorflow_internal.so",
+     "compat-matrix.md §1a (ShapeLayer blog, TF 2.20 + metal 1.2.0)", "metal-with-tensorflow-2.20"),
+    ("(mach-o file, but is an incompatible architecture (have (x86_64), need (arm64e)))",
+     "mac-system-outputs.md §1.5 (tensorflow/tensorflow#57483)", "mixed-architectures"),
+    ("ImportError: dlopen(/Users/fzzfbyx/pythonvirtual/tff/lib/python3.8/site-packages/tensorflow/python/"
+     "_pywrap_tensorflow_internal.so, 6): no suitable image found.  Did find:\n\t/Users/fzzfbyx/pythonvirtual/tff/"
+     "lib/python3.8/site-packages/tensorflow/python/_pywrap_tensorflow_internal.so: mach-o, but wrong architecture",
+     "real-cases tensorflow_macos-28-wrong-architecture", "mixed-architectures"),
+    ("The TensorFlow library was compiled to use AVX instructions, but these aren't available on your machine.",
+     "real-cases envd-881-docker-amd64-on-apple-silicon", "cpu-without-avx-message"),
+    (">>> import tensorflow\nIllegal instruction: 4", "real-cases tf-25822-intel-mac-xeon-no-avx",
+     "illegal-instruction"),
+    (">>> import tensorflow as tf\nzsh: illegal hardware instruction  python",
+     "real-cases tf-45645-anaconda-x86-illegal-instruction", "illegal-instruction"),
+    ("Illegal instruction (core dumped)\ntraps: python[434569] trap invalid opcode ip:7fb785029c48 sp:7ffd15a859a0 "
+     "error:0 in libtensorflow_framework.so.2[7fb7842a2000+1c55000]",
+     "linux-cases tf-45744-tf240-avx-cpu-sigill-bmi2", "illegal-instruction"),
+    ("A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash. To support both 1.x "
+     "and 2.x\nversions of NumPy, modules must be compiled with NumPy 2.0.",
+     "real-cases numpy2-vs-tf-built-with-numpy1", "numpy2-with-numpy1-build"),
+    ("RuntimeError: module compiled against API version 0x10 but this version of numpy is 0xf\nImportError: "
+     "numpy.core.multiarray failed to import", "real-cases numpy-api-0x10-vs-0xf", "numpy-older-than-build"),
+    ('F tensorflow/c/experimental/stream_executor/stream_executor.cc:808] Non-OK-status: '
+     'stream_executor::MultiPlatformManager::RegisterPlatform( std::move(cplatform)) status: INTERNAL: platform is '
+     'already registered with name: "METAL"\nAbort trap: 6',
+     "real-cases metal-platform-registered-twice", "metal-plugin-loaded-twice"),
+    ("TypeError: bases must be types", "real-cases tf-61182-protobuf-bases-must-be-types", "protobuf-mismatch"),
+    ("tensorflow.python.framework.errors_impl.NotFoundError: C:\\Users\\user\\AppData\\Local\\Programs\\Python\\"
+     "Python310\\lib\\site-packages\\tensorflow-plugins\\tfdml_plugin.dll not found",
+     "linux-outputs.md 2i (microsoft/tensorflow-directml-plugin#352)", "directml-plugin-with-newer-tensorflow"),
+    ("Could not load dynamic library 'libcusolver.so.11'; dlerror: libcusolver.so.11: cannot open shared object "
+     "file: No such file or directory", "linux-cases behaviormetrics-385-cusolver-cudnn-missing",
+     "cuda-libraries-missing"),
+    ("Loaded runtime CuDNN library: 9.0.0 but source was compiled with: 9.3.0.  CuDNN library needs to have "
+     "matching major version and equal or higher minor version.", "linux-cases kaggle-1435-cudnn90-vs-93",
+     "cudnn-older-than-build"),
+    ("failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected",
+     "linux-cases mobilenet-ssd-keras-10-cuda-visible-devices", "cuda-no-device"),
+    ("failed call to cuInit: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+     "linux-cases omniglue-14-geforce-forward-compat", "cuda-forward-compat-unsupported"),
+    ("TensorFlow was not built with CUDA kernel binaries compatible with compute capability 9.0. CUDA kernels will "
+     "be jit-compiled from PTX, which could take 30 minutes or longer.", "linux-cases tf-62320-h100-tf215-ptx-jit",
+     "ptx-jit-compilation"),
+]
+
+
+@pytest.mark.parametrize("text, source, expected", REAL_TEXTS, ids=[f"{e}:{s}" for _, s, e in REAL_TEXTS])
+def test_real_text_is_diagnosed(text, source, expected):
+    found = signatures.match_text(text)
+    assert found, f"nothing matched the text from {source}"
+    assert found[0].signature.id == expected
+
+
+def test_there_are_at_least_twelve_signatures_with_sources():
+    rows = signatures.signatures()
+    assert len(rows) >= 12
+    for row in rows:
+        assert row.source.strip() and isinstance(row.verified, bool)
+        assert row.phase in signatures.PHASES
+        assert row.patterns or row.signals, row.id
+        assert row.examples, f"{row.id} has no example text"
+        assert re.match(r"^[a-z0-9.]+(-[a-z0-9.]+)*$", row.id)
+    assert len({row.id for row in rows}) == len(rows)
+
+
+@pytest.mark.parametrize("row", signatures.signatures(), ids=lambda row: row.id)
+def test_each_example_matches_its_own_row_first(row):
+    for example in row.examples:
+        signal = row.signals[0] if row.signals and not row.patterns else None
+        found = signatures.match_text(example, phases=(row.phase,), signal=signal, installed=row.requires)
+        assert found and found[0].signature.id == row.id, example
+
+
+def test_fix_actions_are_known():
+    for row in signatures.signatures():
+        for step in row.fix:
+            assert step.action in ("install", "uninstall", "reinstall", "fresh_environment")
+            assert step.names or step.action == "fresh_environment"
+
+
+def test_a_signal_alone_matches_and_requires_gates_a_row():
+    assert signatures.match_text("", signal="SIGILL")[0].signature.id == "illegal-instruction"
+    assert [m.signature.id for m in signatures.match_text("", signal="SIGSEGV")] == []
+    with_metal = signatures.match_text("segmentation fault python3", signal="SIGSEGV", installed=["tensorflow-metal"])
+    assert with_metal[0].signature.id == "crash-with-metal-plugin"
+
+
+def test_a_timeout_is_not_read_as_the_signal_that_ended_it():
+    assert signatures.find({"timed_out": True, "signal": "SIGKILL", "stderr_tail": ""}, phases=signatures.PHASES) == []
+
+
+def test_the_exception_chain_and_traceback_are_searched():
+    tf = {"exception": {"type": "ImportError", "message": "Failed to load the native TensorFlow runtime.",
+                        "causes": [{"type": "ImportError", "message": "(mach-o file, but is an incompatible "
+                                    "architecture (have (x86_64), need (arm64e)))"}]}}
+    found = signatures.find(tf)
+    assert found[0].signature.id == "mixed-architectures" and found[0].where == "exception"
+
+
+def test_noise_is_not_flagged_where_no_gpu_is_expected():
+    # linux-outputs.md 2b/2d: on a CPU-only machine a CUDA build prints these, harmlessly
+    lines = ("I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine, GPU will not be used.\n"
+             "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+             "'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
+             "E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:9261] Unable to register cuDNN factory: "
+             "Attempting to register factory for plugin cuDNN when one has already been registered")
+    tf = {"stderr_tail": lines}
+    assert signatures.find(tf, phases=("gpu",), gpu_expected=False) == []
+    expected = [m.signature.id for m in signatures.find(tf, phases=("gpu",), gpu_expected=True)]
+    assert expected == ["cuda-libraries-missing", "cuda-driver-not-found"]
+
+
+def test_notable_lines_cover_every_pattern_and_the_metal_startup():
+    pattern = signatures.notable_pattern()
+    for row in signatures.signatures():
+        for example in row.examples:
+            if row.patterns:
+                assert pattern.search(example.encode()), row.id
+    metal = b"2024-01-11 11:39:24.910238: I metal_plugin/src/device/metal_device.cc:1154] Metal device set to: Apple M3 Pro"
+    assert pattern.search(metal)  # mac-system-outputs.md §5.3
+
+
+# ------------------------------------------------------------------ the checks read the signatures
+
+def _failed_import(text: str, **facts) -> Facts:
+    tf = {"status": "import_error", "imported": False, "stage": "import_failed", "timed_out": False,
+          "exception": {"type": "ImportError", "message": text}, "stderr_tail": ""}
+    return {"host": {"system": facts.pop("system", "Linux")}, "tensorflow": tf,
+            "python": {"executable": "/venv/bin/python", "in_venv": True}, **facts}
+
+
+def test_import_check_names_the_fix_for_the_installer_in_use():
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    facts = _failed_import("Library not loaded: @rpath/_pywrap_tensorflow_internal.so", system="Darwin",
+                           distributions=[{"name": "tensorflow", "version": "2.20.0"},
+                                          {"name": "tensorflow-metal", "version": "1.2.0"}])
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL and "2.20" in outcome.summary
+    assert outcome.remediation.commands == (
+        "/venv/bin/python -m pip uninstall -y tensorflow-metal",
+        "/venv/bin/python -m pip install 'tensorflow>=2.19,<2.20' 'tensorflow-metal==1.2.0'",
+    )
+
+
+@pytest.mark.parametrize("tf_version, command", [
+    ("2.19.0", "/venv/bin/python -m pip install 'tensorflow-metal==1.2.0'"),  # blog-tf219-metal110-symbol's fix
+    ("2.17.0", "/venv/bin/python -m pip uninstall -y tensorflow-metal"),
+])
+def test_fix_steps_follow_the_installed_tensorflow_version(tf_version, command):
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    text = REAL_TEXTS[0][0]
+    facts = _failed_import(text, system="Darwin", distributions=[
+        {"name": "tensorflow", "version": tf_version}, {"name": "tensorflow-metal", "version": "1.1.0"}])
+    assert tensorflow_import.run(facts).remediation.commands[0] == command
+
+
+def test_illegal_instruction_under_rosetta_points_to_a_native_python():
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    facts = {"host": {"system": "Darwin"}, "sysctl": {"hw.optional.arm64": "1"},
+             "python": {"executable": "/opt/anaconda3/bin/python", "machine": "x86_64", "proc_translated": "1",
+                        "conda": True},
+             "tensorflow": {"status": "crashed", "signal": "SIGILL", "exit_code": -4, "stage": "importing",
+                            "timed_out": False, "stderr_tail": ""}}
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL and "Rosetta 2" in outcome.summary
+    assert any("arm64" in c for c in outcome.remediation.commands)
+
+
+def test_illegal_instruction_in_a_vm_without_avx_names_the_cpu_model():
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    flags = "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht " \
+            "syscall nx lm constant_tsc nopl xtopology hypervisor"  # IBM/MAX-Object-Detector#131 (kvm64), + hypervisor
+    facts = {"host": {"system": "Linux"}, "cpu": {"flags": flags.split()},
+             "tensorflow": {"status": "crashed", "signal": "SIGILL", "exit_code": -4, "stage": "importing",
+                            "timed_out": False, "stderr_tail": "Illegal instruction (core dumped)"}}
+    outcome = tensorflow_import.run(facts)
+    assert "virtual machine" in outcome.summary and "`host`" in outcome.remediation.advice

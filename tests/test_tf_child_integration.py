@@ -1,0 +1,76 @@
+"""The real TensorFlow, imported by the child of a real doctor run (`python -m tfdoctor --json`).
+
+Skipped only when this interpreter cannot import tensorflow (find_spec: no import here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None, reason="tensorflow is not importable here"),
+]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> dict:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    completed = subprocess.run([sys.executable, "-m", "tfdoctor", "--json"], capture_output=True, text=True,
+                               env=env, timeout=300, cwd=str(tmp_path_factory.mktemp("run")))
+    assert completed.stdout.strip(), completed.stderr
+    document = json.loads(completed.stdout)
+    document["_exit"] = completed.returncode
+    return document
+
+
+def _result(report: dict, check_id: str) -> dict:
+    return next(r for r in report["results"] if r["id"] == check_id)
+
+
+def test_the_child_imports_tensorflow_and_lists_the_cpu(report):
+    tf = report["facts"]["tensorflow"]
+    assert tf["status"] == "ok" and tf["imported"] and tf["stage"] == "done"
+    assert tf["exit_code"] == 0 and tf["signal"] is None and tf["timed_out"] is False
+    assert tf["version"] and tf["version"][0].isdigit()
+    assert {"name": "/physical_device:CPU:0", "device_type": "CPU"} in tf["devices"]
+    assert isinstance(tf["build_info"], dict) and "is_cuda_build" in tf["build_info"]
+    result = _result(report, "tensorflow-import")
+    assert result["status"] == "pass" and tf["version"] in result["summary"]
+
+
+def test_the_probe_measures_the_cpu(report):
+    probe = report["facts"]["tensorflow"]["probe"]
+    cpu = probe["sides"]["cpu"]
+    assert probe["status"] == "ok"
+    assert cpu["blocks"] >= 3 and cpu["gflops_median"] > 0 and cpu["gflops_best"] >= cpu["gflops_median"]
+    assert cpu["placement_ok"] is True and cpu["output_device"].endswith("CPU:0")
+    assert cpu["finite"] is True and cpu["rel_error"] < 1e-4
+    assert 128 <= cpu["n"] <= 2048
+
+
+def test_no_gpu_here_and_the_checks_say_so(report):
+    tf = report["facts"]["tensorflow"]
+    if any(d["device_type"] == "GPU" for d in tf["devices"]):
+        pytest.skip("this machine has a GPU")
+    assert "gpu" not in tf["probe"]["sides"] and tf["probe"].get("speedup") is None
+    visible = _result(report, "gpu-visible")
+    assert visible["status"] == "pass"
+    assert "No GPU expected" in visible["summary"] and "runs on the CPU" in visible["summary"]
+    probe = _result(report, "probe")
+    assert probe["status"] in ("pass", "warn")  # warn only when this CPU is starved at the time
+    assert "no GPU to compare" in probe["summary"] or "of its peak" in probe["summary"]
+    assert any(line.startswith("CPU: N=") for line in probe["details"])
+
+
+def test_the_startup_lines_are_kept_and_noise_is_not_a_problem(report):
+    tf = report["facts"]["tensorflow"]
+    assert tf["log_level"]["TF_CPP_MIN_LOG_LEVEL"] == "0"
+    for check_id in ("tensorflow-import", "gpu-visible"):
+        assert _result(report, check_id)["status"] == "pass"
