@@ -47,6 +47,12 @@ def _probe_died(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     device = "GPU" if ":GPU:" in stage else "CPU" if ":CPU:" in stage else None
     where = f"on the {device}" if device else f"({stage})"
     details = [f"stage reached: {stage}"] + [f"stderr: {line}" for line in tfchild.stderr_excerpt(tf)]
+    known = signatures.find(tf, tfchild.installed_names(facts), phases=("probe", "gpu"))
+    if known:  # e.g. kernels JIT-compiled from PTX: the first GPU call can outlast the timeout
+        details.insert(0, f"likely cause: {known[0].signature.summary}")
+        return Outcome.fail(f"The probe {where} {tfchild.fate(tf)}", *details,
+                            fix=tfchild.remediation_for(known[0], facts), stage=stage, signal=tf.get("signal"),
+                            timed_out=tf.get("timed_out"), signature=known[0].signature.id)
     fix = None
     if device == "GPU":
         platform = _gpu_platform(facts, tf)

@@ -12,8 +12,8 @@ MINE = ("--only", "tensorflow-import,gpu-visible,probe")
 
 
 def only_efficiency_problems(result: dict) -> bool:
-    """The fake's NumPy "CPU" is far below this machine's real peak (and FAKE_TF_CPU_SLEEP slows it on
-    purpose), so the CPU-efficiency warning may rightly appear; nothing else may."""
+    """The fake CPU (NumPy, or a sleep at FAKE_TF_CPU_GFLOPS) is far below this machine's real peak, so
+    the CPU-efficiency warning may rightly appear; nothing else may."""
     return all("of its peak" in p["summary"] for p in result["evidence"].get("problems") or ())
 
 
@@ -38,11 +38,10 @@ def test_cpu_only_machine_passes_with_the_cpu_measured(tmp_path):
 
 
 def test_gpu_faster_than_cpu_passes(tmp_path):
-    # the fake CPU sleeps as if it did 2 GFLOPS; the fake GPU is NumPy, far faster
-    run = _run(tmp_path, "gpu", FAKE_TF_CPU_SLEEP="0.5")
+    run = _run(tmp_path, "gpu", FAKE_TF_CPU_GFLOPS="20", FAKE_TF_GPU_GFLOPS="2000")
     probe = run.result("probe")
     assert probe["status"] in ("pass", "warn") and only_efficiency_problems(probe), probe
-    assert probe["evidence"]["speedup"] > 2
+    assert 20 < probe["evidence"]["speedup"] <= 100
     sides = run.tensorflow["probe"]["sides"]
     assert sides["gpu"]["placement_ok"] and sides["gpu"]["output_device"].endswith("GPU:0")
     assert run.result("gpu-visible")["status"] == "pass" and "Fake GPU 9000" in run.result("gpu-visible")["summary"]
@@ -70,7 +69,7 @@ def test_no_gpu_kernel_fails_instead_of_falling_back(tmp_path):
 
 
 def test_gpu_slower_than_cpu_fails(tmp_path):
-    run = _run(tmp_path, "gpu-slow")
+    run = _run(tmp_path, "gpu", FAKE_TF_CPU_GFLOPS="100", FAKE_TF_GPU_GFLOPS="20")
     probe = run.result("probe")
     assert probe["status"] == "fail" and "slower than the CPU" in probe["summary"]
     assert probe["evidence"]["speedup"] < 0.5

@@ -6,11 +6,13 @@
 #   gpu-fallback    the GPU's products come back placed on the CPU (silent fallback)
 #   gpu-nan         the GPU's products are NaN
 #   gpu-no-kernel   matmul on the GPU raises "Could not satisfy device specification" (soft placement off)
-#   gpu-slow        the GPU is slower than the CPU (it sleeps)
 #   gpu-crash       the GPU's matmul segfaults the process
 #   gpu-hang        the GPU's matmul never returns
 #   devices-crash   listing the devices segfaults the process
-# FAKE_TF_CPU_SLEEP (seconds per GFLOP) makes the CPU slower, so the GPU wins clearly.
+# FAKE_TF_CPU_GFLOPS / FAKE_TF_GPU_GFLOPS make a device's matmul take as long as it would at that speed
+# (a sleep), whatever NumPy's speed: then the speed-up is what the test chose. In that mode A @ A is
+# computed once and remembered, and other products (the GPU's timing chains, whose values are never
+# checked) are not computed at all.
 # FAKE_TF_STDERR is printed to stderr at import (log lines TensorFlow would print).
 import os
 import sys
@@ -20,7 +22,8 @@ import numpy as np
 
 __version__ = "2.99.0"
 MODE = os.environ.get("FAKE_TF_MODE", "cpu")
-CPU_SLEEP = float(os.environ.get("FAKE_TF_CPU_SLEEP", "0"))
+RATES = {"CPU": float(os.environ.get("FAKE_TF_CPU_GFLOPS", "0")), "GPU": float(os.environ.get("FAKE_TF_GPU_GFLOPS", "0"))}
+_products = {}
 if os.environ.get("FAKE_TF_STDERR"):
     sys.stderr.write(os.environ["FAKE_TF_STDERR"] + "\n")
     sys.stderr.flush()
@@ -94,14 +97,20 @@ def _matmul(a, b):
         _segfault()
     if on_gpu and MODE == "gpu-hang":
         time.sleep(3600)
-    started = time.perf_counter()
-    product = np.dot(a.value, b.value)
-    elapsed = time.perf_counter() - started
-    n = a.value.shape[0]
-    if on_gpu and MODE == "gpu-slow":
-        time.sleep(2 * elapsed + 0.002)
-    if not on_gpu and CPU_SLEEP:
-        time.sleep(CPU_SLEEP * 2.0 * n ** 3 / 1e9)
+    rate = RATES["GPU" if on_gpu else "CPU"]
+    if rate:
+        n = a.value.shape[0]
+        time.sleep(2.0 * n ** 3 / (rate * 1e9))
+        if a is b:
+            key = (id(a.value), a.value.shape)
+            if key not in _products:
+                _products.clear()
+                _products[key] = (a.value, np.dot(a.value, a.value))
+            product = _products[key][1]
+        else:
+            product = b.value
+    else:
+        product = np.dot(a.value, b.value)
     if on_gpu and MODE == "gpu-nan":
         product = np.full_like(product, np.nan)
     if on_gpu and MODE == "gpu-fallback":

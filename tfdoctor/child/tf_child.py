@@ -503,7 +503,11 @@ def main(argv):
     except Exception as exc:  # listing devices raised: recorded; there is nothing to probe
         recorder.error(data["stage"], exc)
         gpus = None
-    if config.get("probe") and gpus is not None:
+    left = config["deadline"] - now()
+    if config.get("probe") and gpus is not None and left < 3 * float(config["budget_s"]) + 1.0:
+        # what the import left of --timeout is too little: a probe killed half-way would read as a fault
+        data["probe"] = {"status": "skipped", "reason": "only %.1f s of the --timeout left after the import" % left}
+    elif config.get("probe") and gpus is not None:
         recorder.stage("probe")
         try:
             run_probe(tf, recorder, config, gpus)
