@@ -75,7 +75,7 @@ def _fix(facts: Facts) -> Remediation:
                        ("free -h",) if section(facts, "host").get("system") == "Linux" else (), OTHER_URL)
 
 
-@check("memory", "Memory and swap", needs=('memory',), platforms=())
+@check("memory", "Memory and swap", needs=('memory',), uses=('system_profiler',), platforms=())
 def memory(facts: Facts) -> Outcome:
     numbers = memory_numbers(facts)
     total, available = numbers["total_bytes"], numbers["available_bytes"]

@@ -43,7 +43,7 @@ def diagnose(options: DoctorOptions) -> Report:
     from tfdoctor.collect import CollectOptions, TargetUnusableError, gather
 
     checks = selected_checks(options.only, options.skip)
-    needed = frozenset(name for check in checks for name in check.needs)
+    needed = frozenset(name for check in checks for name in (*check.needs, *check.uses))
     collect_options = CollectOptions(
         python=validate_python(options.python),
         timeout=options.timeout,

@@ -11,9 +11,12 @@ from dataclasses import dataclass
 from tfdoctor.facts import Facts, host_system, section
 
 
+MANAGED_VENV = "~/.venvs/tf"
+
+
 @dataclass(frozen=True)
 class Installer:
-    kind: str  # "uv" | "conda" | "venv" | "system"
+    kind: str  # "uv" | "conda" | "venv" | "system" | "managed" (PEP 668: pip refuses to install)
     python: str  # the target interpreter, as recorded
     windows: bool = False
 
@@ -29,11 +32,18 @@ class Installer:
         reqs = " ".join(self._quote(r) for r in requirements)
         if self.kind == "uv":
             return f"uv pip install --python {self._python()} {reqs}"
+        if self.kind == "managed":
+            # Homebrew's and Debian's Pythons are externally managed: pip refuses to install into
+            # them ("externally-managed-environment"), so the working command is a venv of their own.
+            return f"{self._python()} -m venv {MANAGED_VENV} && {MANAGED_VENV}/bin/python -m pip install {reqs}"
         return f"{self._python()} -m pip install {reqs}"
 
     def uninstall(self, *names: str) -> str:
         if self.kind == "uv":
             return f"uv pip uninstall --python {self._python()} {' '.join(names)}"
+        if self.kind == "managed":
+            # only reachable for packages forced in with the same flag; pip refuses otherwise
+            return f"{self._python()} -m pip uninstall --break-system-packages -y {' '.join(names)}"
         return f"{self._python()} -m pip uninstall -y {' '.join(names)}"
 
     def reinstall(self, *requirements: str) -> str:
@@ -41,6 +51,8 @@ class Installer:
         reqs = " ".join(self._quote(r) for r in requirements)
         if self.kind == "uv":
             return f"uv pip install --python {self._python()} --reinstall {reqs}"
+        if self.kind == "managed":
+            return self.install(*requirements)
         return f"{self._python()} -m pip install --force-reinstall --no-deps {reqs}"
 
     @property
@@ -50,6 +62,7 @@ class Installer:
             "conda": "conda environment",
             "venv": "virtual environment",
             "system": "system Python",
+            "managed": "externally managed system Python (Homebrew, Debian)",
         }[self.kind]
 
     def fresh_environment(self, python_version: str = "3.12") -> tuple[str, ...]:
@@ -76,6 +89,8 @@ def installer_for(facts: Facts) -> Installer:
         kind = "conda"
     elif python.get("in_venv"):
         kind = "venv"
+    elif python.get("externally_managed"):
+        kind = "managed"
     else:
         kind = "system"
     return Installer(kind, executable, windows)

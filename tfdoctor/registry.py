@@ -26,6 +26,7 @@ class Check:
     title: str
     run: CheckFunction
     needs: tuple[str, ...] = ()  # fact sections that must be recorded, else the check skips
+    uses: tuple[str, ...] = ()  # sections read when recorded (collected for it), judged without otherwise
     platforms: tuple[str, ...] = ()  # host systems (platform.system()) it applies to; () = all
     tags: tuple[str, ...] = ()
     doc_url: str | None = None
@@ -40,6 +41,7 @@ def check(
     title: str,
     *,
     needs: Iterable[str] = (),
+    uses: Iterable[str] = (),
     platforms: Iterable[str] = (),
     tags: Iterable[str] = (),
     doc_url: str | None = None,
@@ -47,7 +49,7 @@ def check(
     """Decorator that turns a pure function of the facts into a registered-able `Check`."""
 
     def wrap(function: CheckFunction) -> Check:
-        return Check(id, title, function, tuple(needs), tuple(platforms), tuple(tags), doc_url)
+        return Check(id, title, function, tuple(needs), tuple(uses), tuple(platforms), tuple(tags), doc_url)
 
     return wrap
 
