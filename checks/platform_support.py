@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from tfdoctor import knowledge
+from tfdoctor import macos_knowledge as mk
 from tfdoctor.cuda import compare, minor_string, platform_fact, tensorflow_version, wsl_version
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.installers import installer_for
@@ -160,6 +161,17 @@ def _label(facts: Facts, key: str) -> str:
     return label
 
 
+def _python_for_new_environment(key: str, python_max: object) -> str:
+    """The Python to suggest for a fresh environment: on Apple silicon no newer than tensorflow-metal
+    has wheels for (none for 3.13+), so the advice agrees with the metal-plugin check's."""
+    chosen = str(python_max)
+    if key == "macos-arm64":
+        metal_python = mk.newest_metal_python()
+        if compare(metal_python, chosen) < 0:
+            chosen = metal_python
+    return chosen
+
+
 @check("platform-support", "Platform supported by TensorFlow", needs=("host",), platforms=())
 def platform_support(facts: Facts) -> Outcome:
     python = section(facts, "python")
@@ -229,7 +241,7 @@ def platform_support(facts: Facts) -> Outcome:
             fix=Remediation(
                 f"Create an environment with a Python TensorFlow supports ({_python_range(stable)}) and "
                 "install TensorFlow there.",
-                installer.fresh_environment(str(stable[-1]["python_max"]) if stable else "3.12"),
+                installer.fresh_environment(_python_for_new_environment(key, stable[-1]["python_max"] if stable else "3.12")),
                 INSTALL_GUIDE,
             ),
             **evidence,
@@ -264,8 +276,9 @@ def platform_support(facts: Facts) -> Outcome:
         else:
             reason = (f"TensorFlow {platform_newest['tf']} needs Python {platform_newest['python_min']}-"
                       f"{platform_newest['python_max']}")
-            fix = Remediation(f"Create an environment with Python {platform_newest['python_max']} for the "
-                              "newest TensorFlow.",
-                              installer.fresh_environment(str(platform_newest["python_max"])), INSTALL_GUIDE)
+            python_for_new = _python_for_new_environment(key, platform_newest["python_max"])
+            fix = Remediation(f"Create an environment with Python {python_for_new} for the newest TensorFlow"
+                              + (" that the Metal plugin supports." if key == "macos-arm64" else "."),
+                              installer.fresh_environment(python_for_new), INSTALL_GUIDE)
         return Outcome.warn(f"{summary} (held back: {reason})", *details, fix=fix, **evidence)
     return Outcome.ok(summary, *details, **evidence)
