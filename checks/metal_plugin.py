@@ -46,7 +46,7 @@ def _pairing_fix(facts: Facts, installer: Installer, metal: str, tf: str, python
     """Change the plugin to one that loads into this TF; or TF to one this plugin loads into."""
     macos = product_version(section(facts, "os").get("sw_vers"))
     right_metal = mk.metal_for(tf, python, macos)
-    commands, alternatives = [], []
+    commands = []
     if right_metal:
         commands.append(installer.install(f"tensorflow-metal=={right_metal}"))
         advice = f"Install tensorflow-metal {right_metal}, the release that loads into TensorFlow {tf}."
@@ -62,11 +62,12 @@ def _pairing_fix(facts: Facts, installer: Installer, metal: str, tf: str, python
     tf_for_metal = mk.newest_tf_minor_for_metal(metal)
     name = mk.install_name("macos-arm64", tf_for_metal) if tf_for_metal else None
     if right_metal and tf_for_metal and name and release(tf_for_metal) != minor(tf):
-        alternatives.append(installer.install(f"{name}=={tf_for_metal}.*"))
-        advice += f" Or keep tensorflow-metal {metal} and pin TensorFlow to {tf_for_metal}.x."
+        # commands are steps to run in order; the other way out is prose, or both would run
+        advice += (f" Or keep tensorflow-metal {metal} and pin TensorFlow to {tf_for_metal}.x instead: "
+                   f"{installer.install(f'{name}=={tf_for_metal}.*')}")
     source = (pairing or {}).get("source", "")
     url = source.split()[0] if source.startswith("http") else APPLE_PLUGIN_URL
-    return Remediation(advice, tuple(commands + alternatives), url)
+    return Remediation(advice, tuple(commands), url)
 
 
 def _not_installed(facts: Facts, installer: Installer, tf: Optional[str], python: Optional[str]) -> Outcome:
