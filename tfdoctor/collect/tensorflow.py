@@ -307,7 +307,4 @@ def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
         result = read_result(out)
     if result is None and not fate.timed_out:
         confirm_python(options.python)
-    facts = tensorflow_facts(result, fate, options.timeout, os.environ.get("TF_CPP_MIN_LOG_LEVEL"))
-    if not options.probe and facts["status"] == "ok":
-        facts["probe"] = {"status": "skipped", "reason": "--no-probe"}
-    return {"tensorflow": facts}
+    return {"tensorflow": tensorflow_facts(result, fate, options.timeout, os.environ.get("TF_CPP_MIN_LOG_LEVEL"))}
