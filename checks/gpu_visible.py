@@ -96,7 +96,7 @@ def _plugin_fix(facts: Facts, expectation: Mapping[str, Any]) -> Remediation | N
 
 def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[str, Any],
                           evidence: dict[str, Any]) -> Outcome:
-    base = f"{expectation['why'][0].upper()}{expectation['why'][1:]}, but TensorFlow lists no GPU"
+    base = f"{expectation['why']}, but TensorFlow lists no GPU"  # starts with a tool's name: no capital
     if expectation["kind"] == "nvidia":
         from tfdoctor.nvidia import cuda_visible_devices
 
@@ -108,9 +108,11 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
                 ("unset CUDA_VISIBLE_DEVICES",)), **evidence)
         build = tf.get("build_info") or {}
         if build and build.get("is_cuda_build") is False:
+            where = ("TensorFlow 2.11 and later have no GPU support on native Windows; the platform-support "
+                     "check gives the way to the GPU (WSL2)." if host_system(facts) == "Windows" else
+                     "The cuda-build check names the build to install for this platform.")
             return Outcome.fail(f"{base}: this TensorFlow is a CPU-only build",
-                                fix=Remediation("This TensorFlow build has no CUDA support at all; the cuda-build "
-                                                "check names the build to install for this platform."),
+                                fix=Remediation(f"This TensorFlow build has no CUDA support at all. {where}"),
                                 **evidence)
     matches = signatures.find(tf, tfchild.installed_names(facts), phases=("gpu",), gpu_expected=True)
     if matches:

@@ -1,0 +1,149 @@
+"""gpu-visible and tensorflow-import on constructed facts: is a GPU expected, is it listed, and why not.
+
+The NVIDIA facts are taken from the Linux fixtures (real nvidia-smi outputs with their sources); the
+tensorflow sections are built here to exercise each branch."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from tfdoctor.checks.gpu_visible import gpu_visible
+from tfdoctor.checks.tensorflow_import import tensorflow_import
+from tfdoctor.model import Status
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+CPU = {"name": "/physical_device:CPU:0", "device_type": "CPU"}
+GPU = {"name": "/physical_device:GPU:0", "device_type": "GPU"}
+
+
+def fixture_facts(name: str) -> dict:
+    return copy.deepcopy(json.loads((FIXTURES / name).read_text())["facts"])
+
+
+def tf_ok(devices=(CPU,), **changes) -> dict:
+    tf = {"status": "ok", "imported": True, "stage": "done", "version": "2.21.0", "import_s": 2.0,
+          "devices": None if devices is None else list(devices), "gpu_details": [], "metal_lines": [], "plugins": [], "stderr_tail": "",
+          "build_info": {"is_cuda_build": True}, "timed_out": False, "signal": None}
+    tf.update(changes)
+    return tf
+
+
+def nvidia_machine(**tf_changes) -> dict:
+    facts = fixture_facts("linux/cuda-visible-devices-hides-the-only-gpu.json")
+    facts["environment"] = {}
+    facts["python"] = {"executable": "/venv/bin/python", "in_venv": True}
+    facts["distributions"] = [{"name": "tensorflow", "version": "2.16.1"}]
+    facts["tensorflow"] = tf_ok(**tf_changes)
+    return facts
+
+
+def test_nvidia_gpu_listed_passes():
+    facts = nvidia_machine(devices=[CPU, GPU], gpu_details=[{"device_name": "NVIDIA GeForce GTX 1080 Ti",
+                                                              "compute_capability": [6, 1]}])
+    outcome = gpu_visible.run(facts)
+    assert outcome.status is Status.PASS and "NVIDIA GeForce GTX 1080 Ti" in outcome.summary
+
+
+def test_nvidia_gpu_missing_with_libraries_missing_names_the_extra():
+    # tensorflow/tensorflow#63362 (TF 2.16.1 + and-cuda): "Cannot dlopen some GPU libraries", no GPU
+    line = ("W tensorflow/core/common_runtime/gpu/gpu_device.cc:2251] Cannot dlopen some GPU libraries. Please make "
+            "sure the missing libraries mentioned above are installed properly if you would like to use GPU. Follow "
+            "the guide at https://www.tensorflow.org/install/gpu for how to download and setup the required "
+            "libraries for your platform.\nSkipping registering GPU devices...")
+    outcome = gpu_visible.run(nvidia_machine(stderr_tail=line))
+    assert outcome.status is Status.FAIL and "nvidia-smi lists" in outcome.summary
+    assert outcome.evidence["signature"] == "cuda-libraries-missing"
+    assert outcome.remediation.commands == ("/venv/bin/python -m pip install 'tensorflow[and-cuda]==2.16.1'",)
+
+
+def test_nvidia_gpu_hidden_by_cuda_visible_devices_warns():
+    facts = fixture_facts("linux/cuda-visible-devices-hides-the-only-gpu.json")  # CUDA_VISIBLE_DEVICES=1, 1 GPU
+    facts["tensorflow"] = tf_ok()
+    outcome = gpu_visible.run(facts)
+    assert outcome.status is Status.WARN and "CUDA_VISIBLE_DEVICES='1'" in outcome.summary
+
+
+def test_nvidia_gpu_with_a_cpu_only_build():
+    outcome = gpu_visible.run(nvidia_machine(build_info={"is_cuda_build": False}))
+    assert outcome.status is Status.FAIL and "CPU-only build" in outcome.summary
+    assert "cuda-build" in outcome.remediation.advice
+
+
+def test_cpu_only_machine_with_noise_passes():
+    facts = fixture_facts("linux/cpu-only-tensorflow-cpu-no-gpu.json")
+    noise = ("I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine, GPU will not be "
+             "used.")  # harmless without an NVIDIA GPU (tensorflow/tensorflow#62328)
+    facts["tensorflow"] = tf_ok(stderr_tail=noise)
+    outcome = gpu_visible.run(facts)
+    assert outcome.status is Status.PASS and "No GPU expected" in outcome.summary
+
+
+def test_unknown_expectation_without_nvidia_facts_is_not_blamed():
+    outcome = gpu_visible.run({"host": {"system": "Linux"}, "tensorflow": tf_ok()})
+    assert outcome.status is Status.PASS and "unknown" in outcome.summary
+
+
+def _mac(metal: str | None, **tf_changes) -> dict:
+    distributions = [{"name": "tensorflow", "version": "2.19.0"}]
+    if metal:
+        distributions.append({"name": "tensorflow-metal", "version": metal})
+    return {"host": {"system": "Darwin"}, "python": {"executable": "/venv/bin/python", "in_venv": True},
+            "distributions": distributions, "tensorflow": tf_ok(build_info={"is_cuda_build": False}, **tf_changes)}
+
+
+def test_metal_gpu_listed_is_named_from_the_plugin_line():
+    line = ("2024-01-11 11:39:24.910238: I metal_plugin/src/device/metal_device.cc:1154] Metal device set to: "
+            "Apple M3 Pro")  # mac-system-outputs.md §5.3
+    outcome = gpu_visible.run(_mac("1.2.0", devices=[CPU, GPU], metal_lines=[line]))
+    assert outcome.status is Status.PASS and outcome.summary.endswith("Apple M3 Pro")
+
+
+def test_metal_installed_but_no_gpu_fails_with_a_reinstall():
+    plugin = {"path": "/venv/lib/python3.11/site-packages/tensorflow-plugins/libmetal_plugin.dylib", "loaded": False}
+    outcome = gpu_visible.run(_mac("1.2.0", plugins=[plugin]))
+    assert outcome.status is Status.FAIL and "did not load the plugin" in outcome.summary
+    assert outcome.remediation.commands == (
+        "/venv/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-metal==1.2.0'",)
+
+
+def test_apple_silicon_without_metal_expects_no_gpu():
+    outcome = gpu_visible.run(_mac(None))  # sun1638650145/...#20: [] without the plugin, by design
+    assert outcome.status is Status.PASS and "tensorflow-metal is not installed" in outcome.summary
+
+
+def test_crash_while_listing_devices_with_metal_names_the_plugin():
+    facts = _mac("0.6.0", status="crashed", stage="devices", devices=None, signal="SIGSEGV", exit_code=-11)
+    outcome = gpu_visible.run(facts)
+    assert outcome.status is Status.FAIL and "While listing its devices" in outcome.summary
+    assert outcome.evidence["signature"] == "crash-with-metal-plugin"
+
+
+@pytest.mark.parametrize("tf, status", [
+    ({"status": "not_installed", "imported": False}, Status.SKIP),
+    ({"status": "import_error", "imported": False}, Status.SKIP),
+])
+def test_gpu_visible_skips_without_an_import(tf, status):
+    assert gpu_visible.run({"host": {"system": "Linux"}, "tensorflow": tf}).status is status
+
+
+def test_import_passes_and_reports_the_build_and_plugins():
+    plugin = {"path": "/site-packages/tensorflow-plugins/libmetal_plugin.dylib", "loaded": True}
+    outcome = tensorflow_import.run({"host": {"system": "Darwin"},
+                                     "tensorflow": tf_ok(plugins=[plugin], build_info={"is_cuda_build": False})})
+    assert outcome.status is Status.PASS and outcome.summary == "TensorFlow 2.21.0 imported in 2.0 s"
+    assert "CPU-only build (no CUDA)" in outcome.details and any("plugin loaded" in d for d in outcome.details)
+
+
+def test_import_of_an_incomplete_package_directory():
+    tf = {"status": "import_error", "imported": False, "stage": "import_failed", "timed_out": False,
+          "spec": {"origin": None, "namespace": True, "locations": ["/site-packages/tensorflow"]},
+          "exception": {"type": "AttributeError", "message": "module 'tensorflow' has no attribute '__version__'"}}
+    facts = {"host": {"system": "Darwin"}, "python": {"executable": "/venv/bin/python", "in_venv": True},
+             "distributions": [{"name": "tensorflow-macos", "version": "2.13.0"}], "tensorflow": tf}
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL and "without its __init__.py" in outcome.summary
+    assert "--force-reinstall" in outcome.remediation.commands[0]
