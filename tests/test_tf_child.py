@@ -184,3 +184,16 @@ def test_a_program_that_is_not_python_is_refused(program):
 
 def test_python_itself_is_accepted():
     confirm_python(sys.executable)
+
+
+def test_without_waitid_the_child_is_still_timed_out_and_its_group_killed(tmp_path, monkeypatch):
+    # macOS builds of Python may lack os.waitid; the fallback waits with Popen.wait(timeout)
+    monkeypatch.delattr(os, "waitid", raising=False)
+    pidfile = tmp_path / "pids"
+    script = ("import os, subprocess, sys, time\n"
+              "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+              f"open({str(pidfile)!r}, 'w').write('%d %d' % (os.getpid(), p.pid))\n"
+              "time.sleep(600)\n")
+    fate = run_child([sys.executable, "-c", script], dict(os.environ), timeout=2)
+    assert fate.timed_out
+    assert survivors([int(p) for p in pidfile.read_text().split()]) == []
