@@ -17,7 +17,8 @@ from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 
 
-@check("gpu-visible", "GPU visible to TensorFlow", needs=("tensorflow",))
+@check("gpu-visible", "GPU visible to TensorFlow", needs=("tensorflow",),
+       uses=("host", "python", "distributions", "nvidia", "environment"))
 def gpu_visible(facts: Facts) -> Outcome:
     tf = facts["tensorflow"]
     if tf.get("status") == "not_installed":

@@ -19,7 +19,8 @@ from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 
 
-@check("probe", "GPU vs CPU speed probe", needs=("tensorflow",))
+@check("probe", "GPU vs CPU speed probe", needs=("tensorflow",),
+       uses=("host", "python", "distributions", "cpu", "sysctl", "system_profiler"))
 def probe(facts: Facts) -> Outcome:
     tf = facts["tensorflow"]
     if tf.get("status") == "not_installed":

@@ -19,7 +19,8 @@ from tfdoctor.registry import Facts, check
 INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")
 
 
-@check("tensorflow-import", "TensorFlow imports", needs=("tensorflow",))
+@check("tensorflow-import", "TensorFlow imports", needs=("tensorflow",),
+       uses=("host", "python", "distributions", "cpu", "sysctl"))
 def tensorflow_import(facts: Facts) -> Outcome:
     tf = facts["tensorflow"]
     if tf.get("status") == "not_installed":
