@@ -15,8 +15,8 @@ import pytest
 
 from tests.fakes import survivors
 from tfdoctor.child import source
-from tfdoctor.collect.target import TargetUnusableError
-from tfdoctor.collect.tensorflow import (ChildFate, StreamCapture, child_environment, child_status, confirm_python,
+from tfdoctor.collect.target import TargetUnusableError, confirm_python
+from tfdoctor.collect.tensorflow import (ChildFate, StreamCapture, child_environment, child_status,
                                          run_child, signal_name, tensorflow_facts)
 
 STDLIB_TOP_LEVEL = {"json", "os", "sys", "time"}

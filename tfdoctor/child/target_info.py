@@ -1,3 +1,7 @@
+''''exit 64 # '''
+# ^ A no-op string in Python; in a POSIX shell it runs `exit 64`, so `--python /bin/sh` exits at once
+# instead of running this file as shell commands (`import json` is ImageMagick's `import` there).
+#
 # Describes the interpreter that runs it: version, architecture, Rosetta, environment kind, and every
 # installed distribution (read from metadata, never imported). Standard library only; prints JSON.
 import binascii

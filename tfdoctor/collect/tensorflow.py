@@ -24,7 +24,7 @@ from typing import IO, Any, Mapping
 
 from tfdoctor.child import source
 from tfdoctor.collect.options import CollectOptions
-from tfdoctor.collect.target import TargetUnusableError
+from tfdoctor.collect.target import TargetUnusableError, confirm_python
 
 # Seconds of timing the probe may spend after the import (the ladder, warm-ups and blocks of every
 # device). On a 2-core VM the whole probe then takes about 0.5 s after the import (notes/tfchild.md).
@@ -41,13 +41,11 @@ NOTABLE_LIMIT = 80
 LINE_LIMIT = 2000
 POLL_S = 0.01
 DRAIN_GRACE_S = 2.0
-VERSION_TIMEOUT_S = 10.0
 
 # Windows reports a crash as an NTSTATUS exit code, not a signal.
 WINDOWS_CRASHES = {0xC000001D: "SIGILL", 0xC0000005: "SIGSEGV", 0xC0000409: "SIGABRT", 0xC00000FD: "SIGSEGV"}
 
 _METAL_LINE = re.compile(r"Metal device set to|systemMemory:|maxCacheSize:|name: METAL")
-_PYTHON_VERSION = re.compile(r"^Python (\d+)\.(\d+)")
 
 
 class StreamCapture:
@@ -276,23 +274,6 @@ def read_result(path: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def confirm_python(python: str) -> None:
-    """The child wrote nothing: is the target a Python 3.6+ at all? If not, the doctor cannot run."""
-    try:
-        completed = subprocess.run([python, "-V"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, timeout=VERSION_TIMEOUT_S, start_new_session=os.name == "posix")
-        said = completed.stdout.decode("utf-8", "replace").strip().splitlines()
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise TargetUnusableError(f"{python} is not a Python interpreter ({python} -V failed: {exc})") from exc
-    first = said[0] if said else ""
-    version = _PYTHON_VERSION.match(first)
-    if not version:
-        shown = repr(first[:80]) if first else "nothing"
-        raise TargetUnusableError(f"{python} is not a Python interpreter ('{python} -V' printed {shown})")
-    if (int(version.group(1)), int(version.group(2))) < (3, 6):
-        raise TargetUnusableError(f"{python} is {first}; TensorFlow and tfdoctor need Python 3")
 
 
 def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
