@@ -81,7 +81,8 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
 
 
 def _context_lines(tf: Mapping[str, Any]) -> list[str]:
-    lines = [f"stage reached: {tf.get('stage') or 'none (the child did not start)'}"]
+    # the child records its stage from its first line on; a report without one simply did not record it
+    lines = [f"stage reached: {tf['stage']}"] if tf.get("stage") else []
     stack = tfchild.stack_line(tf)
     if stack:
         lines.append(stack)

@@ -41,7 +41,9 @@ def test_gpu_faster_than_cpu_passes(tmp_path):
     run = _run(tmp_path, "gpu", FAKE_TF_CPU_GFLOPS="20", FAKE_TF_GPU_GFLOPS="2000")
     probe = run.result("probe")
     assert probe["status"] in ("pass", "warn") and only_efficiency_problems(probe), probe
-    assert 20 < probe["evidence"]["speedup"] <= 100
+    # 100x by construction; sleeps only lengthen under load, so assert the verdict's side of the
+    # 2x pass threshold rather than a tight band that a busy machine can miss
+    assert 2 <= probe["evidence"]["speedup"] <= 100
     sides = run.tensorflow["probe"]["sides"]
     assert sides["gpu"]["placement_ok"] and sides["gpu"]["output_device"].endswith("GPU:0")
     assert run.result("gpu-visible")["status"] == "pass" and "Fake GPU 9000" in run.result("gpu-visible")["summary"]

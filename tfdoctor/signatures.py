@@ -25,6 +25,9 @@ class FixStep:
     names: tuple[str, ...] = ()
     when_tensorflow_below: str | None = None
     when_tensorflow_at_least: str | None = None
+    # A fix's commands run in order; a step marked `otherwise` is the way out only when no step
+    # before it applied (alternatives must never be printed as consecutive commands).
+    otherwise: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,8 @@ def _signature(row: Mapping[str, Any]) -> Signature:
         signals=tuple(row.get("signals") or ()),
         requires=tuple(canonical_name(n) for n in row.get("requires") or ()),
         fix=tuple(FixStep(step["action"], tuple(step.get("names") or ()), step.get("when_tensorflow_below"),
-                          step.get("when_tensorflow_at_least")) for step in row.get("fix") or ()),
+                          step.get("when_tensorflow_at_least"), bool(step.get("otherwise")))
+                 for step in row.get("fix") or ()),
         source=row["source"],
         verified=bool(row["verified"]),
         examples=tuple(row.get("examples") or ()),

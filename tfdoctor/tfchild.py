@@ -52,6 +52,8 @@ def fate(tf: Mapping[str, Any]) -> str:
     exception = tf.get("exception")
     if exception:
         return f"raised {short_type(exception.get('type'))}: {first_line(exception.get('message'))}"
+    if tf.get("exit_code") is None:  # a hand-written or older report that kept only the error text
+        return "failed"
     return f"exited with code {tf.get('exit_code')}"
 
 
@@ -133,7 +135,7 @@ def commands_for(steps: Iterable[signatures.FixStep], facts: Facts) -> tuple[str
     tf_version = tensorflow_version(facts) or section(facts, "tensorflow").get("version")
     commands: list[str] = []
     for step in steps:
-        if not _step_applies(step, tf_version):
+        if not _step_applies(step, tf_version) or (step.otherwise and commands):
             continue
         names = [n.replace("{tensorflow_version}", tf_version or "") for n in step.names]
         if step.action == "install":
