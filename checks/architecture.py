@@ -8,10 +8,10 @@ Metal plugin after 1.0.0. The only way out is a new native arm64 environment.
 
 from __future__ import annotations
 
-from tfdoctor import apple, macho
-from tfdoctor import macos_knowledge as mk
+from tfdoctor.facts import apple, macho
+from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts import section
-from tfdoctor.macos_remedies import APPLE_PLUGIN_URL, native_environment
+from tfdoctor.facts.macos_remedies import APPLE_PLUGIN_URL, native_environment
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.versions import release

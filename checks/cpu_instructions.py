@@ -16,7 +16,7 @@ import re
 from typing import Any, Iterable
 
 from tfdoctor import knowledge
-from tfdoctor.cuda import tensorflow_distribution, tensorflow_version
+from tfdoctor.facts.cuda import tensorflow_distribution, tensorflow_version
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation

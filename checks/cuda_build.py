@@ -14,7 +14,7 @@ import os
 from typing import Any, Mapping
 
 from tfdoctor import knowledge
-from tfdoctor.cuda import (
+from tfdoctor.facts.cuda import (
     and_cuda_requirements,
     compare,
     compute_capability,
@@ -32,7 +32,7 @@ from tfdoctor.cuda import (
 from tfdoctor.facts import Facts, installed_version, is_recorded, section
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
-from tfdoctor.nvidia import detected_gpus, log_findings
+from tfdoctor.facts.nvidia import detected_gpus, log_findings
 from tfdoctor.registry import check
 
 from tfdoctor.checks.platform_support import platform_key

@@ -1,7 +1,7 @@
 """GPU visible to TensorFlow: is a GPU expected here, and does TensorFlow list one?
 
 A GPU is expected when tensorflow-metal is installed (macOS) or nvidia-smi lists an NVIDIA GPU
-(tfdoctor.nvidia.detected_gpus). No GPU expected and none listed is a pass: a CPU-only machine is
+(tfdoctor.facts.nvidia.detected_gpus). No GPU expected and none listed is a pass: a CPU-only machine is
 never blamed. When an expected GPU is missing, the child's log is matched against the "gpu" failure
 signatures (harmless noise left out) to say why.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor import signatures, tfchild
+from tfdoctor.facts import signatures, tfchild
 from tfdoctor.facts import host_system, is_recorded
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
@@ -46,7 +46,7 @@ def gpu_visible(facts: Facts) -> Outcome:
 
 def gpu_expectation(facts: Facts) -> dict[str, Any]:
     """{'expected': True | False | None (cannot tell), 'why': reason, 'kind': 'metal' | 'nvidia' | None}."""
-    from tfdoctor.tfdists import first_version
+    from tfdoctor.facts.tfdists import first_version
 
     if host_system(facts) == "Darwin":
         metal = first_version(facts, "tensorflow-metal")
@@ -56,7 +56,7 @@ def gpu_expectation(facts: Facts) -> dict[str, Any]:
     if not is_recorded(facts, "nvidia"):
         return {"expected": None, "why": "NVIDIA facts not recorded, so whether a GPU is expected is unknown",
                 "kind": None}
-    from tfdoctor.nvidia import detected_gpus
+    from tfdoctor.facts.nvidia import detected_gpus
 
     detected = detected_gpus(facts)
     if not detected:
@@ -87,7 +87,7 @@ def _listing_failed(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[st
 def _plugin_fix(facts: Facts, expectation: Mapping[str, Any]) -> Remediation | None:
     if expectation.get("kind") != "metal":
         return None
-    from tfdoctor.tfdists import first_version
+    from tfdoctor.facts.tfdists import first_version
 
     version = first_version(facts, "tensorflow-metal")
     return Remediation("The crash came from a device plugin. Check the metal-plugin verdict; uninstalling the "
@@ -99,7 +99,7 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
                           evidence: dict[str, Any]) -> Outcome:
     base = f"{expectation['why']}, but TensorFlow lists no GPU"  # starts with a tool's name: no capital
     if expectation["kind"] == "nvidia":
-        from tfdoctor.nvidia import cuda_visible_devices
+        from tfdoctor.facts.nvidia import cuda_visible_devices
 
         hidden = cuda_visible_devices(facts, int(expectation.get("count") or 0))
         if hidden and hidden["hides_all"]:
@@ -129,7 +129,7 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
         loaded = [p for p in plugins if p.get("loaded")]
         details.insert(0, "plugin libraries: " + (", ".join(f"{p.get('path')} (loaded: {p.get('loaded')})"
                                                              for p in plugins) or "none found on sys.path"))
-        from tfdoctor.tfdists import first_version
+        from tfdoctor.facts.tfdists import first_version
 
         version = first_version(facts, "tensorflow-metal")
         why = ("the plugin library is loaded but registered no device" if loaded

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor import apple, macho, tfdists
-from tfdoctor import macos_knowledge as mk
+from tfdoctor.facts import apple, macho, tfdists
+from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts import section
 from tfdoctor.findings import Findings
 from tfdoctor.installers import Installer, installer_for
-from tfdoctor.macos_parsers import product_version
-from tfdoctor.macos_remedies import APPLE_PLUGIN_URL, combo_requirements
+from tfdoctor.facts.macos_parsers import product_version
+from tfdoctor.facts.macos_remedies import APPLE_PLUGIN_URL, combo_requirements
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.versions import minor, release

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfdoctor import knowledge
-from tfdoctor.cuda import (
+from tfdoctor.facts.cuda import (
     compare,
     driver_column,
     driver_for_cuda,
@@ -35,7 +35,7 @@ from tfdoctor.cuda import (
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
-from tfdoctor.nvidia import cuda_visible_devices, detected_gpus, driver_summary, first_line
+from tfdoctor.facts.nvidia import cuda_visible_devices, detected_gpus, driver_summary, first_line
 from tfdoctor.registry import check
 
 DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"

@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from tfdoctor import knowledge, signatures, tfchild
+from tfdoctor import knowledge
+
+from tfdoctor.facts import signatures, tfchild
 from tfdoctor.facts import host_system, section
 from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
@@ -276,7 +278,7 @@ def chip_name(facts: Facts, tf: Mapping[str, Any]) -> str | None:
 
 def gpu_peak(facts: Facts, tf: Mapping[str, Any]) -> dict[str, Any] | None:
     """Apple GPU: cores x 256 x clock, with the chip from sysctl and the cores from system_profiler."""
-    from tfdoctor.macos_parsers import parse_displays
+    from tfdoctor.facts.macos_parsers import parse_displays
 
     chip = chip_name(facts, tf)
     if not chip:

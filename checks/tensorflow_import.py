@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor import signatures, tfchild
+from tfdoctor.facts import signatures, tfchild
 from tfdoctor.facts import host_system
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
@@ -112,7 +112,7 @@ def _unknown_failure_fix(facts: Facts, tf: Mapping[str, Any]) -> Remediation:
 def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, Any]) -> Outcome:
     """A tensorflow/ directory without __init__.py: what is left when one of two distributions that
     shared the directory (tensorflow and tensorflow-macos, ...) is uninstalled."""
-    from tfdoctor.tfdists import tensorflow_copies
+    from tfdoctor.facts.tfdists import tensorflow_copies
 
     names = [copy.name for copy in tensorflow_copies(facts)] or ["tensorflow"]
     locations = ", ".join(spec.get("locations") or ()) or "?"
@@ -132,7 +132,7 @@ def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, A
 def instruction_cause(facts: Facts, tf: Mapping[str, Any]) -> dict[str, Any]:
     """Why the CPU could not run TensorFlow's instructions: Rosetta 2, an emulator, a VM CPU model that
     hides AVX, or a CPU without AVX. {'id', 'summary', 'fix' (Remediation or None)}."""
-    from tfdoctor import apple
+    from tfdoctor.facts import apple
 
     stderr = "\n".join(part for part in (tf.get("stderr_head"), tf.get("stderr_tail")) if part)
     if host_system(facts) == "Darwin" and apple.translated(facts):
@@ -161,7 +161,7 @@ def instruction_cause(facts: Facts, tf: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _native_arm64_fix(facts: Facts) -> Remediation:
-    from tfdoctor.macos_remedies import native_environment
+    from tfdoctor.facts.macos_remedies import native_environment
 
     name, commands = native_environment(facts)
     return Remediation(f"Create a native arm64 environment from {name} and install TensorFlow there; "

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor import apple, tfdists
-from tfdoctor import macos_knowledge as mk
+from tfdoctor.facts import apple, tfdists
+from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts import PLATFORM_NAMES, host_system, section
 from tfdoctor.findings import Findings
 from tfdoctor.installers import Installer, installer_for
-from tfdoctor.macos_parsers import product_version
-from tfdoctor.macos_remedies import combo_requirements, native_environment
+from tfdoctor.facts.macos_parsers import product_version
+from tfdoctor.facts.macos_remedies import combo_requirements, native_environment
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.versions import minor, release
@@ -31,7 +31,7 @@ LEGACY_KERAS_URL = "https://github.com/tensorflow/tensorflow/issues/63854"
 
 def _nvidia_gpu(facts: Facts) -> bool:
     try:  # written by the Linux helper; absent or failing means "not known"
-        from tfdoctor.nvidia import detected_gpus
+        from tfdoctor.facts.nvidia import detected_gpus
     except ImportError:
         return False
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tfdoctor import knowledge
-from tfdoctor import macos_knowledge as mk
+from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import release
 

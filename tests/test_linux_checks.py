@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tfdoctor import knowledge
-from tfdoctor.cuda import (
+from tfdoctor.facts.cuda import (
     and_cuda_requirements,
     driver_for_cuda,
     kernel_support,

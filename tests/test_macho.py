@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from tfdoctor import macho
+from tfdoctor.facts import macho
 from tfdoctor.child import target_info
 
 # tensorflow-metal 1.2.0 libmetal_plugin.dylib (arm64, MH_DYLIB) and 1.0.0's x86_64 dylib: first 16 bytes.

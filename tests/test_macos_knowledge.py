@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tfdoctor import macos_knowledge as mk
+from tfdoctor.facts import macos_knowledge as mk
 
 
 @pytest.mark.parametrize("metal, tf, outcome", [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tfdoctor.macos_parsers import (
+from tfdoctor.facts.macos_parsers import (
     is_compat_version,
     parse_displays,
     parse_sw_vers,

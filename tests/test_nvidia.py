@@ -1,4 +1,4 @@
-"""tfdoctor.nvidia: parsers of real nvidia-smi / /proc outputs, detected_gpus, and TensorFlow's GPU log lines.
+"""tfdoctor.facts.nvidia: parsers of real nvidia-smi / /proc outputs, detected_gpus, and TensorFlow's GPU log lines.
 
 The long outputs are read from the fixtures (verbatim copies with their sources); short ones are quoted
 here from shared/reference/linux-outputs.md with their sources.
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tfdoctor import knowledge
-from tfdoctor.nvidia import (
+from tfdoctor.facts.nvidia import (
     classify_smi,
     cuda_visible_devices,
     detected_gpus,

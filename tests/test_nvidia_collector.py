@@ -17,7 +17,7 @@ import pytest
 
 from tfdoctor.collect import nvidia as collector
 from tfdoctor.collect.options import CollectOptions
-from tfdoctor.nvidia import detected_gpus, driver_summary
+from tfdoctor.facts.nvidia import detected_gpus, driver_summary
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tfdoctor import signatures
+from tfdoctor.facts import signatures
 from tfdoctor.facts import Facts
 from tfdoctor.model import Status
 

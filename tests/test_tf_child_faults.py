@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tests import fakes
-from tfdoctor import signatures
+from tfdoctor.facts import signatures
 
 MINE = ("--only", "tensorflow-import,gpu-visible,probe")
 

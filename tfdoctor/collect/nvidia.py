@@ -18,7 +18,7 @@ from typing import Any
 
 from tfdoctor.collect.commands import run_command
 from tfdoctor.collect.options import CollectOptions
-from tfdoctor.nvidia import QUERY_FIELDS, QUERY_FIELDS_OLD_DRIVER, classify_smi, smi_query_argv
+from tfdoctor.facts.nvidia import QUERY_FIELDS, QUERY_FIELDS_OLD_DRIVER, classify_smi, smi_query_argv
 
 # Inside WSL2 the Linux-side nvidia-smi is provided here and was not on PATH on early builds
 # (linux-outputs.md §1e, microsoft/WSL#6617).

@@ -277,7 +277,7 @@ def read_result(path: str) -> dict[str, Any] | None:
 
 
 def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
-    from tfdoctor.signatures import notable_pattern
+    from tfdoctor.facts.signatures import notable_pattern
 
     with tempfile.TemporaryDirectory(prefix="tfdoctor-") as scratch:
         out = os.path.join(scratch, "tf_child.json")

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
-from tfdoctor import signatures, versions
+from tfdoctor import versions
+
+from tfdoctor.facts import signatures
 from tfdoctor.facts import Facts, canonical_name, section
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Remediation
@@ -94,7 +96,7 @@ def stack_line(tf: Mapping[str, Any]) -> str | None:
 def stderr_excerpt(tf: Mapping[str, Any], count: int = 3, gpu_expected: bool = True) -> list[str]:
     """The last meaningful lines of the child's stderr: harmless noise and faulthandler's dump (shown
     by stack_line) left out."""
-    from tfdoctor.nvidia import noise_kind
+    from tfdoctor.facts.nvidia import noise_kind
 
     lines = [line.strip() for line in (tf.get("stderr_tail") or "").splitlines() if line.strip()]
     kept = [line for line in lines if not _TRACE_LINE.match(line) and noise_kind(line, gpu_expected) is None]
@@ -129,7 +131,7 @@ def _step_applies(step: signatures.FixStep, tf_version: str | None) -> bool:
 
 def commands_for(steps: Iterable[signatures.FixStep], facts: Facts) -> tuple[str, ...]:
     """The exact commands for these fix steps, for the user's installer and TensorFlow version."""
-    from tfdoctor.tfdists import tensorflow_version
+    from tfdoctor.facts.tfdists import tensorflow_version
 
     installer = installer_for(facts)
     tf_version = tensorflow_version(facts) or section(facts, "tensorflow").get("version")

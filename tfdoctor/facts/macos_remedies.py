@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor import apple
-from tfdoctor import macos_knowledge as mk
+from tfdoctor.facts import apple
+from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts import Facts
 from tfdoctor.installers import installer_for
 

@@ -15,6 +15,14 @@ Sections (each a top-level key; documented field by field in schema/report.schem
 
 Raw values are kept (the sysctl string, the command output, the error text) so that a saved report
 can be diagnosed again later by newer checks and parsers. Helpers below are small pure accessors.
+
+The modules of this package read the facts for the checks, purely (no I/O): parsers of raw tool
+output and questions answered from the knowledge data, each shared by several checks.
+  apple, macho, macos_parsers   a Mac and its interpreter: Apple silicon, Rosetta, Mach-O, sysctl, sw_vers
+  macos_knowledge, macos_remedies  metal/TensorFlow/Python pairings from knowledge/macos.toml; Mac fixes
+  tfdists                       installed TensorFlow distributions: shims, real builds, copies
+  nvidia, cuda                  nvidia-smi and /proc outputs; TensorFlow's CUDA build against the driver
+  tfchild, signatures           what the TensorFlow child recorded; known failure texts and their fixes
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from tfdoctor import macos_knowledge as mk
+from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts import Facts, canonical_name, host_system, section
 from tfdoctor.versions import release
 

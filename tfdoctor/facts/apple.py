@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tfdoctor import macho
+from tfdoctor.facts import macho
 from tfdoctor.facts import Facts, host_system, section
-from tfdoctor.macos_parsers import product_version, sysctl_flag
+from tfdoctor.facts.macos_parsers import product_version, sysctl_flag
 from tfdoctor.versions import release
 
 ARM64_MACHINES = ("arm64", "aarch64", "arm64e")
