@@ -148,10 +148,24 @@ def describe_python():
     }
 
 
-def top_level_names(dist):
+def recorded_paths(dist):
+    """The paths a distribution installed, as strings. RECORD is read as CSV directly: Distribution.files
+    builds a PackagePath per line, about 0.3 s for TensorFlow's 30,000-line RECORD."""
+    try:
+        text = dist.read_text("RECORD")
+    except Exception:
+        text = None
+    if text:
+        import csv
+
+        return [row[0] for row in csv.reader(text.splitlines()) if row]
+    return [str(path) for path in dist.files or ()]
+
+
+def top_level_names(paths):
     names = set()
-    for path in dist.files or ():
-        parts = str(path).replace("\\", "/").split("/")
+    for path in paths:
+        parts = path.replace("\\", "/").split("/")
         head = parts[0]
         if head.endswith((".dist-info", ".egg-info")) or head in ("..", ""):
             continue
@@ -161,13 +175,9 @@ def top_level_names(dist):
     return sorted(names)
 
 
-def native_libraries(dist):
-    libs = []
-    for path in dist.files or ():
-        text = str(path)
-        if text.endswith((".dylib", ".so")) and "tensorflow-plugins" in text:
-            libs.append(str(dist.locate_file(path)))
-    return libs
+def native_libraries(dist, paths):
+    return [str(dist.locate_file(path)) for path in paths
+            if path.endswith((".dylib", ".so")) and "tensorflow-plugins" in path]
 
 
 def describe_distributions():
@@ -193,11 +203,12 @@ def describe_distributions():
                 installer = dist.read_text("INSTALLER")
             except Exception:
                 installer = None
+            paths = recorded_paths(dist)
             entry.update({
                 "installer": installer.strip() if installer else None,
                 "requires": list(dist.requires or ()),
-                "top_level": top_level_names(dist),
-                "plugin_libraries": native_libraries(dist),
+                "top_level": top_level_names(paths),
+                "plugin_libraries": native_libraries(dist, paths),
             })
         found.append(entry)
     return found
