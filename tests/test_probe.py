@@ -38,7 +38,7 @@ def side(kind: str, gflops: float, n: int = 2048, **changes) -> dict:
 
 def facts_with(gpu: dict | None, cpu: dict | None, system: str = "Linux", **tf_changes) -> dict:
     sides = {k: v for k, v in (("gpu", gpu), ("cpu", cpu)) if v}
-    speedup = gpu["gflops_median"] / cpu["gflops_median"] if gpu and cpu and "gflops_median" in gpu else None
+    speedup = gpu["gflops_best"] / cpu["gflops_best"] if gpu and cpu and "gflops_best" in gpu else None
     devices = [{"name": "/physical_device:CPU:0", "device_type": "CPU"}]
     if gpu:
         devices.append({"name": "/physical_device:GPU:0", "device_type": "GPU"})
