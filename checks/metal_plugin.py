@@ -55,10 +55,11 @@ def _pairing_fix(facts: Facts, installer: Installer, metal: str, tf: str, python
         if combo:
             commands.append(installer.install(*combo_requirements(combo)))
             advice = (f"No tensorflow-metal loads into TensorFlow {tf}: move TensorFlow to {combo['tf']} with "
-                      f"tensorflow-metal {combo['metal']}, or uninstall tensorflow-metal and stay on the CPU.")
+                      f"tensorflow-metal {combo['metal']} for the GPU. Or stay on the CPU instead: "
+                      f"{installer.uninstall('tensorflow-metal')}")
         else:
             advice = f"No tensorflow-metal loads into TensorFlow {tf} on this Python: uninstall it and use the CPU."
-        commands.append(installer.uninstall("tensorflow-metal"))
+            commands.append(installer.uninstall("tensorflow-metal"))
     tf_for_metal = mk.newest_tf_minor_for_metal(metal)
     name = mk.install_name("macos-arm64", tf_for_metal) if tf_for_metal else None
     if right_metal and tf_for_metal and name and release(tf_for_metal) != minor(tf):

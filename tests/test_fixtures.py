@@ -40,3 +40,25 @@ def test_fixture_diagnosis(path):
         text = " ".join([fix.advice, *fix.commands, fix.url or ""])
         for needle in needles:
             assert needle in text, f"{cid}: hint lacks {needle!r}: {text}"
+
+
+def _packages(command: str, verb: str) -> set[str]:
+    """Package names a pip/uv command installs or uninstalls ('tensorflow-metal==1.2.0' -> tensorflow-metal)."""
+    import re
+
+    if f" {verb} " not in command or (verb == "install" and " uninstall " in command):
+        return set()
+    words = command.split(f" {verb} ", 1)[1].replace("'", " ").replace('"', " ").split()
+    return {re.split(r"[<>=!~\[; ]", w, 1)[0].lower() for w in words if not w.startswith("-")}
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[fixture_id(p) for p in PATHS])
+def test_fix_commands_are_steps_not_alternatives(path):
+    """Commands are run in order: a later step never undoes an earlier one (install X, then uninstall X
+    means two alternatives were printed as a sequence). Uninstall-then-install is a clean reinstall."""
+    for result in run_checks(all_checks(), load_fixture(path)["facts"]):
+        commands = result.remediation.commands if result.remediation else ()
+        installed: set[str] = set()
+        for command in commands:
+            assert not installed & _packages(command, "uninstall"), (result.check_id, commands)
+            installed |= _packages(command, "install")
