@@ -118,13 +118,20 @@ def run_doctor(fake_root: Path, *args: str, extra_env: dict[str, str] | None = N
     return DoctorRun(completed.returncode, report, completed.stdout, completed.stderr, seconds, pids)
 
 
-def survivors(pids: list[int]) -> list[int]:
-    """The pids still running (zombies count as gone: they have exited)."""
-    alive = []
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                alive.append(pid)
-        except psutil.NoSuchProcess:
-            pass
-    return alive
+def survivors(pids: list[int], grace_s: float = 2.0) -> list[int]:
+    """The pids still running after a short grace (zombies count as gone: they have exited).
+
+    SIGKILL is delivered asynchronously: right after killpg() returns, a process on the other core
+    can still show as running for a moment. One that still runs after the grace was not killed."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        alive = []
+        for pid in pids:
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    alive.append(pid)
+            except psutil.NoSuchProcess:
+                pass
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.05)
