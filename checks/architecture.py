@@ -8,9 +8,8 @@ Metal plugin after 1.0.0. The only way out is a new native arm64 environment.
 
 from __future__ import annotations
 
-from tfdoctor.facts import apple, macho
+from tfdoctor.facts import apple, macho, section
 from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts import section
 from tfdoctor.facts.macos_remedies import APPLE_PLUGIN_URL, native_environment
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check

@@ -15,14 +15,14 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from tfdoctor.checks.platform_support import platform_key, rosetta
+
 from tfdoctor import knowledge
-from tfdoctor.facts.cuda import tensorflow_distribution, tensorflow_version
 from tfdoctor.facts import Facts, host_system, section
+from tfdoctor.facts.cuda import tensorflow_distribution, tensorflow_version
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
-
-from tfdoctor.checks.platform_support import platform_key, rosetta
 
 HARDWARE_GUIDE = "https://www.tensorflow.org/install/pip#hardware_requirements"
 # Brands of virtual CPU models that hide host features (Proxmox/QEMU "Common KVM processor", "QEMU

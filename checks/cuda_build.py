@@ -13,7 +13,10 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
+from tfdoctor.checks.platform_support import platform_key
+
 from tfdoctor import knowledge
+from tfdoctor.facts import Facts, installed_version, is_recorded, section
 from tfdoctor.facts.cuda import (
     and_cuda_requirements,
     compare,
@@ -29,13 +32,10 @@ from tfdoctor.facts.cuda import (
     tensorflow_distribution,
     tensorflow_version,
 )
-from tfdoctor.facts import Facts, installed_version, is_recorded, section
+from tfdoctor.facts.nvidia import detected_gpus, log_findings
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
-from tfdoctor.facts.nvidia import detected_gpus, log_findings
 from tfdoctor.registry import check
-
-from tfdoctor.checks.platform_support import platform_key
 
 PIP_GUIDE = "https://www.tensorflow.org/install/pip#linux"
 SOURCE_TABLE = "https://www.tensorflow.org/install/source#gpu"

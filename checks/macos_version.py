@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import apple, tfdists
+from tfdoctor.facts import apple, section, tfdists
 from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts import section
+from tfdoctor.facts.macos_parsers import is_compat_version, product_version
 from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
-from tfdoctor.facts.macos_parsers import is_compat_version, product_version
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.versions import release

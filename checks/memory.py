@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tfdoctor.facts import apple
+from tfdoctor.facts import apple, section
 from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts import section
-from tfdoctor.findings import Findings
 from tfdoctor.facts.macos_parsers import parse_displays, parse_swapusage, pressure_level, sysctl_int
+from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 

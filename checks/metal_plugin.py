@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import apple, macho, tfdists
+from tfdoctor.facts import apple, macho, section, tfdists
 from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts import section
-from tfdoctor.findings import Findings
-from tfdoctor.installers import Installer, installer_for
 from tfdoctor.facts.macos_parsers import product_version
 from tfdoctor.facts.macos_remedies import APPLE_PLUGIN_URL, combo_requirements
+from tfdoctor.findings import Findings
+from tfdoctor.installers import Installer, installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.versions import minor, release

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfdoctor import knowledge
+from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.cuda import (
     compare,
     driver_column,
@@ -32,10 +33,9 @@ from tfdoctor.facts.cuda import (
     tensorflow_version,
     wsl_version,
 )
-from tfdoctor.facts import Facts, host_system, section
+from tfdoctor.facts.nvidia import cuda_visible_devices, detected_gpus, driver_summary, first_line
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
-from tfdoctor.facts.nvidia import cuda_visible_devices, detected_gpus, driver_summary, first_line
 from tfdoctor.registry import check
 
 DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"

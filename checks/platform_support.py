@@ -14,12 +14,12 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from tfdoctor import knowledge
+from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts.cuda import compare, minor_string, platform_fact, tensorflow_version, wsl_version
-from tfdoctor.facts import Facts, host_system, section
+from tfdoctor.facts.nvidia import detected_gpus
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
-from tfdoctor.facts.nvidia import detected_gpus
 from tfdoctor.registry import check
 
 WSL_GUIDE = "https://www.tensorflow.org/install/pip#windows-wsl2"

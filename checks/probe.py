@@ -16,9 +16,7 @@ import re
 from typing import Any, Mapping
 
 from tfdoctor import knowledge
-
-from tfdoctor.facts import signatures, tfchild
-from tfdoctor.facts import host_system, section
+from tfdoctor.facts import host_system, section, signatures, tfchild
 from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import signatures, tfchild
-from tfdoctor.facts import host_system
+from tfdoctor.facts import host_system, signatures, tfchild
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import apple, tfdists
+from tfdoctor.facts import PLATFORM_NAMES, apple, host_system, section, tfdists
 from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts import PLATFORM_NAMES, host_system, section
-from tfdoctor.findings import Findings
-from tfdoctor.installers import Installer, installer_for
 from tfdoctor.facts.macos_parsers import product_version
 from tfdoctor.facts.macos_remedies import combo_requirements, native_environment
+from tfdoctor.findings import Findings
+from tfdoctor.installers import Installer, installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.versions import minor, release

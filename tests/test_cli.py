@@ -11,10 +11,10 @@ import jsonschema
 import pytest
 
 from tfdoctor import __version__
+from tfdoctor.model import CheckResult
 from tfdoctor.registry import all_checks
 from tfdoctor.render import STATUS_SYMBOLS, STATUS_WORDS
 from tfdoctor.report import exit_code_for
-from tfdoctor.model import CheckResult
 from tfdoctor.schema import report_schema
 
 CHECK_IDS = [c.id for c in all_checks()]

@@ -7,8 +7,8 @@ import struct
 
 import pytest
 
-from tfdoctor.facts import macho
 from tfdoctor.child import target_info
+from tfdoctor.facts import macho
 
 # tensorflow-metal 1.2.0 libmetal_plugin.dylib (arm64, MH_DYLIB) and 1.0.0's x86_64 dylib: first 16 bytes.
 METAL_120_ARM64 = bytes.fromhex("cffaedfe0c0000010000000006000000")

@@ -9,12 +9,12 @@ import subprocess
 import sys
 
 import pytest
-
 from tfdoctor.checks.architecture import architecture
 from tfdoctor.checks.macos_version import macos_version_check
 from tfdoctor.checks.memory import memory
 from tfdoctor.checks.metal_plugin import metal_plugin
 from tfdoctor.checks.tensorflow_install import tensorflow_install
+
 from tfdoctor.model import Status
 from tfdoctor.runner import run_check
 

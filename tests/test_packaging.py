@@ -10,9 +10,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import tfdoctor.checks
 
 import tfdoctor
-import tfdoctor.checks
 
 ROOT = Path(__file__).resolve().parent.parent
 

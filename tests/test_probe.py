@@ -7,9 +7,9 @@ from __future__ import annotations
 import copy
 
 import pytest
+from tfdoctor.checks.probe import cpu_peak, gpu_peak, grade, probe
 
 from tfdoctor import knowledge
-from tfdoctor.checks.probe import cpu_peak, gpu_peak, grade, probe
 from tfdoctor.model import Status
 
 M1_MAX_DISPLAYS = """Graphics/Displays:

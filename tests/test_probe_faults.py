@@ -4,7 +4,6 @@ GPU's matmul, a crash while listing devices. The doctor runs as a real subproces
 
 from __future__ import annotations
 
-
 from tests import fakes
 
 MINE = ("--only", "tensorflow-import,gpu-visible,probe")

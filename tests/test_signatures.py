@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from tfdoctor.facts import signatures
-from tfdoctor.facts import Facts
+from tfdoctor.facts import Facts, signatures
 from tfdoctor.model import Status
 
 # (text, where it was reported, the signature it must match first). Copied verbatim from

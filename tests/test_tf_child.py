@@ -16,8 +16,15 @@ import pytest
 from tests.fakes import survivors
 from tfdoctor.child import source
 from tfdoctor.collect.target import TargetUnusableError, confirm_python
-from tfdoctor.collect.tensorflow import (ChildFate, StreamCapture, child_environment, child_status,
-                                         run_child, signal_name, tensorflow_facts)
+from tfdoctor.collect.tensorflow import (
+    ChildFate,
+    StreamCapture,
+    child_environment,
+    child_status,
+    run_child,
+    signal_name,
+    tensorflow_facts,
+)
 
 STDLIB_TOP_LEVEL = {"json", "os", "sys", "time"}
 

@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from tfdoctor.checks.gpu_visible import gpu_visible
 from tfdoctor.checks.tensorflow_import import tensorflow_import
+
 from tfdoctor.model import Status
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -160,8 +160,8 @@ def explain_command(
 ) -> None:
     from tfdoctor.doctor import DoctorError
     from tfdoctor.explain import ReportError, explain, read_report
-    from tfdoctor.report import exit_code_for
     from tfdoctor.model import CheckResult
+    from tfdoctor.report import exit_code_for
 
     try:
         document = explain(read_report(report), _split(only), _split(skip), redacted=not no_redact)

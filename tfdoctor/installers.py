@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from tfdoctor.facts import Facts, host_system, section
 
-
 MANAGED_VENV = "~/.venvs/tf"
 
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tfdoctor.facts import macho
-from tfdoctor.facts import Facts, host_system, section
+from tfdoctor.facts import Facts, host_system, macho, section
 from tfdoctor.facts.macos_parsers import product_version, sysctl_flag
 from tfdoctor.versions import release
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import apple
+from tfdoctor.facts import Facts, apple
 from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts import Facts
 from tfdoctor.installers import installer_for
 
 APPLE_PLUGIN_URL = "https://developer.apple.com/metal/tensorflow-plugin/"

@@ -122,7 +122,7 @@ def recorded_texts(tf: Mapping[str, Any], gpu_expected: bool = True) -> list[tup
         ("stderr", _without_noise("\n".join(tf.get("notable_lines") or ()), is_noise)),
         ("stdout", _without_noise(tf.get("stdout_tail") or "", is_noise)),
     ]
-    for where, error in sorted((tf.get("errors") or {}).items()):
+    for _, error in sorted((tf.get("errors") or {}).items()):
         texts.append(("exception", f"{error.get('type')}: {error.get('message')}"))
     return [(where, text) for where, text in texts if text]
 

@@ -8,9 +8,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 from tfdoctor import versions
-
-from tfdoctor.facts import signatures
-from tfdoctor.facts import Facts, canonical_name, section
+from tfdoctor.facts import Facts, canonical_name, section, signatures
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Remediation
 

@@ -9,8 +9,8 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts import Facts, canonical_name, host_system, section
+from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.versions import release
 
 METAL = "tensorflow-metal"
