@@ -9,12 +9,10 @@ from tfdoctor.facts.macos_parsers import (
     parse_displays,
     parse_sw_vers,
     parse_swapusage,
-    parse_vm_stat,
     pressure_level,
     product_version,
     sysctl_flag,
     sysctl_int,
-    vm_stat_bytes,
 )
 from tfdoctor.specifiers import satisfies
 
@@ -65,26 +63,6 @@ def test_swapusage_units_and_empty_swap():
     assert parse_swapusage("total = 2.00G  used = 1.50G  free = 0.50G")["used_bytes"] == int(1.5 * 1024 ** 3)
     assert parse_swapusage("total = 0.00M  used = 0.00M  free = 0.00M")["total_bytes"] == 0
     assert parse_swapusage("") is None and parse_swapusage("Disabled") is None
-
-
-VM_STAT_APPLE = """Mach Virtual Memory Statistics: (page size of 16384 bytes)
-Pages free:                               12345.
-Pages active:                            200000.
-Pages inactive:                          190000.
-Pages speculative:                         5000.
-"Translation faults":                  99999999.
-"""
-
-
-def test_vm_stat_uses_the_page_size_in_its_header():
-    apple = parse_vm_stat(VM_STAT_APPLE)
-    assert apple["page_size"] == 16384
-    assert apple["pages"]["Pages free"] == 12345 and apple["pages"]["Translation faults"] == 99999999
-    assert vm_stat_bytes(apple, "Pages free", "Pages inactive") == (12345 + 190000) * 16384
-    intel = parse_vm_stat(VM_STAT_APPLE.replace("16384", "4096"))
-    assert vm_stat_bytes(intel, "Pages free") == 12345 * 4096  # same counts, a quarter of the bytes
-    assert vm_stat_bytes(apple, "Pages wired down") is None
-    assert parse_vm_stat("no header here") is None
 
 
 APPLE_DISPLAYS = """Graphics/Displays:

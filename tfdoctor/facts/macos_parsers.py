@@ -1,11 +1,11 @@
 """Pure parsers for what macOS tools print (kept raw in the facts): sw_vers, sysctl values,
-vm.swapusage, vm_stat, system_profiler SPDisplaysDataType. Formats: mac-system-outputs.md.
+vm.swapusage, system_profiler SPDisplaysDataType. Formats: mac-system-outputs.md.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 from tfdoctor.versions import release
 
@@ -77,34 +77,6 @@ def parse_swapusage(value: Optional[str]) -> Optional[dict[str, Any]]:
         "free_bytes": fields.get("free"),
         "encrypted": "encrypted" in value,
     }
-
-
-_VM_STAT_PAGE = re.compile(r"page size of (\d+) bytes")
-_VM_STAT_LINE = re.compile(r'^"?([A-Za-z][^:"]*)"?:\s+(\d+)\.?\s*$')
-
-
-def parse_vm_stat(text: Optional[str]) -> Optional[dict[str, Any]]:
-    """vm_stat: page counts plus the page size from its header (16384 on Apple silicon, 4096 on
-    Intel; hard-coding 4096 undercounts Apple silicon by 4x). Returns {'page_size', 'pages': {...}}."""
-    if not text:
-        return None
-    header = _VM_STAT_PAGE.search(text)
-    pages = {}
-    for line in text.splitlines():
-        match = _VM_STAT_LINE.match(line.strip())
-        if match:
-            pages[match.group(1).strip()] = int(match.group(2))
-    if not header or not pages:
-        return None
-    return {"page_size": int(header.group(1)), "pages": pages}
-
-
-def vm_stat_bytes(parsed: Mapping[str, Any], *names: str) -> Optional[int]:
-    """Bytes in the named page counters ('Pages free', 'Pages inactive', ...)."""
-    counts = [parsed["pages"].get(name) for name in names]
-    if any(count is None for count in counts):
-        return None
-    return sum(counts) * parsed["page_size"]
 
 
 def parse_displays(text: Optional[str]) -> list[dict[str, Any]]:

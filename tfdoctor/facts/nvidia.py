@@ -167,7 +167,7 @@ _SMI_EXIT_CODES = {9: "driver_not_loaded", 12: "nvml_missing", 4: "no_permission
 
 
 def command_output(result: Mapping[str, Any] | None) -> str:
-    if not result:
+    if not isinstance(result, Mapping):  # absent, or a hand-written report's odd value
         return ""
     return "\n".join(part for part in (result.get("stdout"), result.get("stderr")) if part)
 
