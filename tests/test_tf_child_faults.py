@@ -63,7 +63,7 @@ def test_import_hangs_and_is_killed_at_the_timeout_with_its_helpers(tmp_path):
     assert len(run.pids) == 2  # the child and the helper it started: both gone (checked above)
     assert run.returncode == 1
     assert run.tensorflow["status"] == "timed_out" and run.tensorflow["timed_out"] is True
-    assert run.tensorflow["duration_s"] < 3 + 1.0  # the finding arrives at the timeout, not later
+    assert run.tensorflow["duration_s"] < 3 + 2.0  # the finding arrives at the timeout (issue: "plus a second or two")
     assert result["status"] == "fail" and "did not finish within 3 s" in result["summary"]
     assert "importtime" in " ".join(result["remediation"]["commands"])
     # faulthandler dumped the stack before the kill: it shows where the import waits
