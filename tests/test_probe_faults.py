@@ -87,7 +87,7 @@ def test_gpu_matmul_crash_fails_the_probe_not_the_import(tmp_path):
 def test_gpu_matmul_hang_is_killed_at_the_timeout(tmp_path):
     run = _run(tmp_path, "gpu-hang", "--timeout", "6")
     assert run.tensorflow["timed_out"] and run.tensorflow["stage"] == "probe:GPU:warmup"
-    assert run.tensorflow["duration_s"] < 6 + 1.0
+    assert run.tensorflow["duration_s"] < 6 + 2.0  # killed at the timeout, not later
     probe = run.result("probe")
     assert probe["status"] == "fail" and "did not finish within 6 s" in probe["summary"]
 
