@@ -27,19 +27,19 @@ from tfdoctor.facts.cuda import (
     kernel_support,
     minor_string,
     newest_release_with_kernels,
-    satisfies,
     tensorflow_build,
     tensorflow_distribution,
     tensorflow_version,
 )
 from tfdoctor.facts.nvidia import detected_gpus, log_findings
+from tfdoctor.findings import worst_of
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
+from tfdoctor.specifiers import satisfies
 
 PIP_GUIDE = "https://www.tensorflow.org/install/pip#linux"
 SOURCE_TABLE = "https://www.tensorflow.org/install/source#gpu"
-_ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.PASS: 2}
 # Libraries that must come from the pip nvidia-* packages when TensorFlow uses them (libcuda is the
 # driver's own and rightly comes from the system).
 _SHADOWING = ("libcudnn", "libcublas", "libcudart", "libcufft", "libcusolver", "libcusparse", "libnccl")
@@ -332,12 +332,9 @@ def cuda_build(facts: Facts) -> Outcome:
     details = [*notes, *noise_note]
     if not is_recorded(facts, "nvidia"):
         details.append("NVIDIA facts not recorded: judged the installed packages only.")
-    findings.sort(key=lambda o: _ORDER[o.status])
-    if findings:
-        worst = findings[0]
-        also = [f"Also: {o.summary}" for o in findings[1:]]
-        return Outcome(worst.status, worst.summary, (*worst.details, *also, *details), worst.remediation,
-                       {**evidence, **worst.evidence})
+    worst = worst_of(findings, details, **evidence)
+    if worst:
+        return worst
     if _pip_cuda(facts):
         libraries = "its pinned pip CUDA libraries are installed"
     elif any(d.get("device_type") == "GPU" for d in tf.get("devices") or ()):

@@ -34,13 +34,13 @@ from tfdoctor.facts.cuda import (
     wsl_version,
 )
 from tfdoctor.facts.nvidia import cuda_visible_devices, detected_gpus, driver_summary, first_line
+from tfdoctor.findings import worst_of
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
 
 DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
 COMPAT_GUIDE = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"
-_ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.PASS: 2}
 
 
 def _forward_compat_names() -> tuple[list[str], str]:
@@ -230,11 +230,8 @@ def nvidia_driver(facts: Facts) -> Outcome:
         details.append("TensorFlow is not installed (or not recorded): judged the driver alone.")
     evidence = {"driver": driver, "cuda": serves, "gpus": [g.get("name") for g in gpus],
                 "smi_version": info["smi_version"], "query_state": info["query_state"]}
-    found = sorted(_findings(facts, info, gpus), key=lambda o: _ORDER[o.status])
-    if found:
-        worst = found[0]
-        extra = [f"Also: {o.summary}" for o in found[1:]]
-        return Outcome(worst.status, worst.summary, (*worst.details, *extra, *details), worst.remediation,
-                       {**evidence, **worst.evidence})
+    worst = worst_of(_findings(facts, info, gpus), details, **evidence)
+    if worst:
+        return worst
     return Outcome.ok(f"driver {driver}" + (f" (CUDA {serves})" if serves else "") + f", {len(gpus)} GPU(s): "
                       + ", ".join(sorted({str(g['name']) for g in gpus})), *details, **evidence)

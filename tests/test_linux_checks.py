@@ -17,12 +17,12 @@ from tfdoctor.facts.cuda import (
     driver_for_cuda,
     kernel_support,
     max_cuda_for_driver,
-    satisfies,
     tensorflow_build,
 )
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
+from tfdoctor.specifiers import satisfies
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CHECKS = {c.id: c for c in all_checks()}

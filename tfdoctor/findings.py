@@ -7,7 +7,7 @@ user fixing the first problem already sees the next one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from tfdoctor.model import Outcome, Remediation, Status
 
@@ -51,3 +51,18 @@ class Findings:
         details.extend(notes)
         evidence = {**evidence, "problems": [{"status": f.status.value, "summary": f.summary} for f in problems]}
         return Outcome(worst.status, worst.summary, tuple(details), worst.fix, evidence)
+
+
+_WORST_FIRST = {Status.FAIL: 0, Status.WARN: 1, Status.PASS: 2}
+
+
+def worst_of(outcomes: list[Outcome], details: Sequence[str] = (), **evidence: Any) -> Outcome | None:
+    """For checks that build one Outcome per finding: the worst (stable order among equals) with the
+    others' summaries as "Also: ..." lines, then `details`; None when there is no finding."""
+    if not outcomes:
+        return None
+    ranked = sorted(outcomes, key=lambda o: _WORST_FIRST[o.status])
+    worst = ranked[0]
+    also = [f"Also: {o.summary}" for o in ranked[1:]]
+    return Outcome(worst.status, worst.summary, (*worst.details, *also, *details), worst.remediation,
+                   {**evidence, **worst.evidence})

@@ -1,7 +1,7 @@
 """Just enough PEP 440 specifier matching for the pins in the knowledge data ('>=1.26.0,<2.1.0').
 
 `packaging` is deliberately not a dependency (see versions.py); pins only use plain release numbers
-and the operators <, <=, >, >=, ==, != (with a trailing .* on == and !=) and ~=.
+and the operators <, <=, >, >=, ==, ===, != (with a trailing .* on == and !=) and ~=.
 """
 
 from __future__ import annotations
@@ -9,19 +9,9 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from tfdoctor.versions import release
+from tfdoctor.versions import compare, release
 
-_CLAUSE = re.compile(r"^\s*(~=|==|!=|<=|>=|<|>)\s*([0-9][0-9a-zA-Z.*+!-]*)\s*$")
-
-
-def _padded(parts: tuple[int, ...], width: int) -> tuple[int, ...]:
-    return parts + (0,) * (width - len(parts))
-
-
-def _compare(left: tuple[int, ...], right: tuple[int, ...]) -> int:
-    width = max(len(left), len(right))
-    a, b = _padded(left, width), _padded(right, width)
-    return (a > b) - (a < b)
+_CLAUSE = re.compile(r"^\s*(===|~=|==|!=|<=|>=|<|>)\s*([0-9][0-9a-zA-Z.*+!-]*)\s*$")
 
 
 def clause_holds(version: str, operator: str, bound: str) -> bool:
@@ -31,12 +21,13 @@ def clause_holds(version: str, operator: str, bound: str) -> bool:
         same = have[: len(prefix)] == prefix
         return same if operator == "==" else not same
     want = release(bound)
-    order = _compare(have, want)
+    order = compare(version, bound)
     if operator == "~=":
         # ~=2.15.0 means >=2.15.0, ==2.15.*
         return order >= 0 and have[: len(want) - 1] == want[: len(want) - 1]
     return {
         "==": order == 0,
+        "===": order == 0,
         "!=": order != 0,
         "<": order < 0,
         "<=": order <= 0,

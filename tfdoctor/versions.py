@@ -24,19 +24,26 @@ def minor(version: str | None) -> tuple[int, ...]:
     return release(version)[:2]
 
 
-def in_range(version: str | None, low: str | None = None, high: str | None = None) -> bool:
-    """low <= version < high, on release numbers (missing bounds are open)."""
-    value = _padded(version)
-    if not value:
-        return False
-    if low and value < _padded(low):
-        return False
-    if high and value >= _padded(high):
-        return False
-    return True
-
-
-def _padded(version: str | None) -> tuple[int, ...]:
-    # (2, 19) and (2, 19, 0) are the same release
+def key(version: str | None) -> tuple[int, ...]:
+    """A sort key in which (2, 19) and (2, 19, 0) are the same release; () when unreadable."""
     parts = release(version)
     return parts + (0,) * (4 - len(parts)) if parts else ()
+
+
+def compare(a: str | None, b: str | None) -> int:
+    """-1, 0 or 1 on release numbers; missing trailing parts count as 0."""
+    left, right = release(a), release(b)
+    width = max(len(left), len(right))
+    left, right = left + (0,) * (width - len(left)), right + (0,) * (width - len(right))
+    return (left > right) - (left < right)
+
+
+def in_range(version: str | None, low: str | None = None, high: str | None = None) -> bool:
+    """low <= version < high, on release numbers (missing bounds are open)."""
+    if not release(version):
+        return False
+    if low and compare(version, low) < 0:
+        return False
+    if high and compare(version, high) >= 0:
+        return False
+    return True

@@ -12,7 +12,8 @@ from typing import Any, Iterable, Mapping
 
 from tfdoctor import knowledge
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
-from tfdoctor.versions import minor, release
+from tfdoctor.versions import compare, minor, release
+from tfdoctor.versions import key as version_key
 
 # Distributions that install the `tensorflow` package, most specific first.
 TF_DISTRIBUTIONS = (
@@ -22,16 +23,6 @@ TF_DISTRIBUTIONS = (
 # Builds without CUDA whatever the machine (their names say so, or the reference's inspection did).
 CPU_ONLY_DISTRIBUTIONS = ("tensorflow-cpu", "tf-nightly-cpu", "tensorflow-cpu-aws", "tensorflow-intel",
                           "intel-tensorflow", "tensorflow-aarch64", "tensorflow-macos")
-
-
-def version_key(version: str | None) -> tuple[int, ...]:
-    parts = release(version)
-    return parts + (0,) * (4 - len(parts)) if parts else ()
-
-
-def compare(a: str | None, b: str | None) -> int:
-    left, right = version_key(a), version_key(b)
-    return (left > right) - (left < right)
 
 
 def minor_string(version: str | None) -> str | None:
@@ -276,33 +267,6 @@ def and_cuda_requirements(facts: Facts) -> list[tuple[str, str]]:
         if version in row["tf_versions"]:
             return [_split_requirement(r)[:2] for r in row["requires"]]
     return []
-
-
-_CLAUSE = re.compile(r"^\s*(===|==|!=|<=|>=|~=|<|>)\s*(\S+)\s*$")
-
-
-def satisfies(version: str | None, specifier: str) -> bool | None:
-    """Plain PEP 440 comparison of release numbers; None when unreadable."""
-    if not version or not release(version):
-        return None
-    for clause in (c for c in specifier.split(",") if c.strip()):
-        match = _CLAUSE.match(clause)
-        if not match:
-            return None
-        operator, bound = match.groups()
-        if bound.endswith(".*"):
-            prefix = release(bound[:-2])
-            same = release(version)[: len(prefix)] == prefix
-            if same != (operator == "=="):
-                return False
-            continue
-        order = compare(version, bound)
-        holds = {"==": order == 0, "===": order == 0, "!=": order != 0, "<": order < 0, "<=": order <= 0,
-                 ">": order > 0, ">=": order >= 0,
-                 "~=": order >= 0 and release(version)[: len(release(bound)) - 1] == release(bound)[:-1]}[operator]
-        if not holds:
-            return False
-    return True
 
 
 # ---------------------------------------------------------------- WSL
