@@ -107,6 +107,11 @@ def run(
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="Diagnose another interpreter (default: this one)."),
     timeout: float = typer.Option(60.0, "--timeout", min=1.0, help="Seconds the TensorFlow import and probe may take."),
     no_probe: bool = typer.Option(False, "--no-probe", help="Do not time the GPU against the CPU."),
+    deep: bool = typer.Option(
+        False,
+        "--deep",
+        help="Run the workload probe: crossover, dispatch, input pipeline, conv2d, training step, memory; up to ~15 s more.",
+    ),
     no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
@@ -127,6 +132,7 @@ def run(
         skip=_split(skip),
         timeout=timeout,
         probe=not no_probe,
+        deep=deep,
     )
     try:
         report = diagnose(options)

@@ -22,6 +22,7 @@ class DoctorOptions:
     skip: tuple[str, ...] = ()
     timeout: float = 60.0
     probe: bool = True
+    deep: bool = False  # the workload probe; see CollectOptions.deep
 
 
 def selected_checks(only: tuple[str, ...] = (), skip: tuple[str, ...] = ()) -> list[Check]:
@@ -48,6 +49,7 @@ def diagnose(options: DoctorOptions) -> Report:
         python=validate_python(options.python),
         timeout=options.timeout,
         probe=options.probe,
+        deep=options.deep,
         sections=needed,
     )
     try:

@@ -9,5 +9,6 @@ class CollectOptions:
     python: str = sys.executable  # the target interpreter
     timeout: float = 60.0  # for the TensorFlow child
     probe: bool = True  # time the GPU against the CPU after import
+    deep: bool = False  # the workload probe (crossover, dispatch, input pipeline, ...): up to ~15 s more
     sections: frozenset[str] = field(default_factory=frozenset)  # what the selected checks need
     command_timeout: float = 10.0  # for sysctl, nvidia-smi and friends
