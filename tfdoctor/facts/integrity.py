@@ -1,0 +1,125 @@
+"""Install integrity, read from the `integrity` facts section (pure; no I/O).
+
+The integrity collector (tfdoctor/collect/integrity.py, child tfdoctor/child/integrity.py) verifies the
+TensorFlow-family distributions against their RECORD: each listed file exists with its recorded size,
+and the native libraries' sha256 within a time budget. It records, per distribution, counts of what was
+verified and only the files that are missing or altered. This module answers questions about that
+record for the checks: install-integrity reports it; tensorflow-import ties a "cannot open shared
+object file" to the file that RECORD says is missing.
+
+Section shape (documented in schema/report.schema.json):
+  integrity.budget_s, integrity.elapsed_s, integrity.hash_stopped
+  integrity.distributions[]: name, version, location, installer, metadata ("dist-info" | "egg-info"),
+      record (bool), listed, size_checked, exists_checked, unverifiable, outside,
+      native_files, native_bytes, hashed_files, hashed_bytes,
+      problems[]: {path, problem ("missing" | "size" | "hash"), expected_size, size}, problems_total
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from tfdoctor.facts import Facts, canonical_name
+from tfdoctor.model import Remediation
+
+MISSING = "missing"
+SIZE = "size"
+HASH = "hash"
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    """One file of a distribution that is not as its RECORD says."""
+
+    distribution: str  # canonical name, e.g. "tensorflow-cpu"
+    version: str
+    path: str  # as written in RECORD, relative to the distribution's location
+    problem: str  # MISSING | SIZE | HASH
+    expected_size: Optional[int] = None
+    size: Optional[int] = None
+
+    @property
+    def basename(self) -> str:
+        return posixpath.basename(self.path.replace("\\", "/"))
+
+    @property
+    def requirement(self) -> str:
+        """The exact distribution and version to reinstall: 'tensorflow-cpu==2.21.0'."""
+        return f"{self.distribution}=={self.version}"
+
+    def describe(self) -> str:
+        if self.problem == MISSING:
+            return f"{self.path} is missing"
+        if self.problem == SIZE:
+            return f"{self.path} has {self.size} bytes, RECORD says {self.expected_size}"
+        return f"{self.path} does not match its recorded sha256"
+
+
+def recorded(facts: Facts) -> bool:
+    return isinstance(facts.get("integrity"), Mapping)
+
+
+def verified_distributions(facts: Facts) -> list[Mapping[str, Any]]:
+    """Every distribution entry the collector wrote (with or without a RECORD)."""
+    section = facts.get("integrity")
+    if not isinstance(section, Mapping):
+        return []
+    return [d for d in section.get("distributions") or () if isinstance(d, Mapping)]
+
+
+def problems(facts: Facts, distribution: Optional[str] = None) -> list[FileProblem]:
+    """Missing or altered files, of every verified distribution or of one (by any spelling of its name)."""
+    wanted = canonical_name(distribution) if distribution else None
+    found: list[FileProblem] = []
+    for entry in verified_distributions(facts):
+        name = canonical_name(str(entry.get("name") or ""))
+        if wanted and name != wanted:
+            continue
+        for item in entry.get("problems") or ():
+            found.append(FileProblem(name, str(entry.get("version") or ""), str(item.get("path") or ""),
+                                     str(item.get("problem") or MISSING), item.get("expected_size"), item.get("size")))
+    return found
+
+
+def problem_for_library(facts: Facts, library: str) -> Optional[FileProblem]:
+    """The recorded problem of a native library named in an error text, matched by its file name
+    ('libtensorflow_framework.so.2', or a path ending in it); None when RECORD shows no such problem."""
+    wanted = posixpath.basename(library.replace("\\", "/").strip())
+    if not wanted:
+        return None
+    for problem in problems(facts):
+        if problem.basename == wanted:
+            return problem
+    return None
+
+
+def unverifiable(facts: Facts) -> list[Mapping[str, Any]]:
+    """Entries the collector could not verify: no RECORD (egg-info, conda, a hand copy)."""
+    return [d for d in verified_distributions(facts) if not d.get("record")]
+
+
+def affected_requirements(found: list[FileProblem]) -> list[str]:
+    """One 'name==version' per affected distribution, in first-seen order."""
+    seen: list[str] = []
+    for problem in found:
+        if problem.requirement not in seen:
+            seen.append(problem.requirement)
+    return seen
+
+
+REINSTALL_URL = "https://pip.pypa.io/en/stable/cli/pip_install/#cmdoption-force-reinstall"
+
+
+def reinstall_fix(facts: Facts, found: list[FileProblem]) -> Optional[Remediation]:
+    """The repair for missing or altered files: reinstall exactly those distributions at their installed
+    versions, without touching their dependencies. Shared by install-integrity and tensorflow-import."""
+    requirements = affected_requirements(found)
+    if not requirements:
+        return None
+    from tfdoctor.installers import installer_for  # installers reads facts too: imported when needed
+
+    names = ", ".join(requirements)
+    return Remediation(f"Reinstall {names} as it was (same version, dependencies untouched): the files RECORD "
+                       "lists come back.", (installer_for(facts).reinstall(*requirements),), REINSTALL_URL)
