@@ -1,0 +1,256 @@
+"""The environment's own declarations: Requires-Dist of the TensorFlow family (and of every installed
+distribution that requires one of them) evaluated against what is installed, the way pip would,
+with the *target's* marker environment. Pure functions of the facts; shared by the dependencies
+check and the tensorflow-import check (an import error tied to the pin that explains it).
+
+Facts read: `distributions` (entries with `requires`, the raw Requires-Dist lines, recorded by
+child/target_info.py) and `python.marker_environment` (PEP 508 values as the target sees them; for
+older reports rebuilt from the recorded Python and host).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional
+
+from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from tfdoctor.facts import Facts, canonical_name, host_system, section
+
+# TensorFlow's own builds: one of them is "TensorFlow" in an environment (shims included).
+TENSORFLOW_BUILDS = re.compile(r"^(tensorflow|tensorflow-cpu|tensorflow-gpu|tensorflow-macos|tensorflow-intel|"
+                               r"tensorflow-aarch64|tensorflow-cpu-aws|intel-tensorflow|intel-tensorflow-avx512|"
+                               r"tf-nightly|tf-nightly-cpu|tf-nightly-gpu|tf-nightly-macos|tf-nightly-intel)$")
+# The family: TensorFlow's builds and the packages released in step with it. A distribution that
+# requires any of these is checked too (tensorflow-text, -io, -datasets, -probability, keras-hub...).
+FAMILY = re.compile(r"^(tensorflow(-.+)?|tf-nightly(-.+)?|intel-tensorflow(-.+)?|keras|keras-nightly|tf-keras|"
+                    r"tf-keras-nightly|tensorboard|tb-nightly|ml-dtypes)$")
+# Extras that count as installed when any library they name is there (issue 11: `and-cuda` counts when
+# its nvidia-* libraries are installed); any other extra counts only when everything it names is installed.
+CUDA_EXTRAS = ("and-cuda",)
+
+_SYS_PLATFORM = {"Darwin": "darwin", "Linux": "linux", "Windows": "win32"}
+MARKER_KEYS = ("python_version", "python_full_version", "sys_platform", "platform_machine", "platform_system",
+               "implementation_name", "platform_python_implementation", "os_name", "platform_release",
+               "platform_version", "implementation_version")
+
+
+@dataclass(frozen=True)
+class Unmet:
+    """One Requires-Dist line of an installed distribution that the environment does not satisfy."""
+
+    requirer: str  # canonical name of the distribution that declares it
+    requirer_version: Optional[str]
+    requirement: str  # the Requires-Dist line as written
+    name: str  # canonical name of the required distribution
+    specifier: str  # '' when any version will do
+    installed: Optional[str]  # the version installed (first copy on sys.path), None when missing
+    top_level: tuple[str, ...] = ()  # top-level modules of the required distribution, when recorded
+    extra: Optional[str] = None  # the requirer's extra this line belongs to ('and-cuda'), if any
+
+    @property
+    def missing(self) -> bool:
+        return self.installed is None
+
+    @property
+    def moves_tensorflow(self) -> bool:
+        """Satisfying it means another TensorFlow (version or build) than the installed one."""
+        return bool(TENSORFLOW_BUILDS.match(self.name))
+
+    def describe(self) -> str:
+        """'protobuf 3.20.3 is outside tensorflow-cpu 2.21.0's protobuf>=5.28.0' (or '... requires x, not installed')."""
+        who = f"{self.requirer} {self.requirer_version}" if self.requirer_version else self.requirer
+        wanted = f"{self.name}{self.specifier}"
+        if self.missing:
+            return f"{who} requires {wanted}, which is not installed"
+        return f"{self.name} {self.installed} is outside {who}'s {wanted}"
+
+
+def is_family(name: str) -> bool:
+    return bool(FAMILY.match(canonical_name(name)))
+
+
+def is_tensorflow_build(name: str) -> bool:
+    return bool(TENSORFLOW_BUILDS.match(canonical_name(name)))
+
+
+def marker_environment(facts: Facts) -> dict[str, str]:
+    """The PEP 508 marker values of the *target* interpreter: recorded by the target collector, else
+    (older reports) rebuilt from the recorded Python version, implementation, machine and host."""
+    python = section(facts, "python")
+    recorded = python.get("marker_environment")
+    if isinstance(recorded, Mapping) and recorded:
+        return {key: str(value) for key, value in recorded.items() if value is not None}
+    version = str(python.get("version") or "")
+    implementation = str(python.get("implementation") or "CPython")
+    system = host_system(facts)
+    return {
+        "python_version": ".".join(version.split(".")[:2]),
+        "python_full_version": version,
+        "sys_platform": _SYS_PLATFORM.get(system, system.lower()),
+        "platform_machine": str(python.get("machine") or section(facts, "host").get("machine") or ""),
+        "platform_system": system,
+        "implementation_name": implementation.lower(),
+        "platform_python_implementation": implementation,
+        "os_name": "nt" if system == "Windows" else "posix",
+        "platform_release": str(section(facts, "host").get("release") or ""),
+        "platform_version": "",
+        "implementation_version": version,
+    }
+
+
+def _first_copies(facts: Facts) -> dict[str, Mapping[str, Any]]:
+    """name -> the first recorded copy (the one the target imports: sys.path order)."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for entry in facts.get("distributions") or ():
+        if isinstance(entry, Mapping) and entry.get("name"):
+            found.setdefault(canonical_name(str(entry["name"])), entry)
+    return found
+
+
+def parse(line: str) -> Optional[Requirement]:
+    try:
+        return Requirement(str(line))
+    except InvalidRequirement:
+        return None
+
+
+def version_of(text: Any) -> Optional[Version]:
+    try:
+        return Version(str(text))
+    except (InvalidVersion, TypeError):
+        return None
+
+
+def holds(installed: Optional[str], specifier: SpecifierSet | str) -> Optional[bool]:
+    """Does an installed version satisfy a specifier? Pre-releases count (an installed tf-nightly or
+    rc satisfies `>=2.20` as pip's resolver accepts an installed one); None when unreadable."""
+    version = version_of(installed)
+    if version is None:
+        return None
+    try:
+        spec = specifier if isinstance(specifier, SpecifierSet) else SpecifierSet(str(specifier))
+    except InvalidSpecifier:
+        return None
+    return spec.contains(version, prereleases=True)
+
+
+def _applies(requirement: Requirement, environment: Mapping[str, str], extra: str) -> bool:
+    if requirement.marker is None:
+        return True
+    try:
+        return bool(requirement.marker.evaluate({**environment, "extra": extra}))
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+        return False  # a marker this environment cannot decide: never blame the user for it
+
+
+_WRITTEN_SPECIFIER = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*\(?([^;@()]*)\)?")
+
+
+def written_specifier(line: str, requirement: Requirement) -> str:
+    """The specifier as the metadata writes it ('<8.0.0,>=6.31.1' stays in that order), without spaces."""
+    match = _WRITTEN_SPECIFIER.match(str(line))
+    text = re.sub(r"\s+", "", match.group(1)) if match else ""
+    try:
+        return text if SpecifierSet(text) == requirement.specifier else str(requirement.specifier)
+    except InvalidSpecifier:
+        return str(requirement.specifier)
+
+
+def _extra_of(requirement: Requirement) -> Optional[str]:
+    match = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", str(requirement.marker or ""))
+    return canonical_name(match.group(1)) if match else None
+
+
+def _requirers(copies: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The family and every distribution that requires one of its members (with recorded Requires-Dist)."""
+    chosen = []
+    for name, entry in copies.items():
+        requires = entry.get("requires")
+        if requires is None:
+            continue
+        if is_family(name) or any(is_family(req.name) for req in map(parse, requires) if req):
+            chosen.append(entry)
+    return chosen
+
+
+def _active_extras(lines: Iterable[Requirement], environment: Mapping[str, str],
+                   copies: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """Extras the user evidently installed (pip records none): every distribution it names is there,
+    or, for `and-cuda`, any of its nvidia-* libraries is."""
+    named: dict[str, list[str]] = {}
+    for requirement in lines:
+        extra = _extra_of(requirement)
+        if extra and _applies(requirement, environment, extra):
+            named.setdefault(extra, []).append(canonical_name(requirement.name))
+    active = set()
+    for extra, names in named.items():
+        present = [n for n in names if n in copies]
+        if (extra in CUDA_EXTRAS and present) or (present and len(present) == len(names)):
+            active.add(extra)
+    return active
+
+
+def unmet_requirements(facts: Facts) -> list[Unmet]:
+    """Every Requires-Dist line of the family and its dependents that applies to the target (markers,
+    active extras) and is not satisfied by what is installed, in recorded order."""
+    environment = marker_environment(facts)
+    copies = _first_copies(facts)
+    found: list[Unmet] = []
+    for entry in _requirers(copies):
+        requirer = canonical_name(str(entry["name"]))
+        lines = [(text, parse(text)) for text in entry.get("requires") or ()]
+        parsed = [req for _, req in lines if req]
+        extras = _active_extras(parsed, environment, copies)
+        for text, requirement in lines:
+            if requirement is None:
+                continue
+            extra = _extra_of(requirement)
+            if extra and extra not in extras:
+                continue
+            if not _applies(requirement, environment, extra or ""):
+                continue
+            name = canonical_name(requirement.name)
+            if name == requirer:
+                continue  # `tensorflow[and-cuda]` style self-references
+            installed = copies.get(name)
+            version = str(installed.get("version")) if installed and installed.get("version") else None
+            if installed is not None and holds(version, requirement.specifier) is not False:
+                continue
+            found.append(Unmet(requirer, entry.get("version"), str(text), name, written_specifier(text, requirement), version,
+                               tuple((installed or {}).get("top_level") or ()), extra))
+    return found
+
+
+def tensorflow_pin(facts: Facts) -> Optional[str]:
+    """'tensorflow-cpu==2.21.0': the installed real TensorFlow build, pinned (first on sys.path)."""
+    for name, entry in _first_copies(facts).items():
+        if is_tensorflow_build(name) and entry.get("version") and "tensorflow" in (entry.get("top_level") or ("tensorflow",)):
+            return f"{name}=={entry['version']}"
+    return None
+
+
+def repair_requirements(facts: Facts, unmet: Optional[list[Unmet]] = None) -> tuple[str, ...]:
+    """The requirement strings of one install command that satisfies every unmet pin together and
+    keeps TensorFlow where it is: each required name once, with every requirer's specifier joined
+    (as written in the metadata), then the installed TensorFlow pinned. Pins that only another
+    TensorFlow satisfies are left out (the caller says why); () when nothing is unmet."""
+    unmet = unmet_requirements(facts) if unmet is None else unmet
+    specifiers: dict[str, list[str]] = {}
+    for item in unmet:
+        if item.moves_tensorflow:
+            continue
+        clauses = specifiers.setdefault(item.name, [])
+        for clause in filter(None, item.specifier.split(",")):
+            if clause not in clauses:
+                clauses.append(clause)
+    if not specifiers:
+        return ()
+    requirements = [name + ",".join(clauses) for name, clauses in specifiers.items()]
+    pin = tensorflow_pin(facts)
+    return tuple(requirements + ([pin] if pin else []))
+
