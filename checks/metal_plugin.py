@@ -40,18 +40,54 @@ def _fresh_env_fix(facts: Facts, installer: Installer, python_version: str, why:
                        "this one stays CPU-only.", commands, APPLE_PLUGIN_URL)
 
 
+def _metal_advice(version: str, pairing: dict, tf: str) -> str:
+    caveat = f" ({pairing['workaround']})" if pairing.get("workaround") else ""
+    return f"Install tensorflow-metal {version}, the release that loads into TensorFlow {_minor(tf)}{caveat}."
+
+
+def _tf_build(facts: Facts) -> Optional[str]:
+    """The TensorFlow build `import tensorflow` loads (tensorflow, tensorflow-macos...), when known."""
+    builds = tfdists.real_builds(facts)
+    return builds[0].name if builds else None
+
+
+def _build_fix(facts: Facts, installer: Installer, metal: str, tf: str, python: Optional[str],
+               build: str, wanted: str, pairing: dict) -> Remediation:
+    """The plugin was made for another TensorFlow build of this version: swap the build, keep the plugin."""
+    platform = tfdists.platform_key(facts)
+    tf_minor = _minor(tf)
+    has_wheel = bool(platform) and any(
+        mk.covers_minor(row, tf_minor) and (not python or mk.within(python, row["python_min"], row["python_max"]))
+        for row in mk.wheel_rows(platform, wanted))
+    if has_wheel:
+        return Remediation(f"tensorflow-metal {metal} was built for {wanted}, not for the stock {build} wheel: "
+                           f"replace {build} {tf} with {wanted} {tf_minor}.",
+                           (installer.uninstall(build), installer.install(f"{wanted}=={tf_minor}.*")), APPLE_PLUGIN_URL)
+    return Remediation(f"tensorflow-metal {metal} was built for {wanted}, which has no {tf_minor} wheel for Python "
+                       f"{_minor(python)} here: uninstall the plugin (TensorFlow then runs on the CPU).",
+                       (installer.uninstall("tensorflow-metal"),), APPLE_PLUGIN_URL)
+
+
 def _pairing_fix(facts: Facts, installer: Installer, metal: str, tf: str, python: Optional[str],
                  pairing: Optional[dict]) -> Remediation:
     """Change the plugin to one that loads into this TF; or TF to one this plugin loads into."""
     macos = product_version(section(facts, "os").get("sw_vers"))
-    right_metal = mk.metal_for(tf, python, macos)
+    build = _tf_build(facts)
+    wanted = (pairing or {}).get("built_for")
+    if wanted and build and build != wanted:
+        return _build_fix(facts, installer, metal, tf, python, build, wanted, pairing)
+    choice = mk.metal_choice(tf, python, macos, build)
+    right_metal = choice[0] if choice else None
     commands = []
-    if right_metal:
+    if choice:
         commands.append(installer.install(f"tensorflow-metal=={right_metal}"))
-        advice = f"Install tensorflow-metal {right_metal}, the release that loads into TensorFlow {tf}."
+        advice = _metal_advice(right_metal, choice[1], tf)
     else:
         combo = mk.gpu_combo(python, macos)
         if combo:
+            if build and build != combo["tf_name"]:
+                # two real builds would share site-packages/tensorflow/: the old one goes first
+                commands.append(installer.uninstall(build))
             commands.append(installer.install(*combo_requirements(combo)))
             advice = (f"No tensorflow-metal loads into TensorFlow {tf}: move TensorFlow to {combo['tf']} with "
                       f"tensorflow-metal {combo['metal']} for the GPU. Or stay on the CPU instead: "
@@ -90,10 +126,11 @@ def _not_installed(facts: Facts, installer: Installer, tf: Optional[str], python
     if macos and not mk.within(macos, "12.0", None):
         return Outcome.warn(f"tensorflow-metal needs macOS 12; this is macOS {macos}: TensorFlow runs on the CPU",
                             "See macos-version.", **evidence)
-    right = mk.metal_for(tf, python, macos)
-    if right:
+    choice = mk.metal_choice(tf, python, macos, _tf_build(facts))
+    if choice:
+        right, pairing = choice
         return Outcome.warn(f"tensorflow-metal is not installed: TensorFlow {tf} uses the CPU only",
-                            fix=Remediation(f"Install tensorflow-metal {right}, the release that loads into TensorFlow {_minor(tf)}.",
+                            fix=Remediation(_metal_advice(right, pairing, tf),
                                             (installer.install(f"tensorflow-metal=={right}"),), APPLE_PLUGIN_URL),
                             **evidence)
     combo = mk.gpu_combo(python, macos)
@@ -186,7 +223,7 @@ def metal_plugin(facts: Facts) -> Outcome:
             return findings.outcome("", **evidence)
         return Outcome.skip("cannot match tensorflow-metal to TensorFlow: "
                             f"{'the plugin' if not metal else 'TensorFlow'}'s version was not recorded", **evidence)
-    pairing = mk.metal_pairing(metal, tf)
+    pairing = mk.metal_pairing(metal, tf, _tf_build(facts))
     evidence["pairing"] = pairing["outcome"] if pairing else "unknown"
     if pairing is None:
         findings.warn(f"No record of tensorflow-metal {metal} with TensorFlow {tf}",

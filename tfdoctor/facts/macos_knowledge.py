@@ -59,11 +59,40 @@ def metal_supports_python(row: Row, python: Optional[str], machine: str = "arm64
     return bool(top) and within(python, row["python_min"], top)
 
 
-def metal_pairing(metal: Optional[str], tf: Optional[str]) -> Optional[Row]:
-    """How `metal` behaves inside TensorFlow `tf` (first matching row), or None when nobody knows."""
+# What a pairing's outcome means for `import tensorflow` and for a hint. The outcome says how far the
+# pair gets; whether it *imports* is a separate question: 0.7.x in TF 2.11 imports (only model.fit
+# with the new optimizers fails), so "no tensorflow-metal loads into 2.11" would be false.
+IMPORTS = frozenset({"loads", "loads_untested", "training_fails", "crashes_in_use"})
+# Outcomes a hint may install: works, or imports with a known workaround (the legacy optimizers).
+RECOMMENDABLE = ("loads", "training_fails")
+
+
+def imports(pairing: Optional[Row]) -> bool:
+    return bool(pairing) and pairing["outcome"] in IMPORTS
+
+
+def _for_build(row: Row, tf_distribution: Optional[str]) -> bool:
+    """Does a metal_tf row apply to this TensorFlow build? Rows without `tf_distributions` apply to
+    every build; a row naming builds applies only when the build is known to be one of them."""
+    wanted = row.get("tf_distributions") or ""
+    return not wanted or bool(tf_distribution) and tf_distribution in _names(wanted)
+
+
+def metal_pairing(metal: Optional[str], tf: Optional[str], tf_distribution: Optional[str] = None) -> Optional[Row]:
+    """How `metal` behaves inside TensorFlow `tf` built as `tf_distribution` (the real build that
+    `import tensorflow` loads: tensorflow, tensorflow-macos...), first matching row; None when nobody knows."""
     for row in rows("metal_tf"):
-        if within(metal, row["metal_min"], row["metal_max"]) and within(tf, row["tf_min"], row["tf_max"]):
+        if within(metal, row["metal_min"], row["metal_max"]) and within(tf, row["tf_min"], row["tf_max"]) \
+                and _for_build(row, tf_distribution):
             return row
+    return None
+
+
+def built_for(metal: Optional[str]) -> Optional[str]:
+    """The TensorFlow build an early tensorflow-metal was made for ('tensorflow-macos' for 0.1-0.6)."""
+    for row in rows("metal_tf"):
+        if row.get("built_for") and within(metal, row["metal_min"], row["metal_max"]):
+            return row["built_for"]
     return None
 
 
@@ -74,28 +103,41 @@ def keras3_slowdown(metal: Optional[str], tf: Optional[str]) -> Optional[Row]:
     return None
 
 
-def metal_for(tf: Optional[str], python: Optional[str], macos: Optional[str] = None) -> Optional[str]:
-    """The newest tensorflow-metal known to load into `tf` that has a wheel for `python` (and that
-    Apple supports on `macos`)."""
+def metal_choice(tf: Optional[str], python: Optional[str], macos: Optional[str] = None,
+                 tf_distribution: Optional[str] = None) -> Optional[tuple[str, Row]]:
+    """(version, pairing row) of the tensorflow-metal to install next to `tf`: it imports there, has a
+    wheel for `python` and Apple supports it on `macos`. A pairing that works beats one that imports
+    with a caveat (training_fails: the row's `why` says what to do); then Apple's own pairing (1.0.1
+    for TF 2.13, not the also-working 1.1.0); then the newest."""
     candidates = []
     for version in metal_versions():
-        pairing = metal_pairing(version, tf)
-        if not pairing or pairing["outcome"] != "loads":
+        pairing = metal_pairing(version, tf, tf_distribution)
+        if not pairing or pairing["outcome"] not in RECOMMENDABLE:
             continue
         row = metal_release(version)
         if macos and row and not within(macos, row["macos_min"], None):
             continue
         if row and (python is None or metal_supports_python(row, python)):
-            candidates.append((bool(pairing["official"]), release(version), version))
-    # Apple's own pairing first (1.0.1 for TF 2.13, not the also-working 1.1.0); else the newest that loads
-    return max(candidates)[2] if candidates else None
+            rank = (pairing["outcome"] == "loads", bool(pairing["official"]), release(version))
+            candidates.append((rank, version, pairing))
+    if not candidates:
+        return None
+    _, version, pairing = max(candidates, key=lambda item: item[0])
+    return version, pairing
+
+
+def metal_for(tf: Optional[str], python: Optional[str], macos: Optional[str] = None,
+              tf_distribution: Optional[str] = None) -> Optional[str]:
+    """The version of metal_choice(): the tensorflow-metal that loads into `tf` on this Python."""
+    choice = metal_choice(tf, python, macos, tf_distribution)
+    return choice[0] if choice else None
 
 
 def newest_tf_minor_for_metal(metal: Optional[str]) -> Optional[str]:
     """The newest TensorFlow minor that `metal` is known to load into ('2.17' for 1.1.0)."""
     best: Optional[tuple[int, ...]] = None
     for row in rows("metal_tf"):
-        if row["outcome"] == "loads" and within(metal, row["metal_min"], row["metal_max"]):
+        if row["outcome"] in RECOMMENDABLE and within(metal, row["metal_min"], row["metal_max"]):
             top = release(row["tf_max"])[:2]
             best = top if best is None or top > best else best
     return ".".join(map(str, best)) if best else None
