@@ -8,14 +8,25 @@ import binascii
 import json
 import os
 import platform
+import re
 import site
 import struct
 import sys
 import sysconfig
 
-# Distributions whose files matter to the diagnosis; for these the top-level names they install and
-# the native libraries they ship are recorded, the rest get name, version and location only.
-DETAILED_PREFIXES = ("tensorflow", "tf-nightly", "tf-keras", "keras", "numpy", "ml-dtypes", "nvidia-", "protobuf", "intel-tensorflow")
+# Distributions whose files matter to the diagnosis: for these the Requires-Dist lines, the top-level
+# names they install and the native libraries they ship are recorded. The TensorFlow family, and every
+# distribution that requires one of them, are added to these by name (FAMILY, family_required()).
+DETAILED_PREFIXES = ("tensorflow", "tf-nightly", "tf-keras", "keras", "numpy", "ml-dtypes", "nvidia-", "protobuf",
+                     "intel-tensorflow", "tensorboard", "tb-nightly")
+# Family names (canonical): tfdoctor/facts/requirements.py FAMILY says the same for the checks.
+FAMILY = re.compile(r"^(tensorflow(-.+)?|tf-nightly(-.+)?|intel-tensorflow(-.+)?|keras|keras-nightly|tf-keras|"
+                    r"tf-keras-nightly|tensorboard|tb-nightly|ml-dtypes)$")
+# A Requires-Dist header that may name a family member: a cheap test on the raw METADATA header block,
+# so the other thousands of distributions cost one small read each and nothing more.
+MAY_NAME_FAMILY = re.compile(br"^Requires-Dist:[ \t]*(tensorflow|tf[-_.]|intel[-_.]tensorflow|keras|tensorboard|tb[-_.]nightly|"
+                             br"ml[-_.]dtypes)", re.I | re.M)
+REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def canonical(name):
@@ -145,21 +156,120 @@ def describe_python():
         "sys_version": " ".join(sys.version.split()),
         "executable_macho": executable_macho(),
         "tensorflow_plugin_dirs": tensorflow_plugin_dirs(),
+        "marker_environment": marker_environment(),
     }
 
 
-def recorded_paths(dist):
-    """The paths a distribution installed, as strings. RECORD is read as CSV directly: Distribution.files
-    builds a PackagePath per line, about 0.3 s for TensorFlow's 30,000-line RECORD."""
-    try:
-        text = dist.read_text("RECORD")
-    except Exception:
-        text = None
-    if text:
-        import csv
+def marker_environment():
+    """PEP 508's environment markers as this interpreter evaluates them (the reference implementation in
+    PEP 508, the one `packaging` uses): Requires-Dist markers are decided for the target, not the doctor."""
+    implementation = getattr(sys, "implementation", None)
+    if implementation is not None:
+        info = implementation.version
+        version = "{0}.{1}.{2}".format(info.major, info.minor, info.micro)
+        if info.releaselevel != "final":
+            version += info.releaselevel[0] + str(info.serial)
+        name = implementation.name
+    else:
+        version, name = "0", ""
+    return {
+        "implementation_name": name,
+        "implementation_version": version,
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": platform.python_version(),
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": ".".join(platform.python_version_tuple()[:2]),
+        "sys_platform": sys.platform,
+    }
 
+
+def read_header_block(path):
+    """The header lines of a METADATA / PKG-INFO file (up to the first blank line), as bytes: never the
+    long description after it."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(8192)
+            while b"\n\n" not in data and b"\r\n\r\n" not in data:
+                chunk = handle.read(65536)
+                if not chunk:
+                    break
+                data += chunk
+    except (OSError, IOError):
+        return None
+    data = data.replace(b"\r\n", b"\n")
+    return data.split(b"\n\n", 1)[0]
+
+
+def header_values(block, wanted):
+    """{header: [values]} for the wanted header names (case-insensitive); continuation lines ignored."""
+    found = {}
+    for line in block.decode("utf-8", "replace").split("\n"):
+        if not line or line[0] in " \t":
+            continue
+        key, sep, value = line.partition(":")
+        key = key.strip().lower()
+        if sep and key in wanted:
+            found.setdefault(key, []).append(value.strip())
+    return found
+
+
+def split_info_name(entry_name):
+    """('name', 'version') from 'name-version.dist-info' or 'name-version-py3.9.egg-info'."""
+    stem = entry_name.rsplit(".", 1)[0]
+    if entry_name.endswith(".egg-info"):
+        parts = stem.split("-")
+        return parts[0], (parts[1] if len(parts) > 1 else None)
+    name, sep, version = stem.rpartition("-")
+    return (name, version) if sep else (stem, None)
+
+
+def scan_path_entries():
+    """Every *.dist-info / *.egg-info in sys.path order (what importlib.metadata.distributions() yields;
+    '' is the current directory), each path entry once."""
+    found, seen = [], set()
+    for entry in sys.path:
+        base = entry or "."
+        try:
+            real = os.path.realpath(base)
+            if real in seen or not os.path.isdir(base):
+                continue
+            seen.add(real)
+            names = sorted(os.listdir(base))
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")):
+                found.append((base, name))
+    return found
+
+
+def egg_requires(info_path):
+    """Requires-Dist lines of an .egg-info (requires.txt), through importlib.metadata where it exists."""
+    try:
+        import pathlib
+        from importlib import metadata
+        return list(metadata.PathDistribution(pathlib.Path(info_path)).requires or ())
+    except Exception:  # Python < 3.8, or an unreadable requires.txt
+        return []
+
+
+def read_record(info_path):
+    """The paths a distribution installed, from RECORD read as CSV (installed-files.txt for old eggs)."""
+    try:
+        with open(os.path.join(info_path, "RECORD"), encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except (OSError, IOError):
+        text = None
+    if text is None:
+        return []
+    if '"' in text:
+        import csv
         return [row[0] for row in csv.reader(text.splitlines()) if row]
-    return [str(path) for path in dist.files or ()]
+    return [line.split(",", 1)[0] for line in text.splitlines() if line]
 
 
 def top_level_names(paths):
@@ -167,52 +277,94 @@ def top_level_names(paths):
     for path in paths:
         parts = path.replace("\\", "/").split("/")
         head = parts[0]
-        if head.endswith((".dist-info", ".egg-info")) or head in ("..", ""):
-            continue
         if head.endswith(".data") and len(parts) > 2:  # wheel data dirs: name.data/purelib/pkg/...
             head = parts[2]
-        names.add(head)
+        if head.endswith((".dist-info", ".egg-info", ".pth")) or head in ("..", "", "__pycache__"):
+            continue
+        names.add(head[:-3] if head.endswith(".py") else head)
     return sorted(names)
 
 
-def native_libraries(dist, paths):
-    return [str(dist.locate_file(path)) for path in paths
+def top_level_of(info_path):
+    """top_level.txt when the build wrote one (cheap), else the heads of RECORD's paths."""
+    try:
+        with open(os.path.join(info_path, "top_level.txt"), encoding="utf-8", errors="replace") as handle:
+            names = sorted({line.strip().split("/")[0] for line in handle if line.strip()})
+        if names:
+            return names
+    except (OSError, IOError):
+        pass
+    return top_level_names(read_record(info_path))
+
+
+def native_libraries(location, paths):
+    return [os.path.join(location, path) for path in paths
             if path.endswith((".dylib", ".so")) and "tensorflow-plugins" in path]
 
 
-def describe_distributions():
+def read_text(path):
     try:
-        from importlib import metadata
-    except ImportError:  # Python < 3.8
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except (OSError, IOError):
         return None
-    found = []
-    for dist in metadata.distributions():
-        try:
-            name = dist.metadata["Name"]
-        except Exception:
-            name = None
+
+
+def describe_distributions():
+    """(recorded distributions, how many are installed). Every distribution's METADATA header block is
+    read (a few kB, never the description), but only what the checks need is recorded: the TensorFlow
+    family and every distribution requiring one of them with their Requires-Dist lines, files' top-level
+    names and installer; the distributions those lines name with their versions; NumPy, protobuf and
+    the nvidia-* libraries in detail. Entries keep sys.path order (the first copy is the one imported)."""
+    scanned = []
+    for base, entry_name in scan_path_entries():
+        info_path = os.path.join(base, entry_name)
+        egg = entry_name.endswith(".egg-info")
+        metadata_path = info_path if egg and os.path.isfile(info_path) else \
+            os.path.join(info_path, "PKG-INFO" if egg else "METADATA")
+        block = read_header_block(metadata_path)
+        if block is None:
+            continue
+        values = header_values(block, ("name", "version", "requires-dist"))
+        name = (values.get("name") or [None])[0] or split_info_name(entry_name)[0]
+        version = (values.get("version") or [None])[0] or split_info_name(entry_name)[1]
         if not name:
             continue
-        entry = {
-            "name": canonical(name),
-            "version": dist.version,
-            "location": str(dist.locate_file("")),
-        }
-        if canonical(name).startswith(DETAILED_PREFIXES):
-            try:
-                installer = dist.read_text("INSTALLER")
-            except Exception:
-                installer = None
-            paths = recorded_paths(dist)
+        requires = values.get("requires-dist") or []
+        if egg and not requires and os.path.isdir(info_path):
+            requires = egg_requires(info_path)
+        key = canonical(name)
+        dependent = False
+        if requires and (MAY_NAME_FAMILY.search(block) or egg):
+            dependent = any(FAMILY.match(canonical(match.group(1))) for match in map(REQUIREMENT_NAME.match, requires)
+                            if match)
+        scanned.append((key, version, base, info_path, requires, FAMILY.match(key) is not None or dependent))
+    named = set()
+    for key, _, _, _, requires, requirer in scanned:
+        if requirer:
+            named.update(canonical(m.group(1)) for m in map(REQUIREMENT_NAME.match, requires) if m)
+    found = []
+    for key, version, base, info_path, requires, requirer in scanned:
+        detailed = requirer or key.startswith(DETAILED_PREFIXES)
+        if not (detailed or key in named):
+            continue
+        entry = {"name": key, "version": version, "location": base}
+        if detailed:
+            installer = read_text(os.path.join(info_path, "INSTALLER")) if os.path.isdir(info_path) else None
+            paths = read_record(info_path) if os.path.isdir(info_path) else []
             entry.update({
                 "installer": installer.strip() if installer else None,
-                "requires": list(dist.requires or ()),
+                "requires": list(requires),
                 "top_level": top_level_names(paths),
-                "plugin_libraries": native_libraries(dist, paths),
+                "plugin_libraries": native_libraries(base, paths),
             })
+        elif os.path.isdir(info_path):
+            entry["top_level"] = top_level_of(info_path)
         found.append(entry)
-    return found
+    return found, len(scanned)
 
 
 if __name__ == "__main__":
-    print(json.dumps({"python": describe_python(), "distributions": describe_distributions()}))
+    python = describe_python()
+    distributions, python["distribution_count"] = describe_distributions()
+    print(json.dumps({"python": python, "distributions": distributions}))

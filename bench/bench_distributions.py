@@ -1,0 +1,101 @@
+"""What 5,000 installed distributions cost: the target collector's time and the JSON report's size.
+
+Builds 5,000 fake distributions (dist-info directories with METADATA, RECORD and INSTALLER, a few
+dozen of them requiring TensorFlow, like tensorflow-text or tensorflow-io would) in a temporary
+directory put on the target's sys.path with PYTHONPATH, then times, in alternating rounds, the
+target collector's child script with and without them, and measures `tfdoctor --json` both ways.
+
+    python bench/bench_distributions.py [--rounds 7] [--count 5000] [--json results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PYTHON = sys.executable
+BODY = ("A package for the bench. " * 40 + "\n") * 4  # a long description, as real METADATA has
+
+
+def fake_distribution(root: Path, index: int, count: int) -> None:
+    name = f"fake_package_{index:05d}"
+    version = f"{index % 7}.{index % 13}.{index % 5}"
+    info = root / f"{name}-{version}.dist-info"
+    info.mkdir()
+    requires = [f"fake-package-{(index + step) % count:05d}>={step}.0" for step in (1, 2, 3)]
+    if index % 200 == 0:  # 25 of 5,000 require TensorFlow: they are recorded with their pins
+        requires.append("tensorflow<2.22,>=2.20")
+    headers = [
+        "Metadata-Version: 2.1", f"Name: {name.replace('_', '-')}", f"Version: {version}",
+        "Summary: a fake distribution for the bench", "Home-page: https://example.org/",
+        "Author: bench", "License: MIT", "Classifier: Programming Language :: Python :: 3",
+        "Requires-Python: >=3.8", *(f"Requires-Dist: {r}" for r in requires),
+        "Description-Content-Type: text/markdown",
+    ]
+    (info / "METADATA").write_text("\n".join(headers) + "\n\n" + BODY)
+    (info / "INSTALLER").write_text("pip\n")
+    files = [f"{name}/__init__.py", f"{name}/core.py", f"{name}-{version}.dist-info/METADATA",
+             f"{name}-{version}.dist-info/RECORD", f"{name}-{version}.dist-info/INSTALLER"]
+    (info / "RECORD").write_text("".join(f"{path},sha256=abc,123\n" for path in files))
+
+
+def target_child_seconds(env: dict[str, str]) -> float:
+    from tfdoctor.child import source
+
+    started = time.perf_counter()
+    subprocess.run([PYTHON, "-c", source("target_info")], env=env, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def report_bytes(env: dict[str, str]) -> tuple[int, int]:
+    """(bytes of `tfdoctor --json --no-probe`, distributions it recorded)."""
+    completed = subprocess.run([PYTHON, "-m", "tfdoctor", "--json", "--no-probe"], env=env, capture_output=True)
+    document = json.loads(completed.stdout)
+    return len(completed.stdout), len(document["facts"].get("distributions") or ())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--count", type=int, default=5000)
+    parser.add_argument("--json", help="write the figures to this file too")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tfdoctor-bench-dists-") as tmp:
+        root = Path(tmp)
+        started = time.perf_counter()
+        for index in range(args.count):
+            fake_distribution(root, index, args.count)
+        print(f"built {args.count} fake distributions in {time.perf_counter() - started:.1f} s")
+        plain = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        loaded = {**plain, "PYTHONPATH": str(root)}
+        target_child_seconds(loaded)  # warm the file cache: the installed case, not a cold disk
+        without, with_fakes = [], []
+        for _ in range(args.rounds):
+            without.append(target_child_seconds(plain))
+            with_fakes.append(target_child_seconds(loaded))
+        base, heavy = statistics.median(without), statistics.median(with_fakes)
+        size_plain, recorded_plain = report_bytes(plain)
+        size_loaded, recorded_loaded = report_bytes(loaded)
+    figures = {
+        "count": args.count, "rounds": args.rounds,
+        "target_child_s": {"without": round(base, 3), "with": round(heavy, 3), "added": round(heavy - base, 3)},
+        "report_bytes": {"without": size_plain, "with": size_loaded},
+        "distributions_recorded": {"without": recorded_plain, "with": recorded_loaded},
+    }
+    print(f"target collector child, median of {args.rounds}: {base:.3f} s without, {heavy:.3f} s with "
+          f"{args.count} distributions: +{heavy - base:.3f} s (goal: at most +0.3 s)")
+    print(f"tfdoctor --json --no-probe: {size_plain / 1024:.1f} KiB without, {size_loaded / 1024:.1f} KiB with "
+          f"(goal: under 200 KiB); distributions recorded: {recorded_plain} -> {recorded_loaded}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
