@@ -31,7 +31,7 @@ from tfdoctor.facts.cuda import (
     tensorflow_distribution,
     tensorflow_version,
 )
-from tfdoctor.facts.nvidia import detected_gpus, log_findings
+from tfdoctor.facts.nvidia import gpu_evidence, log_findings
 from tfdoctor.findings import worst_of
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
@@ -210,7 +210,8 @@ def _missing_library_findings(facts: Facts, log: dict[str, list[dict[str, Any]]]
 
 
 def _architecture_findings(facts: Facts, gpus: list[dict[str, Any]], build: dict[str, Any],
-                           log: dict[str, list[dict[str, Any]]], version: str | None) -> tuple[list[Outcome], list[str]]:
+                           log: dict[str, list[dict[str, Any]]], version: str | None,
+                           proof: list[dict[str, Any]]) -> tuple[list[Outcome], list[str]]:
     found: list[Outcome] = []
     notes: list[str] = []
     installer = installer_for(facts)
@@ -222,8 +223,10 @@ def _architecture_findings(facts: Facts, gpus: list[dict[str, Any]], build: dict
             targets.append((str(gpu.get("name")), cc))
             if origin == "name":
                 notes.append(f"Compute capability of {gpu.get('name')} taken from its name: {cc}.")
-    if not targets:
-        targets = [("the GPU", cc) for cc in sorted(from_log)]
+    if not targets:  # no nvidia-smi: the GPUs TensorFlow's own log names
+        targets = sorted({(str(line.get("name") or "the GPU"), line["cc"]) for line in proof if line.get("cc")})
+        named = {cc for _, cc in targets}
+        targets += [("the GPU", cc) for cc in sorted(from_log - named)]
     if not targets and gpus:
         notes.append("Compute capability not reported (the nvidia-smi query was unavailable): kernels not checked.")
     if not build.get("sass"):
@@ -286,15 +289,16 @@ def cuda_build(facts: Facts) -> Outcome:
     if dist is None and tf.get("status") in (None, "not_installed"):
         return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
     version = tensorflow_version(facts)
-    gpus = detected_gpus(facts)
-    pci = section(facts, "nvidia").get("pci_devices") or []
-    gpu_present = bool(gpus or pci)
+    found = gpu_evidence(facts)
+    gpus, gpu_present = found["gpus"], found["present"]
     log = log_findings(tf.get("stderr_tail"), gpu_expected=gpu_present)
     noise = sorted({n["id"] for n in log["noise"]})
     noise_note = ([f"{len(log['noise'])} harmless TensorFlow log line(s) ignored ({', '.join(noise)})."]
                   if noise else [])
     evidence: dict[str, Any] = {"tensorflow": version, "distribution": (dist or {}).get("name"),
                                 "gpus": [g.get("name") for g in gpus], "log_noise": noise}
+    if found["source"] == "tensorflow-log":
+        evidence["gpu_evidence"] = [entry["line"] for entry in found["log"][:3]]
     cuda = is_cuda_build(facts)
     key = platform_key(facts)
     if cuda is False:
@@ -327,7 +331,7 @@ def cuda_build(facts: Facts) -> Outcome:
     findings += _shadowing_findings(facts, log, build)
     if not any(o.evidence.get("trap") for o in findings):
         findings += _missing_library_findings(facts, log, build, version) if gpu_present else []
-    arch, notes = _architecture_findings(facts, gpus, build, log, version)
+    arch, notes = _architecture_findings(facts, gpus, build, log, version, found["log"])
     findings += arch
     details = [*notes, *noise_note]
     if not is_recorded(facts, "nvidia"):

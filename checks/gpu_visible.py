@@ -1,8 +1,9 @@
 """GPU visible to TensorFlow: is a GPU expected here, and does TensorFlow list one?
 
-A GPU is expected when tensorflow-metal is installed (macOS) or nvidia-smi lists an NVIDIA GPU
-(tfdoctor.facts.nvidia.detected_gpus). No GPU expected and none listed is a pass: a CPU-only machine is
-never blamed. When an expected GPU is missing, the child's log is matched against the "gpu" failure
+A GPU is expected when tensorflow-metal is installed (macOS) or an NVIDIA GPU is evidenced
+(tfdoctor.facts.nvidia.gpu_evidence: nvidia-smi's list, the PCI bus, or the lines TensorFlow logs only
+after CUDA showed it a device). No GPU expected and none listed is a pass: a CPU-only machine is never
+blamed. When an expected GPU is missing, the child's log is matched against the "gpu" failure
 signatures (harmless noise left out) to say why.
 """
 
@@ -52,16 +53,16 @@ def gpu_expectation(facts: Facts) -> dict[str, Any]:
         if metal:
             return {"expected": True, "why": f"tensorflow-metal {metal} is installed", "kind": "metal"}
         return {"expected": False, "why": "tensorflow-metal is not installed", "kind": None}
+    from tfdoctor.facts.nvidia import gpu_evidence
+
+    found = gpu_evidence(facts)
+    if found["present"]:
+        count = len(found["gpus"]) or len(found["pci"]) or len({e.get("name") for e in found["log"]})
+        return {"expected": True, "why": found["why"], "kind": "nvidia", "count": count, "source": found["source"]}
     if not is_recorded(facts, "nvidia"):
         return {"expected": None, "why": "NVIDIA facts not recorded, so whether a GPU is expected is unknown",
                 "kind": None}
-    from tfdoctor.facts.nvidia import detected_gpus
-
-    detected = detected_gpus(facts)
-    if not detected:
-        return {"expected": False, "why": "no NVIDIA GPU detected", "kind": None}
-    names = ", ".join(str(g.get("name")) for g in detected)
-    return {"expected": True, "why": f"nvidia-smi lists {names}", "kind": "nvidia", "count": len(detected)}
+    return {"expected": False, "why": "no NVIDIA GPU detected", "kind": None}
 
 
 def _listing_failed(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[str, Any]) -> Outcome:

@@ -2,7 +2,9 @@
 installed TensorFlow was built with.
 
 - No nvidia-smi, no kernel module and no NVIDIA device on the PCI bus: skip, "no NVIDIA GPU" (the check
-  does not apply; the other GPU checks then expect no GPU either).
+  does not apply; the other GPU checks then expect no GPU either), unless TensorFlow's log shows a GPU
+  (tfdoctor.facts.nvidia.gpu_evidence): then pass when TensorFlow lists it, else warn that the driver
+  cannot be checked without nvidia-smi.
 - nvidia-smi timed out (a wedged driver hangs it), cannot reach the driver (module not loaded), or the
   driver and its library differ (upgrade without reboot): fail, with what each means.
 - The driver is older than the minimum for TensorFlow's CUDA major (minor-version compatibility,
@@ -33,7 +35,13 @@ from tfdoctor.facts.cuda import (
     tensorflow_version,
     wsl_version,
 )
-from tfdoctor.facts.nvidia import cuda_visible_devices, detected_gpus, driver_summary, first_line
+from tfdoctor.facts.nvidia import (
+    cuda_visible_devices,
+    detected_gpus,
+    driver_summary,
+    first_line,
+    tensorflow_gpu_lines,
+)
 from tfdoctor.findings import worst_of
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
@@ -79,9 +87,38 @@ def _no_smi(facts: Facts, info: dict[str, Any]) -> Outcome:
                             (), DRIVER_DOWNLOAD),
             pci_devices=pci,
         )
+    proof = tensorflow_gpu_lines(section(facts, "tensorflow"))
+    if proof:
+        return _gpu_without_smi(facts, proof)
     where = " (WSL2: the Windows NVIDIA driver provides it)" if wsl_version(facts) == 2 else ""
     return Outcome.skip(f"no NVIDIA GPU: nvidia-smi not found and no NVIDIA driver loaded{where}",
                         smi_state=info["state"])
+
+
+def _gpu_without_smi(facts: Facts, proof: list[dict[str, Any]]) -> Outcome:
+    """nvidia-smi is missing, yet TensorFlow's log shows the GPU CUDA gave it: the driver loads, but its
+    version cannot be read, so it is not judged against TensorFlow's CUDA."""
+    names = sorted({str(p["name"]) for p in proof if p.get("name")})
+    what = ", ".join(names) if names else "an NVIDIA GPU"
+    said = f"TensorFlow said: {proof[0]['line']}"
+    devices = section(facts, "tensorflow").get("devices") or ()
+    if any(isinstance(d, dict) and d.get("device_type") == "GPU" for d in devices):
+        return Outcome.ok(f"the NVIDIA driver serves {what} to TensorFlow (nvidia-smi not found: driver version "
+                          "not read)", said, gpus=names, smi_state="not_found", gpu_evidence="tensorflow-log")
+    if wsl_version(facts):
+        where = ("On WSL2 the Windows driver provides nvidia-smi as /usr/lib/wsl/lib/nvidia-smi; put that "
+                 "directory on PATH.")
+    else:
+        where = ("Inside a container, nvidia-smi comes with the 'utility' driver capability "
+                 "(NVIDIA_DRIVER_CAPABILITIES=compute,utility); on a host, install the driver's utilities "
+                 "package at the driver's version.")
+    return Outcome.warn(
+        f"TensorFlow's log shows {what}, but nvidia-smi is not found: the driver cannot be checked against "
+        "TensorFlow's CUDA",
+        said, "The gpu-visible and cuda-build checks say why TensorFlow does not use the GPU.",
+        fix=Remediation(f"Make nvidia-smi available, then run the doctor again. {where}", (), DRIVER_DOWNLOAD),
+        gpus=names, smi_state="not_found", gpu_evidence="tensorflow-log",
+    )
 
 
 def _smi_failed(facts: Facts, info: dict[str, Any]) -> Outcome:
@@ -201,7 +238,7 @@ def _findings(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]) ->
     return found
 
 
-@check("nvidia-driver", "NVIDIA driver", needs=("nvidia",), platforms=("Linux", "Windows"))
+@check("nvidia-driver", "NVIDIA driver", needs=("nvidia",), uses=("tensorflow",), platforms=("Linux", "Windows"))
 def nvidia_driver(facts: Facts) -> Outcome:
     info = driver_summary(facts)
     if info["state"] == "not_recorded":

@@ -312,11 +312,18 @@ def test_missing_libraries_in_the_log_fail_only_on_a_gpu_machine():
     facts["tensorflow"] = {"status": "ok", "version": "2.9.1", "stderr_tail": stderr}
     result = run("cuda-build", facts)
     assert result.status is Status.FAIL and "libcusolver.so.11" in result.summary and "CUDA 11.2" in fix_text(result)
+    # Without nvidia-smi, a missing library alone is what a CUDA build prints on any CPU-only machine...
     cpu_only = fixture_facts("linux/cpu-only-tensorflow-cpu-no-gpu.json")
     cpu_only["distributions"] = [tf("2.9.1")]
-    cpu_only["tensorflow"] = {"status": "ok", "version": "2.9.1", "stderr_tail": stderr}
+    cpu_only["tensorflow"] = {"status": "ok", "version": "2.9.1", "stderr_tail": stderr.splitlines()[0]}
     result = run("cuda-build", cpu_only)
     assert result.status is Status.PASS and "no NVIDIA GPU" in result.summary
+    # ...but "Cannot dlopen some GPU libraries" is logged only after CUDA listed a device (gpu_device.cc
+    # CacheDeviceIds returns before GetValidDeviceIds when VisibleDeviceCount() <= 0): a GPU TensorFlow cannot use.
+    cpu_only["tensorflow"]["stderr_tail"] = stderr
+    result = run("cuda-build", cpu_only)
+    assert result.status is Status.FAIL and "libcusolver.so.11" in result.summary
+    assert result.evidence["gpu_evidence"] and "Cannot dlopen" in result.evidence["gpu_evidence"][0]
 
 
 def test_no_tensorflow_no_verdict():
