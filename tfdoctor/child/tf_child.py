@@ -522,6 +522,17 @@ def main(argv):
         except Exception as exc:
             data["probe"] = dict(data.get("probe") or {}, status="error",
                                  error=describe_exception(exc, with_traceback=False))
+    if config.get("workload") and gpus is not None:  # --deep: the workload probe (child/workload.py)
+        recorder.stage("workload")
+        try:
+            script = config["workload"]["script"]
+            namespace = {"__name__": "tfdoctor_workload"}
+            with open(script) as handle:
+                exec(compile(handle.read(), script, "exec"), namespace)
+            namespace["run_workload"](tf, recorder, dict(config["workload"], deadline=config["deadline"]), gpus)
+        except Exception as exc:
+            data["workload"] = dict(data.get("workload") or {}, status="error",
+                                    error=describe_exception(exc, with_traceback=False))
     try:
         import faulthandler
 

@@ -29,6 +29,9 @@ from tfdoctor.collect.target import TargetUnusableError, confirm_python
 # Seconds of timing the probe may spend after the import (the ladder, warm-ups and blocks of every
 # device). On a 2-core VM the whole probe then takes about 0.5 s after the import (notes/tfchild.md).
 PROBE_BUDGET_S = 0.45
+# Seconds of the --deep workload probe after the probe (child/workload.py); it overruns its budget by
+# ~5 % on a 2-core VM, and the issue allows 15 s more than a run without --deep.
+WORKLOAD_BUDGET_S = 11.0
 
 # TensorFlow prints INFO lines the diagnosis reads (the Metal plugin's "Metal device set to", the
 # cpu_feature_guard line naming AVX, dso_loader's dlopen failures); a user's TF_CPP_MIN_LOG_LEVEL=2 or 3
@@ -283,9 +286,16 @@ def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
         out = os.path.join(scratch, "tf_child.json")
         config = {"out": out, "probe": bool(options.probe), "budget_s": PROBE_BUDGET_S,
                   "timeout_s": float(options.timeout)}
+        if options.deep:  # the workload probe: its script goes beside the result file, the child exec()s it
+            config["workload"] = {"script": os.path.join(scratch, "workload.py"), "budget_s": WORKLOAD_BUDGET_S}
+            with open(config["workload"]["script"], "w", encoding="utf-8") as handle:
+                handle.write(source("workload"))
         argv = [options.python, "-c", source("tf_child"), json.dumps(config)]
         fate = run_child(argv, child_environment(os.environ), options.timeout, notable_pattern())
         result = read_result(out)
     if result is None and not fate.timed_out:
         confirm_python(options.python)
-    return {"tensorflow": tensorflow_facts(result, fate, options.timeout, os.environ.get("TF_CPP_MIN_LOG_LEVEL"))}
+    facts = tensorflow_facts(result, fate, options.timeout, os.environ.get("TF_CPP_MIN_LOG_LEVEL"))
+    if options.deep:  # only with --deep: without it the facts stay as they were
+        facts["workload"] = (result or {}).get("workload")
+    return {"tensorflow": facts}

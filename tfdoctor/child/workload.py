@@ -1,0 +1,616 @@
+# The workload probe of `tfdoctor --deep`: the performance advice people read ("the GPU loses on small
+# models", "wrap the step in tf.function", "add prefetch", ...) measured on this machine. Runs inside
+# the TensorFlow child (tf_child.py) after the import and the matmul probe: the child reads this file
+# and calls run_workload(tf, recorder, config, gpus). Standard library, TensorFlow and NumPy only;
+# syntax for Python 3.6+.
+#
+# Method (the probe's): every contender is called once untimed-for-the-figure (its first call, with
+# tracing, kernel selection and device set-up, is recorded as warmup_s), then timed in blocks of k
+# repetitions ending in a read-back; the contenders' blocks are interleaved (G, C, G, C, ...) so they
+# see the same clocks and the same neighbours; the figure is the best block (noise on a shared machine
+# only adds time) with the median and the spread (max - min) / median beside it.
+import os
+import sys
+import time
+
+SEED = 20240611
+MIN_BLOCKS = 3
+MAX_BLOCKS = 7
+# Share of the workload budget each timed section may use; memory is sampled around the others.
+SHARES = (("crossover", 0.17), ("dispatch", 0.1), ("input_pipeline", 0.2), ("conv2d", 0.18),
+          ("training_step", 0.35))
+LADDER = (64, 128, 256, 512, 1024, 2048)
+LARGER_IS_FASTER = 0.6  # as in the probe: doubling N costs about 8 x 0.6 the time, not 8x
+DISPATCH_OPS = 40  # ops in the chain whose per-op latency is timed
+PIPELINE_BATCH, PIPELINE_FEATURES, PIPELINE_HIDDEN = 256, 64, 1024
+CONV_BATCH, CONV_SIZE, CONV_FILTERS = 8, 256, 32  # the articles' 256x256x3 images
+DENSE_BATCH, CNN_BATCH = 128, 64
+MESSAGE_LIMIT = 2000
+
+
+def now():
+    return time.perf_counter()
+
+
+def rounded(value, digits=5):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    return float("%.*g" % (digits, value))
+
+
+def error_of(exc):
+    cls = type(exc)
+    module = getattr(cls, "__module__", "builtins")
+    name = cls.__name__ if module in ("builtins", "__main__") else module + "." + cls.__name__
+    return {"type": name, "message": str(exc)[:MESSAGE_LIMIT]}
+
+
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+
+
+# --------------------------------------------------------------------------------------- timing
+
+class Contender(object):
+    """One thing to time: run(k) does k repetitions and returns after a read-back (GPU work is
+    asynchronous: only a value on the host proves it finished)."""
+
+    def __init__(self, name, run, device=None):
+        self.name, self.run, self.device = name, run, device
+        self.info = {"warmup_s": None, "reps_per_block": 1, "block_s": []}
+
+    def timed(self, k):
+        started = now()
+        self.run(k)
+        return now() - started
+
+    def summary(self):
+        times = [t for t in self.info["block_s"] if t]
+        info = dict(self.info, blocks=len(times))
+        if times:
+            best, middle, worst = min(times), median(times), max(times)
+            info.update(best_s=rounded(best), median_s=rounded(middle), spread=rounded((worst - best) / middle, 3))
+        if self.device:
+            info["device"] = self.device
+        return info
+
+
+def interleave(contenders, budget_s, deadline):
+    """Warm every contender up, size its blocks so that all of them fit MIN_BLOCKS blocks into the
+    budget, then time blocks round-robin until each has MIN_BLOCKS and the budget is spent (or
+    MAX_BLOCKS). A contender that raises is dropped with its error; the others go on."""
+    started = now()
+    live = []
+    for contender in contenders:
+        try:
+            contender.info["warmup_s"] = rounded(contender.timed(1))  # tracing, kernels, device set-up
+            second = contender.timed(1)  # the per-repetition estimate for sizing the blocks
+        except Exception as exc:
+            contender.info["error"] = error_of(exc)
+            continue
+        live.append((contender, second))
+    if not live:
+        return
+    block_target = max(0.002, (budget_s - (now() - started)) / float(len(live) * (MIN_BLOCKS + 1)))
+    for contender, second in live:
+        contender.info["reps_per_block"] = max(1, min(2000, int(block_target / max(second, 1e-6))))
+    live = [contender for contender, _ in live]
+    for round_number in range(MAX_BLOCKS):
+        if round_number >= MIN_BLOCKS and now() - started > budget_s:
+            break
+        for contender in list(live):
+            if now() > deadline:
+                return
+            k = contender.info["reps_per_block"]
+            try:
+                contender.info["block_s"].append(rounded(contender.timed(k) / k))
+            except Exception as exc:
+                contender.info["error"] = error_of(exc)
+                live.remove(contender)
+
+
+def uniform(np, shape):
+    rng = np.random.RandomState(SEED)
+    return (rng.random_sample(shape).astype(np.float32) * np.float32(2.0) - np.float32(1.0))
+
+
+def placed_on(tensor, kind):
+    return str(getattr(tensor, "device", "")).upper().endswith(kind + ":0")
+
+
+class SoftPlacementOff(object):
+    """Soft placement off inside: an op without a kernel on the asked device raises instead of silently
+    running on the CPU (the probe's rule); the previous setting comes back afterwards."""
+
+    def __init__(self, tf):
+        self.tf, self.previous = tf, None
+
+    def __enter__(self):
+        try:
+            self.previous = self.tf.config.get_soft_device_placement()
+            self.tf.config.set_soft_device_placement(False)
+        except Exception:
+            self.previous = None
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            try:
+                self.tf.config.set_soft_device_placement(self.previous)
+            except Exception:
+                pass
+
+
+def devices_of(gpus):
+    return [("gpu", "/GPU:0"), ("cpu", "/CPU:0")] if gpus else [("cpu", "/CPU:0")]
+
+
+# ------------------------------------------------------------------------------------ crossover
+
+def crossover(tf, np, gpus, budget_s, deadline):
+    """float32 matmul over a size ladder on each device: where the GPU starts to beat the CPU."""
+    started = now()
+    devices = devices_of(gpus)
+    host = uniform(np, (LADDER[-1], LADDER[-1]))
+    bases = {}
+    for kind, device in devices:
+        with tf.device(device):
+            bases[kind] = tf.identity(host)
+    rows = []
+    result = {"dtype": "float32", "sizes": rows, "devices": [kind for kind, _ in devices]}
+    per_size = budget_s / float(len(LADDER))
+    previous = None  # the slowest per-call time at the last size
+    for n in LADDER:
+        spent = now() - started
+        left = budget_s - spent
+        if previous is not None:
+            predicted = previous * 8 * LARGER_IS_FASTER * len(devices) * (MIN_BLOCKS + 3)
+            if predicted > left:
+                result["stopped_at"] = n
+                result["stopped_because"] = "the next size would not fit the budget"
+                break
+        contenders = []
+        outputs = {}
+        for kind, device in devices:
+            with tf.device(device):
+                a = bases[kind][:n, :n] * np.float32((3.0 / n) ** 0.5)
+
+            def run(k, a=a, device=device, kind=kind):
+                with tf.device(device):
+                    x = a
+                    for _ in range(k):
+                        x = tf.linalg.matmul(a, x)
+                    float(x[0, 0].numpy())
+                outputs[kind] = x
+
+            contenders.append(Contender(kind, run, device))
+        with SoftPlacementOff(tf):
+            interleave(contenders, max(per_size, left / 3.0 if n == LADDER[-1] else per_size), deadline)
+        row = {"n": n}
+        for contender in contenders:
+            info = contender.summary()
+            if info.get("best_s"):
+                info["gflops"] = rounded(2.0 * n ** 3 / info["best_s"] / 1e9, 4)
+            if contender.name in outputs:
+                info["output_device"] = str(outputs[contender.name].device)
+                info["placement_ok"] = placed_on(outputs[contender.name], contender.name.upper())
+            row[contender.name] = info
+        rows.append(row)
+        times = [row[kind].get("best_s") for kind, _ in devices if row[kind].get("best_s")]
+        if len(times) < len(devices):
+            break  # a device raised: larger sizes will not do better
+        previous = max(times)
+        if now() > deadline:
+            break
+    for row in rows:
+        gpu, cpu = row.get("gpu", {}), row.get("cpu", {})
+        if gpu.get("best_s") and cpu.get("best_s"):
+            row["gpu_speedup"] = rounded(cpu["best_s"] / gpu["best_s"], 4)
+    result.update(crossover_of(rows))
+    return result
+
+
+def crossover_of(rows):
+    """The smallest size from which the GPU wins at every larger size measured; the CPU wins below."""
+    compared = [row for row in rows if row.get("gpu_speedup") is not None]
+    if not compared:
+        return {"outcome": "cpu_only" if rows and "gpu" not in rows[0] else "no_comparison"}
+    if all(row["gpu_speedup"] > 1 for row in compared):
+        return {"outcome": "gpu_faster_everywhere", "crossover_n": compared[0]["n"]}
+    if not compared[-1]["gpu_speedup"] > 1:
+        return {"outcome": "cpu_faster_everywhere", "crossover_n": None}
+    index = len(compared) - 1
+    while index > 0 and compared[index - 1]["gpu_speedup"] > 1:
+        index -= 1
+    return {"outcome": "crossover", "crossover_n": compared[index]["n"]}
+
+
+# ------------------------------------------------------------------------------------- dispatch
+
+def dispatch(tf, np, gpus, budget_s, deadline):
+    """Per-op latency of a chain of small element-wise ops, eagerly and inside tf.function."""
+    device = "/GPU:0" if gpus else "/CPU:0"
+    with tf.device(device):
+        start = tf.identity(uniform(np, (8, 8)))
+
+    def chain(x):
+        for index in range(DISPATCH_OPS // 2):
+            x = tf.math.multiply(x, 1.0001)
+            x = tf.math.add(x, -0.0001 * (index % 3))
+        return x
+
+    graph = tf.function(chain)
+
+    def runner(step):
+        def run(k):
+            with tf.device(device):
+                x = start
+                for _ in range(k):
+                    x = step(x)
+                float(x[0, 0].numpy())
+        return run
+
+    contenders = [Contender("eager", runner(chain), device), Contender("function", runner(graph), device)]
+    interleave(contenders, budget_s, deadline)
+    result = {"device": device, "ops_per_chain": DISPATCH_OPS, "tensor_shape": [8, 8]}
+    for contender in contenders:
+        info = contender.summary()
+        if info.get("best_s"):
+            info["per_op_us"] = rounded(info["best_s"] / DISPATCH_OPS * 1e6, 4)
+        result[contender.name] = info
+    if result["eager"].get("per_op_us") and result["function"].get("per_op_us"):
+        result["ratio"] = rounded(result["eager"]["per_op_us"] / result["function"]["per_op_us"], 4)
+    return result
+
+
+# ------------------------------------------------------------------------------- input pipeline
+
+def input_pipeline(tf, np, gpus, budget_s, deadline):
+    """A small model step fed from tf.data over a Python generator, with and without prefetch, and
+    with no pipeline at all (the same batch again): how long the step waits for its input."""
+    device = "/GPU:0" if gpus else "/CPU:0"
+    mixing = uniform(np, (PIPELINE_FEATURES, PIPELINE_FEATURES)) * np.float32(0.1)
+
+    def batches():
+        rng = np.random.RandomState(SEED)
+        while True:
+            # host-side preparation of a batch, as decoding and augmenting would do
+            x = rng.standard_normal((PIPELINE_BATCH, PIPELINE_FEATURES)).astype(np.float32)
+            for _ in range(2):
+                x = np.tanh(x.dot(mixing) + x)
+            yield x, (x[:, 0] > 0).astype(np.int32)
+
+    signature = (tf.TensorSpec((PIPELINE_BATCH, PIPELINE_FEATURES), tf.float32),
+                 tf.TensorSpec((PIPELINE_BATCH,), tf.int32))
+    with tf.device(device):
+        w1 = tf.Variable(uniform(np, (PIPELINE_FEATURES, PIPELINE_HIDDEN)) * np.float32(0.1))
+        w2 = tf.Variable(uniform(np, (PIPELINE_HIDDEN, 2)) * np.float32(0.1))
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            logits = tf.linalg.matmul(tf.nn.relu(tf.linalg.matmul(x, w1)), w2)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        for variable, gradient in zip((w1, w2), tape.gradient(loss, [w1, w2])):
+            variable.assign_sub(0.01 * gradient)
+        return loss
+
+    def fed(prefetch):
+        def run(k):
+            dataset = tf.data.Dataset.from_generator(batches, output_signature=signature)
+            if prefetch:
+                dataset = dataset.prefetch(tf.data.AUTOTUNE)
+            iterator = iter(dataset)
+            with tf.device(device):
+                x, y = next(iterator)  # start-up of the pipeline: outside the repetitions that count
+                started = now()
+                loss = None
+                for _ in range(k):
+                    x, y = next(iterator)
+                    loss = step(x, y)
+                float(loss.numpy())
+                return now() - started
+        return run
+
+    fixed = next(batches())
+    with tf.device(device):
+        fixed = (tf.identity(fixed[0]), tf.identity(fixed[1]))
+
+    def model_only(k):
+        with tf.device(device):
+            loss = None
+            for _ in range(k):
+                loss = step(*fixed)
+            float(loss.numpy())
+
+    contenders = [PipelineContender("no_prefetch", fed(False), device),
+                  PipelineContender("prefetch", fed(True), device),
+                  Contender("model_only", model_only, device)]
+    interleave(contenders, budget_s, deadline)
+    result = {"device": device, "batch": PIPELINE_BATCH, "features": PIPELINE_FEATURES}
+    for contender in contenders:
+        info = contender.summary()
+        if info.get("best_s"):
+            info["steps_per_s"] = rounded(1.0 / info["best_s"], 4)
+        result[contender.name] = info
+    alone = result["model_only"].get("best_s")
+    for name in ("no_prefetch", "prefetch"):
+        fed_s = result[name].get("best_s")
+        if alone and fed_s:
+            result[name]["starvation"] = rounded(max(0.0, 1.0 - alone / fed_s), 3)
+    if result["no_prefetch"].get("best_s") and result["prefetch"].get("best_s"):
+        result["prefetch_speedup"] = rounded(result["no_prefetch"]["best_s"] / result["prefetch"]["best_s"], 4)
+    return result
+
+
+class PipelineContender(Contender):
+    """Its run(k) times itself (a new pipeline per block, its start-up excluded) and returns seconds."""
+
+    def timed(self, k):
+        return self.run(k)
+
+
+# --------------------------------------------------------------------------------------- conv2d
+
+def conv2d(tf, np, gpus, budget_s, deadline):
+    """Forward, and forward with backward (gradients for the filters and the input), of a 3x3 Conv2D
+    on a small batch of 256x256x3 images, on each device."""
+    images = uniform(np, (CONV_BATCH, CONV_SIZE, CONV_SIZE, 3))
+    filters = uniform(np, (3, 3, 3, CONV_FILTERS)) * np.float32(0.2)
+    contenders, outputs = [], {}
+    for kind, device in devices_of(gpus):
+        with tf.device(device):
+            x, w = tf.identity(images), tf.Variable(filters)
+
+        @tf.function
+        def forward(x=x, w=w):
+            return tf.reduce_sum(tf.nn.conv2d(x, w, strides=1, padding="SAME"))
+
+        @tf.function
+        def backward(x=x, w=w):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = tf.nn.conv2d(x, w, strides=1, padding="SAME")
+                loss = tf.reduce_sum(y * y)
+            dx, dw = tape.gradient(loss, [x, w])
+            return tf.reduce_sum(dx) + tf.reduce_sum(dw)
+
+        for what, function in (("forward", forward), ("backward", backward)):
+            def run(k, function=function, device=device, key=kind + "_" + what):
+                with tf.device(device):
+                    value = None
+                    for _ in range(k):
+                        value = function()
+                    float(value.numpy())
+                    outputs[key] = value
+            contenders.append(Contender(kind + "_" + what, run, device))
+    with SoftPlacementOff(tf):
+        interleave(contenders, budget_s, deadline)
+    result = {"batch": CONV_BATCH, "image": [CONV_SIZE, CONV_SIZE, 3], "filters": CONV_FILTERS, "kernel": [3, 3],
+              "devices": [kind for kind, _ in devices_of(gpus)]}
+    for contender in contenders:
+        info = contender.summary()
+        if info.get("best_s"):
+            info["images_per_s"] = rounded(CONV_BATCH / info["best_s"], 4)
+        if contender.name in outputs:
+            info["output_device"] = str(outputs[contender.name].device)
+            info["placement_ok"] = placed_on(outputs[contender.name], contender.device[1:4])
+        result[contender.name] = info
+    for what in ("forward", "backward"):
+        gpu, cpu = result.get("gpu_" + what, {}), result.get("cpu_" + what, {})
+        if gpu.get("best_s") and cpu.get("best_s"):
+            result[what + "_gpu_speedup"] = rounded(cpu["best_s"] / gpu["best_s"], 4)
+    return result
+
+
+# -------------------------------------------------------------------------------- training step
+
+def mixed_precision_support(tf, gpus):
+    """(True, None) where float16 can speed the GPU up, else (False, reason). TensorFlow's guide: NVIDIA
+    GPUs of compute capability 7.0 or higher; a pluggable device (Metal) reports none and is tried."""
+    if not gpus:
+        return False, "no GPU"
+    try:
+        details = tf.config.experimental.get_device_details(gpus[0])
+    except Exception:
+        details = {}
+    capability = details.get("compute_capability")
+    if capability and tuple(capability) < (7, 0):
+        return False, "compute capability %s.%s is below 7.0" % tuple(capability)
+    return True, None
+
+
+def training_step(tf, np, gpus, budget_s, deadline):
+    """Per-step time of Keras train_on_batch for a small dense model and a small CNN on each device, and
+    in mixed precision on the GPU where it can help."""
+    keras_started = now()
+    keras = tf.keras
+    keras_s = now() - keras_started
+    rng = np.random.RandomState(SEED)
+    data = {
+        "dense": (rng.random_sample((DENSE_BATCH, 784)).astype(np.float32),
+                  rng.randint(0, 10, DENSE_BATCH).astype(np.int32)),
+        "cnn": (rng.random_sample((CNN_BATCH, 28, 28, 1)).astype(np.float32),
+                rng.randint(0, 10, CNN_BATCH).astype(np.int32)),
+    }
+
+    def build(kind, policy):
+        layers = keras.layers
+        if kind == "dense":
+            stack = [keras.Input((784,)), layers.Dense(128, activation="relu", dtype=policy),
+                     layers.Dense(10, dtype=policy), layers.Activation("linear", dtype="float32")]
+        else:
+            stack = [keras.Input((28, 28, 1)), layers.Conv2D(32, 3, activation="relu", dtype=policy),
+                     layers.MaxPooling2D(dtype=policy), layers.Conv2D(64, 3, activation="relu", dtype=policy),
+                     layers.MaxPooling2D(dtype=policy), layers.Flatten(dtype=policy), layers.Dense(10, dtype=policy),
+                     layers.Activation("linear", dtype="float32")]
+        model = keras.Sequential(stack)
+        optimizer = keras.optimizers.SGD(0.01)
+        if policy == "mixed_float16":
+            optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
+        model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model
+
+    supported, reason = mixed_precision_support(tf, gpus)
+    plans = []
+    for model_kind in ("dense", "cnn"):
+        for kind, device in devices_of(gpus):
+            plans.append((model_kind + "_" + kind, model_kind, device, "float32"))
+        if supported:
+            plans.append((model_kind + "_gpu_mixed", model_kind, "/GPU:0", "mixed_float16"))
+    contenders, errors = [], {}
+    build_s = {}
+    for name, model_kind, device, policy in plans:
+        started = now()
+        try:
+            with tf.device(device):
+                model = build(model_kind, policy)
+        except Exception as exc:
+            errors[name] = error_of(exc)
+            continue
+        build_s[name] = rounded(now() - started)
+        x, y = data[model_kind]
+
+        def run(k, model=model, device=device, x=x, y=y):
+            with tf.device(device):
+                for _ in range(k):
+                    loss = model.train_on_batch(x, y)
+            float(loss[0] if isinstance(loss, (list, tuple)) else loss)
+
+        contenders.append(Contender(name, run, device))
+    interleave(contenders, max(0.0, budget_s - (now() - keras_started)), deadline)
+    result = {"keras_version": str(getattr(keras, "__version__", "") or ""), "keras_import_s": rounded(keras_s),
+              "batch": {"dense": DENSE_BATCH, "cnn": CNN_BATCH},
+              "models": {"dense": "784-128-10 Dense", "cnn": "28x28x1 Conv32-Pool-Conv64-Pool-Dense10"},
+              "mixed_precision": {"tried": supported, "reason": reason}}
+    for contender in contenders:
+        info = contender.summary()
+        info["build_s"] = build_s.get(contender.name)
+        result[contender.name] = info
+    for name, error in errors.items():
+        result[name] = {"error": error}
+    for model_kind in ("dense", "cnn"):
+        cpu = result.get(model_kind + "_cpu", {}).get("best_s")
+        gpu = result.get(model_kind + "_gpu", {}).get("best_s")
+        mixed = result.get(model_kind + "_gpu_mixed", {}).get("best_s")
+        if cpu and gpu:
+            result[model_kind + "_gpu_speedup"] = rounded(cpu / gpu, 4)
+        if gpu and mixed:
+            result[model_kind + "_mixed_speedup"] = rounded(gpu / mixed, 4)
+    return result
+
+
+# --------------------------------------------------------------------------------------- memory
+
+def _read_kib(path, keys):
+    found = {}
+    try:
+        with open(path) as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key in keys:
+                    found[key] = int(value.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return found
+
+
+def _macos_swap_used_mb():
+    import re
+    import subprocess
+
+    try:
+        text = subprocess.run(["sysctl", "-n", "vm.swapusage"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              timeout=3, check=False).stdout.decode("utf-8", "replace")
+    except Exception:
+        return None
+    match = re.search(r"used\s*=\s*([\d.,]+)M", text)
+    return float(match.group(1).replace(",", ".")) if match else None  # a decimal comma in some locales
+
+
+def memory_sample():
+    """Resident and peak resident memory of this process, and swap in use on the machine, in MiB."""
+    sample = {"rss_mb": None, "peak_rss_mb": None, "swap_used_mb": None}
+    if sys.platform.startswith("linux"):
+        own = _read_kib("/proc/self/status", ("VmRSS", "VmHWM"))
+        machine = _read_kib("/proc/meminfo", ("SwapTotal", "SwapFree", "MemTotal"))
+        if "VmRSS" in own:
+            sample["rss_mb"] = rounded(own["VmRSS"] / 1024.0)
+        if "VmHWM" in own:
+            sample["peak_rss_mb"] = rounded(own["VmHWM"] / 1024.0)
+        if "SwapTotal" in machine and "SwapFree" in machine:
+            sample["swap_used_mb"] = rounded((machine["SwapTotal"] - machine["SwapFree"]) / 1024.0)
+        if "MemTotal" in machine:
+            sample["ram_mb"] = rounded(machine["MemTotal"] / 1024.0)
+        return sample
+    try:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # bytes on macOS
+        sample["peak_rss_mb"] = rounded(peak / 1048576.0)
+    except Exception:
+        pass
+    if sys.platform == "darwin":
+        sample["swap_used_mb"] = _macos_swap_used_mb()
+    return sample
+
+
+# ----------------------------------------------------------------------------------------- main
+
+SECTION_FUNCTIONS = {"crossover": crossover, "dispatch": dispatch, "input_pipeline": input_pipeline,
+                     "conv2d": conv2d, "training_step": training_step}
+
+
+def run_workload(tf, recorder, config, gpus):
+    """Runs every section within config['budget_s'] (and before config['deadline'], the parent's
+    timeout less a margin) and records them in recorder.data['workload'], flushed after each."""
+    import numpy as np
+
+    started = now()
+    budget = float(config.get("budget_s") or 12.0)
+    deadline = min(float(config["deadline"]) - 1.5, started + budget * 1.5)
+    workload = recorder.data["workload"] = {"status": "running", "budget_s": budget, "sections": {},
+                                            "devices": [kind for kind, _ in devices_of(gpus)]}
+    samples = [["start"] + [memory_sample()]]
+    workload["memory"] = {"samples": samples}
+    recorder.flush()
+    for name, share in SHARES:
+        spent = now() - started
+        left = min(budget - spent, deadline - now())
+        if left <= 0.2:
+            workload["sections"][name] = {"status": "skipped", "reason": "no time left of the workload budget"}
+            continue
+        recorder.stage("workload:" + name)
+        # a section may use its share, or all that is left when it comes last
+        section_budget = min(left, budget * share if name != SHARES[-1][0] else left)
+        section_started = now()
+        try:
+            figures = SECTION_FUNCTIONS[name](tf, np, gpus, section_budget, deadline)
+            figures["status"] = "ok"
+        except Exception as exc:
+            figures = {"status": "error", "error": error_of(exc)}
+        figures["duration_s"] = rounded(now() - section_started, 4)
+        figures["budget_s"] = rounded(section_budget, 4)
+        workload[name] = figures
+        workload["sections"][name] = {"status": figures["status"], "duration_s": figures["duration_s"]}
+        samples.append([name, memory_sample()])
+        recorder.flush()
+    memory = workload["memory"]
+    first, last = samples[0][1], samples[-1][1]
+    peaks = [s[1].get("peak_rss_mb") for s in samples if s[1].get("peak_rss_mb")]
+    memory.update(peak_rss_mb=max(peaks) if peaks else None, rss_start_mb=first.get("rss_mb"),
+                  ram_mb=first.get("ram_mb"), swap_start_mb=first.get("swap_used_mb"),
+                  swap_end_mb=last.get("swap_used_mb"))
+    swaps = [s[1].get("swap_used_mb") for s in samples if s[1].get("swap_used_mb") is not None]
+    if swaps:
+        memory["swap_growth_mb"] = rounded(max(swaps) - swaps[0])
+    workload["sections"]["memory"] = {"status": "ok" if peaks or swaps else "unavailable"}
+    workload["duration_s"] = rounded(now() - started, 4)
+    workload["status"] = "ok" if all(s.get("status") == "ok" for s in workload["sections"].values()) else "incomplete"
+    recorder.flush()
+    return workload
