@@ -1,0 +1,1 @@
+"""Live suite: real broken TensorFlow environments built from the package index, diagnosed and repaired."""
