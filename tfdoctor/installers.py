@@ -2,15 +2,132 @@
 
 Hints name commands for the *target* interpreter (`<python> -m pip ...`), so a user with several
 Pythons runs the fix where the problem is. Paths are redacted with the rest of the report.
+
+An installer also knows what it can carry out: a pip too old for the wheel tags the environment needs
+(manylinux_2_27 needs pip 20.3), or no pip at all, makes every install command it builds bring pip up
+first, so no check prints an install command that this environment cannot run.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional
 
-from tfdoctor.facts import Facts, host_system, section
+from packaging.version import InvalidVersion, Version
+
+from tfdoctor.facts import Facts, canonical_name, host_system, section
 
 MANAGED_VENV = "~/.venvs/tf"
+
+PIP_20_3_URL = "https://pip.pypa.io/en/stable/news/#v20-3"
+
+
+@dataclass(frozen=True)
+class TagRule:
+    """Wheels with a platform tag matching `pattern` install only with pip `pip` or newer."""
+
+    pattern: str
+    pip: str
+    what: str
+    url: str
+
+    def matches(self, tag: str) -> bool:
+        return re.search(self.pattern, tag) is not None
+
+
+# The first pip that installs each kind of platform tag, from the pip changelog and the PEPs that
+# define the tags (each PEP names the pip release that implements it).
+TAG_RULES = (
+    TagRule(r"manylinux_\d+_\d+_", "20.3", "PEP 600 manylinux_x_y tags", PIP_20_3_URL),
+    TagRule(r"macosx_(1[1-9]|[2-9]\d)_\d+_", "20.3", "macOS 11+ (Big Sur) tags", PIP_20_3_URL),
+    TagRule(r"manylinux2014_", "19.3", "manylinux2014 tags (PEP 599)", "https://peps.python.org/pep-0599/"),
+    TagRule(r"manylinux2010_", "19.0", "manylinux2010 tags (PEP 571)", "https://peps.python.org/pep-0571/"),
+    TagRule(r"manylinux1_", "8.1", "manylinux1 tags (PEP 513)", "https://peps.python.org/pep-0513/"),
+)
+# pip 9 is the first to honour a wheel's Requires-Python; older pips install releases the Python cannot run.
+REQUIRES_PYTHON_RULE = TagRule(r"$^", "9.0", "Requires-Python metadata", "https://pip.pypa.io/en/stable/news/#v9-0-0")
+
+# The platform tag of the newest TensorFlow release's wheels, per platform (curated: the metadata of a
+# wheel that is not installed is not in the environment). Checked with pip's own resolver
+# (`pip install --dry-run --platform ... tensorflow==2.21.0`) against PyPI's file list.
+TENSORFLOW_WHEEL_TAGS = {
+    ("Linux", "x86_64"): ("2.21.0", "manylinux_2_27_x86_64", "https://pypi.org/project/tensorflow/2.21.0/#files"),
+    ("Linux", "aarch64"): ("2.21.0", "manylinux_2_27_aarch64", "https://pypi.org/project/tensorflow/2.21.0/#files"),
+    ("Darwin", "arm64"): ("2.21.0", "macosx_12_0_arm64", "https://pypi.org/project/tensorflow/2.21.0/#files"),
+}
+
+
+@dataclass(frozen=True)
+class PipNeed:
+    """The pip release a distribution's wheel needs, and why."""
+
+    pip: str
+    distribution: str  # "tensorflow-cpu 2.21.0", or "tensorflow 2.21.0 (not installed)"
+    reason: str  # "cp311-cp311-manylinux_2_27_x86_64: PEP 600 manylinux_x_y tags"
+    url: str
+    installed: bool
+
+
+def _version(text: Any) -> Optional[Version]:
+    try:
+        return Version(str(text))
+    except (InvalidVersion, TypeError):
+        return None
+
+
+def wheel_need(name: str, version: str, tags: Iterable[str], requires_python: Optional[str],
+               installed: bool = True) -> Optional[PipNeed]:
+    """The oldest pip that installs this wheel: a wheel installs when pip knows *any* of its tags."""
+    label = f"{name} {version}" + ("" if installed else " (not installed)")
+    per_tag: list[PipNeed] = []
+    for tag in tags:
+        rule = next((r for r in TAG_RULES if r.matches(tag)), None)
+        per_tag.append(PipNeed(rule.pip, label, f"{tag}: {rule.what}", rule.url, installed) if rule
+                       else PipNeed("0", label, tag, "", installed))
+    need = min(per_tag, key=lambda n: Version(n.pip)) if per_tag else None
+    if requires_python and (need is None or Version(need.pip) < Version(REQUIRES_PYTHON_RULE.pip)):
+        need = PipNeed(REQUIRES_PYTHON_RULE.pip, label, f"Requires-Python {requires_python}: "
+                       f"{REQUIRES_PYTHON_RULE.what}", REQUIRES_PYTHON_RULE.url, installed)
+    return need if need and need.pip != "0" else None
+
+
+def pip_needs(facts: Facts) -> list[PipNeed]:
+    """What the environment needs of pip, newest need first: the wheel tags and Requires-Python of the
+    installed TensorFlow-family wheels (their own WHEEL and METADATA), then the newest TensorFlow
+    wheel for this platform (curated; `pip install tensorflow` reaches for it)."""
+    wheels = [w for w in section(facts, "installers").get("wheels") or () if isinstance(w, Mapping)]
+    needs = [need for w in wheels
+             if (need := wheel_need(str(w.get("name") or ""), str(w.get("version") or ""), w.get("tags") or (),
+                                    w.get("requires_python")))]
+    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
+    if host_system(facts) == "Linux" and machine == "arm64":
+        machine = "aarch64"
+    newest = TENSORFLOW_WHEEL_TAGS.get((host_system(facts), machine))
+    if newest:
+        version, tag, url = newest
+        need = wheel_need("tensorflow", version, (tag,), None, installed=False)
+        if need:
+            needs.append(PipNeed(need.pip, f"the newest tensorflow ({version})", need.reason, url, False))
+    return sorted(needs, key=lambda n: Version(n.pip), reverse=True)
+
+
+def pip_version(facts: Facts) -> Optional[str]:
+    """The pip `python -m pip` runs in the target, as its metadata says; None when not recorded."""
+    value = section(facts, "installers").get("pip")
+    return str(value) if value else None
+
+
+def pip_recorded(facts: Facts) -> bool:
+    return "pip" in section(facts, "installers")
+
+
+def pip_too_old(facts: Facts) -> Optional[PipNeed]:
+    """The newest need this target's pip does not meet (None: new enough, or nothing recorded)."""
+    have = _version(pip_version(facts))
+    if have is None:
+        return None
+    return next((need for need in pip_needs(facts) if have < Version(need.pip)), None)
 
 
 @dataclass(frozen=True)
@@ -18,6 +135,28 @@ class Installer:
     kind: str  # "uv" | "conda" | "venv" | "system" | "managed" (PEP 668: pip refuses to install)
     python: str  # the target interpreter, as recorded
     windows: bool = False
+    # What pip can carry out (from installer_for; the defaults build plain commands): the target's pip
+    # is older than `upgrade_pip_to`, or there is no pip module at all.
+    upgrade_pip_to: Optional[str] = None
+    pip_missing: bool = False
+
+    @property
+    def uses_pip(self) -> bool:
+        """Install commands run the target's own pip (uv brings its own resolver and installer)."""
+        return self.kind in ("conda", "venv", "system")
+
+    def prepare_pip(self) -> Optional[str]:
+        """The command that makes the target's pip able to run this installer's install commands."""
+        if not self.uses_pip:
+            return None
+        upgrade = f"{self._python()} -m pip install --upgrade pip"
+        if self.pip_missing:
+            return f"{self._python()} -m ensurepip --upgrade && {upgrade}"
+        return upgrade if self.upgrade_pip_to else None
+
+    def _prepared(self, command: str) -> str:
+        first = self.prepare_pip()
+        return f"{first} && {command}" if first else command
 
     def _quote(self, requirement: str) -> str:
         if not any(ch in requirement for ch in "<>=!~*[; "):
@@ -35,7 +174,7 @@ class Installer:
             # Homebrew's and Debian's Pythons are externally managed: pip refuses to install into
             # them ("externally-managed-environment"), so the working command is a venv of their own.
             return f"{self._python()} -m venv {MANAGED_VENV} && {MANAGED_VENV}/bin/python -m pip install {reqs}"
-        return f"{self._python()} -m pip install {reqs}"
+        return self._prepared(f"{self._python()} -m pip install {reqs}")
 
     def uninstall(self, *names: str) -> str:
         if self.kind == "uv":
@@ -43,7 +182,9 @@ class Installer:
         if self.kind == "managed":
             # only reachable for packages forced in with the same flag; pip refuses otherwise
             return f"{self._python()} -m pip uninstall --break-system-packages -y {' '.join(names)}"
-        return f"{self._python()} -m pip uninstall -y {' '.join(names)}"
+        uninstall = f"{self._python()} -m pip uninstall -y {' '.join(names)}"
+        # any pip uninstalls; only a missing one must come first
+        return f"{self._python()} -m ensurepip --upgrade && {uninstall}" if self.pip_missing and self.uses_pip else uninstall
 
     def reinstall(self, *requirements: str) -> str:
         """Force a clean reinstall (after two packages wrote the same files)."""
@@ -52,7 +193,7 @@ class Installer:
             return f"uv pip install --python {self._python()} --reinstall {reqs}"
         if self.kind == "managed":
             return self.install(*requirements)
-        return f"{self._python()} -m pip install --force-reinstall --no-deps {reqs}"
+        return self._prepared(f"{self._python()} -m pip install --force-reinstall --no-deps {reqs}")
 
     @property
     def label(self) -> str:
@@ -92,4 +233,6 @@ def installer_for(facts: Facts) -> Installer:
         kind = "managed"
     else:
         kind = "system"
-    return Installer(kind, executable, windows)
+    too_old = pip_too_old(facts)
+    missing = pip_recorded(facts) and pip_version(facts) is None
+    return Installer(kind, executable, windows, upgrade_pip_to=too_old.pip if too_old else None, pip_missing=missing)

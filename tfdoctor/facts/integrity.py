@@ -12,7 +12,7 @@ Section shape (documented in schema/report.schema.json):
   integrity.distributions[]: name, version, location, installer, metadata ("dist-info" | "egg-info"),
       record (bool), listed, size_checked, exists_checked, unverifiable, outside,
       native_files, native_bytes, hashed_files, hashed_bytes,
-      problems[]: {path, problem ("missing" | "size" | "hash"), expected_size, size}, problems_total
+      problems[]: {path, problem ("missing" | "size" | "hash"), expected_size, size, outside}, problems_total
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ class FileProblem:
     problem: str  # MISSING | SIZE | HASH
     expected_size: Optional[int] = None
     size: Optional[int] = None
+    outside: bool = False  # outside the distribution's location ('../../../bin/x'): scripts, data
 
     @property
     def basename(self) -> str:
@@ -79,7 +80,8 @@ def problems(facts: Facts, distribution: Optional[str] = None) -> list[FileProbl
             continue
         for item in entry.get("problems") or ():
             found.append(FileProblem(name, str(entry.get("version") or ""), str(item.get("path") or ""),
-                                     str(item.get("problem") or MISSING), item.get("expected_size"), item.get("size")))
+                                     str(item.get("problem") or MISSING), item.get("expected_size"), item.get("size"),
+                                     bool(item.get("outside"))))
     return found
 
 

@@ -1,0 +1,98 @@
+"""Can this environment's installer install the wheels it needs?
+
+The environment declares what it needs: the WHEEL `Tag:` lines and Requires-Python of its installed
+TensorFlow-family distributions (recorded by the integrity child), and `pip install tensorflow` reaches
+for the newest TensorFlow wheel of the platform (a curated tag, tfdoctor/installers.py). A pip older
+than a tag's first supporting release (manylinux_x_y and macOS 11+ tags: pip 20.3) finds no such wheel:
+`pip install tensorflow==2.21.0` says "No matching distribution found" and a plain
+`pip install tensorflow` quietly takes an older release. The rules themselves live in
+tfdoctor.installers, so every check's install commands upgrade such a pip first.
+
+Verdicts: fail when pip cannot reinstall an installed TensorFlow-family wheel (every repair would fail)
+or cannot install the missing TensorFlow; warn when it only cannot reach the newest TensorFlow (nothing
+installed needs a newer pip yet, but an upgrade of TensorFlow would stop short); warn when the
+environment has no pip at all; pass otherwise. uv-managed environments install with uv, not pip.
+"""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from tfdoctor.facts import distributions, section
+from tfdoctor.installers import installer_for, pip_needs, pip_too_old, pip_version
+from tfdoctor.model import Outcome, Remediation
+from tfdoctor.registry import Facts, check
+
+ENSUREPIP_URL = "https://docs.python.org/3/library/ensurepip.html"
+TENSORFLOW_NAMES = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-macos", "tensorflow-intel",
+                    "tensorflow-aarch64", "tf-nightly", "tf-nightly-cpu", "intel-tensorflow")
+
+
+def _tensorflow_installed(facts: Facts) -> bool:
+    return any(distributions(facts, name) for name in TENSORFLOW_NAMES)
+
+
+def _others(facts: Facts) -> list[str]:
+    """The other installers that manage this environment, as notes."""
+    notes = []
+    conda = section(facts, "installers").get("conda")
+    if conda:
+        notes.append(f"conda {conda} manages this environment (conda-meta); TensorFlow comes from pip here too")
+    return notes
+
+
+@check(
+    "installer",
+    "Installer capability",
+    needs=("installers",),
+    uses=("python", "distributions"),
+    tags=("install",),
+    doc_url="https://packaging.python.org/en/latest/specifications/platform-compatibility-tags/",
+)
+def installer_capability(facts: Facts) -> Outcome:
+    installer = installer_for(facts)
+    pip = pip_version(facts)
+    needs = pip_needs(facts)
+    newest = needs[0] if needs else None
+    evidence = {"pip": pip, "kind": installer.kind,
+                "needs": [{"pip": n.pip, "distribution": n.distribution, "reason": n.reason} for n in needs[:5]]}
+    if installer.kind == "uv":
+        uv = section(facts, "python").get("uv_version")
+        return Outcome.ok(f"uv {uv} manages this environment: it installs with its own resolver, not pip",
+                          *([f"pip {pip} is also installed"] if pip else []), **evidence)
+    if installer.kind == "managed":
+        return Outcome.ok("Externally managed Python: TensorFlow goes into a virtual environment of its own "
+                          "(its pip comes with it)", **evidence)
+    if pip is None:
+        return Outcome.warn(
+            "No pip in this environment: every `python -m pip` command fails with 'No module named pip'",
+            *_others(facts),
+            fix=Remediation("Install pip into this environment from the Python's own ensurepip, then upgrade it.",
+                            (installer.prepare_pip() or "",), ENSUREPIP_URL),
+            **evidence)
+    short = pip_too_old(facts)
+    if short is None:
+        reason = (f"; the newest need is pip {newest.pip} ({newest.distribution}: {newest.reason})" if newest else "")
+        return Outcome.ok(f"pip {pip} installs every wheel this environment needs{reason}", *_others(facts),
+                          **evidence)
+    upgrade = Remediation(f"Upgrade pip to {short.pip} or newer first (the command below takes the newest); "
+                          "then run the other checks' commands.", (installer.prepare_pip() or "",), short.url)
+    unmet_installed = [n for n in needs if n.installed and Version(pip) < Version(n.pip)]
+    if unmet_installed:
+        need = unmet_installed[0]
+        return Outcome.fail(
+            f"pip {pip} cannot install {need.distribution}'s wheel ({need.reason} need pip {need.pip} or newer): "
+            "a reinstall or repair of it fails with 'No matching distribution found'",
+            *[f"Also needs pip {n.pip}: {n.distribution} ({n.reason})" for n in unmet_installed[1:4]],
+            *_others(facts),
+            fix=upgrade, **evidence)
+    if not _tensorflow_installed(facts):
+        return Outcome.fail(
+            f"pip {pip} cannot install {short.distribution} ({short.reason} need pip {short.pip} or newer): "
+            "`pip install tensorflow` finds no wheel or an older TensorFlow",
+            *_others(facts), fix=upgrade, **evidence)
+    return Outcome.warn(
+        f"pip {pip} can reinstall what is installed but not {short.distribution} ({short.reason} need pip "
+        f"{short.pip} or newer): an upgrade of TensorFlow would stop at an older release",
+        *_others(facts), fix=upgrade, **evidence)
+

@@ -1,0 +1,36 @@
+"""Install integrity and installer facts, from a child of the target interpreter (no imports there).
+
+The child (tfdoctor/child/integrity.py) checks the TensorFlow-family files against their RECORD and
+records the installers (pip, conda) and the wheel tags of those distributions. It runs at a lower
+priority next to the TensorFlow import; sha256 of native libraries stops at HASH_BUDGET_S (measured
+by bench/bench_integrity.py). Installer facts are cheap and always recorded, because every check's
+install commands depend on them (tfdoctor.installers); file verification only when a selected check
+needs the `integrity` section.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tfdoctor.child import source
+from tfdoctor.collect.commands import run_command
+from tfdoctor.collect.options import CollectOptions
+
+# Seconds of sha256 over native libraries, smallest first. About 1 GB/s on one core of the 2-core CI
+# VM: 0.3 s covers every library of a tensorflow-cpu 2.21 environment except libtensorflow_cc.so.2
+# (750 MiB) and keeps the full run within the bench's bound (bench/bench_integrity.py).
+HASH_BUDGET_S = 0.3
+CHILD_TIMEOUT_S = 30.0
+
+
+def collect_integrity(options: CollectOptions, budget_s: float = HASH_BUDGET_S) -> dict[str, Any]:
+    verify = "integrity" in options.sections
+    argument = json.dumps({"budget_s": budget_s, "verify": verify})
+    # run_command: a timeout, its own session, and killed with the other children on an interrupt
+    ran = run_command([options.python, "-c", source("integrity"), argument], CHILD_TIMEOUT_S)
+    if ran["status"] != "ok":
+        tail = ran["stderr"].strip().splitlines()[-1:] or ["no output"]
+        raise RuntimeError(f"integrity child {ran['status']} (exit code {ran['exit_code']}): {tail[0]}")
+    found = json.loads(ran["stdout"].strip().splitlines()[-1])
+    return {name: found[name] for name in ("integrity", "installers") if name in found}
