@@ -18,4 +18,5 @@ MODULES = (
     "gpu_visible",
     "memory",
     "probe",
+    "workload",
 )

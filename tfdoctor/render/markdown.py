@@ -142,6 +142,11 @@ def render(document: dict[str, Any], verbose: bool = False) -> str:
         lines += ["#### Problems", ""]
         for result in problems:
             lines += _problem(result)
+    for result in results:  # a check's compact table of figures (workload)
+        table = (result.get("evidence") or {}).get("table")
+        if table and result["status"] != "skip":
+            lines += [f"#### `{result['id']}` figures", "", "| Section | Figure | Value |", "|---|---|---|"]
+            lines += ["| " + " | ".join(escape(cell) for cell in row) + " |" for row in table] + [""]
     if verbose:
         lines += _all_details(results)
     lines += ["<details><summary>Facts (JSON)</summary>", ""]

@@ -40,6 +40,11 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
                      escape(result["summary"]) + timing)
         console.print(grid)
         indent = " " * (id_width + 4)
+        table = (result.get("evidence") or {}).get("table") or ()  # a check's compact table of figures (workload)
+        widths = [max(len(str(row[i])) for row in table) for i in range(2)] if table else []
+        for row in table:
+            cells = [str(cell).ljust(width) for cell, width in zip(row, widths)] + [str(c) for c in row[2:]]
+            console.print(indent + escape("  ".join(cells)), soft_wrap=True)
         show_details = verbose or status in ("fail", "error")
         for line in result.get("details") or () if show_details else ():
             console.print(f"{indent}[dim]{escape(line)}[/]", soft_wrap=True)
