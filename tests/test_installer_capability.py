@@ -1,0 +1,175 @@
+"""Installer capability: which pip installs which wheel tags, judged from constructed facts, and the
+property that no check prints an install command the target's pip cannot carry out."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
+from tfdoctor.checks.installer import installer_capability
+from tfdoctor.installers import installer_for, pip_needs, wheel_need
+from tfdoctor.model import Status
+from tfdoctor.registry import all_checks
+from tfdoctor.runner import run_checks
+
+PYTHON = "/venv/bin/python"
+UPGRADE = f"{PYTHON} -m pip install --upgrade pip"
+
+
+def wheel(name: str, version: str, *tags: str, requires_python: str | None = ">=3.9") -> dict:
+    return {"name": name, "version": version, "tags": list(tags), "requires_python": requires_python}
+
+
+def facts(pip: str | None, *wheels: dict, system: str = "Linux", machine: str = "x86_64",
+          distributions: list | None = None, **python) -> dict:
+    names = distributions if distributions is not None else [w["name"] for w in wheels]
+    return {
+        "host": {"system": system, "machine": machine},
+        "python": {"executable": PYTHON, "in_venv": True, "machine": machine, **python},
+        "distributions": [{"name": n, "version": "1"} for n in names],
+        "installers": {"pip": pip, "conda": None, "wheels": list(wheels)},
+    }
+
+
+TF221 = wheel("tensorflow-cpu", "2.21.0", "cp311-cp311-manylinux_2_27_x86_64")
+TF215 = wheel("tensorflow", "2.15.0", "cp311-cp311-manylinux_2_17_x86_64", "cp311-cp311-manylinux2014_x86_64")
+
+
+@pytest.mark.parametrize("tags, requires_python, pip", [
+    (("cp311-cp311-manylinux_2_27_x86_64",), None, "20.3"),
+    (("cp311-cp311-manylinux_2_17_x86_64", "cp311-cp311-manylinux2014_x86_64"), None, "19.3"),  # any one tag
+    (("cp38-cp38-manylinux2010_x86_64",), None, "19.0"),
+    (("cp36-cp36m-manylinux1_x86_64",), None, "8.1"),
+    (("cp311-cp311-macosx_12_0_arm64",), None, "20.3"),
+    (("cp39-cp39-macosx_10_15_x86_64",), None, None),
+    (("py3-none-any",), ">=3.9", "9.0"),
+    (("cp311-cp311-win_amd64",), None, None),
+])
+def test_the_oldest_pip_for_a_wheel(tags, requires_python, pip):
+    need = wheel_need("x", "1", tags, requires_python)
+    assert (need.pip if need else None) == pip
+
+
+def test_pip_too_old_for_the_installed_tensorflow_fails_and_upgrades_first():
+    outcome = installer_capability.run(facts("19.3.1", TF221))
+    assert outcome.status is Status.FAIL
+    assert "pip 19.3.1 cannot install tensorflow-cpu 2.21.0's wheel" in outcome.summary
+    assert "manylinux_2_27" in outcome.summary and "20.3" in outcome.summary
+    assert outcome.remediation.commands == (UPGRADE,)
+
+
+def test_pip_too_old_for_a_manylinux2014_tensorflow_fails():
+    outcome = installer_capability.run(facts("19.2.3", TF215))
+    assert outcome.status is Status.FAIL and "19.3" in outcome.summary
+
+
+def test_pip_that_reinstalls_what_is_there_but_not_the_newest_tensorflow_warns():
+    outcome = installer_capability.run(facts("20.2.4", TF215))
+    assert outcome.status is Status.WARN
+    assert "the newest tensorflow (2.21.0)" in outcome.summary
+    assert outcome.remediation.commands == (UPGRADE,)
+
+
+def test_no_tensorflow_and_a_pip_that_cannot_see_its_wheel_fails():
+    outcome = installer_capability.run(facts("20.2.4", distributions=["numpy"]))
+    assert outcome.status is Status.FAIL
+    assert "`pip install tensorflow` finds no wheel or an older TensorFlow" in outcome.summary
+
+
+def test_a_new_pip_passes_and_names_the_newest_need():
+    outcome = installer_capability.run(facts("24.0", TF221))
+    assert outcome.status is Status.PASS and "pip 24.0" in outcome.summary and "20.3" in outcome.summary
+
+
+def test_macos_arm64_tags_need_pip_20_3():
+    tf = wheel("tensorflow", "2.16.2", "cp311-cp311-macosx_12_0_arm64")
+    outcome = installer_capability.run(facts("20.2.3", tf, system="Darwin", machine="arm64"))
+    assert outcome.status is Status.FAIL and "macOS 11+" in outcome.summary
+
+
+def test_windows_wheels_need_no_recent_pip():
+    tf = wheel("tensorflow", "2.10.0", "cp310-cp310-win_amd64", requires_python=None)
+    assert installer_capability.run(facts("19.0", tf, system="Windows", machine="AMD64")).status is Status.PASS
+
+
+def test_requires_python_needs_pip_9():
+    tf = wheel("tensorflow", "2.10.0", "cp310-cp310-win_amd64", requires_python=">=3.7")
+    outcome = installer_capability.run(facts("8.1.2", tf, system="Windows", machine="AMD64"))
+    assert outcome.status is Status.FAIL and "Requires-Python" in outcome.summary
+
+
+def test_no_pip_warns_and_bootstraps_it():
+    outcome = installer_capability.run(facts(None, TF221))
+    assert outcome.status is Status.WARN and "No module named pip" in outcome.summary
+    assert outcome.remediation.commands == (f"{PYTHON} -m ensurepip --upgrade && {UPGRADE}",)
+
+
+def test_uv_environments_install_with_uv():
+    outcome = installer_capability.run(facts(None, TF221, uv_version="0.5.1"))
+    assert outcome.status is Status.PASS and "uv 0.5.1" in outcome.summary
+
+
+def test_not_recorded_skips_saying_so():
+    from tfdoctor.runner import run_check
+
+    result = run_check(installer_capability, {"host": {"system": "Linux"}, "python": {"executable": PYTHON}})
+    assert result.status is Status.SKIP and "installers" in result.summary
+
+
+def test_the_installer_upgrades_an_old_pip_before_every_install():
+    installer = installer_for(facts("19.3.1", TF221))
+    assert installer.install("numpy<2") == f"{UPGRADE} && {PYTHON} -m pip install 'numpy<2'"
+    assert installer.reinstall("tensorflow-cpu==2.21.0") == (
+        f"{UPGRADE} && {PYTHON} -m pip install --force-reinstall --no-deps 'tensorflow-cpu==2.21.0'")
+    assert installer.uninstall("tf-keras") == f"{PYTHON} -m pip uninstall -y tf-keras"  # any pip uninstalls
+
+
+def test_a_new_pip_gets_plain_commands():
+    assert installer_for(facts("24.0", TF221)).install("numpy<2") == f"{PYTHON} -m pip install 'numpy<2'"
+    assert installer_for({"python": {"executable": PYTHON, "in_venv": True}}).install("x") == f"{PYTHON} -m pip install x"
+
+
+def test_needs_come_newest_first():
+    needs = pip_needs(facts("19.0", TF215, wheel("keras", "3.0.0", "py3-none-any")))
+    assert [n.pip for n in needs] == ["20.3", "19.3", "9.0"]
+
+
+# ---- the property across every check: on a machine with an old pip, no check prints an install
+# ---- command for the target that the old pip would run before being upgraded
+
+def with_old_pip(path) -> dict:
+    document = copy.deepcopy(load_fixture(path)["facts"])
+    document["installers"] = {"pip": "19.2.3", "conda": None, "wheels": []}
+    return document
+
+
+def target_install_commands(results, executable: str) -> list[str]:
+    return [command for result in results if result.remediation for command in result.remediation.commands
+            if f"{executable} -m pip install" in command]
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_no_check_prints_an_install_command_an_old_pip_cannot_run(path):
+    document = with_old_pip(path)
+    executable = str(document.get("python", {}).get("executable") or "python3")
+    installer = installer_for(document)
+    results = run_checks(all_checks(), document)
+    commands = target_install_commands(results, executable)
+    if installer.upgrade_pip_to and installer.uses_pip:
+        for command in commands:
+            assert command.startswith(f"{executable} -m pip install --upgrade pip"), command
+    else:
+        assert all("--upgrade pip" not in command for command in commands)
+
+
+def test_the_property_is_exercised():
+    """At least some fixtures have an old-pip-sensitive install command (else the test above proves nothing)."""
+    exercised = 0
+    for path in fixture_paths():
+        document = with_old_pip(path)
+        executable = str(document.get("python", {}).get("executable") or "python3")
+        if installer_for(document).upgrade_pip_to:
+            exercised += len(target_install_commands(run_checks(all_checks(), document), executable))
+    assert exercised >= 3
