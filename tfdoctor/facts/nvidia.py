@@ -359,29 +359,34 @@ def log_findings(text: str | None, gpu_expected: bool = True) -> dict[str, list[
 # Lines printed with or without a GPU ("Could not find cuda drivers", "failed call to cuInit:
 # CUDA_ERROR_NO_DEVICE", "Could not load dynamic library ...") prove nothing and are not here.
 _GPU_PROOF_LINES = (
-    # (id, pattern searched in the message, public source of the real line)
-    ("device-created", r"Created (?:TensorFlow )?device \(?/job:\S+/device:GPU:\d+ .*?name: (?P<name>[^,]+), "
-                       r"pci bus id: \S+, compute capability: (?P<cc>\d+\.\d+)",
+    # (id, what the line says, pattern searched in the message, public source of the real line)
+    ("device-created", "it created a GPU device",
+     r"Created (?:TensorFlow )?device \(?/job:\S+/device:GPU:\d+ .*?name: (?P<name>[^,]+), "
+     r"pci bus id: \S+, compute capability: (?P<cc>\d+\.\d+)",
      "https://github.com/tensorflow/tensorflow/issues/62170"),
-    ("device-found", r"Found device \d+ with properties:", "https://github.com/tensorflow/tensorflow/issues/45200"),
-    ("gpu-libraries-not-loaded", r"Cannot dlopen some GPU libraries",
+    ("device-found", "it found a GPU device", r"Found device \d+ with properties:",
+     "https://github.com/tensorflow/tensorflow/issues/45200"),
+    ("gpu-libraries-not-loaded", "it logged 'Cannot dlopen some GPU libraries'", r"Cannot dlopen some GPU libraries",
      "https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/common_runtime/gpu/gpu_device.cc"),
-    ("gpu-ignored", r"Ignoring visible gpu device \(device: \d+, name: (?P<name>[^,]+), pci bus id: \S+, "
-                    r"compute capability: (?P<cc>\d+\.\d+)\)",
+    ("gpu-ignored", "it ignored a visible GPU",
+     r"Ignoring visible gpu device \(device: \d+, name: (?P<name>[^,]+), pci bus id: \S+, "
+     r"compute capability: (?P<cc>\d+\.\d+)\)",
      "https://github.com/tensorflow/tensorflow/issues/36853"),
-    ("ptx-jit", r"TensorFlow was not built with CUDA kernel binaries compatible with compute capability "
-                r"(?P<cc>\d+\.\d+)", "https://github.com/tensorflow/tensorflow/issues/97387"),
-    ("kernel-load-failed", r"CUDA_ERROR_INVALID_PTX|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|device kernel image is invalid"
-                           r"|PTX version [\d.]+ does not support target '(?P<target>sm_\d+a?)'",
+    ("ptx-jit", "it has no kernels for the GPU's compute capability",
+     r"TensorFlow was not built with CUDA kernel binaries compatible with compute capability (?P<cc>\d+\.\d+)",
+     "https://github.com/tensorflow/tensorflow/issues/97387"),
+    ("kernel-load-failed", "CUDA kernels failed to load on it",
+     r"CUDA_ERROR_INVALID_PTX|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|device kernel image is invalid"
+     r"|PTX version [\d.]+ does not support target '(?P<target>sm_\d+a?)'",
      "https://github.com/tensorflow/tensorflow/issues/99592"),
-    ("cudnn-loaded", r"Loaded runtime CuDNN library: [\d.]+ but source was compiled",
+    ("cudnn-loaded", "cuDNN was loaded for it", r"Loaded runtime CuDNN library: [\d.]+ but source was compiled",
      "https://github.com/Kaggle/docker-python/issues/1435"),
-    # cuda_diagnostics reads the kernel module's version: the NVIDIA kernel module is loaded, which it
+    # cuda_diagnostics reports the kernel module's version: the NVIDIA kernel module is loaded, which it
     # only does with an NVIDIA GPU present.
-    ("kernel-module-mismatch", r"kernel version \S+ does not match DSO version \S+",
+    ("kernel-module-mismatch", "the NVIDIA kernel module is loaded", r"kernel version \S+ does not match DSO version \S+",
      "https://github.com/tensorflow/tensorflow/issues/48722"),
 )
-_GPU_PROOF = tuple((proof_id, re.compile(pattern)) for proof_id, pattern, _ in _GPU_PROOF_LINES)
+_GPU_PROOF = tuple((proof_id, said, re.compile(pattern)) for proof_id, said, pattern, _ in _GPU_PROOF_LINES)
 
 
 def _tensorflow_texts(tf: Mapping[str, Any]) -> list[str]:
@@ -394,8 +399,8 @@ def _tensorflow_texts(tf: Mapping[str, Any]) -> list[str]:
 
 
 def tensorflow_gpu_lines(tf: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The lines of the TensorFlow child's record that prove an NVIDIA GPU: [{"id", "line", "name"?, "cc"?}],
-    each distinct line once."""
+    """The lines of the TensorFlow child's record that prove an NVIDIA GPU: [{"id", "said", "line", "name"?,
+    "cc"?}], each distinct line once."""
     found: list[dict[str, Any]] = []
     seen: set[str] = set()
     for text in _tensorflow_texts(tf):
@@ -403,11 +408,11 @@ def tensorflow_gpu_lines(tf: Mapping[str, Any]) -> list[dict[str, Any]]:
             message = strip_log_prefix(raw)
             if not message or message in seen:
                 continue
-            for proof_id, pattern in _GPU_PROOF:
+            for proof_id, said, pattern in _GPU_PROOF:
                 match = pattern.search(message)
                 if match:
                     seen.add(message)
-                    found.append({"id": proof_id, "line": message,
+                    found.append({"id": proof_id, "said": said, "line": message,
                                   **{k: v.strip() for k, v in match.groupdict().items() if v}})
                     break
     return found
@@ -436,9 +441,5 @@ def gpu_evidence(facts: Facts) -> dict[str, Any]:
         names = sorted({entry["name"] for entry in log if entry.get("name")})
         what = f"an NVIDIA GPU ({', '.join(names)})" if names else "an NVIDIA GPU"
         return {**evidence, "source": "tensorflow-log",
-                "why": f"TensorFlow's log shows {what} ('{_shorten(log[0]['line'])}')"}
+                "why": f"TensorFlow's log shows {what} ({log[0]['said']})"}
     return {**evidence, "present": False, "source": None, "why": "no NVIDIA GPU detected"}
-
-
-def _shorten(line: str, width: int = 90) -> str:
-    return line if len(line) <= width else line[: width - 3].rstrip() + "..."
