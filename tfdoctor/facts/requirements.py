@@ -51,6 +51,7 @@ class Unmet:
     installed: Optional[str]  # the version installed (first copy on sys.path), None when missing
     top_level: tuple[str, ...] = ()  # top-level modules of the required distribution, when recorded
     extra: Optional[str] = None  # the requirer's extra this line belongs to ('and-cuda'), if any
+    provided_by: Optional[str] = None  # another TensorFlow build standing in for a required one (tensorflow-cpu for tensorflow)
 
     @property
     def missing(self) -> bool:
@@ -67,7 +68,7 @@ class Unmet:
         wanted = f"{self.name}{self.specifier}"
         if self.missing:
             return f"{who} requires {wanted}, which is not installed"
-        return f"{self.name} {self.installed} is outside {who}'s {wanted}"
+        return f"{self.provided_by or self.name} {self.installed} is outside {who}'s {wanted}"
 
 
 def is_family(name: str) -> bool:
@@ -178,6 +179,16 @@ def _requirers(copies: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any
     return chosen
 
 
+def requirers(facts: Facts) -> list[Mapping[str, Any]]:
+    """The recorded distributions whose Requires-Dist is verified: the family and its dependents."""
+    return _requirers(_first_copies(facts))
+
+
+def family_recorded(facts: Facts) -> list[Mapping[str, Any]]:
+    """Every recorded TensorFlow-family distribution (with or without Requires-Dist recorded)."""
+    return [entry for name, entry in _first_copies(facts).items() if is_family(name)]
+
+
 def _active_extras(lines: Iterable[Requirement], environment: Mapping[str, str],
                    copies: Mapping[str, Mapping[str, Any]]) -> set[str]:
     """Extras the user evidently installed (pip records none): every distribution it names is there,
@@ -200,6 +211,7 @@ def unmet_requirements(facts: Facts) -> list[Unmet]:
     active extras) and is not satisfied by what is installed, in recorded order."""
     environment = marker_environment(facts)
     copies = _first_copies(facts)
+    imported_build = _imported_build(copies)
     found: list[Unmet] = []
     for entry in _requirers(copies):
         requirer = canonical_name(str(entry["name"]))
@@ -218,20 +230,34 @@ def unmet_requirements(facts: Facts) -> list[Unmet]:
             if name == requirer:
                 continue  # `tensorflow[and-cuda]` style self-references
             installed = copies.get(name)
+            provided_by = None
+            if installed is None and is_tensorflow_build(name) and not is_tensorflow_build(requirer) \
+                    and imported_build is not None and "tensorflow" in (imported_build.get("top_level") or ("tensorflow",)):
+                # tensorflow-cpu (or -macos, -intel...) provides the `tensorflow` package a requirer
+                # imports: pip would not count it, the import does; judged on its version.
+                installed, provided_by = imported_build, canonical_name(str(imported_build["name"]))
             version = str(installed.get("version")) if installed and installed.get("version") else None
             if installed is not None and holds(version, requirement.specifier) is not False:
                 continue
             found.append(Unmet(requirer, entry.get("version"), str(text), name, written_specifier(text, requirement), version,
-                               tuple((installed or {}).get("top_level") or ()), extra))
+                               tuple((installed or {}).get("top_level") or ()), extra, provided_by))
     return found
+
+
+def _imported_build(copies: Mapping[str, Mapping[str, Any]]) -> Optional[Mapping[str, Any]]:
+    """The TensorFlow build `import tensorflow` loads: the first real one (its files own tensorflow/;
+    entries without recorded files count as real), else the first build recorded."""
+    builds = [entry for name, entry in copies.items() if is_tensorflow_build(name)]
+    real = [entry for entry in builds if "tensorflow" in (entry.get("top_level") or ("tensorflow",))]
+    return (real or builds or [None])[0]
 
 
 def tensorflow_pin(facts: Facts) -> Optional[str]:
     """'tensorflow-cpu==2.21.0': the installed real TensorFlow build, pinned (first on sys.path)."""
-    for name, entry in _first_copies(facts).items():
-        if is_tensorflow_build(name) and entry.get("version") and "tensorflow" in (entry.get("top_level") or ("tensorflow",)):
-            return f"{name}=={entry['version']}"
-    return None
+    build = _imported_build(_first_copies(facts))
+    if build is None or not build.get("version"):
+        return None
+    return f"{canonical_name(str(build['name']))}=={build['version']}"
 
 
 def repair_requirements(facts: Facts, unmet: Optional[list[Unmet]] = None) -> tuple[str, ...]:

@@ -1,0 +1,292 @@
+"""The dependencies check and its reader (tfdoctor/facts/requirements.py) on constructed facts: pins
+both ways, missing distributions, markers for another platform or Python, extras, pre-releases,
+dependents made for another TensorFlow; and the target collector on this interpreter (.venv has
+tensorflow-cpu 2.21.0 with its real Requires-Dist)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tfdoctor.child import source
+from tfdoctor.facts import requirements
+from tfdoctor.model import Status
+from tfdoctor.registry import all_checks
+from tfdoctor.runner import run_checks
+
+CHECK = next(c for c in all_checks() if c.id == "dependencies")
+PY = "/work/env/bin/python"
+
+# tensorflow-cpu 2.21.0's Requires-Dist, a part of it (the real lines: `.venv`, and the test at the end).
+TF_221 = [
+    "absl-py>=1.0.0",
+    "protobuf<8.0.0,>=6.31.1",
+    "keras>=3.12.0",
+    "numpy>=1.26.0",
+    "h5py<3.15.0,>=3.11.0",
+    "ml_dtypes<1.0.0,>=0.5.1",
+    'nvidia-cublas-cu12<13.0,>=12.5.3.2; extra == "and-cuda"',
+    'nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == "and-cuda"',
+    'tensorflow-io-gcs-filesystem>=0.23.1; (sys_platform != "win32" and python_version < "3.13") and extra == "gcs-filesystem"',
+]
+HEALTHY = {"absl-py": "2.1.0", "protobuf": "6.31.1", "keras": "3.12.0", "numpy": "2.1.3", "h5py": "3.14.0",
+           "ml-dtypes": "0.5.1"}
+TOP_LEVEL = {"protobuf": ["google"], "ml-dtypes": ["ml_dtypes"], "numpy": ["numpy"], "h5py": ["h5py"]}
+
+
+def facts_with(versions=None, extra=(), tf_name="tensorflow-cpu", tf_version="2.21.0", requires=None,
+               python="3.11.7", system="Linux", machine="x86_64", tensorflow=None, marker_environment=True):
+    dists = [{"name": tf_name, "version": tf_version, "location": "/env/site-packages", "top_level": ["tensorflow"],
+              "requires": list(TF_221 if requires is None else requires)}]
+    for name, version in {**HEALTHY, **(versions or {})}.items():
+        if version is not None:
+            dists.append({"name": name, "version": version, "location": "/env/site-packages",
+                          "top_level": TOP_LEVEL.get(name, [name.replace("-", "_")])})
+    dists.extend(extra)
+    python_facts = {"version": python, "implementation": "CPython", "machine": machine, "executable": PY,
+                    "in_venv": True}
+    if marker_environment:
+        python_facts["marker_environment"] = {
+            "python_version": ".".join(python.split(".")[:2]), "python_full_version": python,
+            "sys_platform": {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}[system],
+            "platform_machine": machine, "platform_system": system, "implementation_name": "cpython",
+            "platform_python_implementation": "CPython", "os_name": "nt" if system == "Windows" else "posix",
+            "platform_release": "", "platform_version": "", "implementation_version": python}
+    facts = {"host": {"system": system, "machine": machine}, "python": python_facts, "distributions": dists}
+    if tensorflow is not None:
+        facts["tensorflow"] = tensorflow
+    return facts
+
+
+IMPORTED = {"status": "ok", "imported": True, "version": "2.21.0", "stage": "done"}
+IMPORT_FAILED = {"status": "import_failed", "imported": False, "stage": "import_failed", "exit_code": 1,
+                 "exception": {"type": "TypeError", "message": "Descriptors cannot be created directly."}}
+
+
+def run(facts):
+    return run_checks([CHECK], facts)[0]
+
+
+def commands(result) -> list[list[str]]:
+    return [shlex.split(c) for c in result.remediation.commands]
+
+
+def test_healthy_environment_passes_with_markers_and_extras_left_out():
+    result = run(facts_with(tensorflow=IMPORTED))
+    assert result.status is Status.PASS, result.summary
+    assert "tensorflow-cpu 2.21.0" in result.summary
+    assert requirements.unmet_requirements(facts_with()) == []
+
+
+def test_pin_violated_below_warns_while_tensorflow_imports_and_names_the_pin():
+    result = run(facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED))
+    assert result.status is Status.WARN
+    assert result.summary == "protobuf 5.28.0 is outside tensorflow-cpu 2.21.0's protobuf<8.0.0,>=6.31.1"
+    assert commands(result) == [[PY, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
+
+
+def test_pin_violated_above_fails_when_the_import_fails():
+    result = run(facts_with({"h5py": "3.15.1"}, tensorflow=IMPORT_FAILED))
+    assert result.status is Status.FAIL
+    assert result.summary == "h5py 3.15.1 is outside tensorflow-cpu 2.21.0's h5py<3.15.0,>=3.11.0"
+    assert "Descriptors cannot be created directly" in result.details[0]
+    assert commands(result)[-1][-2:] == ["h5py<3.15.0,>=3.11.0", "tensorflow-cpu==2.21.0"]
+
+
+def test_every_unmet_pin_goes_into_one_command():
+    result = run(facts_with({"protobuf": "4.25.3", "ml-dtypes": "0.3.2", "numpy": "1.24.4"}, tensorflow=IMPORT_FAILED))
+    assert result.status is Status.FAIL
+    assert len(result.remediation.commands) == 1
+    assert commands(result)[0][4:] == ["protobuf<8.0.0,>=6.31.1", "numpy>=1.26.0", "ml-dtypes<1.0.0,>=0.5.1",
+                                       "tensorflow-cpu==2.21.0"]
+    assert result.summary.endswith("(and 2 more unmet pins)")
+    assert [u["name"] for u in result.evidence["unmet"]] == ["protobuf", "numpy", "ml-dtypes"]
+
+
+def test_a_missing_distribution_counts():
+    result = run(facts_with({"h5py": None}, tensorflow=IMPORTED))
+    assert result.status is Status.WARN
+    assert result.summary == "tensorflow-cpu 2.21.0 requires h5py<3.15.0,>=3.11.0, which is not installed"
+    assert "h5py<3.15.0,>=3.11.0" in commands(result)[0]
+
+
+def test_unmet_reports_top_level_modules_of_the_required_distribution():
+    unmet = requirements.unmet_requirements(facts_with({"protobuf": "3.20.3"}))
+    assert [(u.name, u.top_level, u.installed, u.requirer) for u in unmet] == \
+        [("protobuf", ("google",), "3.20.3", "tensorflow-cpu")]
+
+
+def test_markers_for_another_platform_or_python_do_not_apply():
+    lines = ['tensorflow-intel==2.15.0; platform_system == "Windows"',
+             'numpy<2.0.0,>=1.23.5; python_version <= "3.11"', 'numpy<2.0.0,>=1.26.0; python_version >= "3.12"']
+    linux = facts_with({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0")
+    assert requirements.unmet_requirements(linux) == []
+    newer_python = facts_with({"numpy": "1.24.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0",
+                              python="3.12.4")
+    assert [u.specifier for u in requirements.unmet_requirements(newer_python)] == ["<2.0.0,>=1.26.0"]
+    windows = facts_with({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0", system="Windows",
+                         machine="AMD64")
+    windows["distributions"][0]["top_level"] = []  # the Windows 2.15 `tensorflow` is a shim of tensorflow-intel
+    assert [u.name for u in requirements.unmet_requirements(windows)] == ["tensorflow-intel"]
+
+
+def test_marker_environment_is_rebuilt_for_older_reports():
+    facts = facts_with(python="3.10.12", system="Darwin", machine="arm64", marker_environment=False)
+    environment = requirements.marker_environment(facts)
+    assert environment["python_version"] == "3.10"
+    assert environment["sys_platform"] == "darwin"
+    assert environment["platform_machine"] == "arm64"
+
+
+def test_and_cuda_counts_when_its_nvidia_libraries_are_installed():
+    cublas = {"name": "nvidia-cublas-cu12", "version": "12.5.3.2", "top_level": ["nvidia"]}
+    old_cudnn = {"name": "nvidia-cudnn-cu12", "version": "8.9.7.29", "top_level": ["nvidia"]}
+    assert requirements.unmet_requirements(facts_with(extra=[cublas])) != []  # cudnn missing from the extra
+    unmet = requirements.unmet_requirements(facts_with(extra=[cublas, old_cudnn]))
+    assert [(u.name, u.installed, u.extra) for u in unmet] == [("nvidia-cudnn-cu12", "8.9.7.29", "and-cuda")]
+    assert requirements.unmet_requirements(facts_with()) == []  # no nvidia-* library: the extra was not installed
+
+
+def test_other_extras_count_only_when_all_they_name_is_installed():
+    gcs_old = {"name": "tensorflow-io-gcs-filesystem", "version": "0.20.0", "top_level": ["tensorflow_io_gcs_filesystem"]}
+    unmet = requirements.unmet_requirements(facts_with(extra=[gcs_old]))
+    assert [(u.name, u.extra) for u in unmet] == [("tensorflow-io-gcs-filesystem", "gcs-filesystem")]
+    dev = facts_with(requires=TF_221 + ['pytest>=8; extra == "dev"', 'pylint>=3; extra == "dev"'],
+                     extra=[{"name": "pytest", "version": "7.4.0"}])
+    assert requirements.unmet_requirements(dev) == []  # pylint absent: the dev extra was never installed
+
+
+def test_an_installed_prerelease_satisfies_a_plain_range():
+    nightly = {"name": "tf-nightly", "version": "2.22.0.dev20251101", "top_level": ["tensorflow"],
+               "requires": ["keras-nightly>=3.12.0.dev2025100703"]}
+    facts = facts_with(tf_version="2.22.0rc0", extra=[])
+    text = {"name": "tensorflow-text", "version": "2.22.0rc0", "requires": ["tensorflow<2.23,>=2.21"]}
+    facts["distributions"].append(text)
+    assert requirements.unmet_requirements(facts) == []
+    nightly_facts = facts_with(tf_name="tf-nightly", tf_version="2.22.0.dev20251101", requires=nightly["requires"],
+                               extra=[{"name": "keras-nightly", "version": "3.13.0.dev2025110103"}])
+    assert requirements.unmet_requirements(nightly_facts) == []
+    assert requirements.holds("2.22.0rc1", ">=2.21") is True
+    assert requirements.holds("not a version", ">=2.21") is None
+
+
+def test_a_dependent_made_for_another_tensorflow_is_named_and_moved_to_the_matching_release():
+    text = {"name": "tensorflow-text", "version": "2.15.0", "top_level": ["tensorflow_text"],
+            "requires": ["tensorflow<2.16,>=2.15.0; platform_machine != 'arm64' or platform_system != 'Darwin'"]}
+    facts = facts_with(tf_name="tensorflow", extra=[text], tensorflow=IMPORTED)
+    result = run(facts)
+    assert result.status is Status.WARN
+    assert result.summary == "tensorflow 2.21.0 is outside tensorflow-text 2.15.0's tensorflow<2.16,>=2.15.0"
+    assert commands(result) == [[PY, "-m", "pip", "install", "tensorflow-text==2.21.*", "tensorflow==2.21.0"]]
+    assert "move TensorFlow" in result.remediation.advice
+    assert requirements.repair_requirements(facts) == ()  # the reader leaves TensorFlow moves to the check
+
+
+def test_a_dependent_that_does_not_follow_tensorflow_versions_moves_tensorflow_and_says_why():
+    probability = {"name": "tensorflow-probability", "version": "0.23.0", "top_level": ["tensorflow_probability"],
+                   "requires": ["tensorflow<2.16,>=2.15"]}
+    result = run(facts_with(tf_name="tensorflow", extra=[probability], tensorflow=IMPORTED))
+    assert result.status is Status.WARN
+    assert commands(result) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15", "tensorflow-probability==0.23.0"]]
+    assert "only another TensorFlow" in result.remediation.advice
+
+
+def test_tensorflow_cpu_stands_in_for_tensorflow_at_a_fitting_version():
+    keras2 = {"name": "tf-keras", "version": "2.21.0", "top_level": ["tf_keras"], "requires": ["tensorflow<2.22,>=2.21"]}
+    assert requirements.unmet_requirements(facts_with(extra=[keras2])) == []
+    old = {"name": "tf-keras", "version": "2.15.1", "top_level": ["tf_keras"], "requires": ["tensorflow<2.16,>=2.15"]}
+    facts = facts_with(extra=[old], tensorflow={**IMPORTED, "keras": {"layer_ok": False, "error": {
+        "type": "ImportError", "message": "cannot import name 'keras' from 'tf_keras'"}}})
+    result = run(facts)
+    assert result.status is Status.FAIL  # tf.keras itself fails: a Keras pin known to break
+    assert result.summary == "tensorflow-cpu 2.21.0 is outside tf-keras 2.15.1's tensorflow<2.16,>=2.15"
+    assert commands(result) == [[PY, "-m", "pip", "uninstall", "-y", "tensorflow-cpu"],
+                                [PY, "-m", "pip", "install", "tensorflow==2.21.0", "tf-keras==2.21.*"]]
+
+
+def test_numpy_past_the_abi_tensorflow_was_built_for_fails_even_without_an_import():
+    lines = ["numpy<2.0.0,>=1.23.5"]
+    result = run(facts_with({"numpy": "2.0.1"}, tf_name="tensorflow", tf_version="2.15.0", requires=lines))
+    assert result.status is Status.FAIL
+    assert "NumPy 1.x" in result.details[0]
+
+
+def test_uv_and_conda_environments_get_their_installer():
+    uv = facts_with({"protobuf": "5.28.0"})
+    uv["python"]["uv_version"] = "0.4.0"
+    assert run(uv).remediation.commands[0].startswith(f"uv pip install --python {PY} ")
+    conda = facts_with({"protobuf": "5.28.0"})
+    conda["python"].update(conda=True, in_venv=False)
+    assert run(conda).remediation.commands[0].startswith(f"{PY} -m pip install ")
+
+
+def test_skips_without_recorded_requires_or_without_tensorflow():
+    facts = facts_with()
+    for entry in facts["distributions"]:
+        entry.pop("requires", None)
+    assert run(facts).status is Status.SKIP
+    assert run({"python": {"version": "3.11.7"}, "distributions": [{"name": "rich", "version": "13.0"}]}).status \
+        is Status.SKIP
+
+
+def test_a_dependent_is_checked_with_its_own_pins():
+    hub = {"name": "tensorflow-hub", "version": "0.16.1", "requires": ["numpy>=1.12.0", "protobuf>=3.19.6",
+                                                                        "tf-keras>=2.14.1"]}
+    unmet = requirements.unmet_requirements(facts_with(extra=[hub]))
+    assert [u.describe() for u in unmet] == ["tensorflow-hub 0.16.1 requires tf-keras>=2.14.1, which is not installed"]
+
+
+@pytest.fixture(scope="module")
+def described_here():
+    completed = subprocess.run([sys.executable, "-c", source("target_info")], capture_output=True, check=True,
+                               cwd=Path(__file__).parent)
+    return json.loads(completed.stdout)
+
+
+def test_target_info_records_the_real_requires_dist_and_marker_environment(described_here):
+    facts = {"python": described_here["python"], "distributions": described_here["distributions"],
+             "host": {"system": "Linux"}}
+    names = {d["name"] for d in facts["distributions"]}
+    builds = [d for d in facts["distributions"] if requirements.is_tensorflow_build(d["name"])]
+    if not builds:
+        pytest.skip("no TensorFlow in this interpreter")
+    tf = builds[0]
+    assert any(line.startswith("protobuf") for line in tf["requires"])
+    assert {"protobuf", "numpy", "h5py", "ml-dtypes", "keras", "absl-py"} <= names  # what its pins name
+    environment = described_here["python"]["marker_environment"]
+    assert environment["python_version"] == "%d.%d" % sys.version_info[:2]
+    assert environment["sys_platform"] == sys.platform
+    assert described_here["python"]["distribution_count"] >= len(facts["distributions"]) - 1
+    # This environment is healthy as installed: every pin of its TensorFlow holds.
+    assert [u for u in requirements.unmet_requirements(facts) if u.requirer == tf["name"]] == []
+
+
+def test_target_info_records_a_fake_dependent_and_what_it_names(tmp_path):
+    info = tmp_path / "tensorflow_text-2.15.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tensorflow-text\nVersion: 2.15.0\n"
+                                   "Requires-Dist: tensorflow<2.16,>=2.15.0\nRequires-Dist: fake-helper>=1\n\n"
+                                   "Requires-Dist: not-a-header (this is the description)\n")
+    (info / "RECORD").write_text("tensorflow_text/__init__.py,,\n")
+    other = tmp_path / "unrelated_thing-1.0.dist-info"
+    other.mkdir()
+    (other / "METADATA").write_text("Metadata-Version: 2.1\nName: unrelated-thing\nVersion: 1.0\n\n")
+    helper = tmp_path / "fake_helper-0.5.dist-info"
+    helper.mkdir()
+    (helper / "METADATA").write_text("Metadata-Version: 2.1\nName: fake_helper\nVersion: 0.5\n\n")
+    completed = subprocess.run([sys.executable, "-c", source("target_info")], capture_output=True, check=True,
+                               cwd=tmp_path, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    described = json.loads(completed.stdout)
+    by_name = {d["name"]: d for d in described["distributions"]}
+    assert by_name["tensorflow-text"]["requires"] == ["tensorflow<2.16,>=2.15.0", "fake-helper>=1"]
+    assert by_name["tensorflow-text"]["top_level"] == ["tensorflow_text"]
+    assert by_name["fake-helper"]["version"] == "0.5"
+    assert "unrelated-thing" not in by_name
+    facts = {"python": described["python"], "distributions": described["distributions"]}
+    assert "fake-helper 0.5 is outside tensorflow-text 2.15.0's fake-helper>=1" in \
+        [u.describe() for u in requirements.unmet_requirements(facts)]
