@@ -11,6 +11,7 @@ MODULES = (
     "macos_version",
     "cpu_instructions",
     "tensorflow_install",
+    "dependencies",
     "tensorflow_import",
     "metal_plugin",
     "nvidia_driver",
