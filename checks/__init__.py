@@ -11,6 +11,8 @@ MODULES = (
     "macos_version",
     "cpu_instructions",
     "tensorflow_install",
+    "install_integrity",
+    "installer",
     "dependencies",
     "tensorflow_import",
     "metal_plugin",
