@@ -36,6 +36,7 @@ class Collector:
 COLLECTORS = (
     Collector("tensorflow", "tfdoctor.collect.tensorflow:collect_tensorflow", ("tensorflow",)),
     Collector("target", "tfdoctor.collect.target:collect_target", ("python", "distributions"), always=True),
+    Collector("integrity", "tfdoctor.collect.integrity:collect_integrity", ("integrity", "installers"), always=True),
     Collector("nvidia", "tfdoctor.collect.nvidia:collect_nvidia", ("nvidia",)),
     Collector("displays", "tfdoctor.collect.macos:collect_displays", ("system_profiler",)),
     Collector("sysctl", "tfdoctor.collect.macos:collect_sysctl", ("sysctl",), always=True),
