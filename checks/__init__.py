@@ -15,6 +15,7 @@ MODULES = (
     "install_integrity",
     "installer",
     "tensorflow_import",
+    "keras",
     "metal_plugin",
     "nvidia_driver",
     "cuda_build",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, signatures, tfchild
+from tfdoctor.facts import host_system, import_causes, signatures, tfchild
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -19,7 +19,7 @@ INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")
 
 
 @check("tensorflow-import", "TensorFlow imports", needs=("tensorflow",),
-       uses=("host", "python", "distributions", "cpu", "sysctl"))
+       uses=("host", "python", "distributions", "cpu", "sysctl", "integrity"))
 def tensorflow_import(facts: Facts) -> Outcome:
     tf = facts["tensorflow"]
     if tf.get("status") == "not_installed":
@@ -39,7 +39,8 @@ def _imported(tf: Mapping[str, Any]) -> Outcome:
         details.append(f"plugin {state}: {plugin.get('path')}")
     later = tfchild.phase_of(tf.get("stage"))
     if tf.get("status") != "ok" and later != "done":
-        details.append(f"after the import the child {tfchild.fate(tf)} (while {later}; see gpu-visible and probe)")
+        see = "keras" if later == "keras" else "gpu-visible and probe"
+        details.append(f"after the import the child {tfchild.fate(tf)} (while {later}; see {see})")
     return Outcome.ok(f"TensorFlow {version} imported{took}", *details, version=version, import_s=seconds,
                       build_info=tf.get("build_info"))
 
@@ -65,7 +66,16 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     evidence: dict[str, Any] = {"status": tf.get("status"), "stage": tf.get("stage"), "signal": tf.get("signal"),
                                 "exit_code": tf.get("exit_code"), "timed_out": tf.get("timed_out"),
                                 "signatures": [m.signature.id for m in matches]}
+    # The environment's own declarations (RECORD, Requires-Dist) explain an error that names one of their
+    # distributions better than any table: their repair fixes every broken pin together, not one.
+    stderr = "\n".join(part for part in (tf.get("stderr_head"), tf.get("stderr_tail")) if part)
+    cause = import_causes.explain(facts, tf.get("exception"), stderr, broad=not matches)
+    if cause:
+        evidence.update(explained_by=cause.check, cause=list(cause.distributions))
+        details = [f"cause ({cause.check}): {line}" for line in cause.details] + details
     if not matches:
+        if cause:
+            return Outcome.fail(f"{what}: {cause.summary} (see {cause.check})", *details, fix=cause.fix, **evidence)
         return Outcome.fail(what, *details, fix=_unknown_failure_fix(facts, tf), **evidence)
     primary = matches[0]
     evidence["diagnosis"] = primary.signature.diagnosis
@@ -73,9 +83,14 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     lines += [f"also: {m.signature.summary}" for m in matches[1:]]
     summary, fix = primary.signature.summary, tfchild.remediation_for(primary, facts)
     if primary.signature.id in INSTRUCTION_SIGNATURES:
-        cause = instruction_cause(facts, tf)
-        evidence["cause"] = cause["id"]
-        summary, fix = cause["summary"], cause["fix"] or fix
+        found = instruction_cause(facts, tf)
+        evidence["cause"] = found["id"]
+        summary, fix = found["summary"], found["fix"] or fix
+    elif cause and cause.named:
+        # the error names a distribution the environment's metadata shows broken: that repair fixes every
+        # unmet pin (and damaged file) together, where the table's fix would name one of them
+        lines.insert(0, f"known error: {primary.signature.summary}")
+        summary, fix = f"{cause.summary} (see {cause.check})", cause.fix
     return Outcome.fail(f"{what}: {summary}", *lines, *details, fix=fix, **evidence)
 
 

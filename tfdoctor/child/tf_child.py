@@ -465,6 +465,44 @@ def tf_facts(tf, recorder):
     return gpus
 
 
+# tensorflow/__init__.py of TF 2.16+ routes tf.keras to tf_keras when TF_USE_LEGACY_KERAS is one of these.
+LEGACY_KERAS_VALUES = ("true", "True", "1")
+# Which Keras tf.keras reached, from the top-level package of its Dense class.
+KERAS_FLAVORS = {"keras": None, "tf_keras": "tf-keras", "tensorflow": "builtin"}
+
+
+def keras_facts(tf, recorder):
+    """tf.keras as user code reaches it: resolve it (TensorFlow's lazy loader picks Keras 3, tf_keras
+    under TF_USE_LEGACY_KERAS, or the Keras 2 of TF <= 2.15), then build and call one Dense(2) layer.
+    Records which Keras it got, its version, and the error (as the import's) when a step raises."""
+    found = {"legacy_env": os.environ.get("TF_USE_LEGACY_KERAS"),
+             "legacy_requested": os.environ.get("TF_USE_LEGACY_KERAS") in LEGACY_KERAS_VALUES,
+             "flavor": None, "module": None, "version": None, "layer_ok": False, "step": "resolve",
+             "error": None}
+    recorder.data["keras"] = found
+    started = now()
+    try:
+        dense = tf.keras.layers.Dense
+        found["module"] = module = str(getattr(dense, "__module__", "") or "")
+        package = module.split(".", 1)[0]
+        found["flavor"] = KERAS_FLAVORS.get(package, package)
+        top = sys.modules.get(package)
+        version = getattr(top, "__version__", None) if package != "tensorflow" else None
+        found["version"] = str(version or getattr(tf.keras, "__version__", "") or "") or None
+        if found["flavor"] is None:
+            found["flavor"] = "keras3" if (found["version"] or "").startswith("3.") else "keras2"
+        found["step"] = "layer"
+        recorder.flush()
+        layer = dense(2)
+        output = layer(tf.ones((1, 3)))
+        found["layer_ok"] = tuple(int(d) for d in output.shape) == (1, 2)
+        found["step"] = "done"
+    except BaseException as exc:  # SystemExit too, as for the import
+        found["error"] = describe_exception(exc)
+    found["seconds"] = round(now() - started, 4)
+    recorder.flush()
+
+
 def main(argv):
     config = json.loads(argv[1])
     recorder = Recorder(config["out"])
@@ -522,6 +560,13 @@ def main(argv):
         except Exception as exc:
             data["probe"] = dict(data.get("probe") or {}, status="error",
                                  error=describe_exception(exc, with_traceback=False))
+    recorder.stage("keras")
+    try:
+        if "soft_placement_default" in data:  # the probe turned soft placement off: users get the default
+            tf.config.set_soft_device_placement(data["soft_placement_default"])
+    except Exception as exc:
+        recorder.error("keras:soft_placement", exc)
+    keras_facts(tf, recorder)
     if config.get("workload") and gpus is not None:  # --deep: the workload probe (child/workload.py)
         recorder.stage("workload")
         try:

@@ -260,6 +260,7 @@ def tensorflow_facts(result: Mapping[str, Any] | None, fate: ChildFate, timeout:
         "tf32_enabled": result.get("tf32_enabled"),
         "soft_placement_default": result.get("soft_placement_default"),
         "probe": result.get("probe"),
+        "keras": result.get("keras"),
         "log_level": {"TF_CPP_MIN_LOG_LEVEL": CHILD_LOG_LEVEL, "user_value": user_log_level},
     }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from tfdoctor import knowledge
@@ -52,6 +52,8 @@ class Match:
     signature: Signature
     evidence: str  # the line(s) that matched, or "died of SIGILL"
     where: str  # exception | stderr | stdout | signal
+    # Named groups of the pattern that matched ('gencode': '6.31.1'): fix steps may use them as {gencode}.
+    groups: Mapping[str, str] = field(default_factory=dict)
 
 
 def _signature(row: Mapping[str, Any]) -> Signature:
@@ -164,7 +166,8 @@ def _search(signature: Signature, texts: list[tuple[str, str]]) -> Match | None:
         for where, text in texts:
             match = pattern.search(text)
             if match:
-                return Match(signature, matched_lines(text, match), where)
+                groups = {k: v for k, v in match.groupdict().items() if v is not None}
+                return Match(signature, matched_lines(text, match), where, groups)
     return None
 
 

@@ -28,13 +28,13 @@ _DEVICE_STAGES = {"imported", "devices"}
 
 
 def phase_of(stage: str | None) -> str:
-    """'import' | 'devices' | 'probe' | 'done' for a recorded stage."""
+    """'import' | 'devices' | 'probe' | 'keras' | 'done' for a recorded stage."""
     if stage in _IMPORT_STAGES:
         return "import"
     if stage in _DEVICE_STAGES:
         return "devices"
-    if stage == "done":
-        return "done"
+    if stage in ("done", "keras"):
+        return stage
     return "probe"  # listed, probe, probe:GPU:warmup, probe:timing, probe:check
 
 
@@ -127,17 +127,44 @@ def _step_applies(step: signatures.FixStep, tf_version: str | None) -> bool:
     return True
 
 
-def commands_for(steps: Iterable[signatures.FixStep], facts: Facts) -> tuple[str, ...]:
-    """The exact commands for these fix steps, for the user's installer and TensorFlow version."""
-    from tfdoctor.facts.tfdists import tensorflow_version
+def placeholders(facts: Facts, groups: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Values for the {names} in fix steps: the installed TensorFlow's version and distribution, and the
+    named groups of the matched error text ({gencode} and, for a version, {gencode_next_major})."""
+    from tfdoctor.facts.tfdists import real_builds, tensorflow_version
 
+    values = {"tensorflow_version": tensorflow_version(facts) or str(section(facts, "tensorflow").get("version") or ""),
+              "tensorflow_distribution": next((copy.name for copy in real_builds(facts)), "tensorflow")}
+    for key, value in (groups or {}).items():
+        values[key] = value
+        major = re.match(r"(\d+)\.\d+", value)
+        if major:
+            values[f"{key}_next_major"] = str(int(major.group(1)) + 1)
+    return values
+
+
+def _fill(name: str, values: Mapping[str, str]) -> str | None:
+    """The name with its {placeholders} filled; None when one has no value (the step cannot apply)."""
+    try:
+        filled = name.format_map(values)
+    except (KeyError, ValueError, IndexError):
+        return None
+    return filled if "==" not in filled or not filled.endswith("==") else None
+
+
+def commands_for(steps: Iterable[signatures.FixStep], facts: Facts,
+                 groups: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The exact commands for these fix steps, for the user's installer and TensorFlow version."""
     installer = installer_for(facts)
-    tf_version = tensorflow_version(facts) or section(facts, "tensorflow").get("version")
+    values = placeholders(facts, groups)
+    tf_version = values["tensorflow_version"] or None
     commands: list[str] = []
     for step in steps:
         if not _step_applies(step, tf_version) or (step.otherwise and commands):
             continue
-        names = [n.replace("{tensorflow_version}", tf_version or "") for n in step.names]
+        filled = [_fill(n, values) for n in step.names]
+        if any(n is None for n in filled):
+            continue
+        names = [n for n in filled if n is not None]
         if step.action == "install":
             commands.append(installer.install(*names))
         elif step.action == "uninstall":
@@ -151,7 +178,7 @@ def commands_for(steps: Iterable[signatures.FixStep], facts: Facts) -> tuple[str
 
 def remediation_for(match: signatures.Match, facts: Facts) -> Remediation:
     signature = match.signature
-    return Remediation(signature.advice, commands_for(signature.fix, facts), signature.url)
+    return Remediation(signature.advice, commands_for(signature.fix, facts, match.groups), signature.url)
 
 
 def cpu_flags(facts: Facts) -> set[str] | None:

@@ -1,0 +1,138 @@
+"""tf.keras as users reach it: the Keras that `tf.keras` resolved to in the TensorFlow child (Keras 3,
+tf-keras under TF_USE_LEGACY_KERAS, the Keras 2 of TensorFlow <= 2.15, or the copy built into old
+releases), its version, and one `tf.keras.layers.Dense(2)` built and called there.
+
+TensorFlow imports fine while tf.keras fails (a tf-keras of another release, a missing one, a Keras that
+violates TensorFlow's pin), so this is the check that turns such a report from all-pass into a fail.
+A failure is tied to its cause the way an import error is (facts/import_causes.py): a violated
+Requires-Dist pin or a damaged install of a distribution the error names.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from packaging.version import InvalidVersion, Version
+
+from tfdoctor.facts import import_causes, tfchild, tfdists
+from tfdoctor.findings import Findings
+from tfdoctor.installers import installer_for
+from tfdoctor.model import Outcome, Remediation
+from tfdoctor.registry import Facts, check
+
+LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"
+# TensorFlow 2.16 made Keras 3 the tf.keras and routes it to tf_keras when TF_USE_LEGACY_KERAS is set.
+LEGACY_FROM = (2, 16)
+LEGACY_URL = "https://github.com/tensorflow/tensorflow/releases/tag/v2.16.1"
+KERAS_URL = "https://keras.io/getting_started/"
+FLAVOR_NAMES = {"keras3": "Keras 3", "tf-keras": "tf-keras", "keras2": "Keras 2", "builtin": "TensorFlow's built-in Keras"}
+
+
+def minor_of(version: Any) -> Optional[tuple[int, int]]:
+    try:
+        release = Version(str(version)).release
+    except (InvalidVersion, TypeError):
+        return None
+    return (release + (0,))[:2] if release else None
+
+
+def matching_tf_keras(tf_version: Any) -> Optional[str]:
+    """'tf-keras~=2.16.0' for TensorFlow 2.16.x: tf-keras is released in step with TensorFlow."""
+    minor = minor_of(tf_version)
+    return f"tf-keras~={minor[0]}.{minor[1]}.0" if minor else None
+
+
+@check("keras", "tf.keras builds a layer", needs=("tensorflow",), uses=("python", "distributions", "integrity"))
+def keras(facts: Facts) -> Outcome:
+    tf = facts["tensorflow"]
+    if tf.get("status") == "not_installed":
+        return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
+    if not tf.get("imported"):
+        return Outcome.skip("TensorFlow did not import (see tensorflow-import)")
+    record = tf.get("keras")
+    tf_version = tf.get("version") or tfdists.tensorflow_version(facts)
+    if not record:
+        if tf.get("status") != "ok":
+            return Outcome.skip(f"the TensorFlow child {tfchild.fate(tf)} before it tried tf.keras "
+                                "(see gpu-visible and probe)")
+        return Outcome.skip("tf.keras was not recorded (a report from a tfdoctor that did not try it)")
+    if record.get("error") or not record.get("layer_ok"):
+        return _failed(facts, tf, record, tf_version)
+    return _works(facts, record, tf_version)
+
+
+def describe(record: Mapping[str, Any]) -> str:
+    name = FLAVOR_NAMES.get(str(record.get("flavor")), str(record.get("flavor") or "an unknown Keras"))
+    version = record.get("version")
+    if record.get("flavor") == "tf-keras":
+        return f"tf-keras {version or '?'}"
+    return f"{name} ({version})" if version and record.get("flavor") != "builtin" else name
+
+
+def _works(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Outcome:
+    findings = Findings()
+    wanted = matching_tf_keras(tf_version)
+    if record.get("flavor") == "tf-keras" and wanted and minor_of(record.get("version")) != minor_of(tf_version):
+        findings.warn(f"tf.keras is tf-keras {record.get('version')}, made for another TensorFlow than {tf_version}",
+                      "tf-keras is released in step with TensorFlow; a Dense layer builds, but other parts may not.",
+                      fix=Remediation(f"Install the tf-keras of TensorFlow {tf_version}.",
+                                      (installer_for(facts).install(wanted),), KERAS_URL))
+    if record.get("legacy_env") is not None:
+        findings.note(f"{LEGACY_VARIABLE}={record.get('legacy_env')}")
+    seconds = record.get("seconds")
+    took = f" in {seconds:.2f} s" if isinstance(seconds, (int, float)) else ""
+    return findings.outcome(f"tf.keras is {describe(record)}: Dense(2) built and called{took}",
+                            flavor=record.get("flavor"), version=record.get("version"), module=record.get("module"))
+
+
+def _legacy_cause(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Optional[tuple[str, Remediation]]:
+    """TF_USE_LEGACY_KERAS routes tf.keras to tf_keras: missing, or of another TensorFlow release."""
+    tf_minor = minor_of(tf_version)
+    if not record.get("legacy_requested") or not tf_minor or tf_minor < LEGACY_FROM:
+        return None
+    wanted = matching_tf_keras(tf_version)
+    installed = tfdists.first_version(facts, "tf-keras")
+    command = (installer_for(facts).install(wanted),)
+    unset = f"Or unset {LEGACY_VARIABLE} to use Keras 3 instead."
+    if not installed:
+        return (f"{LEGACY_VARIABLE} is set but tf-keras is not installed",
+                Remediation(f"{LEGACY_VARIABLE} makes tf.keras the tf_keras package: install the tf-keras of "
+                            f"TensorFlow {tf_version}. {unset}", command, LEGACY_URL))
+    if minor_of(installed) != tf_minor:
+        return (f"tf-keras {installed} is made for another TensorFlow than {tf_version} ({LEGACY_VARIABLE} is set)",
+                Remediation(f"tf-keras is released in step with TensorFlow: install the tf-keras of TensorFlow "
+                            f"{tf_version}. {unset}", command, LEGACY_URL))
+    return None
+
+
+def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_version: Any) -> Outcome:
+    error = record.get("error")
+    step = "resolving tf.keras" if record.get("step") == "resolve" else "building a Dense(2) layer"
+    if error:
+        what = (f"tf.keras failed ({step}): {tfchild.short_type(error.get('type'))}: "
+                f"{tfchild.first_line(error.get('message'))}")
+    elif tf.get("status") != "ok" and tfchild.phase_of(tf.get("stage")) == "keras":
+        what = f"tf.keras: the TensorFlow child {tfchild.fate(tf)} while {step}"
+    else:
+        what = "tf.keras.layers.Dense(2) did not give a (1, 2) output for a (1, 3) input"
+    details = [f"tf.keras resolved to {describe(record)} ({record.get('module')})"] if record.get("module") else []
+    if record.get("legacy_env") is not None:
+        details.append(f"{LEGACY_VARIABLE}={record.get('legacy_env')}")
+    evidence: dict[str, Any] = {"flavor": record.get("flavor"), "version": record.get("version"),
+                                "step": record.get("step"), "error": error}
+    legacy = _legacy_cause(facts, record, tf_version)
+    if legacy:
+        summary, fix = legacy
+        evidence["cause"] = "tf-keras"
+        return Outcome.fail(f"{what}: {summary}", *details, fix=fix, **evidence)
+    stderr = tf.get("stderr_tail") or ""
+    cause = import_causes.explain(facts, error, stderr if not error else "")
+    if cause:
+        evidence.update(explained_by=cause.check, cause=list(cause.distributions))
+        details = [f"cause ({cause.check}): {line}" for line in cause.details] + details
+        return Outcome.fail(f"{what}: {cause.summary} (see {cause.check})", *details, fix=cause.fix, **evidence)
+    python = installer_for(facts).python
+    python = f'"{python}"' if " " in python else python
+    return Outcome.fail(what, *details, fix=Remediation(
+        "Nothing in the environment's metadata explains it. The full traceback:",
+        (f'{python} -c "import tensorflow as tf; tf.keras.layers.Dense(2)(tf.ones((1, 3)))"',), KERAS_URL), **evidence)

@@ -1,0 +1,199 @@
+"""An import error tied to its cause in the environment's own declarations.
+
+When `import tensorflow` (or tf.keras) raises, the error text and its traceback name modules: the frame
+that raised lives in some installed distribution (ml_dtypes, google.protobuf, h5py, ...), the message
+names a module ("cannot import name 'runtime_version' from 'google.protobuf'") or a native library
+("libtensorflow_framework.so.2: cannot open shared object file"). This module maps those names to
+installed distributions and asks the shared readers whether the environment explains the error:
+a Requires-Dist pin the installed version violates (facts/requirements.py, the dependencies check) or a
+file RECORD lists that is missing or altered (facts/integrity.py, the install-integrity check).
+Pure functions of the facts, shared by the tensorflow-import and keras checks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional
+
+from tfdoctor.facts import Facts, canonical_name, integrity, requirements
+from tfdoctor.installers import installer_for
+from tfdoctor.model import Remediation
+
+DEPENDENCIES_CHECK = "dependencies"
+INTEGRITY_CHECK = "install-integrity"
+PIP_URL = "https://pip.pypa.io/en/stable/cli/pip_install/"
+
+_FRAME = re.compile(r'File "([^"]+)"')
+_MESSAGE_MODULES = (
+    re.compile(r"No module named '([\w.]+)'"),
+    re.compile(r"cannot import name '\w+' from '([\w.]+)'"),
+    re.compile(r"module '([\w.]+)' has no attribute"),
+    re.compile(r"\b([\w.]+) failed to import"),
+)
+_LIBRARY = re.compile(r"([\w.+-]+\.(?:so(?:\.\d+)*|dylib|dll|pyd))(?::|,|\)|\s)")
+_TYPE_MODULE = re.compile(r"^([a-z_][\w]*(?:\.[a-z_]\w*)+)\.[A-Z]\w*$")
+
+
+@dataclass(frozen=True)
+class Cause:
+    """What explains an import error: the check whose finding it is, one line, and the repair."""
+
+    check: str  # DEPENDENCIES_CHECK | INTEGRITY_CHECK | both, joined by " and "
+    summary: str
+    details: tuple[str, ...]
+    fix: Remediation
+    distributions: tuple[str, ...]  # the distributions the error named and the cause concerns
+    named: bool  # the error itself names them (False: the environment has a problem the error does not name)
+
+
+def error_texts(error: Optional[Mapping[str, Any]]) -> list[str]:
+    """'type: message' of an exception recorded by the child, its causes, and its traceback lines."""
+    if not error:
+        return []
+    texts = [f"{error.get('type')}: {error.get('message')}"]
+    texts += [f"{c.get('type')}: {c.get('message')}" for c in error.get("causes") or ()]
+    texts += [str(line) for line in error.get("traceback") or ()]
+    return texts
+
+
+def named_modules(error: Optional[Mapping[str, Any]]) -> list[str]:
+    """Dotted module names the error names, innermost first: the exception's own module, names in the
+    messages, then the files of the traceback (as paths)."""
+    if not error:
+        return []
+    found: list[str] = []
+    for kind in [error.get("type")] + [c.get("type") for c in error.get("causes") or ()]:
+        match = _TYPE_MODULE.match(str(kind or ""))
+        if match:
+            found.append(match.group(1))
+    for text in error_texts(error)[: 1 + len(error.get("causes") or ())]:
+        for pattern in _MESSAGE_MODULES:
+            found += pattern.findall(text)
+    frames = [m.group(1) for line in error.get("traceback") or () for m in [_FRAME.search(str(line))] if m]
+    found += [f"path:{path}" for path in reversed(frames)]
+    return list(dict.fromkeys(found))
+
+
+def named_libraries(error: Optional[Mapping[str, Any]], extra_text: str = "") -> list[str]:
+    """Native library file names the error text names (libtensorflow_framework.so.2, ...)."""
+    text = "\n".join(error_texts(error)[: 1 + len((error or {}).get("causes") or ())]) + "\n" + extra_text
+    return list(dict.fromkeys(_LIBRARY.findall(text + "\n")))
+
+
+def _distribution_index(facts: Facts) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
+    """top-level module -> canonical names of the distributions installing it; (location, name) pairs."""
+    tops: dict[str, list[str]] = {}
+    locations: list[tuple[str, str]] = []
+    for entry in facts.get("distributions") or ():
+        if not isinstance(entry, Mapping) or not entry.get("name"):
+            continue
+        name = canonical_name(str(entry["name"]))
+        names = list(entry.get("top_level") or ()) or [name.replace("-", "_")]
+        for top in names:
+            tops.setdefault(str(top), []).append(name)
+        if entry.get("location"):
+            locations.append((str(entry["location"]).rstrip("/\\"), name))
+    return tops, locations
+
+
+def _module_of_path(path: str, locations: Iterable[tuple[str, str]]) -> Optional[str]:
+    """'…/site-packages/google/protobuf/descriptor.py' -> 'google.protobuf.descriptor'."""
+    normal = path.replace("\\", "/")
+    for location, _ in locations:
+        base = location.replace("\\", "/") + "/"
+        if normal.startswith(base):
+            relative = normal[len(base):]
+            break
+    else:
+        marker = next((m for m in ("/site-packages/", "/dist-packages/") if m in normal), None)
+        if marker is None:
+            return None
+        relative = normal.split(marker, 1)[1]
+    parts = relative.split("/")
+    if parts[-1].startswith("__init__."):
+        parts = parts[:-1]
+    elif "." in parts[-1]:
+        parts[-1] = parts[-1].split(".", 1)[0]
+    return ".".join(p for p in parts if p) or None
+
+
+def distribution_of(module: str, tops: Mapping[str, list[str]]) -> Optional[str]:
+    """The installed distribution a dotted module belongs to ('google.protobuf' -> 'protobuf')."""
+    parts = module.split(".")
+    candidates = tops.get(parts[0]) or []
+    if len(candidates) > 1 and len(parts) > 1:  # a namespace such as google: protobuf, googleapis-common-protos
+        exact = [c for c in candidates if parts[1].replace("_", "-") in c]
+        candidates = exact or candidates
+    if candidates:
+        return candidates[0]
+    guess = canonical_name(parts[0])
+    return guess if guess in {n for names in tops.values() for n in names} else None
+
+
+def named_distributions(facts: Facts, error: Optional[Mapping[str, Any]]) -> list[str]:
+    """Installed distributions the error names, innermost first (the one that raised comes first)."""
+    tops, locations = _distribution_index(facts)
+    found: list[str] = []
+    for module in named_modules(error):
+        if module.startswith("path:"):
+            module = _module_of_path(module[5:], locations) or ""
+        name = distribution_of(module, tops) if module else None
+        if name and name not in found:
+            found.append(name)
+    return found
+
+
+def _integrity_problems(facts: Facts, names: list[str], libraries: list[str]) -> list[integrity.FileProblem]:
+    found = [p for p in (integrity.problem_for_library(facts, lib) for lib in libraries) if p]
+    for name in names:
+        found += integrity.problems(facts, name)
+    return list(dict.fromkeys(found))
+
+
+def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = "",
+            broad: bool = True) -> Optional[Cause]:
+    """The finding of another check that explains this error, with one repair that fixes all of it.
+
+    Named causes first: missing or altered files of a distribution the error names (or of the library it
+    could not open), and pins violated by a distribution it names. With `broad`, an error that names
+    none of them is still tied to pins the environment violates (the import failed and the environment's
+    own metadata says it is inconsistent: repairing that comes first). None when nothing explains it."""
+    names = named_distributions(facts, error)
+    libraries = named_libraries(error, extra_text)
+    damaged = _integrity_problems(facts, names, libraries) if integrity.recorded(facts) else []
+    unmet = [u for u in requirements.unmet_requirements(facts) if not u.moves_tensorflow]
+    named_unmet = [u for u in unmet if u.name in names or (u.top_level and any(t in names for t in u.top_level))]
+    if not damaged and not named_unmet and not (broad and unmet):
+        return None
+    commands: list[str] = []
+    lines: list[str] = []
+    checks: list[str] = []
+    advice: list[str] = []
+    if damaged:
+        reinstall = integrity.reinstall_fix(facts, damaged)
+        commands += list(reinstall.commands if reinstall else ())
+        lines += [f"{p.distribution} {p.version}: {p.describe()} (RECORD)" for p in damaged[:3]]
+        checks.append(INTEGRITY_CHECK)
+        advice.append(f"Reinstall {', '.join(integrity.affected_requirements(damaged))} as it was: files its "
+                      "RECORD lists are missing or altered.")
+    if named_unmet or (unmet and (broad or damaged)):
+        repair = requirements.repair_requirements(facts, unmet)
+        if repair:
+            commands.append(installer_for(facts).install(*repair))
+        lines += [u.describe() for u in unmet[:4]]
+        if len(unmet) > 4:
+            lines.append(f"and {len(unmet) - 4} more unmet pins (see {DEPENDENCIES_CHECK})")
+        checks.append(DEPENDENCIES_CHECK)
+        advice.append("Install what the metadata declares, every unmet pin in one command (TensorFlow stays "
+                      "where it is).")
+    first = damaged[0].describe() if damaged else (named_unmet or unmet)[0].describe()
+    blamed = [p.distribution for p in damaged] + [u.name for u in (named_unmet or unmet)]
+    return Cause(
+        check=" and ".join(checks),
+        summary=first,
+        details=tuple(lines),
+        fix=Remediation(" ".join(advice), tuple(commands), integrity.REINSTALL_URL if damaged else PIP_URL),
+        distributions=tuple(dict.fromkeys(blamed)),
+        named=bool(damaged or named_unmet),
+    )
