@@ -23,4 +23,5 @@ MODULES = (
     "memory",
     "probe",
     "workload",
+    "requirements",
 )

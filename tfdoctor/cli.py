@@ -6,19 +6,23 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from tfdoctor import __version__
 
+if TYPE_CHECKING:
+    from tfdoctor.config import Config
+
 EXIT_CODES_HELP = """\
 Exit codes: 0 no failures (warnings allowed); 1 at least one check failed or crashed
-(with --strict, a warning too); 2 the doctor could not run (bad arguments, unknown check id,
-unusable --python, unreadable report)."""
+(with --strict, a warning too; an unmet requirement is a failure); 2 the doctor could not run
+(bad arguments, unknown check id, unusable --python, unreadable report, bad configuration);
+130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # typer's own --install-completion / --show-completion
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -30,6 +34,41 @@ class Format(str, Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+    github = "github"  # text, plus GitHub Actions annotations and the job summary
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived: unwinds the run (children killed on the way) to exit 128 + signal.
+
+    A BaseException of its own, not KeyboardInterrupt: click turns that into Abort and prints."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+# --- options shared by `tfdoctor` (run) and `tfdoctor explain`, declared once ------------------------
+FORMAT = typer.Option(Format.text, "--format", "-f",
+                      help="Output format (github: text plus GitHub Actions annotations and job summary).")
+JSON = typer.Option(False, "--json", help="Same as --format json.")
+OUTPUT = typer.Option(None, "--output", "-o", help="Write the report to FILE instead of stdout (atomically).")
+ONLY = typer.Option(None, "--only", metavar="ID", help="Run only these checks (ids or tags; repeat or comma-separate).")
+SKIP = typer.Option(None, "--skip", metavar="ID", help="Skip these checks (ids or tags).")
+STRICT = typer.Option(False, "--strict", help="Exit 1 on warnings too.")
+VERBOSE = typer.Option(False, "--verbose", "-v", help="Show details and timings for every check.")
+QUIET = typer.Option(False, "--quiet", "-q", help="Text: only the problems and the summary line; no progress.")
+NO_REDACT = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are.")
+CONFIG = typer.Option(None, "--config", metavar="FILE",
+                      help="Requirements and settings from FILE (a pyproject.toml with [tool.tfdoctor], or a TOML "
+                           "file of the same keys) instead of the nearest pyproject.toml.")
+REQUIRE_GPU = typer.Option(False, "--require-gpu", help="Require a GPU that TensorFlow lists.")
+GPU_KIND = typer.Option(None, "--require-gpu-kind", metavar="metal|cuda",
+                        help="Require a GPU of this kind (implies --require-gpu).")
+REQUIRE_TF = typer.Option(None, "--require-tensorflow", metavar="SPEC",
+                          help="Require a TensorFlow version (PEP 440, e.g. '>=2.16').")
+REQUIRE_PYTHON = typer.Option(None, "--require-python", metavar="SPEC", help="Require a Python version (PEP 440).")
+MIN_GFLOPS = typer.Option(None, "--min-gflops", metavar="N", help="Require the probe's best device to reach N GFLOPS.")
+MIN_SPEEDUP = typer.Option(None, "--min-gpu-speedup", metavar="X", help="Require the GPU to be X times the CPU.")
 
 
 def _split(values: Optional[List[str]]) -> tuple[str, ...]:
@@ -42,32 +81,96 @@ def _fail(message: str) -> "typer.Exit":
     return typer.Exit(2)
 
 
-def write(text: str, output: Optional[Path]) -> None:
-    if output is None:
-        try:
-            sys.stdout.write(text)
-        except UnicodeEncodeError:  # a legacy console code page: show what it can rather than crash
-            encoding = sys.stdout.encoding or "ascii"
-            sys.stdout.write(text.encode(encoding, "replace").decode(encoding))
-        sys.stdout.flush()
-        return
+def _write_stdout(text: str) -> None:
     try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise _fail(f"cannot write {output}: {exc.strerror or exc}")
+        sys.stdout.write(text)
+    except UnicodeEncodeError:  # a legacy console code page: show what it can rather than crash
+        encoding = sys.stdout.encoding or "ascii"
+        sys.stdout.write(text.encode(encoding, "replace").decode(encoding))
+    sys.stdout.flush()
+
+
+def write(text: str, output: Optional[Path]) -> None:
+    """The report to stdout in one write, or to FILE through a temporary file beside it and a rename,
+    so an interrupt never leaves half a report. Signals wait until the write is done."""
+    with _signals_held():
+        if output is None:
+            _write_stdout(text)
+            return
+        try:
+            _write_atomically(output, text)
+        except OSError as exc:
+            raise _fail(f"cannot write {output}: {exc.strerror or exc}")
     typer.echo(f"tfdoctor: report written to {output}", err=True)
 
 
-def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path]) -> None:
+def _write_atomically(path: Path, text: str) -> None:
+    import os
+    import tempfile
+
+    directory = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(directory))
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+class _signals_held:
+    """Blocks SIGINT and SIGTERM while the report is written (POSIX); they are delivered after."""
+
+    def __enter__(self) -> None:
+        import signal
+
+        self.blocked = hasattr(signal, "pthread_sigmask")
+        if self.blocked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        if self.blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], quiet: bool = False) -> None:
+    """The report in its format, then (under GitHub Actions or with --format github) the annotations and
+    the job summary. Annotations go to stdout unless stdout carries JSON or Markdown: then to stderr,
+    which the Actions runner reads for workflow commands too."""
+    import os
+
     from tfdoctor.render import renderer
 
-    if fmt is Format.text:
+    github = fmt is Format.github or os.environ.get("GITHUB_ACTIONS") == "true"
+    if fmt in (Format.text, Format.github):
         from tfdoctor.render.text import render
 
-        color = None if output is None and sys.stdout.isatty() else False
-        text = render(document, verbose=verbose, color=color)
+        color = None if output is None and sys.stdout.isatty() and fmt is Format.text else False
+        text = render(document, verbose=verbose, color=color, quiet=quiet)
     else:
         text = renderer(fmt.value)(document, verbose=verbose)
+    if github:
+        from tfdoctor.render.github import annotations, step_summary
+
+        notes = annotations(document)
+        if output is None and fmt in (Format.text, Format.github):
+            text += notes
+        elif notes:
+            sys.stderr.write(notes)
+        summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary_file:
+            try:
+                with open(summary_file, "a", encoding="utf-8") as stream:
+                    stream.write(step_summary(document) + "\n")
+            except OSError as exc:
+                typer.echo(f"tfdoctor: cannot append to GITHUB_STEP_SUMMARY {summary_file}: {exc.strerror or exc}",
+                           err=True)
     write(text, output)
 
 
@@ -79,6 +182,31 @@ def redact(document: dict, no_redact: bool) -> dict:
     from tfdoctor.redact import Redactor
 
     return Redactor.for_this_machine().learning_from(document).document(document)
+
+
+def _config(path: Optional[str], discover: bool, gpu: Optional[str], tensorflow: Optional[str],
+            python: Optional[str], min_gflops: Optional[float], min_speedup: Optional[float]) -> "Config":
+    """The configuration file (or none), then the requirement flags over it; ConfigError -> exit 2."""
+    from tfdoctor import config as cfg
+
+    try:
+        loaded = cfg.load_config(path) if (path or discover) else cfg.Config()
+        flags = {}
+        for flag, value, checker, name in (
+            ("--require-gpu-kind", gpu, cfg.gpu_requirement, "gpu"),
+            ("--require-tensorflow", tensorflow, cfg.specifier, "tensorflow"),
+            ("--require-python", python, cfg.specifier, "python"),
+            ("--min-gflops", min_gflops, cfg.positive_number, "min_gflops"),
+            ("--min-gpu-speedup", min_speedup, cfg.positive_number, "min_gpu_speedup"),
+        ):
+            if value is not None:
+                try:
+                    flags[name] = checker(value)
+                except ValueError as exc:
+                    raise _fail(f"{flag}: {exc}")
+        return loaded.overridden(**flags)
+    except cfg.ConfigError as exc:
+        raise _fail(str(exc))
 
 
 def _list_checks() -> None:
@@ -96,23 +224,32 @@ def _list_checks() -> None:
 @app.callback(invoke_without_command=True)
 def run(
     ctx: typer.Context,
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
-    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to FILE instead of stdout."),
-    only: Optional[List[str]] = typer.Option(None, "--only", metavar="ID", help="Run only these checks (ids or tags; repeat or comma-separate)."),
-    skip: Optional[List[str]] = typer.Option(None, "--skip", metavar="ID", help="Skip these checks (ids or tags)."),
+    fmt: Format = FORMAT,
+    as_json: bool = JSON,
+    output: Optional[Path] = OUTPUT,
+    only: Optional[List[str]] = ONLY,
+    skip: Optional[List[str]] = SKIP,
     list_checks: bool = typer.Option(False, "--list", help="List the checks and exit (needs no TensorFlow)."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show details and timings for every check."),
+    strict: bool = STRICT,
+    verbose: bool = VERBOSE,
+    quiet: bool = QUIET,
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="Diagnose another interpreter (default: this one)."),
-    timeout: float = typer.Option(60.0, "--timeout", min=1.0, help="Seconds the TensorFlow import and probe may take."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=1.0,
+                                            help="Seconds the TensorFlow import and probe may take (default 60)."),
     no_probe: bool = typer.Option(False, "--no-probe", help="Do not time the GPU against the CPU."),
     deep: bool = typer.Option(
         False,
         "--deep",
         help="Run the workload probe: crossover, dispatch, input pipeline, conv2d, training step, memory; up to ~15 s more.",
     ),
-    no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
+    config: Optional[str] = CONFIG,
+    require_gpu: bool = REQUIRE_GPU,
+    require_gpu_kind: Optional[str] = GPU_KIND,
+    require_tensorflow: Optional[str] = REQUIRE_TF,
+    require_python: Optional[str] = REQUIRE_PYTHON,
+    min_gflops: Optional[float] = MIN_GFLOPS,
+    min_gpu_speedup: Optional[float] = MIN_SPEEDUP,
+    no_redact: bool = NO_REDACT,
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
     if ctx.invoked_subcommand is not None:
@@ -124,23 +261,45 @@ def run(
         _list_checks()
         raise typer.Exit(0)
 
-    from tfdoctor.doctor import DoctorError, DoctorOptions, diagnose
+    from tfdoctor.doctor import DoctorError, DoctorOptions, diagnose, selected_checks
 
+    settings = _config(config, True, require_gpu_kind or ("any" if require_gpu else None), require_tensorflow, require_python, min_gflops, min_gpu_speedup)
+    fmt = Format.json if as_json else fmt
     options = DoctorOptions(
         python=python or sys.executable,
-        only=_split(only),
-        skip=_split(skip),
-        timeout=timeout,
+        only=_split(only) or settings.only,
+        skip=_split(skip) or settings.skip,
+        timeout=timeout if timeout is not None else settings.timeout or 60.0,
         probe=not no_probe,
         deep=deep,
+        requirements=settings.requirements.to_facts(settings.source) if not settings.requirements.empty else None,
     )
+    strict = strict or bool(settings.strict)
+    live = fmt is Format.text and output is None and not quiet and sys.stdout.isatty()
     try:
-        report = diagnose(options)
+        if live:
+            from tfdoctor.render.live import LiveDisplay
+
+            ids = [c.id for c in selected_checks(options.only, options.skip)]
+            with LiveDisplay(options.python, ids, redact=_live_redactor(no_redact)) as display:
+                from dataclasses import replace
+
+                report = diagnose(replace(options, progress=display))
+        else:
+            report = diagnose(options)
     except DoctorError as exc:
         raise _fail(str(exc))
     document = redact(report.to_dict(), no_redact)
-    emit(document, Format.json if as_json else fmt, verbose, output)
+    emit(document, fmt, verbose, output, quiet)
     raise typer.Exit(report.exit_code(strict))
+
+
+def _live_redactor(no_redact: bool):
+    if no_redact:
+        return lambda text: text
+    from tfdoctor.redact import Redactor
+
+    return Redactor.for_this_machine().text
 
 
 REPORT_HELP = "A report saved with --json (any 1.x schema), a fixture, or a hand-written facts file; '-' reads stdin."
@@ -149,32 +308,49 @@ REPORT_HELP = "A report saved with --json (any 1.x schema), a fixture, or a hand
 @app.command(
     "explain",
     help="Diagnose a saved report again with today's checks.\n\n"
-    "Facts the report lacks make the checks that need them skip ('not recorded'). The output is "
+    "Facts the report lacks make the checks that need them skip ('not recorded'). The requirements the "
+    "report recorded are judged again; --config and the --require-* flags replace them. The output is "
     "redacted unless --no-redact, even when the report was saved without redaction.\n\n"
     f"{EXIT_CODES_HELP}",
 )
 def explain_command(
     report: str = typer.Argument(..., metavar="REPORT.json", help=REPORT_HELP),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
-    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout."),
-    only: Optional[List[str]] = typer.Option(None, "--only", metavar="ID", help="Run only these checks (ids or tags)."),
-    skip: Optional[List[str]] = typer.Option(None, "--skip", metavar="ID", help="Skip these checks (ids or tags)."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show details and timings for every check."),
-    no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
+    fmt: Format = FORMAT,
+    as_json: bool = JSON,
+    output: Optional[Path] = OUTPUT,
+    only: Optional[List[str]] = ONLY,
+    skip: Optional[List[str]] = SKIP,
+    strict: bool = STRICT,
+    verbose: bool = VERBOSE,
+    quiet: bool = QUIET,
+    config: Optional[str] = CONFIG,
+    require_gpu: bool = REQUIRE_GPU,
+    require_gpu_kind: Optional[str] = GPU_KIND,
+    require_tensorflow: Optional[str] = REQUIRE_TF,
+    require_python: Optional[str] = REQUIRE_PYTHON,
+    min_gflops: Optional[float] = MIN_GFLOPS,
+    min_gpu_speedup: Optional[float] = MIN_SPEEDUP,
+    no_redact: bool = NO_REDACT,
 ) -> None:
-    from tfdoctor.doctor import DoctorError
+    from dataclasses import replace
+
+    from tfdoctor.doctor import DoctorError, with_requirements
     from tfdoctor.explain import ReportError, explain, read_report
     from tfdoctor.model import CheckResult
     from tfdoctor.report import exit_code_for
 
+    settings = _config(config, False, require_gpu_kind or ("any" if require_gpu else None), require_tensorflow, require_python, min_gflops, min_gpu_speedup)
     try:
-        document = explain(read_report(report), _split(only), _split(skip), redacted=not no_redact)
+        saved = read_report(report)
+        if not settings.requirements.empty:
+            facts = {k: v for k, v in saved.facts.items() if k != "requirements"}
+            saved = replace(saved, facts=with_requirements(facts, settings.requirements.to_facts(settings.source)))
+        document = explain(saved, _split(only) or settings.only, _split(skip) or settings.skip,
+                           redacted=not no_redact)
     except (ReportError, DoctorError) as exc:
         raise _fail(str(exc))
-    code = exit_code_for([CheckResult.from_dict(r) for r in document["results"]], strict)
-    emit(redact(document, no_redact), Format.json if as_json else fmt, verbose, output)
+    code = exit_code_for([CheckResult.from_dict(r) for r in document["results"]], strict or bool(settings.strict))
+    emit(redact(document, no_redact), Format.json if as_json else fmt, verbose, output, quiet)
     raise typer.Exit(code)
 
 
@@ -202,7 +378,8 @@ def diff_command(
     except ReportError as exc:
         raise _fail(str(exc))
     document = redact(document, no_redact)
-    write(RENDERERS[(Format.json if as_json else fmt).value](document), output)
+    fmt = Format.json if as_json else fmt
+    write(RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document), output)
     raise typer.Exit(exit_code(document))
 
 
@@ -214,20 +391,62 @@ def main() -> None:
 _USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 
+def _raise_interrupted(signum: int, frame: object) -> None:
+    raise Interrupted(signum)
+
+
+class _interrupts_unwind:
+    """SIGINT and SIGTERM raise Interrupted in the main thread for the length of a run (then the old
+    handlers come back): the collectors kill their children on the way out (tfdoctor/collect)."""
+
+    def __enter__(self) -> None:
+        import signal
+        import threading
+
+        self.saved = {}
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self.saved[signum] = signal.signal(signum, _raise_interrupted)
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        for signum, handler in self.saved.items():
+            signal.signal(signum, handler)
+
+
 def run_command_line(args: List[str]) -> int:
-    """Run the CLI and return its exit code; every failure to run is a one-line message and 2."""
+    """Run the CLI and return its exit code; every failure to run is a one-line message and 2;
+    an interrupt is "interrupted" on stderr and 130 (SIGINT) or 143 (SIGTERM), nothing on stdout."""
+    from tfdoctor.report import EXIT_INTERRUPTED
+
     command = typer.main.get_command(app)
     try:
-        code = command.main(args=args, prog_name="tfdoctor", standalone_mode=False)
+        with _interrupts_unwind():
+            code = command.main(args=args, prog_name="tfdoctor", standalone_mode=False)
+    except Interrupted as exc:
+        return _interrupted(128 + exc.signum)
     except _USAGE_ERROR as exc:
         typer.echo(f"tfdoctor: error: {exc.format_message()} (see 'tfdoctor --help')", err=True)
         return 2
     except (KeyboardInterrupt, typer.Abort):
-        typer.echo("tfdoctor: interrupted", err=True)
-        return 2
+        return _interrupted(EXIT_INTERRUPTED)
     except Exception as exc:  # noqa: BLE001 - the contract: a one-line reason, never a traceback
         if type(exc).__name__ == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
             return exc.exit_code
         typer.echo(f"tfdoctor: internal error: {type(exc).__name__}: {exc}", err=True)
         return 2
     return code if isinstance(code, int) else 0
+
+
+def _interrupted(code: int) -> int:
+    from tfdoctor.collect.commands import CHILDREN
+
+    CHILDREN.kill_all()  # an interrupt outside the collectors' wait: nothing may outlive the doctor
+    try:
+        sys.stderr.write("\ntfdoctor: interrupted\n" if sys.stderr.isatty() else "tfdoctor: interrupted\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return code

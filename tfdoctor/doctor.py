@@ -5,10 +5,15 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
 
 from tfdoctor.registry import Check, all_checks, select
 from tfdoctor.report import Report
-from tfdoctor.runner import run_checks
+from tfdoctor.runner import run_check, run_checks
+
+
+# progress(event, data): the collectors' events (tfdoctor/collect/options.py) and "result" {"index", "result"}
+Progress = Callable[[str, Mapping[str, Any]], None]
 
 
 class DoctorError(Exception):
@@ -23,6 +28,8 @@ class DoctorOptions:
     timeout: float = 60.0
     probe: bool = True
     deep: bool = False  # the workload probe; see CollectOptions.deep
+    requirements: Optional[Mapping[str, Any]] = None  # facts.requirements (config.Requirements.to_facts)
+    progress: Optional[Progress] = field(default=None, compare=False, repr=False)
 
 
 def selected_checks(only: tuple[str, ...] = (), skip: tuple[str, ...] = ()) -> list[Check]:
@@ -51,9 +58,45 @@ def diagnose(options: DoctorOptions) -> Report:
         probe=options.probe,
         deep=options.deep,
         sections=needed,
+        progress=EarlyResults(checks, options.requirements, options.progress) if options.progress else None,
     )
     try:
         facts = gather(collect_options)
     except TargetUnusableError as exc:
         raise DoctorError(f"the target interpreter is unusable: {exc}") from exc
+    facts = with_requirements(facts, options.requirements)
     return Report(facts=facts, results=run_checks(checks, facts))
+
+
+def with_requirements(facts: Mapping[str, Any], requirements: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+    """The requirements are facts (so `explain` judges a saved report's requirements again); a run
+    without any records none, and its report is as before."""
+    facts = dict(facts)
+    if requirements and any(v is not None for k, v in requirements.items() if k != "source"):
+        collection = facts.pop("collection", None)
+        facts["requirements"] = dict(requirements)
+        if collection is not None:
+            facts["collection"] = collection
+    return facts
+
+
+class EarlyResults:
+    """For the live display: passes the collectors' progress on, and once every collector but the
+    TensorFlow child is done, the results of the checks that do not read TensorFlow's facts
+    ("result" events, any order; the display shows them in report order). The report's results are
+    computed again on the complete facts at the end; these are only shown early."""
+
+    def __init__(self, checks: list[Check], requirements: Optional[Mapping[str, Any]], progress: Progress) -> None:
+        self.checks, self.requirements, self.progress = checks, requirements, progress
+        self.done: set[str] = set()
+
+    def __call__(self, event: str, data: Mapping[str, Any]) -> None:
+        self.progress(event, data)
+        if event != "collected" or set(data.get("pending") or ()) - {"tensorflow"}:
+            return
+        facts = with_requirements(data.get("facts") or {}, self.requirements)
+        for index, check in enumerate(self.checks):
+            if check.id in self.done or "tensorflow" in (*check.needs, *check.uses):
+                continue
+            self.done.add(check.id)
+            self.progress("result", {"index": index, "result": run_check(check, facts)})

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import importlib
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from tfdoctor.collect.commands import CHILDREN
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError
 from tfdoctor.facts import SECTIONS
@@ -48,6 +49,14 @@ COLLECTORS = (
 )
 
 
+def _merged(chosen: list[Collector], collected: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The sections collected so far, in the collectors' order (not the order they finished in)."""
+    facts: dict[str, Any] = {}
+    for collector in chosen:
+        facts.update(collected.get(collector.name) or {})
+    return facts
+
+
 def _timed(collector: Collector, options: CollectOptions) -> tuple[dict[str, Any], float]:
     started = time.perf_counter()
     sections = collector.load()(options)
@@ -55,23 +64,39 @@ def _timed(collector: Collector, options: CollectOptions) -> tuple[dict[str, Any
 
 
 def gather(options: CollectOptions) -> dict[str, Any]:
-    """Run every collector whose sections the selected checks need (plus the cheap always-on ones)."""
+    """Run every collector whose sections the selected checks need (plus the cheap always-on ones).
+
+    An interrupt (KeyboardInterrupt, or the CLI's SIGTERM exception) while waiting kills every child
+    the collectors started, so their threads end at once, and leaves without waiting for them."""
     chosen = [c for c in COLLECTORS if c.always or set(c.sections) & options.sections]
-    facts: dict[str, Any] = {}
+    collected: dict[str, dict[str, Any]] = {}
     durations: dict[str, float] = {}
     errors: dict[str, str] = {}
-    with ThreadPoolExecutor(max_workers=len(chosen), thread_name_prefix="collect") as pool:
-        futures = [(c, pool.submit(_timed, c, options)) for c in chosen]
-        for collector, future in futures:
+    CHILDREN.reopen()
+    pool = ThreadPoolExecutor(max_workers=len(chosen), thread_name_prefix="collect")
+    try:
+        futures = {pool.submit(_timed, c, options): c for c in chosen}
+        for future in as_completed(futures):
+            collector = futures[future]
             try:
                 sections, elapsed = future.result()
             except TargetUnusableError:
                 raise
             except Exception as exc:  # noqa: BLE001 - one broken collector must not sink the report
                 errors[collector.name] = f"{type(exc).__name__}: {exc}"
-                continue
-            facts.update(sections)
-            durations[collector.name] = round(elapsed, 3)
+            else:
+                collected[collector.name] = sections
+                durations[collector.name] = round(elapsed, 3)
+            if options.progress is not None:
+                pending = [c.name for c in chosen if c.name not in collected and c.name not in errors]
+                options.progress("collected", {"collector": collector.name, "pending": pending,
+                                               "facts": _merged(chosen, collected)})
+    except BaseException:
+        CHILDREN.kill_all()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    facts = _merged(chosen, collected)
     ordered = {name: facts[name] for name in SECTIONS if name in facts}
     ordered.update((name, value) for name, value in facts.items() if name not in ordered)
     ordered["collection"] = {"durations_ms": durations, "errors": errors}

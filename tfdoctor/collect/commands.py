@@ -2,6 +2,9 @@
 
 nvidia-smi is known to hang and sysctl keys can be unknown; a collector records what happened
 (`status`: ok, failed, not_found, timed_out, error) next to the raw output so a check can judge it.
+
+Every child the collectors start is registered in `CHILDREN` while it runs, so that an interrupt
+(Ctrl-C, SIGTERM) can kill them all at once: the worker threads waiting on them then return at once.
 """
 
 from __future__ import annotations
@@ -10,10 +13,53 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from typing import Any, Mapping, Sequence
 
 OUTPUT_LIMIT = 64 * 1024  # keep the head of long outputs; facts must stay small
+
+
+class RunningChildren:
+    """The children started by collectors and not yet reaped, to kill on an interrupt.
+
+    Process-wide by nature: a signal arrives for the whole process, not for one collector. After
+    `kill_all` the set stays closed, so a child started a moment later (a collector that had not yet
+    noticed) is killed as soon as it is registered. A child is removed before it is reaped, so its pid
+    (its process group id) cannot be reused while it is here."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._processes: set[subprocess.Popen] = set()
+        self._closed = False
+
+    def add(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self._processes.add(process)
+            if self._closed:
+                kill_tree(process)
+
+    def discard(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self._processes.discard(process)
+
+    @property
+    def interrupted(self) -> bool:
+        return self._closed
+
+    def kill_all(self) -> None:
+        with self._lock:
+            self._closed = True
+            for process in self._processes:
+                kill_tree(process)
+
+    def reopen(self) -> None:
+        """For a process that runs the doctor again after an interrupt (a notebook, the tests)."""
+        with self._lock:
+            self._closed = False
+
+
+CHILDREN = RunningChildren()
 
 
 def run_command(
@@ -37,6 +83,7 @@ def run_command(
         except OSError as exc:
             result.update(status="error", stderr=str(exc))
         else:
+            CHILDREN.add(process)
             try:
                 out, err = process.communicate(timeout=timeout)
                 result["exit_code"] = process.returncode
@@ -46,6 +93,8 @@ def run_command(
                 out, err = process.communicate()
                 result["status"] = "timed_out"
                 result["timeout_s"] = timeout
+            finally:
+                CHILDREN.discard(process)
             result["stdout"] = out.decode("utf-8", "replace")[:OUTPUT_LIMIT]
             result["stderr"] = err.decode("utf-8", "replace")[:OUTPUT_LIMIT]
     result["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
@@ -54,6 +103,8 @@ def run_command(
 
 def kill_tree(process: subprocess.Popen) -> None:
     """Kill a child and everything it started (it runs in its own session on POSIX)."""
+    if process.returncode is not None:  # reaped: its pid may belong to someone else by now
+        return
     try:
         if os.name == "posix":
             os.killpg(process.pid, signal.SIGKILL)

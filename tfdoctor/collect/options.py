@@ -2,6 +2,11 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+
+# progress(event, data): "collected" {"collector", "facts"} when a collector is done (facts so far);
+# "tensorflow-stage" {"stage"} when the TensorFlow child reaches a stage. For the live display only.
+Progress = Callable[[str, Mapping[str, Any]], None]
 
 
 @dataclass(frozen=True)
@@ -12,3 +17,4 @@ class CollectOptions:
     deep: bool = False  # the workload probe (crossover, dispatch, input pipeline, ...): up to ~15 s more
     sections: frozenset[str] = field(default_factory=frozenset)  # what the selected checks need
     command_timeout: float = 10.0  # for sysctl, nvidia-smi and friends
+    progress: Optional[Progress] = field(default=None, compare=False, repr=False)

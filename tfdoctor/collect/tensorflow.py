@@ -20,9 +20,10 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Any, Mapping
+from typing import IO, Any, Callable, Mapping
 
 from tfdoctor.child import source
+from tfdoctor.collect.commands import CHILDREN
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError, confirm_python
 
@@ -43,6 +44,7 @@ TAIL_BYTES = 48 * 1024
 NOTABLE_LIMIT = 80
 LINE_LIMIT = 2000
 POLL_S = 0.01
+STAGE_POLL_S = 0.1
 DRAIN_GRACE_S = 2.0
 
 # Windows reports a crash as an NTSTATUS exit code, not a signal.
@@ -129,7 +131,28 @@ class ChildFate:
     stderr: Mapping[str, Any]
 
 
-def _exited_without_reaping(process: subprocess.Popen, timeout: float) -> bool:
+class StageWatch:
+    """Reports the child's stage (from the result file it rewrites at every stage) to a progress
+    callback, at most every STAGE_POLL_S: the live display shows "importing TensorFlow 1.8 s"."""
+
+    def __init__(self, path: str, progress: Callable[[str, Mapping[str, Any]], None] | None) -> None:
+        self.path, self.progress = path, progress
+        self.last_read = 0.0
+        self.stage: str | None = None
+
+    def __call__(self) -> None:
+        now = time.monotonic()
+        if self.progress is None or now - self.last_read < STAGE_POLL_S:
+            return
+        self.last_read = now
+        stage = (read_result(self.path) or {}).get("stage")
+        if stage and stage != self.stage:
+            self.stage = stage
+            self.progress("tensorflow-stage", {"stage": stage})
+
+
+def _exited_without_reaping(process: subprocess.Popen, timeout: float,
+                            watch: Callable[[], None] | None = None) -> bool:
     """Wait until the child exits, leaving it a zombie: its pid (= its process group id) cannot be
     reused until it is reaped, so the group kill that follows cannot hit a stranger."""
     deadline = time.monotonic() + timeout
@@ -147,6 +170,8 @@ def _exited_without_reaping(process: subprocess.Popen, timeout: float) -> bool:
             return True
         if time.monotonic() >= deadline:
             return False
+        if watch is not None:
+            watch()
         time.sleep(POLL_S)
 
 
@@ -161,7 +186,7 @@ def _kill_group(process: subprocess.Popen) -> None:
 
 
 def run_child(argv: list[str], env: Mapping[str, str], timeout: float,
-              notable: re.Pattern[bytes] | None = None) -> ChildFate:
+              notable: re.Pattern[bytes] | None = None, watch: Callable[[], None] | None = None) -> ChildFate:
     started = time.perf_counter()
     isolation: dict[str, Any] = (
         {"start_new_session": True} if os.name == "posix"
@@ -172,6 +197,7 @@ def run_child(argv: list[str], env: Mapping[str, str], timeout: float,
                                    stderr=subprocess.PIPE, env=dict(env), **isolation)
     except OSError as exc:
         raise TargetUnusableError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
+    CHILDREN.add(process)  # an interrupt kills its group; the wait below then ends at once
     captures = {"stdout": StreamCapture(notable), "stderr": StreamCapture(notable)}
     threads = [threading.Thread(target=captures[name].drain, args=(getattr(process, name),),
                                 name=f"tf-child-{name}", daemon=True) for name in captures]
@@ -179,9 +205,10 @@ def run_child(argv: list[str], env: Mapping[str, str], timeout: float,
         thread.start()
     timed_out = True
     try:
-        timed_out = not _exited_without_reaping(process, timeout)
+        timed_out = not _exited_without_reaping(process, timeout, watch)
     finally:
         _kill_group(process)  # at the timeout, and after a normal exit: whatever it started goes too
+        CHILDREN.discard(process)  # before the reaping: its pid must not be reused while listed
         returncode = process.wait()
         for thread in threads:
             thread.join(DRAIN_GRACE_S)
@@ -292,7 +319,8 @@ def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
             with open(config["workload"]["script"], "w", encoding="utf-8") as handle:
                 handle.write(source("workload"))
         argv = [options.python, "-c", source("tf_child"), json.dumps(config)]
-        fate = run_child(argv, child_environment(os.environ), options.timeout, notable_pattern())
+        fate = run_child(argv, child_environment(os.environ), options.timeout, notable_pattern(),
+                         watch=StageWatch(out, options.progress))
         result = read_result(out)
     if result is None and not fate.timed_out:
         confirm_python(options.python)

@@ -1,5 +1,5 @@
-"""Markdown ready to paste into a GitHub issue: a summary table, the problems with their hints, and
-the facts folded away in a <details> block.
+"""Markdown ready to paste into a GitHub issue: the verdict, the problems with their fixes, a compact
+table of what passed, the checks that did not apply and the facts folded away in <details> blocks.
 
 GitHub-specific care: prose is escaped (a redacted `<user>` would otherwise vanish as an HTML tag,
 a `|` would break the table, `@rpath` would notify a user and `#62860` back-link an issue); fences are longer than any backtick run they hold; the facts JSON is
@@ -13,7 +13,8 @@ import json
 import re
 from typing import Any
 
-from tfdoctor.render import STATUS_WORDS, platform_line, summary_line
+from tfdoctor.render import platform_line, summary_line
+from tfdoctor.render.sanitize import clean_document
 
 EMOJI = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "➖", "error": "💥"}
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
@@ -100,13 +101,14 @@ def _header(document: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _table(results: list[dict[str, Any]]) -> list[str]:
-    lines = ["| | Check | Result |", "|---|---|---|"]
-    for result in results:
-        status = result["status"]
-        lines.append(f"| {EMOJI.get(status, '')} {STATUS_WORDS.get(status, status)} | `{result['id']}` | "
-                     f"{escape(result['summary'])} |")
-    return lines + [""]
+def _not_applicable(results: list[dict[str, Any]]) -> list[str]:
+    """The checks that did not apply (or lacked their facts), folded into one <details> block."""
+    if not results:
+        return []
+    ids = ", ".join(f"`{r['id']}`" for r in results)
+    lines = [f"<details><summary>{len(results)} not applicable or not recorded: {ids}</summary>", ""]
+    lines += [f"- `{r['id']}`: {escape(r['summary'])}" for r in results]
+    return lines + ["", "</details>", ""]
 
 
 def _problem(result: dict[str, Any]) -> list[str]:
@@ -135,13 +137,21 @@ def _all_details(results: list[dict[str, Any]]) -> list[str]:
 
 
 def render(document: dict[str, Any], verbose: bool = False) -> str:
+    """Problems and their fixes first, then a compact table of what passed, then the checks that did
+    not apply folded away, then (with verbose) every detail, then the facts."""
+    document = clean_document(document)
     results = document.get("results") or []
-    lines = _header(document) + _table(results)
+    lines = _header(document)
     problems = [r for r in results if r["status"] in ("fail", "error", "warn")]
     if problems:
         lines += ["#### Problems", ""]
         for result in problems:
             lines += _problem(result)
+    passed = [r for r in results if r["status"] == "pass"]
+    if passed:
+        lines += ["#### Passed", "", "| Check | Result |", "|---|---|"]
+        lines += [f"| ✅ `{r['id']}` | {escape(r['summary'])} |" for r in passed] + [""]
+    lines += _not_applicable([r for r in results if r["status"] == "skip"])
     for result in results:  # a check's compact table of figures (workload)
         table = (result.get("evidence") or {}).get("table")
         if table and result["status"] != "skip":

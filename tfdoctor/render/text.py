@@ -7,38 +7,64 @@ import io
 from typing import Any
 
 from tfdoctor.render import STATUS_SYMBOLS, platform_line, summary_line
+from tfdoctor.render.sanitize import clean_document
 
+PROBLEMS = ("warn", "fail", "error")
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "skip": "dim", "error": "magenta"}
 
 
-def render(document: dict[str, Any], verbose: bool = False, color: bool | None = None, width: int | None = None) -> str:
-    from rich.console import Console
+def header_line(document: dict[str, Any]) -> str:
+    """'tfdoctor 0.1.0 · Linux x86_64 · Python 3.11.7 (x86_64) · /path' as rich markup (escaped)."""
+    from rich.markup import escape
+
+    tool = document.get("tool") or {}
+    return f"[bold]tfdoctor {escape(str(tool.get('version', '')))}[/] · {escape(platform_line(document))}"
+
+
+def result_row(result: dict[str, Any], id_width: int, verbose: bool = False) -> Any:
+    """The one line of a result: symbol, id, summary (a rich grid; strings already cleaned)."""
     from rich.markup import escape
     from rich.table import Table
 
+    status = result["status"]
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=2)
+    grid.add_column(width=id_width, no_wrap=True)
+    grid.add_column(ratio=1)
+    timing = f" [dim]({result.get('duration_ms', 0):.1f} ms)[/]" if verbose else ""
+    grid.add_row(f"[{STYLES[status]}]{STATUS_SYMBOLS[status]}[/]", f"[bold]{escape(result['id'])}[/]",
+                 escape(result["summary"]) + timing)
+    return grid
+
+
+def render(document: dict[str, Any], verbose: bool = False, color: bool | None = None, width: int | None = None,
+           quiet: bool = False) -> str:
+    """The report as terminal text. `quiet`: only the problems and the summary line.
+
+    Every string is stripped of control characters first (render/sanitize.py): a saved report, or
+    TensorFlow's coloured log lines, must not drive the terminal; rich markup in them stays escaped."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    document = clean_document(document)
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=color is False, width=width or 100,
                       highlight=False, soft_wrap=False)
-    tool = document.get("tool") or {}
-    console.print(f"[bold]tfdoctor {escape(str(tool.get('version', '')))}[/] · {escape(platform_line(document))}")
-    if document.get("explained_from"):
-        console.print(f"[dim]facts read from {escape(document['explained_from'])}[/]")
-    if document.get("redacted") is False:
-        console.print("[bold yellow]Not redacted: this report shows paths, user and host names as they are.[/]")
-    console.print()
+    if not quiet:
+        console.print(header_line(document))
+        if document.get("explained_from"):
+            console.print(f"[dim]facts read from {escape(document['explained_from'])}[/]")
+        if document.get("redacted") is False:
+            console.print("[bold yellow]Not redacted: this report shows paths, user and host names as they are.[/]")
+        console.print()
 
     results = document.get("results") or []
     id_width = max((len(r["id"]) for r in results), default=10)
     for result in results:
+        if quiet and result["status"] not in PROBLEMS:
+            continue
         status = result["status"]
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(width=2)
-        grid.add_column(width=id_width, no_wrap=True)
-        grid.add_column(ratio=1)
-        timing = f" [dim]({result.get('duration_ms', 0):.1f} ms)[/]" if verbose else ""
-        grid.add_row(f"[{STYLES[status]}]{STATUS_SYMBOLS[status]}[/]", f"[bold]{escape(result['id'])}[/]",
-                     escape(result["summary"]) + timing)
-        console.print(grid)
+        console.print(result_row(result, id_width, verbose))
         indent = " " * (id_width + 4)
         table = (result.get("evidence") or {}).get("table") or ()  # a check's compact table of figures (workload)
         widths = [max(len(str(row[i])) for row in table) for i in range(2)] if table else []
@@ -57,7 +83,8 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
                 console.print(f"{indent}    [dim]{escape(fix['url'])}[/]", soft_wrap=True)
 
     totals = document.get("totals") or {}
-    console.print()
+    if not quiet or any(r["status"] in PROBLEMS for r in results):
+        console.print()
     verdict = "[red]problems found[/]" if totals.get("fail") or totals.get("error") else (
         "[yellow]warnings[/]" if totals.get("warn") else "[green]no problems found[/]")
     console.print(f"{verdict}: {summary_line(totals)}")

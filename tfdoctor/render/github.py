@@ -1,0 +1,49 @@
+"""GitHub Actions: annotations for the problems and the Markdown report in the job summary.
+
+Workflow commands (https://docs.github.com/en/actions/using-workflows/workflow-commands-for-github-actions)
+are single lines read from the step's output: `::error title=T::message`. Their escaping follows
+actions/toolkit's command.ts: in the message %, CR and LF; in a property value also ':' and ','.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tfdoctor.render.sanitize import clean, clean_document
+
+LEVELS = {"fail": "error", "error": "error", "warn": "warning"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(result: dict[str, Any]) -> str | None:
+    """One workflow command for a fail, error or warn result; None for the others."""
+    level = LEVELS.get(result.get("status", ""))
+    if level is None:
+        return None
+    lines = [clean(str(result.get("summary", "")))]
+    fix = result.get("remediation") or {}
+    if fix.get("advice"):
+        lines.append(f"Fix: {clean(str(fix['advice']))}")
+    lines += [f"$ {clean(str(command))}" for command in fix.get("commands") or ()]
+    title = f"tfdoctor {result.get('id', '')}: {clean(str(result.get('title', '')))}"
+    return f"::{level} title={escape_property(title)}::{escape_data(chr(10).join(lines))}"
+
+
+def annotations(document: dict[str, Any]) -> str:
+    """The annotation lines of a report, '' when nothing failed or warned."""
+    found = [line for line in (annotation(r) for r in document.get("results") or ()) if line]
+    return "".join(line + "\n" for line in found)
+
+
+def step_summary(document: dict[str, Any]) -> str:
+    """What goes into $GITHUB_STEP_SUMMARY: the Markdown report (problems first)."""
+    from tfdoctor.render.markdown import render
+
+    return render(clean_document(document))

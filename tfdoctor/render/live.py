@@ -1,0 +1,127 @@
+"""The live display on a terminal: the header at once, the results in report order as they become
+final, and a status line with a spinner and the stage ("importing TensorFlow 1.8 s").
+
+It is rich's Live display on stdout, transient: when the run ends it is erased and the report is
+printed in its place, so what stays on the screen is exactly the text report. The CLI uses it only
+when stdout is a terminal, the format is text, and neither --quiet nor -o is given.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from typing import Any, Callable, Mapping, Optional
+
+from tfdoctor import __version__
+from tfdoctor.render import platform_line
+from tfdoctor.render.sanitize import clean
+
+# What the TensorFlow child's stage means to a person (tf_child.py records these stages).
+STAGES = {
+    "started": "starting Python",
+    "importing": "importing TensorFlow",
+    "imported": "listing devices",
+    "devices": "listing devices",
+    "listed": "listing devices",
+    "probe": "timing GPU against CPU",
+    "probe:check": "checking the probe's result",
+    "workload": "running the workload probe",
+}
+
+
+def stage_words(stage: Optional[str]) -> str:
+    if not stage:
+        return "starting TensorFlow"
+    if stage in STAGES:
+        return STAGES[stage]
+    head = stage.split(":", 1)[0]
+    return STAGES.get(head, stage.replace("_", " "))
+
+
+class LiveDisplay:
+    """A progress callback (tfdoctor.doctor.Progress) that draws itself; use it as a context manager."""
+
+    def __init__(self, python: str, check_ids: list[str], redact: Callable[[str], str] = lambda text: text,
+                 color: Optional[bool] = None) -> None:
+        self.python, self.check_ids, self.redact, self.color = python, check_ids, redact, color
+        self.started = time.monotonic()
+        self.facts: Mapping[str, Any] = {}
+        self.pending: list[str] = []
+        self.results: dict[int, dict[str, Any]] = {}
+        self.stage: Optional[str] = None
+        self.stage_since = self.started
+        self._live: Any = None
+
+    def __enter__(self) -> "LiveDisplay":
+        from rich.console import Console
+        from rich.live import Live
+
+        console = Console(file=sys.stdout, force_terminal=self.color, no_color=self.color is False,
+                          highlight=False)
+        self._live = Live(console=console, get_renderable=self.renderable, refresh_per_second=10,
+                          transient=True, redirect_stdout=False, redirect_stderr=False)
+        self._live.start(refresh=True)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def __call__(self, event: str, data: Mapping[str, Any]) -> None:
+        try:
+            if event == "collected":
+                self.facts = data.get("facts") or {}
+                self.pending = list(data.get("pending") or ())
+            elif event == "tensorflow-stage":
+                self.stage = str(data.get("stage"))
+                self.stage_since = time.monotonic()
+            elif event == "result":
+                self.results[int(data["index"])] = data["result"].to_dict()
+        except Exception:  # noqa: BLE001 - the display must never sink the diagnosis
+            pass
+
+    def header(self) -> str:
+        if self.facts.get("python"):
+            where = platform_line({"facts": self.facts})
+        else:
+            where = f"{platform.system()} {platform.machine()} · {self.python}"
+        return clean(self.redact(f"tfdoctor {__version__} · {where}"))
+
+    def status(self) -> str:
+        now = time.monotonic()
+        parts = []
+        others = [name for name in self.pending if name != "tensorflow"]
+        if others or not self.facts:
+            parts.append("gathering facts")
+        if "tensorflow" in self.pending or not self.facts:
+            words = stage_words(self.stage)
+            since = self.stage_since if self.stage else self.started
+            parts.append(f"{words} {now - since:.1f} s" if self.stage else words)
+        if not parts:
+            parts.append("running the checks")
+        return " · ".join(parts)
+
+    def renderable(self) -> Any:
+        from rich.console import Group
+        from rich.spinner import Spinner
+        from rich.text import Text
+
+        from tfdoctor.render.text import STYLES
+        from tfdoctor.render import STATUS_SYMBOLS
+
+        lines: list[Any] = [Text(self.header(), style="bold"), Text("")]
+        width = max((len(i) for i in self.check_ids), default=10)
+        for index in range(len(self.check_ids)):  # report order: stop at the first one not final yet
+            result = self.results.get(index)
+            if result is None:
+                break
+            status = result["status"]
+            line = Text(no_wrap=True, overflow="ellipsis")
+            line.append(f"{STATUS_SYMBOLS[status]}  ", style=STYLES[status])
+            line.append(f"{result['id']:<{width}}  ", style="bold")
+            line.append(clean(self.redact(str(result["summary"]))).replace("\n", " "))
+            lines.append(line)
+        lines.append(Spinner("dots", text=Text(self.status(), style="dim")))
+        return Group(*lines)
