@@ -32,7 +32,7 @@ from tfdoctor.facts.cuda import (
     tensorflow_version,
 )
 from tfdoctor.facts.nvidia import gpu_evidence, log_findings
-from tfdoctor.findings import worst_of
+from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
@@ -58,24 +58,23 @@ def _pip_cuda(facts: Facts) -> list[Mapping[str, Any]]:
             and str(d.get("name", "")).endswith(("-cu11", "-cu12", "-cu13"))]
 
 
-def _requirement_findings(facts: Facts, version: str | None, gpu_present: bool) -> list[Outcome]:
+def _judge_requirements(facts: Facts, version: str | None, gpu_present: bool, findings: Findings) -> None:
     """The [and-cuda] libraries: present, at the pinned versions; PyTorch's cuDNN pin; 2.16.1's RUNPATH."""
-    found: list[Outcome] = []
     installer = installer_for(facts)
     requirements = [(n, s) for n, s in and_cuda_requirements(facts) if n.startswith("nvidia-")]
     install_extra = installer.install(f"tensorflow[and-cuda]=={version}")
     pip_libraries = _pip_cuda(facts)
     if version in _trap("tf-2.16.1-pip-cuda-not-found")["tf_versions"] and pip_libraries:
         trap = _trap("tf-2.16.1-pip-cuda-not-found")
-        found.append(Outcome.fail(
+        findings.fail(
             f"TensorFlow {version} does not find its own pip-installed CUDA libraries: no GPU",
             trap["note"],
             fix=Remediation(f"Install TensorFlow {trap['fixed_in']}, which finds them.",
                             (installer.install(f"tensorflow[and-cuda]=={trap['fixed_in']}"),), trap["source"]),
             trap=trap["id"],
-        ))
+        )
     if not requirements:
-        return found
+        return
     missing, wrong = [], []
     for name, spec in requirements:
         have = installed_version(facts, name)
@@ -85,19 +84,19 @@ def _requirement_findings(facts: Facts, version: str | None, gpu_present: bool) 
             wrong.append((name, have, spec))
     if len(missing) == len(requirements):
         if _system_cuda_dirs(facts) or _system_cuda_cache(facts):
-            return found  # a system/conda CUDA instead: judged by TensorFlow's log, when there is one
+            return  # a system/conda CUDA instead: judged by TensorFlow's log, when there is one
         if not _libraries_recorded(facts):
-            return found  # nothing recorded about the loader's libraries: no verdict (see the summary)
+            return  # nothing recorded about the loader's libraries: no verdict (see the summary)
         status = Status.FAIL if gpu_present else Status.WARN
-        found.append(Outcome(
+        findings.add(
             status,
             f"TensorFlow {version}'s CUDA libraries (the [and-cuda] extra) are not installed: "
             + ("the GPU will not be used" if gpu_present else "no GPU use is possible"),
-            (f"Missing: {', '.join(missing)}.",),
-            Remediation("Install TensorFlow with its CUDA libraries.", (install_extra,), PIP_GUIDE),
-            {"missing": missing},
-        ))
-        return found
+            f"Missing: {', '.join(missing)}.",
+            fix=Remediation("Install TensorFlow with its CUDA libraries.", (install_extra,), PIP_GUIDE),
+            missing=missing,
+        )
+        return
     if missing or wrong:
         details = [f"{n} {h} installed; TensorFlow {version} wants {s}" for n, h, s in wrong]
         if missing:
@@ -111,13 +110,12 @@ def _requirement_findings(facts: Facts, version: str | None, gpu_present: bool) 
         if torch and cudnn_wrong:
             advice += (" PyTorch will then complain about its own cuDNN pin: give TensorFlow and PyTorch separate "
                        "environments.")
-        found.append(Outcome.fail(
+        findings.fail(
             f"{len(wrong) + len(missing)} of TensorFlow {version}'s CUDA libraries are missing or at the wrong version",
             *details,
             fix=Remediation(advice, (install_extra,), PIP_GUIDE),
             wrong=[n for n, _, _ in wrong], missing=missing,
-        ))
-    return found
+        )
 
 
 def _system_cuda_dirs(facts: Facts) -> dict[str, list[str]]:
@@ -145,8 +143,8 @@ def _libraries_recorded(facts: Facts) -> bool:
     return cache.get("status") == "ok"
 
 
-def _shadowing_findings(facts: Facts, log: dict[str, list[dict[str, Any]]], build: dict[str, Any]) -> list[Outcome]:
-    found: list[Outcome] = []
+def _judge_shadowing(facts: Facts, log: dict[str, list[dict[str, Any]]], build: dict[str, Any],
+                     findings: Findings) -> None:
     pip_cudnn = next((d for d in _pip_cuda(facts) if d["name"].startswith("nvidia-cudnn")), None)
     system_dirs = _system_cuda_dirs(facts)
     fix = Remediation(
@@ -154,26 +152,26 @@ def _shadowing_findings(facts: Facts, log: dict[str, list[dict[str, Any]]], buil
         "needs none), or put the environment's own library directories first.",
         (), _trap("ld-library-path-shadowing")["source"])
     if pip_cudnn and system_dirs:
-        found.append(Outcome.warn(
+        findings.warn(
             "LD_LIBRARY_PATH puts other CUDA libraries ahead of the pip-installed ones TensorFlow pins",
             *(f"{d}: {', '.join(names[:6])}" for d, names in system_dirs.items()),
             _trap("ld-library-path-shadowing")["note"],
             fix=fix, shadowing_dirs=list(system_dirs),
-        ))
+        )
     for signal in (s for s in log["signals"] if s["id"] == "cudnn-version-mismatch"):
         loaded = signal.get("loaded")
         compiled = signal.get("compiled") or build.get("cudnn")
         if pip_cudnn and minor_string(loaded) != minor_string(pip_cudnn["version"]):
-            found.append(Outcome.fail(
+            findings.fail(
                 f"cuDNN {loaded} was loaded although {pip_cudnn['name']} {pip_cudnn['version']} is installed: "
                 "another cuDNN earlier on the loader path shadows it",
                 f"TensorFlow said: {signal['line']}",
                 _trap("ld-library-path-shadowing")["note"],
                 fix=fix, loaded_cudnn=loaded, pip_cudnn=pip_cudnn["version"],
-            ))
+            )
         else:
             version = tensorflow_version(facts)
-            found.append(Outcome.fail(
+            findings.fail(
                 f"cuDNN {loaded} is older than the cuDNN {compiled} TensorFlow {version} was built with",
                 f"TensorFlow said: {signal['line']}",
                 "cuDNN needs the same major version and an equal or higher minor version at run time.",
@@ -181,16 +179,15 @@ def _shadowing_findings(facts: Facts, log: dict[str, list[dict[str, Any]]], buil
                                 "libraries), and make sure no older cuDNN comes first on LD_LIBRARY_PATH.",
                                 (installer_for(facts).install(f"tensorflow[and-cuda]=={version}"),), SOURCE_TABLE),
                 loaded_cudnn=loaded, compiled_cudnn=compiled,
-            ))
-    return found
+            )
 
 
-def _missing_library_findings(facts: Facts, log: dict[str, list[dict[str, Any]]], build: dict[str, Any],
-                              version: str | None) -> list[Outcome]:
+def _judge_missing_libraries(facts: Facts, log: dict[str, list[dict[str, Any]]], build: dict[str, Any],
+                             version: str | None, findings: Findings) -> None:
     missing = [s for s in log["signals"] if s["id"] in ("cuda-library-missing", "gpu-libraries-not-loaded",
                                                           "cuda-drivers-not-found")]
     if not missing:
-        return []
+        return
     libraries = sorted({s["library"] for s in missing if s.get("library")})
     installer = installer_for(facts)
     if version and compare(version, "2.14") >= 0:
@@ -201,18 +198,18 @@ def _missing_library_findings(facts: Facts, log: dict[str, list[dict[str, Any]]]
             f"TensorFlow {version or ''} uses a system CUDA: install CUDA {build.get('cuda') or '(see the table)'} "
             f"and cuDNN {build.get('cudnn') or ''} (or use the tensorflow/tensorflow:<version>-gpu container) and "
             "put their library directory on LD_LIBRARY_PATH.", (), SOURCE_TABLE)
-    return [Outcome.fail(
+    findings.fail(
         "TensorFlow could not load its CUDA libraries, so it registers no GPU"
         + (f": {', '.join(libraries)}" if libraries else ""),
         *(f"TensorFlow said: {s['line']}" for s in missing[:4]),
         fix=fix, libraries=libraries,
-    )]
+    )
 
 
-def _architecture_findings(facts: Facts, gpus: list[dict[str, Any]], build: dict[str, Any],
-                           log: dict[str, list[dict[str, Any]]], version: str | None,
-                           proof: list[dict[str, Any]]) -> tuple[list[Outcome], list[str]]:
-    found: list[Outcome] = []
+def _judge_architecture(facts: Facts, gpus: list[dict[str, Any]], build: dict[str, Any],
+                        log: dict[str, list[dict[str, Any]]], version: str | None,
+                        proof: list[dict[str, Any]], findings: Findings) -> list[str]:
+    """Kernels for each GPU's compute capability; returns notes on what could not be checked."""
     notes: list[str] = []
     installer = installer_for(facts)
     from_log = {s.get("cc") for s in log["signals"] if s["id"] in ("ptx-jit", "gpu-below-minimum") and s.get("cc")}
@@ -232,7 +229,7 @@ def _architecture_findings(facts: Facts, gpus: list[dict[str, Any]], build: dict
     if not build.get("sass"):
         if targets:
             notes.append(f"No kernel list known for TensorFlow {version}: architecture not checked.")
-        return found, notes
+        return notes
     evidence_lines = [s["line"] for s in log["signals"]
                       if s["id"] in ("ptx-jit", "invalid-ptx", "ptx-target-unsupported", "kernel-image-invalid",
                                      "gpu-below-minimum")]
@@ -246,16 +243,16 @@ def _architecture_findings(facts: Facts, gpus: list[dict[str, Any]], build: dict
             commands = ()
             if older and compare(older, "2.14") >= 0:
                 commands = (installer.install(f"tensorflow[and-cuda]=={older}.*"),)
-            found.append(Outcome.fail(
+            findings.fail(
                 f"{label} is older than every GPU TensorFlow {version} has kernels for (oldest: {build['sass'][0]})",
                 *said,
                 f"TensorFlow ignores it ('The minimum required Cuda capability is {build['sass'][0]}').",
                 fix=Remediation(f"Use a newer GPU, or pin TensorFlow {older}, the newest with kernels for it."
                                 if older else "Use a newer GPU.", commands, SOURCE_TABLE),
                 compute_capability=cc, kernels=build["sass"],
-            ))
+            )
         elif support == "ptx" and generation.get("no_release_kernels"):
-            found.append(Outcome.fail(
+            findings.fail(
                 f"{label}: no TensorFlow release ships kernels for this GPU; it would run only by JIT from "
                 f"compute_{build['ptx'].replace('.', '')} PTX, which is reported to fail",
                 *said,
@@ -265,10 +262,10 @@ def _architecture_findings(facts: Facts, gpus: list[dict[str, Any]], build: dict
                                 "working; avoid XLA (jit_compile) otherwise.",
                                 (), generation.get("source")),
                 compute_capability=cc, kernels=build["sass"],
-            ))
+            )
         elif support == "ptx":
             newer = first_release_with_native(cc, after=minor_string(version))
-            found.append(Outcome.warn(
+            findings.warn(
                 f"{label}: TensorFlow {version} has no native kernels for it; they are JIT-compiled from PTX "
                 "at first use (can take 30 minutes; cached afterwards)",
                 *said,
@@ -278,8 +275,8 @@ def _architecture_findings(facts: Facts, gpus: list[dict[str, Any]], build: dict
                                 (installer.install(f"tensorflow[and-cuda]>={newer}"),) if newer else (),
                                 SOURCE_TABLE),
                 compute_capability=cc, kernels=build["sass"],
-            ))
-    return found, notes
+            )
+    return notes
 
 
 @check("cuda-build", "TensorFlow CUDA build", needs=("distributions",), platforms=("Linux",))
@@ -325,20 +322,21 @@ def cuda_build(facts: Facts) -> Outcome:
     evidence.update(build_cuda=build.get("cuda"), build_cudnn=build.get("cudnn"), kernels=build.get("sass"))
     if not gpu_present and is_recorded(facts, "nvidia"):
         return Outcome.ok(f"CUDA build of TensorFlow {version}, but no NVIDIA GPU: it runs on the CPU",
-                          "Its 'Could not find cuda drivers' / 'Cannot dlopen some GPU libraries' lines are "
+                          "Its 'Could not find cuda drivers' / 'Could not load dynamic library' lines are "
                           "expected here.", *noise_note, **evidence)
-    findings = _requirement_findings(facts, version, gpu_present)
-    findings += _shadowing_findings(facts, log, build)
-    if not any(o.evidence.get("trap") for o in findings):
-        findings += _missing_library_findings(facts, log, build, version) if gpu_present else []
-    arch, notes = _architecture_findings(facts, gpus, build, log, version, found["log"])
-    findings += arch
+    findings = Findings()
+    _judge_requirements(facts, version, gpu_present, findings)
+    _judge_shadowing(facts, log, build, findings)
+    if gpu_present and not any(f.evidence.get("trap") for f in findings.items):
+        _judge_missing_libraries(facts, log, build, version, findings)
+    notes = _judge_architecture(facts, gpus, build, log, version, found["log"], findings)
     details = [*notes, *noise_note]
     if not is_recorded(facts, "nvidia"):
         details.append("NVIDIA facts not recorded: judged the installed packages only.")
-    worst = worst_of(findings, details, **evidence)
-    if worst:
-        return worst
+    for line in details:
+        findings.note(line)
+    if findings.problems():
+        return findings.outcome("", **evidence)
     if _pip_cuda(facts):
         libraries = "its pinned pip CUDA libraries are installed"
     elif any(d.get("device_type") == "GPU" for d in tf.get("devices") or ()):
@@ -352,8 +350,6 @@ def cuda_build(facts: Facts) -> Outcome:
     else:
         libraries = f"it expects a system CUDA {build.get('cuda')} and cuDNN {build.get('cudnn')} (not verified here)"
     kernels = f"; {_names(gpus)} {'has' if len(gpus) == 1 else 'have'} native kernels" if gpus and not notes else ""
-    return Outcome.ok(
+    return findings.outcome(
         f"CUDA build of TensorFlow {version} (CUDA {build.get('cuda')}, cuDNN {build.get('cudnn')}); "
-        f"{libraries}{kernels}",
-        *details, **evidence,
-    )
+        f"{libraries}{kernels}", **evidence)

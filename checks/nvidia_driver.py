@@ -42,7 +42,7 @@ from tfdoctor.facts.nvidia import (
     first_line,
     tensorflow_gpu_lines,
 )
-from tfdoctor.findings import worst_of
+from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
@@ -166,8 +166,7 @@ def _smi_failed(facts: Facts, info: dict[str, Any]) -> Outcome:
                         **evidence)
 
 
-def _findings(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]) -> list[Outcome]:
-    found: list[Outcome] = []
+def _judge_driver(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]], findings: Findings) -> None:
     driver = info["driver_version"]
     column = driver_column(facts)
     names = ", ".join(sorted({str(g["name"]) for g in gpus}))
@@ -179,19 +178,19 @@ def _findings(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]) ->
         if native and compare(reported, native) > 0:
             refused, error = _forward_compat_names()
             consumer = any(word in names for word in refused)
-            found.append(Outcome(
+            findings.add(
                 Status.FAIL if consumer else Status.WARN,
                 f"nvidia-smi reports CUDA {reported} on driver {driver}, which serves CUDA {native}: a CUDA "
                 "forward-compatibility libcuda (cuda-compat) is in use"
                 + (f"; {names} refuses it ({error})" if consumer else ""),
-                ("Forward compatibility works only on data-center GPUs, select RTX server SKUs and Jetson.",),
-                Remediation(
+                "Forward compatibility works only on data-center GPUs, select RTX server SKUs and Jetson.",
+                fix=Remediation(
                     "Take the cuda-compat libcuda off the library path (remove the cuda-compat package or its "
                     "directory from LD_LIBRARY_PATH) so the driver's own libcuda is used, or upgrade the host "
                     f"driver to {driver_for_cuda(reported, 'linux') or 'a newer release'} or later.",
                     (), COMPAT_GUIDE),
-                {"forward_compat": True, "native_cuda": native},
-            ))
+                forward_compat=True, native_cuda=native,
+            )
     # The driver against the CUDA TensorFlow was built with.
     tf_version = tensorflow_version(facts)
     if driver and is_cuda_build(facts):
@@ -206,17 +205,17 @@ def _findings(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]) ->
             commands = ()
             if older and compare(older, "2.14") >= 0:
                 commands = (installer.install(f"tensorflow[and-cuda]=={older}.*"),)
-            found.append(Outcome.fail(
+            findings.fail(
                 f"driver {driver} is too old for TensorFlow {tf_version} (built with CUDA {build_cuda}): "
                 f"it needs {minimum} or later",
                 *((f"The newest TensorFlow built for this driver's CUDA is {older}.",) if older else ()),
                 fix=Remediation(f"Upgrade the NVIDIA driver to {minimum} or later"
                                 + (f", or pin TensorFlow {older}." if older else "."), commands, DRIVER_DOWNLOAD),
                 build_cuda=build_cuda, minimum_driver=minimum,
-            ))
+            )
         elif serves and build_cuda and compare(minor_string(serves), minor_string(build_cuda)) < 0:
             wanted = driver_for_cuda(build_cuda, column)
-            found.append(Outcome.warn(
+            findings.warn(
                 f"driver {driver} serves CUDA {serves}, older than the CUDA {build_cuda} TensorFlow {tf_version} "
                 "was built with: PTX JIT and XLA compilation can fail (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
                 "Minor-version compatibility lets the CUDA libraries start on this driver, but not JIT-compile "
@@ -224,18 +223,17 @@ def _findings(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]) ->
                 fix=Remediation(f"Upgrade the NVIDIA driver to {wanted or 'one serving CUDA ' + str(build_cuda)} "
                                 "or later.", (), DRIVER_DOWNLOAD),
                 build_cuda=build_cuda, driver_cuda=serves, recommended_driver=wanted,
-            ))
+            )
     visible = cuda_visible_devices(facts, len(gpus))
     if visible and visible["hides_all"]:
-        found.append(Outcome.warn(
+        findings.warn(
             f"CUDA_VISIBLE_DEVICES={visible['value']!r} hides every GPU ({len(gpus)} present, "
             f"index 0{'-' + str(len(gpus) - 1) if len(gpus) > 1 else ''})",
             "CUDA then reports CUDA_ERROR_NO_DEVICE and TensorFlow lists no GPU.",
             fix=Remediation("Unset CUDA_VISIBLE_DEVICES, or set it to existing GPU indices (nvidia-smi lists them).",
                             ("unset CUDA_VISIBLE_DEVICES",) if host_system(facts) == "Linux" else (), None),
             cuda_visible_devices=visible["value"],
-        ))
-    return found
+        )
 
 
 @check("nvidia-driver", "NVIDIA driver", needs=("nvidia",), uses=("tensorflow",), platforms=("Linux", "Windows"))
@@ -267,8 +265,9 @@ def nvidia_driver(facts: Facts) -> Outcome:
         details.append("TensorFlow is not installed (or not recorded): judged the driver alone.")
     evidence = {"driver": driver, "cuda": serves, "gpus": [g.get("name") for g in gpus],
                 "smi_version": info["smi_version"], "query_state": info["query_state"]}
-    worst = worst_of(_findings(facts, info, gpus), details, **evidence)
-    if worst:
-        return worst
-    return Outcome.ok(f"driver {driver}" + (f" (CUDA {serves})" if serves else "") + f", {len(gpus)} GPU(s): "
-                      + ", ".join(sorted({str(g['name']) for g in gpus})), *details, **evidence)
+    findings = Findings()
+    _judge_driver(facts, info, gpus, findings)
+    for line in details:
+        findings.note(line)
+    return findings.outcome(f"driver {driver}" + (f" (CUDA {serves})" if serves else "") + f", {len(gpus)} GPU(s): "
+                            + ", ".join(sorted({str(g['name']) for g in gpus})), **evidence)

@@ -7,7 +7,7 @@ user fixing the first problem already sees the next one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping
 
 from tfdoctor.model import Outcome, Remediation, Status
 
@@ -20,17 +20,23 @@ class Finding:
     summary: str
     details: tuple[str, ...] = ()
     fix: Remediation | None = None
+    evidence: Mapping[str, Any] = field(default_factory=dict)  # the worst finding's evidence joins the outcome's
 
 
 @dataclass
 class Findings:
     items: list[Finding] = field(default_factory=list)
 
-    def fail(self, summary: str, *details: str, fix: Remediation | None = None) -> None:
-        self.items.append(Finding(Status.FAIL, summary, details, fix))
+    def add(self, status: Status, summary: str, *details: str, fix: Remediation | None = None,
+            **evidence: Any) -> None:
+        """A problem whose status is computed (FAIL or WARN); PASS is a note."""
+        self.items.append(Finding(status, summary, details, fix if status is not Status.PASS else None, evidence))
 
-    def warn(self, summary: str, *details: str, fix: Remediation | None = None) -> None:
-        self.items.append(Finding(Status.WARN, summary, details, fix))
+    def fail(self, summary: str, *details: str, fix: Remediation | None = None, **evidence: Any) -> None:
+        self.add(Status.FAIL, summary, *details, fix=fix, **evidence)
+
+    def warn(self, summary: str, *details: str, fix: Remediation | None = None, **evidence: Any) -> None:
+        self.add(Status.WARN, summary, *details, fix=fix, **evidence)
 
     def note(self, summary: str, *details: str) -> None:
         self.items.append(Finding(Status.PASS, summary, details))
@@ -49,20 +55,7 @@ class Findings:
             details.append(f"Also ({other.status.value}): {other.summary}")
             details.extend(other.details)
         details.extend(notes)
-        evidence = {**evidence, "problems": [{"status": f.status.value, "summary": f.summary} for f in problems]}
+        evidence = {**evidence, **worst.evidence,
+                    "problems": [{"status": f.status.value, "summary": f.summary} for f in problems]}
         return Outcome(worst.status, worst.summary, tuple(details), worst.fix, evidence)
 
-
-_WORST_FIRST = {Status.FAIL: 0, Status.WARN: 1, Status.PASS: 2}
-
-
-def worst_of(outcomes: list[Outcome], details: Sequence[str] = (), **evidence: Any) -> Outcome | None:
-    """For checks that build one Outcome per finding: the worst (stable order among equals) with the
-    others' summaries as "Also: ..." lines, then `details`; None when there is no finding."""
-    if not outcomes:
-        return None
-    ranked = sorted(outcomes, key=lambda o: _WORST_FIRST[o.status])
-    worst = ranked[0]
-    also = [f"Also: {o.summary}" for o in ranked[1:]]
-    return Outcome(worst.status, worst.summary, (*worst.details, *also, *details), worst.remediation,
-                   {**evidence, **worst.evidence})
