@@ -261,7 +261,7 @@ def run(
         _list_checks()
         raise typer.Exit(0)
 
-    from tfdoctor.doctor import DoctorError, DoctorOptions, diagnose, selected_checks
+    from tfdoctor.doctor import DoctorError, DoctorOptions, diagnose
 
     settings = _config(config, True, require_gpu_kind or ("any" if require_gpu else None), require_tensorflow, require_python, min_gflops, min_gpu_speedup)
     fmt = Format.json if as_json else fmt
@@ -280,8 +280,8 @@ def run(
         if live:
             from tfdoctor.render.live import LiveDisplay
 
-            ids = [c.id for c in selected_checks(options.only, options.skip)]
-            with LiveDisplay(options.python, ids, redact=_live_redactor(no_redact)) as display:
+            # started before the checks are even imported: the header is on screen at once
+            with LiveDisplay(options.python, redact=_live_redactor(no_redact)) as display:
                 from dataclasses import replace
 
                 report = diagnose(replace(options, progress=display))

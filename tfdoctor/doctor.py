@@ -51,6 +51,8 @@ def diagnose(options: DoctorOptions) -> Report:
     from tfdoctor.collect import CollectOptions, TargetUnusableError, gather
 
     checks = selected_checks(options.only, options.skip)
+    if options.progress is not None:
+        options.progress("checks", {"ids": [check.id for check in checks]})
     needed = frozenset(name for check in checks for name in (*check.needs, *check.uses))
     collect_options = CollectOptions(
         python=validate_python(options.python),

@@ -42,9 +42,10 @@ def stage_words(stage: Optional[str]) -> str:
 class LiveDisplay:
     """A progress callback (tfdoctor.doctor.Progress) that draws itself; use it as a context manager."""
 
-    def __init__(self, python: str, check_ids: list[str], redact: Callable[[str], str] = lambda text: text,
+    def __init__(self, python: str, redact: Callable[[str], str] = lambda text: text,
                  color: Optional[bool] = None) -> None:
-        self.python, self.check_ids, self.redact, self.color = python, check_ids, redact, color
+        self.python, self.redact, self.color = python, redact, color
+        self.check_ids: list[str] = []  # from the "checks" event, in report order
         self.started = time.monotonic()
         self.facts: Mapping[str, Any] = {}
         self.pending: list[str] = []
@@ -71,7 +72,9 @@ class LiveDisplay:
 
     def __call__(self, event: str, data: Mapping[str, Any]) -> None:
         try:
-            if event == "collected":
+            if event == "checks":
+                self.check_ids = list(data.get("ids") or ())
+            elif event == "collected":
                 self.facts = data.get("facts") or {}
                 self.pending = list(data.get("pending") or ())
             elif event == "tensorflow-stage":

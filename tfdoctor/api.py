@@ -1,0 +1,160 @@
+"""The Python API: a diagnosis without a subprocess, for notebooks and pre-flight scripts.
+
+    import tfdoctor
+    report = tfdoctor.diagnose(probe=False)
+    report.ok, report.exit_code, report.results["tensorflow-import"].status
+    report                      # in Jupyter: the Markdown report (problems first)
+    tfdoctor.explain("report.json").to_markdown()
+
+The verdict is the CLI's: the same checks, the same requirements ([tool.tfdoctor] in the nearest
+pyproject.toml unless `config` says otherwise), the same exit code, and the report is redacted the
+same way unless redact=False. TensorFlow is imported only in the child process; importing tfdoctor
+imports neither rich nor TensorFlow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Mapping, Optional, Union
+
+from tfdoctor.model import CheckResult
+from tfdoctor.report import exit_code_for
+
+if TYPE_CHECKING:
+    from tfdoctor.config import Config
+
+ConfigLike = Union[str, "os.PathLike[str]", Mapping[str, Any], "Config", None]
+
+__all__ = ["Report", "diagnose", "explain", "DoctorError"]
+
+
+class DoctorError(Exception):
+    """The doctor cannot run (what the CLI reports with exit 2): unknown check id, unusable
+    interpreter, unreadable report, bad configuration. The message is one line."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """A finished diagnosis: the report document (redacted unless asked otherwise) and its verdict."""
+
+    document: Dict[str, Any]
+    strict: bool = False
+    results: Dict[str, CheckResult] = field(init=False)
+
+    def __post_init__(self) -> None:
+        by_id = {r["id"]: CheckResult.from_dict(r) for r in self.document.get("results") or ()}
+        object.__setattr__(self, "results", by_id)
+
+    @property
+    def exit_code(self) -> int:
+        """The CLI's exit code: 0 no failures; 1 a check failed or crashed (with strict, or a warning)."""
+        return exit_code_for(list(self.results.values()), self.strict)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    @property
+    def problems(self) -> Dict[str, CheckResult]:
+        return {check_id: r for check_id, r in self.results.items() if r.status.is_problem}
+
+    def to_dict(self) -> Dict[str, Any]:
+        return json.loads(json.dumps(self.document))  # a copy the caller may change
+
+    def to_json(self, indent: Optional[int] = 2) -> str:
+        """The JSON report, as `tfdoctor --json` writes it (the schema in tfdoctor/schema/)."""
+        return json.dumps(self.document, indent=indent, ensure_ascii=False) + "\n"
+
+    def to_markdown(self, verbose: bool = False) -> str:
+        from tfdoctor.render.markdown import render
+
+        return render(self.document, verbose=verbose)
+
+    def to_text(self, verbose: bool = False, quiet: bool = False) -> str:
+        from tfdoctor.render.text import render
+
+        return render(self.document, verbose=verbose, color=False, quiet=quiet)
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+    def __repr__(self) -> str:
+        totals = self.document.get("totals") or {}
+        return (f"<tfdoctor.Report {'ok' if self.ok else 'problems'}: exit {self.exit_code}, "
+                f"{totals.get('pass', 0)} passed, {totals.get('warn', 0)} warnings, {totals.get('fail', 0)} failed, "
+                f"{totals.get('error', 0)} crashed, {totals.get('skip', 0)} skipped>")
+
+
+def _load_config(config: ConfigLike, discover: bool) -> "Config":
+    from tfdoctor import config as cfg
+
+    try:
+        if isinstance(config, cfg.Config):
+            return config
+        if isinstance(config, Mapping):
+            return cfg.parse_table(config, "config argument")
+        if config is not None:
+            return cfg.load_config(os.fspath(config))
+        return cfg.load_config() if discover else cfg.Config()
+    except cfg.ConfigError as exc:
+        raise DoctorError(str(exc)) from None
+
+
+def _redacted(document: Dict[str, Any], redact: bool) -> Dict[str, Any]:
+    document["redacted"] = redact
+    if not redact:
+        return document
+    from tfdoctor.redact import Redactor
+
+    return Redactor.for_this_machine().learning_from(document).document(document)
+
+
+def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: Iterable[str] = (), probe: bool = True,
+             timeout: Optional[float] = None, config: ConfigLike = None, deep: bool = False,
+             strict: Optional[bool] = None, redact: bool = True) -> Report:
+    """Diagnose `python` (default: this interpreter), as `tfdoctor` on the command line would.
+
+    `config`: a TOML file, a [tool.tfdoctor]-like mapping or a tfdoctor.config.Config; None reads the
+    nearest pyproject.toml from the working directory, as the CLI does. Its only/skip/timeout/strict
+    apply when the arguments leave them unset. Raises DoctorError when the doctor cannot run."""
+    import sys
+
+    from tfdoctor import doctor
+
+    settings = _load_config(config, discover=True)
+    options = doctor.DoctorOptions(
+        python=python or sys.executable,
+        only=tuple(only) or settings.only,
+        skip=tuple(skip) or settings.skip,
+        timeout=timeout if timeout is not None else settings.timeout or 60.0,
+        probe=probe,
+        deep=deep,
+        requirements=settings.requirements.to_facts(settings.source) if not settings.requirements.empty else None,
+    )
+    try:
+        report = doctor.diagnose(options)
+    except doctor.DoctorError as exc:
+        raise DoctorError(str(exc)) from None
+    strict = strict if strict is not None else bool(settings.strict)
+    return Report(_redacted(report.to_dict(), redact), strict)
+
+
+def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, only: Iterable[str] = (),
+            skip: Iterable[str] = (), strict: bool = False, redact: bool = True) -> Report:
+    """Today's checks on a saved report (a path, '-' for stdin, or the parsed JSON as a dict); the
+    requirements it recorded are judged again. Raises DoctorError when it is not a readable report."""
+    from tfdoctor import doctor
+    from tfdoctor import explain as explaining
+
+    try:
+        if isinstance(path_or_dict, Mapping):
+            text = json.dumps(path_or_dict).encode("utf-8")
+            saved = explaining.parse_report(text, "<dict>")
+        else:
+            saved = explaining.read_report(os.fspath(path_or_dict))
+        document = explaining.explain(saved, tuple(only), tuple(skip), redacted=redact)
+    except (explaining.ReportError, doctor.DoctorError) as exc:
+        raise DoctorError(str(exc)) from None
+    return Report(_redacted(document, redact), strict)
