@@ -8,6 +8,8 @@ Metal plugin after 1.0.0. The only way out is a new native arm64 environment.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from tfdoctor.facts import apple, macho, section
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts.macos_remedies import APPLE_PLUGIN_URL, native_environment
@@ -48,13 +50,18 @@ def _origin_detail(origin: dict, archs: list[str] | None) -> list[str]:
     return details
 
 
+def executable_architectures(facts: Facts) -> Optional[list[str]]:
+    record = section(facts, "python").get("executable_macho") or {}
+    return macho.architectures_from_hex(record.get("header_hex")) if isinstance(record, dict) else None
+
+
 @check("architecture", "Python runs natively (not under Rosetta)", needs=('host', 'python', 'sysctl'), platforms=('Darwin',))
 def architecture(facts: Facts) -> Outcome:
     python = section(facts, "python")
     sysctl = section(facts, "sysctl")
     silicon = apple.apple_silicon(facts)
     machine = apple.interpreter_machine(facts)
-    archs = apple.executable_architectures(facts)
+    archs = executable_architectures(facts)
     origin = apple.python_origin(facts)
     brand = sysctl.get("machdep.cpu.brand_string") or ("this Intel Mac" if silicon is False else "this Apple silicon Mac")
     evidence = {

@@ -11,32 +11,31 @@ aarch64 is platform-support's.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+import re
+from typing import Any, Iterable, Mapping
+
+from packaging.requirements import InvalidRequirement, Requirement
 
 from tfdoctor.checks.platform_support import platform_key
 
 from tfdoctor import knowledge
-from tfdoctor.facts import Facts, installed_version, is_recorded, section
+from tfdoctor.facts import Facts, canonical_name, installed_version, is_recorded, section
 from tfdoctor.facts.cuda import (
-    and_cuda_requirements,
     compare,
-    compute_capability,
-    first_release_with_native,
-    gpu_generation,
     is_cuda_build,
-    kernel_support,
     minor_string,
-    newest_release_with_kernels,
     tensorflow_build,
     tensorflow_distribution,
     tensorflow_version,
 )
-from tfdoctor.facts.nvidia import gpu_evidence, log_findings
+from tfdoctor.facts.nvidia import gpu_evidence, log_patterns, noise_kind, strip_log_prefix
 from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
 from tfdoctor.specifiers import satisfies
+from tfdoctor.versions import key as version_key
+from tfdoctor.versions import release
 
 PIP_GUIDE = "https://www.tensorflow.org/install/pip#linux"
 SOURCE_TABLE = "https://www.tensorflow.org/install/source#gpu"
@@ -277,6 +276,110 @@ def _judge_architecture(facts: Facts, gpus: list[dict[str, Any]], build: dict[st
                 compute_capability=cc, kernels=build["sass"],
             )
     return notes
+
+
+def kernel_support(cc: str, sass: Iterable[str], ptx: str | None) -> str:
+    """'native' (SASS of the same major, at or below the GPU's minor), 'ptx' (JIT from older PTX),
+    or 'none' (the GPU is older than every kernel TensorFlow ships)."""
+    have = release(cc)
+    if len(have) < 2:
+        return "unknown"
+    for arch in sass:
+        a = release(arch)
+        if a[:1] == have[:1] and a <= have:
+            return "native"
+    if ptx and release(ptx) <= have:
+        return "ptx"
+    return "none"
+
+
+def compute_capability(gpu: Mapping[str, Any]) -> tuple[str | None, str]:
+    """(compute capability, 'nvidia-smi' | 'name') of one detected GPU; (None, '') when unknown."""
+    if gpu.get("compute_capability"):
+        return str(gpu["compute_capability"]), "nvidia-smi"
+    name = str(gpu.get("name") or "")
+    for row in knowledge.rows("linux", "gpu_names"):
+        if re.search(row["pattern"], name):
+            return str(row["compute_capability"]), "name"
+    return None, ""
+
+
+def gpu_generation(cc: str | None) -> Mapping[str, Any] | None:
+    have = version_key(cc)
+    for row in knowledge.rows("linux", "gpu_generations"):
+        if version_key(row["cc_min"]) <= have <= version_key(row["cc_max"]):
+            return row
+    return None
+
+
+def newest_release_with_kernels(cc: str) -> str | None:
+    """The newest TensorFlow minor whose kernels run this GPU natively (for 'pin tensorflow<=X')."""
+    best = None
+    for row in knowledge.rows("linux", "tf_cuda"):
+        if kernel_support(cc, row["sass"], row["ptx"]) == "native" and (best is None or compare(row["tf"], best) > 0):
+            best = row["tf"]
+    return best
+
+
+def first_release_with_native(cc: str, after: str | None = None) -> str | None:
+    """The oldest TensorFlow minor (newer than `after`) with native kernels for this GPU."""
+    candidates = [r["tf"] for r in knowledge.rows("linux", "tf_cuda")
+                  if kernel_support(cc, r["sass"], r["ptx"]) == "native" and (after is None or compare(r["tf"], after) > 0)]
+    return min(candidates, key=version_key) if candidates else None
+
+
+_AND_CUDA = re.compile(r"extra\s*==\s*['\"]and-cuda['\"]")
+
+
+def _requirement(text: str) -> tuple[str, str, str]:
+    """(canonical name, specifier, marker) of one Requires-Dist line; empty strings when it does not parse."""
+    try:
+        parsed = Requirement(text)
+    except InvalidRequirement:
+        return "", "", ""
+    return canonical_name(parsed.name), str(parsed.specifier), str(parsed.marker or "")
+
+
+def and_cuda_requirements(facts: Facts) -> list[tuple[str, str]]:
+    """(package, specifier) pairs of the installed TensorFlow's `and-cuda` extra: from its own
+    Requires-Dist when recorded, else from the knowledge rows for its version; [] before 2.14."""
+    dist = tensorflow_distribution(facts)
+    requirements = [_requirement(str(text)) for text in (dist or {}).get("requires") or ()]
+    from_metadata = [(name, spec) for name, spec, marker in requirements if name and _AND_CUDA.search(marker)]
+    if from_metadata:
+        return from_metadata
+    version = tensorflow_version(facts)
+    for row in knowledge.rows("linux", "and_cuda"):
+        if version in row["tf_versions"]:
+            return [_requirement(r)[:2] for r in row["requires"]]
+    return []
+
+
+def log_findings(text: str | None, gpu_expected: bool = True) -> dict[str, list[dict[str, Any]]]:
+    """Sort TensorFlow's stderr into problem signs (knowledge [[log_signals]]) and known noise.
+
+    Returns {"signals": [{"id", "line", **named groups}], "noise": [{"id", "line"}]}; noise is
+    checked first, so a line is never both. Each signal id appears once per distinct line.
+    """
+    signals: list[dict[str, Any]] = []
+    noise: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    signal_patterns = log_patterns("log_signals")
+    for raw in (text or "").splitlines():
+        message = strip_log_prefix(raw)
+        if not message:
+            continue
+        kind = noise_kind(message, gpu_expected)
+        if kind:
+            noise.append({"id": kind, "line": message})
+            continue
+        for row, pattern in signal_patterns:
+            match = pattern.search(message)
+            if match and (row["id"], message) not in seen:
+                seen.add((row["id"], message))
+                signals.append({"id": row["id"], "line": message,
+                                **{k: v for k, v in match.groupdict().items() if v is not None}})
+    return {"signals": signals, "noise": noise}
 
 
 @check("cuda-build", "TensorFlow CUDA build", needs=("distributions",), platforms=("Linux",))

@@ -12,7 +12,7 @@ from typing import Optional
 
 from tfdoctor.facts import apple, section, tfdists
 from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts.macos_parsers import is_compat_version, product_version
+from tfdoctor.facts.macos_parsers import product_version
 from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
@@ -43,6 +43,11 @@ def _upgrade_fix(facts: Facts, needed: str, metal: Optional[str], url: str = MAC
         commands=tuple(commands),
         url=url,
     )
+
+
+def is_compat_version(version: Optional[str]) -> bool:
+    """10.16 is what Pythons built against a pre-11 SDK see on macOS 11 and later."""
+    return release(version)[:2] == (10, 16)
 
 
 @check("macos-version", "macOS version", needs=('os',), platforms=('Darwin',))

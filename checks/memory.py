@@ -9,11 +9,12 @@ macOS grows swap on demand.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from tfdoctor.facts import apple, section
 from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts.macos_parsers import parse_displays, parse_swapusage, pressure_level, sysctl_int
+from tfdoctor.facts.macos_parsers import parse_displays, sysctl_int
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -72,6 +73,44 @@ def _fix(facts: Facts) -> Remediation:
     return Remediation("Free memory before training: stop memory-heavy processes, use smaller batches, and restart "
                        "the Python process between trainings.",
                        ("free -h",) if section(facts, "host").get("system") == "Linux" else (), OTHER_URL)
+
+
+PRESSURE_LEVELS = {1: "normal", 2: "warn", 4: "critical"}
+
+
+def pressure_level(value: Optional[str]) -> Optional[str]:
+    """kern.memorystatus_vm_pressure_level: 1 normal, 2 warn, 4 critical (xymon PR #242)."""
+    number = sysctl_int(value)
+    return PRESSURE_LEVELS.get(number) if number is not None else None
+
+
+_UNITS = {"B": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "T": 1024 ** 4}
+
+
+_SWAP_FIELD = re.compile(r"(total|used|free)\s*=\s*([0-9]+(?:[.,][0-9]+)?)\s*([BKMGT])?", re.IGNORECASE)
+
+
+def parse_size(number: str, unit: Optional[str]) -> int:
+    """'379,25' 'M' -> bytes. A decimal comma is what a comma locale makes sysctl print."""
+    return int(round(float(number.replace(",", ".")) * _UNITS[(unit or "B").upper()]))
+
+
+def parse_swapusage(value: Optional[str]) -> Optional[dict[str, Any]]:
+    """'total = 4096.00M  used = 2743.50M  free = 1352.50M  (encrypted)' -> bytes per field.
+
+    Survives the decimal comma ('1024,00M') and a leading 'vm.swapusage:' key; None when no field
+    parses. total 0 only means no swap file yet (macOS creates them on demand)."""
+    if not value:
+        return None
+    fields = {name.lower(): parse_size(number, unit) for name, number, unit in _SWAP_FIELD.findall(value)}
+    if not fields:
+        return None
+    return {
+        "total_bytes": fields.get("total"),
+        "used_bytes": fields.get("used"),
+        "free_bytes": fields.get("free"),
+        "encrypted": "encrypted" in value,
+    }
 
 
 @check("memory", "Memory and swap", needs=('memory',), uses=('system_profiler',), platforms=())

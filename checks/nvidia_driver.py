@@ -18,17 +18,13 @@ On WSL2 the "Driver Version" is the Windows driver's, so NVIDIA's Windows column
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from tfdoctor import knowledge
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.cuda import (
     compare,
-    driver_column,
-    driver_for_cuda,
     is_cuda_build,
-    max_cuda_for_driver,
-    min_driver_for_cuda_major,
     minor_string,
     platform_fact,
     tensorflow_build,
@@ -36,16 +32,21 @@ from tfdoctor.facts.cuda import (
     wsl_version,
 )
 from tfdoctor.facts.nvidia import (
+    classify_smi,
+    command_output,
     cuda_visible_devices,
     detected_gpus,
-    driver_summary,
-    first_line,
+    parse_proc_driver_version,
+    parse_smi_query,
+    parse_smi_table,
     tensorflow_gpu_lines,
 )
 from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
+from tfdoctor.versions import key as version_key
+from tfdoctor.versions import release
 
 DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
 COMPAT_GUIDE = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"
@@ -234,6 +235,80 @@ def _judge_driver(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]
                             ("unset CUDA_VISIBLE_DEVICES",) if host_system(facts) == "Linux" else (), None),
             cuda_visible_devices=visible["value"],
         )
+
+
+def driver_column(facts: Facts) -> str:
+    """Which column of NVIDIA's tables applies: WSL2 reports the Windows driver's version."""
+    return "windows" if host_system(facts) == "Windows" or wsl_version(facts) else "linux"
+
+
+def max_cuda_for_driver(driver: str | None, column: str = "linux") -> str | None:
+    """The newest CUDA toolkit whose bundled driver this driver meets (None when unknown, also when
+    newer toolkits list no driver for this platform, so the answer could be higher)."""
+    if not driver:
+        return None
+    best = None
+    last_listed = None
+    for row in knowledge.rows("linux", "cuda_driver"):
+        needed = row.get(column) or ""
+        if not needed:
+            if last_listed is not None and compare(driver, last_listed) >= 0:
+                return None  # newer than every driver the table lists for this platform
+            continue
+        last_listed = needed
+        if compare(driver, needed) >= 0:
+            best = row["cuda"]
+    return minor_string(best) if best else None
+
+
+def min_driver_for_cuda_major(cuda: str | None, column: str = "linux") -> str | None:
+    major = str(release(cuda)[0]) if release(cuda) else None
+    for row in knowledge.rows("linux", "cuda_major_driver"):
+        if row["cuda_major"] == major:
+            return str(row.get(column) or "") or None
+    return None
+
+
+def driver_for_cuda(cuda: str | None, column: str = "linux") -> str | None:
+    """The driver NVIDIA shipped with this CUDA release (the first one serving it natively)."""
+    if not cuda:
+        return None
+    wanted = version_key(cuda)
+    rows = [r for r in knowledge.rows("linux", "cuda_driver") if r.get(column)]
+    at_least = [r for r in rows if version_key(r["cuda"]) >= wanted]
+    exact = [r for r in rows if version_key(r["cuda"])[:len(release(cuda))] == wanted[:len(release(cuda))]]
+    chosen = (exact or at_least)
+    return str(min(chosen, key=lambda r: version_key(r["cuda"]))[column]) if chosen else None
+
+
+def first_line(result: Mapping[str, Any] | None) -> str | None:
+    text = command_output(result).strip()
+    return text.splitlines()[0].strip() if text else None
+
+
+def driver_summary(facts: Facts) -> dict[str, Any]:
+    """What the driver says about itself: versions from nvidia-smi (table, then query), or the
+    kernel module's version when nvidia-smi could not answer; and the fate of each source."""
+    nvidia = section(facts, "nvidia")
+    table = parse_smi_table(command_output(nvidia.get("smi")) if nvidia.get("smi") else None)
+    query = parse_smi_query((nvidia.get("smi_query") or {}).get("stdout"))
+    module = parse_proc_driver_version(nvidia.get("proc_driver_version"))
+    driver = (table or {}).get("driver_version") or next(
+        (r["driver_version"] for r in query if r.get("driver_version")), None) or module
+    smi_state = classify_smi(nvidia.get("smi"))
+    query_state = classify_smi(nvidia.get("smi_query"))
+    return {
+        # the table's fate, or the query's when only the query was recorded (a saved partial report)
+        "state": smi_state if smi_state != "not_recorded" else query_state,
+        "smi_state": smi_state,
+        "query_state": query_state,
+        "driver_version": driver,
+        "cuda_version": (table or {}).get("cuda_version"),
+        "smi_version": (table or {}).get("smi_version"),
+        "kernel_module_version": module,
+        "table_gpu_count": len((table or {}).get("gpus") or ()),
+        "query_gpu_count": len(query),
+    }
 
 
 @check("nvidia-driver", "NVIDIA driver", needs=("nvidia",), uses=("tensorflow",), platforms=("Linux", "Windows"))

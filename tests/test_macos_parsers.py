@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from tfdoctor.checks.macos_version import is_compat_version
+from tfdoctor.checks.memory import parse_swapusage, pressure_level
 from tfdoctor.facts.macos_parsers import (
-    is_compat_version,
     parse_displays,
     parse_sw_vers,
-    parse_swapusage,
-    pressure_level,
     product_version,
     sysctl_flag,
     sysctl_int,

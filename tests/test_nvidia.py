@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from tfdoctor import knowledge
+from tfdoctor.checks.cuda_build import log_findings
+from tfdoctor.checks.nvidia_driver import driver_summary
 from tfdoctor.facts.nvidia import (
     classify_smi,
     cuda_visible_devices,
     detected_gpus,
-    driver_summary,
-    log_findings,
     noise_kind,
     parse_proc_driver_version,
     parse_smi_query,

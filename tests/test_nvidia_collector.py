@@ -17,7 +17,8 @@ import pytest
 
 from tfdoctor.collect import nvidia as collector
 from tfdoctor.collect.options import CollectOptions
-from tfdoctor.facts.nvidia import detected_gpus, driver_summary
+from tfdoctor.checks.nvidia_driver import driver_summary
+from tfdoctor.facts.nvidia import detected_gpus
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
 

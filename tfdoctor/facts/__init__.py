@@ -17,11 +17,13 @@ Raw values are kept (the sysctl string, the command output, the error text) so t
 can be diagnosed again later by newer checks and parsers. Helpers below are small pure accessors.
 
 The modules of this package read the facts for the checks, purely (no I/O): parsers of raw tool
-output and questions answered from the knowledge data, each shared by several checks.
+output and questions answered from the knowledge data, each shared by two or more checks. A reader
+that only one check uses lives in that check's module (checks/<id>.py), with its remedies.
   apple, macho, macos_parsers   a Mac and its interpreter: Apple silicon, Rosetta, Mach-O, sysctl, sw_vers
   macos_knowledge, macos_remedies  metal/TensorFlow/Python pairings from knowledge/macos.toml; Mac fixes
   tfdists                       installed TensorFlow distributions: shims, real builds, copies
-  nvidia, cuda                  nvidia-smi and /proc outputs; TensorFlow's CUDA build against the driver
+  nvidia, cuda                  nvidia-smi and /proc outputs, whether an NVIDIA GPU is here (nvidia-smi,
+                                PCI, TensorFlow's own log); the installed TensorFlow's CUDA build
   tfchild, signatures           what the TensorFlow child recorded; known failure texts and their fixes
 """
 

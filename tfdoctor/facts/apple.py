@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tfdoctor.facts import Facts, host_system, macho, section
+from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.macos_parsers import product_version, sysctl_flag
 from tfdoctor.versions import release
 
@@ -67,11 +67,6 @@ def translated(facts: Facts) -> Optional[bool]:
     if apple_silicon(facts) is False:
         return False
     return None
-
-
-def executable_architectures(facts: Facts) -> Optional[list[str]]:
-    record = section(facts, "python").get("executable_macho") or {}
-    return macho.architectures_from_hex(record.get("header_hex")) if isinstance(record, dict) else None
 
 
 def _python_paths(facts: Facts) -> str:

@@ -1,19 +1,19 @@
-"""TensorFlow's CUDA build and the NVIDIA driver, looked up in knowledge/linux.toml: pure functions.
+"""The installed TensorFlow's CUDA build, looked up in knowledge/linux.toml: pure functions.
 
-Shared by the nvidia-driver and cuda-build checks (and usable by gpu-visible): which TensorFlow is
-installed, whether it is a CUDA build, which CUDA/cuDNN and GPU architectures it was built for, which
-pip CUDA libraries its `[and-cuda]` extra wants, and what CUDA a driver version serves.
+Shared by nvidia-driver, cuda-build, platform-support and cpu-instructions: which TensorFlow is
+installed, whether it is a CUDA build, which CUDA/cuDNN and GPU architectures it was built for, the
+platform facts, and whether the Linux host is WSL. What only one check asks (a driver's CUDA, kernels
+for a GPU, the `[and-cuda]` pins) lives in that check.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from tfdoctor import knowledge
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
 from tfdoctor.versions import compare, minor, release
-from tfdoctor.versions import key as version_key
 
 # Distributions that install the `tensorflow` package, most specific first.
 TF_DISTRIBUTIONS = (
@@ -140,133 +140,6 @@ def tensorflow_build(facts: Facts) -> dict[str, Any]:
         "from_build_info": bool(cuda or sass),
         "known": bool(row) or bool(cuda or sass),
     }
-
-
-def kernel_support(cc: str, sass: Iterable[str], ptx: str | None) -> str:
-    """'native' (SASS of the same major, at or below the GPU's minor), 'ptx' (JIT from older PTX),
-    or 'none' (the GPU is older than every kernel TensorFlow ships)."""
-    have = release(cc)
-    if len(have) < 2:
-        return "unknown"
-    for arch in sass:
-        a = release(arch)
-        if a[:1] == have[:1] and a <= have:
-            return "native"
-    if ptx and release(ptx) <= have:
-        return "ptx"
-    return "none"
-
-
-def compute_capability(gpu: Mapping[str, Any]) -> tuple[str | None, str]:
-    """(compute capability, 'nvidia-smi' | 'name') of one detected GPU; (None, '') when unknown."""
-    if gpu.get("compute_capability"):
-        return str(gpu["compute_capability"]), "nvidia-smi"
-    name = str(gpu.get("name") or "")
-    for row in knowledge.rows("linux", "gpu_names"):
-        if re.search(row["pattern"], name):
-            return str(row["compute_capability"]), "name"
-    return None, ""
-
-
-def gpu_generation(cc: str | None) -> Mapping[str, Any] | None:
-    have = version_key(cc)
-    for row in knowledge.rows("linux", "gpu_generations"):
-        if version_key(row["cc_min"]) <= have <= version_key(row["cc_max"]):
-            return row
-    return None
-
-
-def newest_release_with_kernels(cc: str) -> str | None:
-    """The newest TensorFlow minor whose kernels run this GPU natively (for 'pin tensorflow<=X')."""
-    best = None
-    for row in knowledge.rows("linux", "tf_cuda"):
-        if kernel_support(cc, row["sass"], row["ptx"]) == "native" and (best is None or compare(row["tf"], best) > 0):
-            best = row["tf"]
-    return best
-
-
-def first_release_with_native(cc: str, after: str | None = None) -> str | None:
-    """The oldest TensorFlow minor (newer than `after`) with native kernels for this GPU."""
-    candidates = [r["tf"] for r in knowledge.rows("linux", "tf_cuda")
-                  if kernel_support(cc, r["sass"], r["ptx"]) == "native" and (after is None or compare(r["tf"], after) > 0)]
-    return min(candidates, key=version_key) if candidates else None
-
-
-# ---------------------------------------------------------------- driver <-> CUDA
-
-def driver_column(facts: Facts) -> str:
-    """Which column of NVIDIA's tables applies: WSL2 reports the Windows driver's version."""
-    return "windows" if host_system(facts) == "Windows" or wsl_version(facts) else "linux"
-
-
-def max_cuda_for_driver(driver: str | None, column: str = "linux") -> str | None:
-    """The newest CUDA toolkit whose bundled driver this driver meets (None when unknown, also when
-    newer toolkits list no driver for this platform, so the answer could be higher)."""
-    if not driver:
-        return None
-    best = None
-    last_listed = None
-    for row in knowledge.rows("linux", "cuda_driver"):
-        needed = row.get(column) or ""
-        if not needed:
-            if last_listed is not None and compare(driver, last_listed) >= 0:
-                return None  # newer than every driver the table lists for this platform
-            continue
-        last_listed = needed
-        if compare(driver, needed) >= 0:
-            best = row["cuda"]
-    return minor_string(best) if best else None
-
-
-def min_driver_for_cuda_major(cuda: str | None, column: str = "linux") -> str | None:
-    major = str(release(cuda)[0]) if release(cuda) else None
-    for row in knowledge.rows("linux", "cuda_major_driver"):
-        if row["cuda_major"] == major:
-            return str(row.get(column) or "") or None
-    return None
-
-
-def driver_for_cuda(cuda: str | None, column: str = "linux") -> str | None:
-    """The driver NVIDIA shipped with this CUDA release (the first one serving it natively)."""
-    if not cuda:
-        return None
-    wanted = version_key(cuda)
-    rows = [r for r in knowledge.rows("linux", "cuda_driver") if r.get(column)]
-    at_least = [r for r in rows if version_key(r["cuda"]) >= wanted]
-    exact = [r for r in rows if version_key(r["cuda"])[:len(release(cuda))] == wanted[:len(release(cuda))]]
-    chosen = (exact or at_least)
-    return str(min(chosen, key=lambda r: version_key(r["cuda"]))[column]) if chosen else None
-
-
-# ---------------------------------------------------------------- the [and-cuda] extra
-
-_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(?:;(.*))?$")
-
-
-def _split_requirement(text: str) -> tuple[str, str, str]:
-    match = _REQUIREMENT.match(text)
-    if not match:
-        return "", "", ""
-    return canonical_name(match.group(1)), match.group(2).strip(), (match.group(3) or "").strip()
-
-
-def and_cuda_requirements(facts: Facts) -> list[tuple[str, str]]:
-    """(package, specifier) pairs of the installed TensorFlow's `and-cuda` extra: from its own
-    Requires-Dist when recorded, else from the knowledge rows for its version; [] before 2.14."""
-    dist = tensorflow_distribution(facts)
-    requires = (dist or {}).get("requires") or ()
-    from_metadata = []
-    for text in requires:
-        name, spec, marker = _split_requirement(str(text))
-        if name and re.search(r"extra\s*==\s*['\"]and-cuda['\"]", marker):
-            from_metadata.append((name, spec))
-    if from_metadata:
-        return from_metadata
-    version = tensorflow_version(facts)
-    for row in knowledge.rows("linux", "and_cuda"):
-        if version in row["tf_versions"]:
-            return [_split_requirement(r)[:2] for r in row["requires"]]
-    return []
 
 
 # ---------------------------------------------------------------- WSL

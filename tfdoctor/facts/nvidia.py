@@ -16,8 +16,10 @@ verbatim with their sources):
 - `/proc/driver/nvidia/version`: the kernel module's version ("Kernel Module  384.130" or
   "Open Kernel Module for x86_64  580.95.05"); absent on WSL2, where the driver is Windows'.
 
-`detected_gpus(facts)` is the single answer to "is there an NVIDIA GPU here", used by nvidia-driver,
-cuda-build and gpu-visible alike.
+`gpu_evidence(facts)` is the single answer to "is there an NVIDIA GPU here", used by nvidia-driver,
+cuda-build and gpu-visible alike: nvidia-smi's list (`detected_gpus`), then the PCI bus, then the lines
+TensorFlow logs only after CUDA showed it a device. Readers that one check alone needs live in it
+(driver_summary in nvidia-driver, log_findings in cuda-build).
 """
 
 from __future__ import annotations
@@ -189,37 +191,7 @@ def classify_smi(result: Mapping[str, Any] | None) -> str:
     return _SMI_EXIT_CODES.get(result.get("exit_code"), "failed")
 
 
-def first_line(result: Mapping[str, Any] | None) -> str | None:
-    text = command_output(result).strip()
-    return text.splitlines()[0].strip() if text else None
-
-
 # ---------------------------------------------------------------- combined view
-
-def driver_summary(facts: Facts) -> dict[str, Any]:
-    """What the driver says about itself: versions from nvidia-smi (table, then query), or the
-    kernel module's version when nvidia-smi could not answer; and the fate of each source."""
-    nvidia = section(facts, "nvidia")
-    table = parse_smi_table(command_output(nvidia.get("smi")) if nvidia.get("smi") else None)
-    query = parse_smi_query((nvidia.get("smi_query") or {}).get("stdout"))
-    module = parse_proc_driver_version(nvidia.get("proc_driver_version"))
-    driver = (table or {}).get("driver_version") or next(
-        (r["driver_version"] for r in query if r.get("driver_version")), None) or module
-    smi_state = classify_smi(nvidia.get("smi"))
-    query_state = classify_smi(nvidia.get("smi_query"))
-    return {
-        # the table's fate, or the query's when only the query was recorded (a saved partial report)
-        "state": smi_state if smi_state != "not_recorded" else query_state,
-        "smi_state": smi_state,
-        "query_state": query_state,
-        "driver_version": driver,
-        "cuda_version": (table or {}).get("cuda_version"),
-        "smi_version": (table or {}).get("smi_version"),
-        "kernel_module_version": module,
-        "table_gpu_count": len((table or {}).get("gpus") or ()),
-        "query_gpu_count": len(query),
-    }
-
 
 def detected_gpus(facts: Facts) -> list[dict[str, Any]]:
     """Every NVIDIA GPU nvidia-smi listed: name, driver_version, cuda_version (the driver's newest
@@ -305,7 +277,7 @@ def strip_log_prefix(line: str) -> str:
     return _LOG_PREFIX.sub("", line.rstrip("\r\n"), count=1).strip()
 
 
-def _compiled(table: str) -> list[tuple[dict[str, Any], "re.Pattern[str]"]]:
+def log_patterns(table: str) -> list[tuple[dict[str, Any], "re.Pattern[str]"]]:
     from tfdoctor import knowledge
 
     return [(row, re.compile(row["pattern"])) for row in knowledge.rows("linux", table)]
@@ -315,39 +287,12 @@ def noise_kind(line: str, gpu_expected: bool = True) -> str | None:
     """The id of the harmless-noise pattern this log line matches (knowledge linux.toml [[noise]]),
     or None. Lines marked when = "no_gpu" are noise only when no NVIDIA GPU is expected."""
     message = strip_log_prefix(line)
-    for row, pattern in _compiled("noise"):
+    for row, pattern in log_patterns("noise"):
         if row.get("when", "always") == "no_gpu" and gpu_expected:
             continue
         if pattern.search(message):
             return str(row["id"])
     return None
-
-
-def log_findings(text: str | None, gpu_expected: bool = True) -> dict[str, list[dict[str, Any]]]:
-    """Sort TensorFlow's stderr into problem signs (knowledge [[log_signals]]) and known noise.
-
-    Returns {"signals": [{"id", "line", **named groups}], "noise": [{"id", "line"}]}; noise is
-    checked first, so a line is never both. Each signal id appears once per distinct line.
-    """
-    signals: list[dict[str, Any]] = []
-    noise: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
-    signal_patterns = _compiled("log_signals")
-    for raw in (text or "").splitlines():
-        message = strip_log_prefix(raw)
-        if not message:
-            continue
-        kind = noise_kind(message, gpu_expected)
-        if kind:
-            noise.append({"id": kind, "line": message})
-            continue
-        for row, pattern in signal_patterns:
-            match = pattern.search(message)
-            if match and (row["id"], message) not in seen:
-                seen.add((row["id"], message))
-                signals.append({"id": row["id"], "line": message,
-                                **{k: v for k, v in match.groupdict().items() if v is not None}})
-    return {"signals": signals, "noise": noise}
 
 
 # ---------------------------------------------------------------- is an NVIDIA GPU here?
