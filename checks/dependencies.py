@@ -152,9 +152,12 @@ def dependencies(facts: Facts) -> Outcome:
                    "installed": u.installed, "extra": u.extra} for u in unmet],
     }
     if not unmet:
+        partial = () if requirements.complete_record(facts) else (
+            "This report lists only some distributions: a required one it does not list was not judged.",)
         return Outcome.ok(f"Every pin declared by {_who(declaring)} holds",
                           f"Markers evaluated for Python {environment.get('python_version')} on "
-                          f"{environment.get('sys_platform')} {environment.get('platform_machine')}.", **evidence)
+                          f"{environment.get('sys_platform')} {environment.get('platform_machine')}.", *partial,
+                          **evidence)
 
     imports, fate = _import_state(facts)
     tf_version = requirements.tensorflow_pin(facts)

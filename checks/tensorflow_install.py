@@ -4,14 +4,16 @@ Finds: nothing installed (with the install command for this platform and Python)
 writing the same site-packages/tensorflow/ (uninstalling one breaks the other); a shim without its
 real package or at another version (the shim direction flipped: tensorflow -> tensorflow-macos for
 2.13-2.15 on Apple silicon, tensorflow-macos -> tensorflow in 2.16); one name installed twice; a
-TensorFlow with no wheel for this Python; Keras, tf-keras and NumPy outside TensorFlow's pins.
+TensorFlow with no wheel for this Python; Keras, tf-keras and NumPy outside TensorFlow's pins, from the
+curated tables only where TensorFlow's own Requires-Dist cannot say (not recorded, or NumPy past the ABI
+an old release declares no bound for): the dependencies check judges the declared pins.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import PLATFORM_NAMES, apple, host_system, section, tfdists
+from tfdoctor.facts import PLATFORM_NAMES, apple, host_system, requirements, section, tfdists
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts.macos_parsers import product_version
 from tfdoctor.facts.macos_remedies import combo_requirements, native_environment
@@ -99,7 +101,16 @@ def _install_fix(facts: Facts, installer: Installer, prefix: tuple[str, ...] = (
     return Remediation(advice, prefix + (installer.install(*requirements),), url)
 
 
-def _check_pins(facts: Facts, findings: Findings, installer: Installer, tf: str) -> None:
+def _check_pins(facts: Facts, findings: Findings, installer: Installer, tf: str, real_name: str) -> None:
+    """The curated NumPy and Keras rules, where TensorFlow's own Requires-Dist cannot say: reports without
+    it, and NumPy past the ABI TensorFlow was built for when its pin does not already exclude it (old
+    releases declare no upper bound). Where the metadata says it, the dependencies check speaks."""
+    declared = requirements.declared_names(facts, real_name)  # None: Requires-Dist not recorded
+    unmet = {u.name for u in requirements.unmet_requirements(facts)} if declared is not None else set()
+
+    def metadata_says(name: str) -> bool:
+        return declared is not None and name in declared
+
     numpy = tfdists.first_version(facts, "numpy")
     keras = tfdists.first_version(facts, "keras")
     tf_keras = tfdists.first_version(facts, "tf-keras")
@@ -107,7 +118,9 @@ def _check_pins(facts: Facts, findings: Findings, installer: Installer, tf: str)
 
     abi = mk.numpy_major_max(tf)
     numpy_pin = mk.pin("numpy", tf)
-    if not tfdists.installed(facts, "numpy"):
+    if "numpy" in unmet:
+        findings.note(f"numpy {numpy or 'missing'}: outside TensorFlow {tf}'s Requires-Dist (see dependencies)")
+    elif not tfdists.installed(facts, "numpy"):
         # A note, not a warning: hand-written and partial fact sets often list only TensorFlow, and a
         # really missing NumPy fails `import tensorflow` itself (tensorflow-import reports it).
         findings.note(f"numpy is not among the recorded distributions (TensorFlow {tf} cannot import without it)")
@@ -117,7 +130,7 @@ def _check_pins(facts: Facts, findings: Findings, installer: Installer, tf: str)
                       "TensorFlow 2.18 is the first built for NumPy 2.",
                       fix=Remediation("Install a NumPy 1.x (or move to TensorFlow 2.18 or later).",
                                       (installer.install("numpy<2"),), NUMPY2_URL))
-    elif numpy and numpy_pin and mk.pin_holds("numpy", tf, numpy) is False:
+    elif numpy and numpy_pin and not metadata_says("numpy") and mk.pin_holds("numpy", tf, numpy) is False:
         findings.fail(f"NumPy {numpy} is outside TensorFlow {tf}'s pin numpy{numpy_pin['spec']}",
                       "Extensions built against a newer NumPy C API fail to import under an older NumPy "
                       "('module compiled against API version 0x10 but this version of numpy is 0xf').",
@@ -135,7 +148,11 @@ def _check_pins(facts: Facts, findings: Findings, installer: Installer, tf: str)
                       fix=Remediation(f"Install tf-keras for TensorFlow {'.'.join(map(str, minor(tf)))}, or unset "
                                       f"{legacy['variable']}.",
                                       (installer.install(f"tf-keras~={'.'.join(map(str, minor(tf)))}.0"),), LEGACY_KERAS_URL))
-    if keras_pin and not tfdists.installed(facts, "keras"):
+    if metadata_says("keras"):
+        if keras:
+            findings.note(f"keras {keras}" + (f", tf-keras {tf_keras}" if tf_keras else "")
+                          + (" (outside TensorFlow's Requires-Dist: see dependencies)" if "keras" in unmet else ""))
+    elif keras_pin and not tfdists.installed(facts, "keras"):
         findings.note(f"keras is not among the recorded distributions (tf.keras of TensorFlow {tf} needs "
                       f"keras{keras_pin['spec']}: {installer.install('keras' + keras_pin['spec'])})")
     elif keras and keras_pin and mk.pin_holds("keras", tf, keras) is False:
@@ -224,7 +241,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
                 and mk.wheel_rows(platform, real.name):
             findings.warn(f"PyPI has no {real.name} {tf} wheel for {platform}",
                           "It came from another channel (conda-forge, a community build, a source build).")
-        _check_pins(facts, findings, installer, tf)
+        _check_pins(facts, findings, installer, tf, real.name)
 
     summary = ", ".join(f"{c.name} {c.version or '(version not recorded)'}" for c in (reals or copies))
     return findings.outcome(f"TensorFlow installed: {summary}", **evidence)

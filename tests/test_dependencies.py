@@ -49,7 +49,7 @@ def facts_with(versions=None, extra=(), tf_name="tensorflow-cpu", tf_version="2.
                           "top_level": TOP_LEVEL.get(name, [name.replace("-", "_")])})
     dists.extend(extra)
     python_facts = {"version": python, "implementation": "CPython", "machine": machine, "executable": PY,
-                    "in_venv": True}
+                    "in_venv": True, "distribution_count": 40}
     if marker_environment:
         python_facts["marker_environment"] = {
             "python_version": ".".join(python.split(".")[:2]), "python_full_version": python,
@@ -113,6 +113,12 @@ def test_a_missing_distribution_counts():
     assert result.status is Status.WARN
     assert result.summary == "tensorflow-cpu 2.21.0 requires h5py<3.15.0,>=3.11.0, which is not installed"
     assert "h5py<3.15.0,>=3.11.0" in commands(result)[0]
+
+
+def test_a_list_without_the_collector_count_is_not_taken_as_complete():
+    facts = facts_with({"h5py": None, "protobuf": "5.28.0"})
+    del facts["python"]["distribution_count"]  # hand-written, or trimmed: absent is not "not installed"
+    assert [u.name for u in requirements.unmet_requirements(facts)] == ["protobuf"]
 
 
 def test_unmet_reports_top_level_modules_of_the_required_distribution():

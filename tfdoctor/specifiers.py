@@ -1,47 +1,37 @@
-"""Just enough PEP 440 specifier matching for the pins in the knowledge data ('>=1.26.0,<2.1.0').
+"""PEP 440 specifier matching for the pins in the knowledge data ('>=1.26.0,<2.1.0'): `packaging`'s.
 
-`packaging` is deliberately not a dependency (see versions.py); pins only use plain release numbers
-and the operators <, <=, >, >=, ==, ===, != (with a trailing .* on == and !=) and ~=.
+An installed pre-release satisfies a range the way pip's resolver accepts an installed one
+(`prereleases=True`): a tf-nightly or an rc is judged by its version, not excluded for being one.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
-from tfdoctor.versions import compare, release
-
-_CLAUSE = re.compile(r"^\s*(===|~=|==|!=|<=|>=|<|>)\s*([0-9][0-9a-zA-Z.*+!-]*)\s*$")
-
-
-def clause_holds(version: str, operator: str, bound: str) -> bool:
-    have = release(version)
-    if bound.endswith(".*"):
-        prefix = release(bound[:-2])
-        same = have[: len(prefix)] == prefix
-        return same if operator == "==" else not same
-    want = release(bound)
-    order = compare(version, bound)
-    if operator == "~=":
-        # ~=2.15.0 means >=2.15.0, ==2.15.*
-        return order >= 0 and have[: len(want) - 1] == want[: len(want) - 1]
-    return {
-        "==": order == 0,
-        "===": order == 0,
-        "!=": order != 0,
-        "<": order < 0,
-        "<=": order <= 0,
-        ">": order > 0,
-        ">=": order >= 0,
-    }[operator]
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 
 def satisfies(version: Optional[str], spec: str) -> Optional[bool]:
     """True/False; None when the version or the spec cannot be read (never guess)."""
-    if not version or not release(version):
+    if not version:
         return None
-    clauses = [part for part in spec.split(",") if part.strip()]
-    parsed = [_CLAUSE.match(part) for part in clauses]
-    if not parsed or any(match is None for match in parsed):
+    try:
+        parsed = Version(str(version))
+        specifier = SpecifierSet(spec)
+    except (InvalidVersion, InvalidSpecifier):
         return None
-    return all(clause_holds(version, m.group(1), m.group(2)) for m in parsed if m)
+    if not len(specifier) or any(_unreadable(clause.operator, clause.version) for clause in specifier):
+        return None
+    return specifier.contains(parsed, prereleases=True)
+
+
+def _unreadable(operator: str, bound: str) -> bool:
+    """`===` compares strings: a bound that is no version ('===weird') says nothing about releases."""
+    if operator != "===":
+        return False
+    try:
+        Version(bound)
+    except InvalidVersion:
+        return True
+    return False

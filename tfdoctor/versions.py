@@ -1,22 +1,38 @@
-"""Small, dependency-free version handling for the release numbers the knowledge data speaks of.
+"""Release numbers of the versions the knowledge data and the tools speak of, read with `packaging`.
 
-`packaging` is not a dependency of ours (the doctor must install into broken environments with as
-little as possible), and only plain release numbers need comparing: '2.19.0', '2.16.0rc0', '1.2.0'.
+PEP 440 parsing is packaging's (the library pip vendors); these helpers only answer the questions the
+knowledge tables ask, on release numbers: '2.16.0rc0' is release (2, 16, 0), and (2, 19) equals
+(2, 19, 0). For specifiers and pre-release ordering use `packaging` itself (tfdoctor/specifiers.py,
+tfdoctor/facts/requirements.py).
 """
 
 from __future__ import annotations
 
 import re
 
-_LEADING = re.compile(r"^\s*v?(\d+(?:\.\d+)*)")
+from packaging.version import InvalidVersion, Version
+
+# Tool outputs are not always PEP 440 ('12.2 (build 123)', '3.13.0+'): their leading dotted number is
+# read by packaging in turn; anything else is unreadable.
+_LEADING_NUMBER = re.compile(r"^\s*v?(\d+(?:\.\d+)*)")
+
+
+def parse(version: str | None) -> Version | None:
+    """packaging's Version, or that of the leading dotted number of a tool's output; None when unreadable."""
+    if not version:
+        return None
+    text = str(version)
+    try:
+        return Version(text)
+    except InvalidVersion:
+        match = _LEADING_NUMBER.match(text)
+        return Version(match.group(1)) if match else None
 
 
 def release(version: str | None) -> tuple[int, ...]:
     """'2.16.0rc0' -> (2, 16, 0); '' or None -> ()."""
-    if not version:
-        return ()
-    match = _LEADING.match(str(version))
-    return tuple(int(part) for part in match.group(1).split(".")) if match else ()
+    parsed = parse(version)
+    return tuple(parsed.release) if parsed else ()
 
 
 def minor(version: str | None) -> tuple[int, ...]:

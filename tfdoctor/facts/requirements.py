@@ -179,9 +179,26 @@ def _requirers(copies: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any
     return chosen
 
 
+def complete_record(facts: Facts) -> bool:
+    """Does `distributions` hold every distribution a requirement names? True for reports of the target
+    collector that counts them (python.distribution_count); hand-written fact sets list what they like."""
+    return isinstance(section(facts, "python").get("distribution_count"), int)
+
+
 def requirers(facts: Facts) -> list[Mapping[str, Any]]:
     """The recorded distributions whose Requires-Dist is verified: the family and its dependents."""
     return _requirers(_first_copies(facts))
+
+
+def declared_names(facts: Facts, name: str) -> Optional[set[str]]:
+    """The distributions a recorded distribution's Requires-Dist names for this target (markers
+    evaluated, extras left out); None when its Requires-Dist was not recorded (older reports)."""
+    entry = _first_copies(facts).get(canonical_name(name))
+    if entry is None or entry.get("requires") is None:
+        return None
+    environment = marker_environment(facts)
+    return {canonical_name(req.name) for req in map(parse, entry["requires"])
+            if req is not None and not _extra_of(req) and _applies(req, environment, "")}
 
 
 def family_recorded(facts: Facts) -> list[Mapping[str, Any]]:
@@ -212,6 +229,7 @@ def unmet_requirements(facts: Facts) -> list[Unmet]:
     environment = marker_environment(facts)
     copies = _first_copies(facts)
     imported_build = _imported_build(copies)
+    complete = complete_record(facts)
     found: list[Unmet] = []
     for entry in _requirers(copies):
         requirer = canonical_name(str(entry["name"]))
@@ -239,6 +257,8 @@ def unmet_requirements(facts: Facts) -> list[Unmet]:
             version = str(installed.get("version")) if installed and installed.get("version") else None
             if installed is not None and holds(version, requirement.specifier) is not False:
                 continue
+            if installed is None and not complete:
+                continue  # a hand-written or trimmed list: absent is not the same as not installed
             found.append(Unmet(requirer, entry.get("version"), str(text), name, written_specifier(text, requirement), version,
                                tuple((installed or {}).get("top_level") or ()), extra, provided_by))
     return found

@@ -11,6 +11,7 @@ from typing import Any, Mapping, Optional
 
 from tfdoctor.facts import Facts, canonical_name, host_system, section
 from tfdoctor.facts import macos_knowledge as mk
+from tfdoctor.facts.requirements import parse as parse_requirement
 from tfdoctor.versions import release
 
 METAL = "tensorflow-metal"
@@ -48,18 +49,15 @@ class TFCopy:
                 "kind": "real" if self.real else "shim", "shim_of": self.shim_of, "basis": self.basis}
 
 
-def _requirement_name(requirement: str) -> str:
-    head = requirement.split(";")[0].strip()
-    for stop in "<>=!~[ (":
-        head = head.split(stop)[0]
-    return canonical_name(head)
-
-
 def _shim_target_from_requires(entry: Mapping[str, Any], names: list[str]) -> Optional[str]:
-    for requirement in entry.get("requires") or ():
-        target = _requirement_name(str(requirement))
-        if target in names and target != canonical_name(str(entry.get("name") or "")) and ";" in str(requirement) \
-                and "extra ==" not in str(requirement):
+    """A shim requires its real build under a platform marker ('tensorflow-macos==2.15.0; platform_system ==
+    "Darwin" and platform_machine == "arm64"'), never under an extra."""
+    for line in entry.get("requires") or ():
+        requirement = parse_requirement(str(line))
+        if requirement is None or requirement.marker is None or "extra" in str(requirement.marker):
+            continue
+        target = canonical_name(requirement.name)
+        if target in names and target != canonical_name(str(entry.get("name") or "")):
             return target
     return None
 
