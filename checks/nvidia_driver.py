@@ -18,6 +18,7 @@ On WSL2 the "Driver Version" is the Windows driver's, so NVIDIA's Windows column
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from tfdoctor import knowledge
@@ -36,7 +37,6 @@ from tfdoctor.facts.nvidia import (
     command_output,
     cuda_visible_devices,
     detected_gpus,
-    parse_proc_driver_version,
     parse_smi_query,
     parse_smi_table,
     tensorflow_gpu_lines,
@@ -309,6 +309,17 @@ def driver_summary(facts: Facts) -> dict[str, Any]:
         "table_gpu_count": len((table or {}).get("gpus") or ()),
         "query_gpu_count": len(query),
     }
+
+
+_PROC_MODULE = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)")
+
+
+def parse_proc_driver_version(text: str | None) -> str | None:
+    """'NVRM version: NVIDIA UNIX x86_64 Kernel Module  384.130  Wed Mar ...' -> '384.130'."""
+    if not text:
+        return None
+    match = _PROC_MODULE.search(text)
+    return match.group(1) if match else None
 
 
 @check("nvidia-driver", "NVIDIA driver", needs=("nvidia",), uses=("tensorflow",), platforms=("Linux", "Windows"))

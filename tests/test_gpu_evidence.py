@@ -1,7 +1,7 @@
 """The NVIDIA GPU that TensorFlow's own log proves (tfdoctor.facts.nvidia.gpu_evidence), and what each GPU
 check makes of it when nvidia-smi is missing or says nothing.
 
-Log lines are quoted from shared/reference/linux-outputs.md §2 with the public reports it cites.
+Every log line is quoted from a real log, with the public report it comes from.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ PROOF = {
     "gpu-libraries-not-loaded": "W tensorflow/core/common_runtime/gpu/gpu_device.cc:2251] Cannot dlopen some GPU "
                                 "libraries. Please make sure the missing libraries mentioned above are installed "
                                 "properly if you would like to use GPU.",
-    # linux-outputs.md §2e (2025 report)
+    # a 2025 Quadro RTX 6000 log (absl prefix), as the other device-created lines below
     "device-created": "I0000 00:00:1746176023.107064  322561 gpu_device.cc:2019] Created device "
                       "/job:localhost/replica:0/task:0/device:GPU:0 with 22807 MB memory:  -> device: 0, name: "
                       "Quadro RTX 6000, pci bus id: 0000:01:00.0, compute capability: 7.5",

@@ -1,7 +1,7 @@
 """tfdoctor.facts.nvidia: parsers of real nvidia-smi / /proc outputs, detected_gpus, and TensorFlow's GPU log lines.
 
 The long outputs are read from the fixtures (verbatim copies with their sources); short ones are quoted
-here from shared/reference/linux-outputs.md with their sources.
+here, each with the public report it comes from.
 """
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ import pytest
 
 from tfdoctor import knowledge
 from tfdoctor.checks.cuda_build import log_findings
-from tfdoctor.checks.nvidia_driver import driver_summary
+from tfdoctor.checks.nvidia_driver import driver_summary, parse_proc_driver_version
 from tfdoctor.facts.nvidia import (
     classify_smi,
     cuda_visible_devices,
     detected_gpus,
     noise_kind,
-    parse_proc_driver_version,
     parse_smi_query,
     parse_smi_table,
     strip_log_prefix,
@@ -208,7 +207,8 @@ def test_both_log_prefix_styles_are_stripped(line, message):
     assert strip_log_prefix(line) == message
 
 
-# Every harmless line quoted in linux-outputs.md §2d and linux-cases.json (the two noise cases).
+# Harmless lines from real logs: tensorflow/tensorflow#62075, #62170, #63362, bmaltais/kohya_ss#3320,
+# serengil/deepface#739 (the two noise fixtures hold more).
 NOISE = [
     ("E tensorflow/compiler/xla/stream_executor/cuda/cuda_fft.cc:609] Unable to register cuFFT factory: Attempting to "
      "register factory for plugin cuFFT when one has already been registered", "duplicate-factory-registration"),

@@ -1,7 +1,7 @@
 """What the facts say about a Mac and its target interpreter: Apple silicon or Intel, native or
 translated by Rosetta 2, which Python distribution. Pure functions of the facts.
 
-Signals and their traps (mac-system-outputs.md §1):
+Signals and their traps:
 * hw.optional.arm64 is 1 on Apple silicon even inside Rosetta; unknown/0 on Intel.
 * sysctl.proc_translated is per process: only the target interpreter's own answer counts
   (facts["python"]["proc_translated"]); "1" translated, "0" native, None unknown (Intel: ENOENT).

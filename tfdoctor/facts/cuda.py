@@ -20,7 +20,7 @@ TF_DISTRIBUTIONS = (
     "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tf-nightly-cpu", "tf-nightly-gpu",
     "tensorflow-intel", "intel-tensorflow", "tensorflow-aarch64", "tensorflow-cpu-aws", "tensorflow-macos",
 )
-# Builds without CUDA whatever the machine (their names say so, or the reference's inspection did).
+# Builds without CUDA whatever the machine (their names say so, or their wheels ship no CUDA libraries).
 CPU_ONLY_DISTRIBUTIONS = ("tensorflow-cpu", "tf-nightly-cpu", "tensorflow-cpu-aws", "tensorflow-intel",
                           "intel-tensorflow", "tensorflow-aarch64", "tensorflow-macos")
 

@@ -1,8 +1,8 @@
 """Which CPU architectures a Mach-O file holds, from its first bytes (recorded as hex in the facts).
 
 The target interpreter records the raw header of its real executable and of every plugin library
-(child/target_info.py); this module reads it, so a saved report can be read again. Layouts (real
-bytes in the reference, mac-system-outputs.md §8):
+(child/target_info.py); this module reads it, so a saved report can be read again. Layouts (Apple's
+mach-o/loader.h and mach-o/fat.h, https://github.com/apple-oss-distributions/xnu/tree/main/EXTERNAL_HEADERS/mach-o):
   thin 64-bit   cf fa ed fe | cputype (LE u32) | cpusubtype | filetype ...
   thin 32-bit   ce fa ed fe | same fields
   universal     ca fe ba be | nfat_arch (BE u32) | nfat_arch x fat_arch{cputype, cpusubtype, offset, size, align}

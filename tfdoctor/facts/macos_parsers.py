@@ -1,5 +1,5 @@
 """Pure parsers for what macOS tools print (kept raw in the facts), shared by several checks: sw_vers,
-sysctl values, system_profiler SPDisplaysDataType. Formats: mac-system-outputs.md (real outputs).
+sysctl values, system_profiler SPDisplaysDataType. Formats: the real outputs the fixtures in fixtures/macos hold.
 vm.swapusage and the memory-pressure level are read by the memory check itself.
 """
 

@@ -1,9 +1,8 @@
 """NVIDIA facts, parsed: pure functions of the raw outputs the nvidia collector records.
 
 Raw outputs stay in facts["nvidia"] (see tfdoctor/collect/nvidia.py); everything here reads them, so a
-saved report can be diagnosed again by newer parsers. Formats are taken from real outputs
-(shared reference linux-outputs.md §1; the fixtures in fixtures/linux and fixtures/other hold them
-verbatim with their sources):
+saved report can be diagnosed again by newer parsers. Formats are taken from real outputs (the
+fixtures in fixtures/linux and fixtures/other hold them verbatim with their public sources):
 
 - `nvidia-smi` table: the header line carries `Driver Version:` and, from driver 410 on,
   `CUDA Version:` (the newest CUDA the loaded libcuda serves, "N/A" when it has none). The column
@@ -14,7 +13,8 @@ verbatim with their sources):
   the compute capability. Drivers before ~R510 reject `compute_cap` (exit 2, 'Field "compute_cap"
   is not a valid field to query.').
 - `/proc/driver/nvidia/version`: the kernel module's version ("Kernel Module  384.130" or
-  "Open Kernel Module for x86_64  580.95.05"); absent on WSL2, where the driver is Windows'.
+  "Open Kernel Module for x86_64  580.95.05"); absent on WSL2, where the driver is Windows' (read by the
+  nvidia-driver check alone).
 
 `gpu_evidence(facts)` is the single answer to "is there an NVIDIA GPU here", used by nvidia-driver,
 cuda-build and gpu-visible alike: nvidia-smi's list (`detected_gpus`), then the PCI bus, then the lines
@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 from tfdoctor.facts import Facts, section
 
-# The fields asked for, in this order (the order of the real outputs quoted in the reference).
+# The fields asked for, in this order (the order of the real outputs the fixtures hold).
 QUERY_FIELDS = ("name", "driver_version", "memory.total", "compute_cap")
 QUERY_FIELDS_OLD_DRIVER = ("name", "driver_version", "memory.total")
 SMI_TABLE_ARGV = ("nvidia-smi",)
@@ -141,22 +141,9 @@ def parse_smi_query(text: str | None, fields: Sequence[str] = QUERY_FIELDS) -> l
     return parsed
 
 
-# ---------------------------------------------------------------- /proc/driver/nvidia/version
-
-_PROC_MODULE = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)")
-
-
-def parse_proc_driver_version(text: str | None) -> str | None:
-    """'NVRM version: NVIDIA UNIX x86_64 Kernel Module  384.130  Wed Mar ...' -> '384.130'."""
-    if not text:
-        return None
-    match = _PROC_MODULE.search(text)
-    return match.group(1) if match else None
-
-
 # ---------------------------------------------------------------- what nvidia-smi's failure means
 
-# Messages from the reference (linux-outputs.md §1e), matched on their stable part.
+# nvidia-smi's own messages (fixtures nvidia-smi-driver-not-loaded, -version-mismatch), matched on their stable part.
 _SMI_FAILURES = (
     ("driver_not_loaded", re.compile(r"couldn't communicate with the NVIDIA driver", re.I)),
     ("version_mismatch", re.compile(r"Driver/library version mismatch", re.I)),
@@ -241,7 +228,7 @@ def cuda_visible_devices(facts: Facts, gpu_count: int) -> dict[str, Any] | None:
 
     None when unset. CUDA reads the list up to the first invalid entry: '-1', '' or an index that
     does not exist hide every GPU from there on (a '1' on a one-GPU machine gives
-    CUDA_ERROR_NO_DEVICE, linux-cases mobilenet-ssd-keras-10). UUID/MIG entries are taken as valid.
+    CUDA_ERROR_NO_DEVICE, https://github.com/manishsoni1908/Mobilenet-ssd-keras/issues/10). UUID/MIG entries are taken as valid.
     """
     environment = section(facts, "environment")
     if "CUDA_VISIBLE_DEVICES" not in environment:
@@ -262,7 +249,7 @@ def cuda_visible_devices(facts: Facts, gpu_count: int) -> dict[str, Any] | None:
 
 # ---------------------------------------------------------------- TensorFlow's GPU log lines
 
-# Both prefix styles of TensorFlow's log lines (linux-outputs.md §2a):
+# Both prefix styles of TensorFlow's log lines, mixed in one run in https://github.com/bmaltais/kohya_ss/issues/3320:
 #   "2023-10-09 13:36:23.355516: E tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:9342] "
 #   "E0000 00:00:1751448150.986970   10148 cuda_dnn.cc:8579] "
 _LOG_PREFIX = re.compile(
