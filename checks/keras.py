@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import import_causes, tfchild, tfdists
+from tfdoctor.facts import import_causes, signatures, tfchild, tfdists
 from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
@@ -131,6 +131,11 @@ def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_v
         evidence.update(explained_by=cause.check, cause=list(cause.distributions))
         details = [f"cause ({cause.check}): {line}" for line in cause.details] + details
         return Outcome.fail(f"{what}: {cause.summary} (see {cause.check})", *details, fix=cause.fix, **evidence)
+    known = signatures.find({"exception": error}, tfchild.installed_names(facts), phases=("import",)) if error else []
+    if known:  # the same error texts break tf.keras as break the import (protobuf, NumPy ABI, ...)
+        evidence["signatures"] = [m.signature.id for m in known]
+        return Outcome.fail(f"{what}: {known[0].signature.summary}", *details,
+                            fix=tfchild.remediation_for(known[0], facts), **evidence)
     python = installer_for(facts).python
     python = f'"{python}"' if " " in python else python
     return Outcome.fail(what, *details, fix=Remediation(

@@ -80,3 +80,15 @@ def test_the_startup_lines_are_kept_and_noise_is_not_a_problem(report):
     assert tf["log_level"]["TF_CPP_MIN_LOG_LEVEL"] == "0"
     for check_id in ("tensorflow-import", "gpu-visible"):
         assert _result(report, check_id)["status"] == "pass"
+
+
+def test_tf_keras_is_keras_3_and_builds_a_layer(report):
+    keras = report["facts"]["tensorflow"]["keras"]
+    version = report["facts"]["tensorflow"]["version"]
+    if tuple(int(p) for p in version.split(".")[:2]) < (2, 16):
+        pytest.skip("Keras 3 is tf.keras from TensorFlow 2.16")
+    assert keras["flavor"] == "keras3" and keras["version"].startswith("3.")
+    assert keras["module"].startswith("keras.") and keras["layer_ok"] is True and keras["error"] is None
+    assert keras["legacy_env"] is None or keras["legacy_requested"] is False
+    result = _result(report, "keras")
+    assert result["status"] == "pass" and "Keras 3" in result["summary"]

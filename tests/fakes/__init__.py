@@ -44,6 +44,26 @@ def install(root: Path, body: str, version: str = "2.99.0") -> Path:
     return root
 
 
+def install_keras(root: Path, package: str = "keras", version: str = "3.99.0", layer_error: str | None = None) -> Path:
+    """A fake Keras package (keras or tf_keras) with dist-info: Dense(2) works on NumPy, or raises
+    ImportError(layer_error) when built, as a Keras that does not fit the installed TensorFlow does."""
+    module = root / package
+    (module / "layers").mkdir(parents=True, exist_ok=True)
+    (module / "__init__.py").write_text(f"__version__ = {version!r}\nfrom {package} import layers\n", encoding="utf-8")
+    call = (f"        raise ImportError({layer_error!r})\n" if layer_error else
+            "        import numpy as np, tensorflow as tf\n"
+            "        return tf.Tensor(np.ones((1, self.units), dtype=np.float32), '/CPU:0')\n")
+    (module / "layers" / "__init__.py").write_text(
+        "class Dense(object):\n    def __init__(self, units):\n        self.units = units\n\n"
+        "    def __call__(self, x):\n" + call, encoding="utf-8")
+    name = package.replace("_", "-")
+    dist = root / f"{package}-{version}.dist-info"
+    dist.mkdir(exist_ok=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    (dist / "top_level.txt").write_text(f"{package}\n", encoding="utf-8")
+    return root
+
+
 def functional(root: Path) -> Path:
     return install(root, (HERE / "functional_tensorflow.py").read_text(encoding="utf-8"))
 

@@ -55,6 +55,10 @@ class Tensor(object):
     def numpy(self):
         return self.value
 
+    @property
+    def shape(self):
+        return self.value.shape
+
     def __getitem__(self, key):
         return Tensor(self.value[key], self.device)
 
@@ -157,3 +161,43 @@ class sysconfig(object):
     @staticmethod
     def get_build_info():
         return {"is_cuda_build": MODE != "cpu", "is_rocm_build": False, "is_tensorrt_build": False}
+
+
+# tf.keras: by default a NumPy Dense layer defined here (the child sees it as TensorFlow's built-in Keras).
+# With FAKE_TF_KERAS=package, tf.keras resolves the way TensorFlow 2.16+ does: the tf_keras package when
+# TF_USE_LEGACY_KERAS is true, else the keras package (fake ones written by tests/fakes.install_keras).
+def ones(shape):
+    return Tensor(np.ones(shape, dtype=np.float32), _scope[-1])
+
+
+class _Dense(object):
+    def __init__(self, units):
+        self.units = units
+
+    def __call__(self, x):
+        value = np.asarray(x.value if isinstance(x, Tensor) else x, dtype=np.float32)
+        return Tensor(value.dot(np.ones((value.shape[-1], self.units), dtype=np.float32)), _scope[-1])
+
+
+class _BuiltinKeras(object):
+    __version__ = "2.99.0"
+
+    class layers(object):
+        Dense = _Dense
+
+
+class _KerasLoader(object):
+    def __getattr__(self, name):
+        if os.environ.get("FAKE_TF_KERAS") != "package":
+            return getattr(_BuiltinKeras, name)
+        import importlib
+
+        legacy = os.environ.get("TF_USE_LEGACY_KERAS") in ("true", "True", "1")
+        try:  # tensorflow/python/util/lazy_loader.py KerasLazyLoader._initialize
+            module = importlib.import_module("tf_keras" if legacy else "keras")
+        except ImportError:
+            raise ImportError("Keras cannot be imported. Check that it is installed.")
+        return getattr(module, name)
+
+
+keras = _KerasLoader()
