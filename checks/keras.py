@@ -116,6 +116,9 @@ def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_v
     else:
         what = "tf.keras.layers.Dense(2) did not give a (1, 2) output for a (1, 3) input"
     details = [f"tf.keras resolved to {describe(record)} ({record.get('module')})"] if record.get("module") else []
+    if error:
+        details.insert(0, f"error: {error.get('type')}: {tfchild.first_line(error.get('message'), 300)}")
+    short = f"tf.keras fails ({step})" if error else what
     if record.get("legacy_env") is not None:
         details.append(f"{LEGACY_VARIABLE}={record.get('legacy_env')}")
     evidence: dict[str, Any] = {"flavor": record.get("flavor"), "version": record.get("version"),
@@ -124,17 +127,17 @@ def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_v
     if legacy:
         summary, fix = legacy
         evidence["cause"] = "tf-keras"
-        return Outcome.fail(f"{what}: {summary}", *details, fix=fix, **evidence)
+        return Outcome.fail(f"{short}: {summary}", *details, fix=fix, **evidence)
     stderr = tf.get("stderr_tail") or ""
     cause = import_causes.explain(facts, error, stderr if not error else "")
     if cause:
         evidence.update(explained_by=cause.check, cause=list(cause.distributions))
         details = [f"cause ({cause.check}): {line}" for line in cause.details] + details
-        return Outcome.fail(f"{what}: {cause.summary} (see {cause.check})", *details, fix=cause.fix, **evidence)
+        return Outcome.fail(f"{short}: {cause.summary} (see {cause.check})", *details, fix=cause.fix, **evidence)
     known = signatures.find({"exception": error}, tfchild.installed_names(facts), phases=("import",)) if error else []
     if known:  # the same error texts break tf.keras as break the import (protobuf, NumPy ABI, ...)
         evidence["signatures"] = [m.signature.id for m in known]
-        return Outcome.fail(f"{what}: {known[0].signature.summary}", *details,
+        return Outcome.fail(f"{short}: {known[0].signature.summary}", *details,
                             fix=tfchild.remediation_for(known[0], facts), **evidence)
     python = installer_for(facts).python
     python = f'"{python}"' if " " in python else python
