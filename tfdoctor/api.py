@@ -146,15 +146,15 @@ def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, 
     """Today's checks on a saved report (a path, '-' for stdin, or the parsed JSON as a dict); the
     requirements it recorded are judged again. Raises DoctorError when it is not a readable report."""
     from tfdoctor import doctor
-    from tfdoctor import explain as explaining
+    from tfdoctor.explain import ReportError, parse_report, read_report
+    from tfdoctor.explain import explain as explain_saved
 
     try:
         if isinstance(path_or_dict, Mapping):
-            text = json.dumps(path_or_dict).encode("utf-8")
-            saved = explaining.parse_report(text, "<dict>")
+            saved = parse_report(json.dumps(path_or_dict).encode("utf-8"), "<dict>")
         else:
-            saved = explaining.read_report(os.fspath(path_or_dict))
-        document = explaining.explain(saved, tuple(only), tuple(skip), redacted=redact)
-    except (explaining.ReportError, doctor.DoctorError) as exc:
+            saved = read_report(os.fspath(path_or_dict))
+        document = explain_saved(saved, tuple(only), tuple(skip), redacted=redact)
+    except (ReportError, doctor.DoctorError) as exc:
         raise DoctorError(str(exc)) from None
     return Report(_redacted(document, redact), strict)

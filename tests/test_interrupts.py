@@ -1,0 +1,77 @@
+"""Ctrl-C and SIGTERM during a hanging `import tensorflow` (a fake TensorFlow that sleeps and starts a
+helper), with real signals: the doctor returns at once, kills the child's process group, says
+"interrupted" on stderr, exits 130 / 143, writes nothing to stdout and no half file for -o."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import fakes
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+
+
+def start_doctor(root: Path, *args: str) -> subprocess.Popen:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(root)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["FAKE_TF_PIDFILE"] = str(root / "pids.txt")
+    return subprocess.Popen([sys.executable, "-m", "tfdoctor", "--timeout", "60", *args], cwd=str(root), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_import(root: Path, deadline_s: float = 60) -> list[int]:
+    """The pids of the hanging fake and its helper, once both are running."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        pids = (root / "pids.txt").read_text().split() if (root / "pids.txt").exists() else []
+        if len(pids) >= 2:
+            return [int(p) for p in pids]
+        time.sleep(0.05)
+    raise AssertionError("the fake TensorFlow never started")
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("args", [("--json",), ("--format", "text")])
+def test_a_signal_during_a_hanging_import(tmp_path, signum, code, args):
+    root = fakes.install(tmp_path, fakes.HANGS)
+    doctor = start_doctor(root, *args)
+    pids = wait_for_import(root)
+    doctor.send_signal(signum)
+    sent = time.monotonic()
+    stdout, stderr = doctor.communicate(timeout=30)
+    # Far below the 60 s timeout: the wait was cut short (the issue's goal is under a second, see README)
+    assert time.monotonic() - sent < 10
+    assert doctor.returncode == code
+    assert stdout == ""
+    assert stderr.strip().splitlines()[-1] == "tfdoctor: interrupted"
+    assert fakes.survivors(pids) == []
+
+
+def test_an_interrupted_output_file_is_never_half_written(tmp_path):
+    root = fakes.install(tmp_path, fakes.HANGS)
+    target = tmp_path / "report.json"
+    target.write_text("the previous report\n")
+    doctor = start_doctor(root, "--json", "-o", str(target))
+    pids = wait_for_import(root)
+    doctor.send_signal(signal.SIGINT)
+    doctor.communicate(timeout=30)
+    assert doctor.returncode == 130
+    assert target.read_text() == "the previous report\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".report.json")) == []
+    assert fakes.survivors(pids) == []
+
+
+def test_output_file_is_written_whole_through_a_rename(tmp_path):
+    out = tmp_path / "report.json"
+    run = subprocess.run([sys.executable, "-m", "tfdoctor", "--json", "--only", "platform-support", "-o", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout == ""
+    assert out.read_text().startswith("{") and out.read_text().endswith("}\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
