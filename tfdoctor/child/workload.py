@@ -16,10 +16,13 @@ import time
 SEED = 20240611
 MIN_BLOCKS = 3
 MAX_BLOCKS = 7
+MAX_REPS = 2000  # repetitions per block at most
 # Share of the workload budget each timed section may use; memory is sampled around the others.
 SHARES = (("crossover", 0.17), ("dispatch", 0.1), ("input_pipeline", 0.2), ("conv2d", 0.18),
           ("training_step", 0.35))
 LADDER = (64, 128, 256, 512, 1024, 2048)
+# Small sizes need little time (their blocks hold many repetitions); large sizes need it to fit 3 blocks.
+LADDER_WEIGHTS = (1, 1, 1, 2, 3, 4)
 LARGER_IS_FASTER = 0.6  # as in the probe: doubling N costs about 8 x 0.6 the time, not 8x
 DISPATCH_OPS = 40  # ops in the chain whose per-op latency is timed
 PIPELINE_BATCH, PIPELINE_FEATURES, PIPELINE_HIDDEN = 256, 64, 1024
@@ -86,20 +89,26 @@ def interleave(contenders, budget_s, deadline):
     budget, then time blocks round-robin until each has MIN_BLOCKS and the budget is spent (or
     MAX_BLOCKS). A contender that raises is dropped with its error; the others go on."""
     started = now()
+    block_target = max(0.002, budget_s / float(len(contenders) * (MIN_BLOCKS + 2)))
     live = []
     for contender in contenders:
         try:
             contender.info["warmup_s"] = rounded(contender.timed(1))  # tracing, kernels, device set-up
-            second = contender.timed(1)  # the per-repetition estimate for sizing the blocks
+            k, seconds = 1, contender.timed(1)
+            # like timeit's autorange: one call can be a fluke, so size the blocks from a run of several
+            # repetitions that lasts a fair part of a block
+            while seconds < block_target / 4 and k < MAX_REPS:
+                k = min(MAX_REPS, k * 4)
+                seconds = contender.timed(k)
         except Exception as exc:
             contender.info["error"] = error_of(exc)
             continue
-        live.append((contender, second))
+        live.append((contender, seconds / k))
     if not live:
         return
     block_target = max(0.002, (budget_s - (now() - started)) / float(len(live) * (MIN_BLOCKS + 1)))
-    for contender, second in live:
-        contender.info["reps_per_block"] = max(1, min(2000, int(block_target / max(second, 1e-6))))
+    for contender, per_rep in live:
+        contender.info["reps_per_block"] = max(1, min(MAX_REPS, int(block_target / max(per_rep, 1e-6))))
     live = [contender for contender, _ in live]
     for round_number in range(MAX_BLOCKS):
         if round_number >= MIN_BLOCKS and now() - started > budget_s:
@@ -163,7 +172,6 @@ def crossover(tf, np, gpus, budget_s, deadline):
             bases[kind] = tf.identity(host)
     rows = []
     result = {"dtype": "float32", "sizes": rows, "devices": [kind for kind, _ in devices]}
-    per_size = budget_s / float(len(LADDER))
     previous = None  # the slowest per-call time at the last size
     for n in LADDER:
         spent = now() - started
@@ -190,7 +198,9 @@ def crossover(tf, np, gpus, budget_s, deadline):
 
             contenders.append(Contender(kind, run, device))
         with SoftPlacementOff(tf):
-            interleave(contenders, max(per_size, left / 3.0 if n == LADDER[-1] else per_size), deadline)
+            # what is left, shared by weight among this size and the larger ones still to come
+            weights = [weight for size, weight in zip(LADDER, LADDER_WEIGHTS) if size >= n]
+            interleave(contenders, left * weights[0] / float(sum(weights)), deadline)
         row = {"n": n}
         for contender in contenders:
             info = contender.summary()
@@ -463,7 +473,7 @@ def training_step(tf, np, gpus, budget_s, deadline):
             plans.append((model_kind + "_" + kind, model_kind, device, "float32"))
         if supported:
             plans.append((model_kind + "_gpu_mixed", model_kind, "/GPU:0", "mixed_float16"))
-    contenders, errors = [], {}
+    contenders, errors, raised = [], {}, []
     build_s = {}
     for name, model_kind, device, policy in plans:
         started = now()
@@ -472,6 +482,7 @@ def training_step(tf, np, gpus, budget_s, deadline):
                 model = build(model_kind, policy)
         except Exception as exc:
             errors[name] = error_of(exc)
+            raised.append(exc)
             continue
         build_s[name] = rounded(now() - started)
         x, y = data[model_kind]
@@ -483,6 +494,8 @@ def training_step(tf, np, gpus, budget_s, deadline):
             float(loss[0] if isinstance(loss, (list, tuple)) else loss)
 
         contenders.append(Contender(name, run, device))
+    if not contenders:
+        raise raised[0]  # no model could be built: the section failed as a whole
     interleave(contenders, max(0.0, budget_s - (now() - keras_started)), deadline)
     result = {"keras_version": str(getattr(keras, "__version__", "") or ""), "keras_import_s": rounded(keras_s),
               "batch": {"dense": DENSE_BATCH, "cnn": CNN_BATCH},

@@ -1,0 +1,132 @@
+"""What `tfdoctor --deep` costs, and whether its figures are right.
+
+1. Cost: `tfdoctor --json` and `tfdoctor --json --deep` in alternating rounds (so drift hits both
+   alike); the issue's goal is a median difference of at most 15 s.
+2. Accuracy: every figure of the --deep runs (each contender's best block) against a long run of the
+   same workload measured separately (child/workload.py run with LONG_FACTOR times the budget, so
+   every contender gets many more blocks); the goal is agreement within 15 %.
+
+    python bench/bench_workload.py [--rounds 3] [--long-factor 4] [--json results.json]
+
+Run it on a quiet machine: on a shared VM a whole process sometimes runs at half speed, and the
+report says so through the spread of the rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PYTHON = sys.executable
+ROOT = Path(__file__).resolve().parent.parent
+WORKLOAD_SCRIPT = ROOT / "tfdoctor" / "child" / "workload.py"
+
+# The same workload as the child runs, in a process of its own, with a longer budget.
+LONG_RUN = r"""
+import json, sys, time
+import tensorflow as tf
+script, budget = sys.argv[1], float(sys.argv[2])
+namespace = {"__name__": "tfdoctor_workload"}
+exec(compile(open(script).read(), script, "exec"), namespace)
+class Recorder(object):
+    def __init__(self):
+        self.data = {}
+    def flush(self):
+        pass
+    def stage(self, name):
+        pass
+recorder = Recorder()
+gpus = tf.config.list_physical_devices("GPU")
+namespace["run_workload"](tf, recorder, {"budget_s": budget, "deadline": time.perf_counter() + 4 * budget}, gpus)
+print(json.dumps(recorder.data["workload"]))
+"""
+
+
+def timed(argv: list[str]) -> tuple[float, str]:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    started = time.perf_counter()
+    completed = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=False)
+    return time.perf_counter() - started, completed.stdout
+
+
+def figures(workload: dict) -> dict[str, float]:
+    """name -> seconds per repetition (the best block) of every contender that was timed."""
+    found: dict[str, float] = {}
+    for row in (workload.get("crossover") or {}).get("sizes") or ():
+        for kind in ("gpu", "cpu"):
+            if (row.get(kind) or {}).get("best_s"):
+                found[f"crossover {kind} {row['n']}"] = row[kind]["best_s"]
+    for section in ("dispatch", "input_pipeline", "conv2d", "training_step"):
+        for name, value in (workload.get(section) or {}).items():
+            if isinstance(value, dict) and value.get("best_s"):
+                found[f"{section} {name}"] = value["best_s"]
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--long-factor", type=float, default=4.0)
+    parser.add_argument("--json", dest="json_path")
+    args = parser.parse_args()
+
+    from tfdoctor.collect.tensorflow import WORKLOAD_BUDGET_S
+
+    doctor = [PYTHON, "-m", "tfdoctor", "--json"]
+    runs: dict[str, list[float]] = {"tfdoctor --json": [], "tfdoctor --json --deep": []}
+    workloads: list[dict] = []
+    for round_number in range(args.rounds):
+        for name, argv in (("tfdoctor --json", doctor), ("tfdoctor --json --deep", doctor + ["--deep"])):
+            seconds, out = timed(argv)
+            runs[name].append(seconds)
+            if "--deep" in argv:
+                workload = (json.loads(out)["facts"]["tensorflow"].get("workload") or {}) if out.strip() else {}
+                workloads.append(workload)
+        print(f"round {round_number + 1}: " + ", ".join(f"{n} {v[-1]:.1f} s" for n, v in runs.items()),
+              file=sys.stderr)
+    seconds, out = timed([PYTHON, "-c", LONG_RUN, str(WORKLOAD_SCRIPT), str(WORKLOAD_BUDGET_S * args.long_factor)])
+    long_run = json.loads(out) if out.strip() else {}
+    reference = figures(long_run)
+
+    medians = {name: statistics.median(values) for name, values in runs.items()}
+    extra = medians["tfdoctor --json --deep"] - medians["tfdoctor --json"]
+    print(f"\n{platform.system()} {platform.machine()}, Python {platform.python_version()}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end, {args.rounds} rounds")
+    print("\n| command | median | range |\n| --- | --- | --- |")
+    for name, values in runs.items():
+        print(f"| `{name}` | {medians[name]:.1f} s | {min(values):.1f}-{max(values):.1f} s |")
+    print(f"\n--deep adds {extra:.1f} s (median), goal <= 15 s: {'met' if extra <= 15 else 'NOT met'}; "
+          f"workload duration {', '.join(str(w.get('duration_s')) for w in workloads)} s")
+
+    print(f"\nEach figure against a long run ({WORKLOAD_BUDGET_S * args.long_factor:.0f} s budget, {seconds:.0f} s "
+          "wall) of the same workload: ratio = --deep best block / long-run best block")
+    print("\n| figure | long run | --deep runs: ratio per round | within 15 % |\n| --- | --- | --- | --- |")
+    within = total = 0
+    rows = []
+    for name, value in reference.items():
+        ratios = [f[name] / value for f in map(figures, workloads) if name in f]
+        if not ratios:
+            continue
+        ok = sum(1 for r in ratios if abs(r - 1) <= 0.15)
+        within, total = within + ok, total + len(ratios)
+        rows.append({"figure": name, "long_s": value, "ratios": ratios})
+        print(f"| {name} | {value * 1000:.3g} ms | {', '.join(f'{r:.2f}' for r in ratios)} | {ok}/{len(ratios)} |")
+    if total:
+        every = [r for row in rows for r in row["ratios"]]
+        print(f"\n{within} of {total} figures within 15 % of the long run; ratios "
+              f"{min(every):.2f}-{max(every):.2f}, median {statistics.median(every):.2f}")
+    if args.json_path:
+        Path(args.json_path).write_text(json.dumps({"runs": runs, "medians": medians, "extra_s": extra,
+                                                    "long_run": long_run, "figures": rows,
+                                                    "workloads": workloads}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
