@@ -27,13 +27,14 @@ FAMILY = re.compile(r"^(tensorflow(-.+)?|tf-nightly(-.+)?|intel-tensorflow(-.+)?
 MAY_NAME_FAMILY = re.compile(br"^Requires-Dist:[ \t]*(tensorflow|tf[-_.]|intel[-_.]tensorflow|keras|tensorboard|tb[-_.]nightly|"
                              br"ml[-_.]dtypes)", re.I | re.M)
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+NAME_HEADER = re.compile(br"^Name:[ \t]*([^\r\n]*)", re.I | re.M)
+VERSION_HEADER = re.compile(br"^Version:[ \t]*([^\r\n]*)", re.I | re.M)
+REQUIRES_HEADER = re.compile(br"^Requires-Dist:[ \t]*([^\r\n]*)", re.I | re.M)
 
 
 def canonical(name):
-    out = []
-    for ch in name.lower():
-        out.append("-" if ch in "_." else ch)
-    return "".join(out)
+    """PEP 503 normalisation: 'TensorFlow_Metal' -> 'tensorflow-metal'."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def proc_translated():
@@ -193,28 +194,23 @@ def read_header_block(path):
     try:
         with open(path, "rb") as handle:
             data = handle.read(8192)
-            while b"\n\n" not in data and b"\r\n\r\n" not in data:
+            while True:
+                end = data.find(b"\n\n")
+                if end < 0 and b"\r" in data:
+                    end = data.find(b"\r\n\r\n")
+                if end >= 0:
+                    return data[:end]
                 chunk = handle.read(65536)
                 if not chunk:
-                    break
+                    return data
                 data += chunk
     except (OSError, IOError):
         return None
-    data = data.replace(b"\r\n", b"\n")
-    return data.split(b"\n\n", 1)[0]
 
 
-def header_values(block, wanted):
-    """{header: [values]} for the wanted header names (case-insensitive); continuation lines ignored."""
-    found = {}
-    for line in block.decode("utf-8", "replace").split("\n"):
-        if not line or line[0] in " \t":
-            continue
-        key, sep, value = line.partition(":")
-        key = key.strip().lower()
-        if sep and key in wanted:
-            found.setdefault(key, []).append(value.strip())
-    return found
+def header(pattern, block):
+    match = pattern.search(block)
+    return match.group(1).strip().decode("utf-8", "replace") if match else None
 
 
 def split_info_name(entry_name):
@@ -325,19 +321,18 @@ def describe_distributions():
         block = read_header_block(metadata_path)
         if block is None:
             continue
-        values = header_values(block, ("name", "version", "requires-dist"))
-        name = (values.get("name") or [None])[0] or split_info_name(entry_name)[0]
-        version = (values.get("version") or [None])[0] or split_info_name(entry_name)[1]
+        name = header(NAME_HEADER, block) or split_info_name(entry_name)[0]
+        version = header(VERSION_HEADER, block) or split_info_name(entry_name)[1]
         if not name:
             continue
-        requires = values.get("requires-dist") or []
-        if egg and not requires and os.path.isdir(info_path):
-            requires = egg_requires(info_path)
         key = canonical(name)
-        dependent = False
-        if requires and (MAY_NAME_FAMILY.search(block) or egg):
-            dependent = any(FAMILY.match(canonical(match.group(1))) for match in map(REQUIREMENT_NAME.match, requires)
-                            if match)
+        requires = []
+        if egg or FAMILY.match(key) or key.startswith(DETAILED_PREFIXES) or MAY_NAME_FAMILY.search(block):
+            requires = [line.strip().decode("utf-8", "replace") for line in REQUIRES_HEADER.findall(block)]
+            if egg and not requires and os.path.isdir(info_path):
+                requires = egg_requires(info_path)
+        dependent = any(FAMILY.match(canonical(match.group(1))) for match in map(REQUIREMENT_NAME.match, requires)
+                        if match)
         scanned.append((key, version, base, info_path, requires, FAMILY.match(key) is not None or dependent))
     named = set()
     for key, _, _, _, requires, requirer in scanned:
