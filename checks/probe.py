@@ -3,10 +3,9 @@
 Each device's product is checked for placement (a GPU result computed on the CPU is a silent
 fallback), finiteness and agreement with a float64 reference (TF32-aware on NVIDIA), its timing for
 enough repetitions; then the GPU/CPU speed-up and, where the chip is known, the efficiency against
-its theoretical peak. Thresholds and peaks: knowledge/probe.toml (probe-method.md §6.3).
+its theoretical peak. Thresholds and peaks: knowledge/probe.toml, each row with its public source.
 
-Throughput is each side's best block (probe-method.md records median and min; the speed-up there is
-median-based). Changed because on a shared 2-core VM the median moved 1.3x between runs while the best
+Throughput is each side's best block, not the median block. Changed because on a shared 2-core VM the median moved 1.3x between runs while the best
 block moved 1.1x and stayed within 10 % of long separate runs (bench/bench.py): noise only adds time.
 """
 

@@ -1,4 +1,4 @@
-"""Mach-O headers: real bytes from /work/shared/reference/mac-system-outputs.md §8, read by the package
+"""Mach-O headers: real bytes of macOS binaries (layouts: Apple's mach-o/loader.h and fat.h), read by the package
 parser and written by the child script's header reader."""
 
 from __future__ import annotations

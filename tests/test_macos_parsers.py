@@ -1,4 +1,4 @@
-"""Parsers for what macOS tools print (outputs from /work/shared/reference/mac-system-outputs.md)."""
+"""Parsers for what macOS tools print (real outputs of sw_vers, sysctl and system_profiler)."""
 
 from __future__ import annotations
 

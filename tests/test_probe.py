@@ -1,4 +1,4 @@
-"""The probe check's judgement of constructed probe results: thresholds (probe-method.md §6.3, kept in
+"""The probe check's judgement of constructed probe results: thresholds (kept in
 knowledge/probe.toml), TF32 tolerance, per-platform speed-up limits, peaks and efficiency. These are
 tests of thresholds, not fixtures of machines: the probe dicts are built here."""
 
@@ -143,7 +143,7 @@ def test_apple_gpu_peak_from_cores_and_clock_table():
     facts = {"host": {"system": "Darwin"}, "sysctl": {"machdep.cpu.brand_string": "Apple M1 Max"},
              "system_profiler": {"SPDisplaysDataType": M1_MAX_DISPLAYS}}
     peak = gpu_peak(facts, {})
-    # 32 cores x 256 x 1.296 GHz = 10.6 TFLOPS (probe-method.md §1.1)
+    # 32 cores x 256 FLOP/cycle x 1.296 GHz = 10.6 TFLOPS (the knowledge row's own arithmetic)
     assert peak["gflops"] == pytest.approx(10617.2, rel=1e-3) and "32 GPU cores" in peak["basis"]
 
 
