@@ -13,7 +13,8 @@ import pytest
 from tfdoctor import __version__
 from tfdoctor.model import CheckResult
 from tfdoctor.registry import all_checks
-from tfdoctor.render import STATUS_SYMBOLS, STATUS_WORDS
+from tfdoctor.render import STATUS_SYMBOLS
+from tfdoctor.render.markdown import EMOJI
 from tfdoctor.report import exit_code_for
 from tfdoctor.schema import report_schema
 
@@ -84,12 +85,20 @@ def _statuses_from_text(text: str) -> dict[str, str]:
 
 
 def _statuses_from_markdown(text: str) -> dict[str, str]:
-    by_word = {word: status for status, word in STATUS_WORDS.items()}
+    """Problems ('**❌ Title** (`id`)'), the passed table ('| ✅ `id` |'), the folded skips ('- `id`: ')."""
+    by_emoji = {emoji: status for status, emoji in EMOJI.items()}
     found = {}
+    skipped = text.split("not applicable or not recorded", 1)[1].split("</details>", 1)[0] if \
+        "not applicable or not recorded" in text else ""
     for line in text.splitlines():
-        match = re.match(r"^\| \S+ (\w+) \| `([a-z0-9-]+)` \|", line)
-        if match:
-            found[match.group(2)] = by_word[match.group(1)]
+        problem = re.match(r"^\*\*(\S+) .*\*\* \(`([a-z0-9-]+)`\)", line)
+        passed = re.match(r"^\| ✅ `([a-z0-9-]+)` \|", line)
+        if problem and problem.group(1) in by_emoji:
+            found[problem.group(2)] = by_emoji[problem.group(1)]
+        elif passed:
+            found[passed.group(1)] = "pass"
+    for match in re.finditer(r"^- `([a-z0-9-]+)`: ", skipped, re.M):
+        found[match.group(1)] = "skip"
     return found
 
 
