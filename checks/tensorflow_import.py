@@ -69,10 +69,15 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     # The environment's own declarations (RECORD, Requires-Dist) explain an error that names one of their
     # distributions better than any table: their repair fixes every broken pin together, not one.
     stderr = "\n".join(part for part in (tf.get("stderr_head"), tf.get("stderr_tail")) if part)
-    cause = import_causes.explain(facts, tf.get("exception"), stderr, broad=not matches)
+    cause = import_causes.explain(facts, tf.get("exception"), stderr, broad=not matches and not tf.get("timed_out"))
     if cause:
         evidence.update(explained_by=cause.check, cause=list(cause.distributions))
         details = [f"cause ({cause.check}): {line}" for line in cause.details] + details
+        exception = tf.get("exception") or {}
+        if exception and (cause.named or not matches):
+            # the cause is the summary; the error's own (often long) text moves to the details
+            what = f"`import tensorflow` raised {tfchild.short_type(exception.get('type'))}"
+            details.insert(0, f"error: {exception.get('type')}: {tfchild.first_line(exception.get('message'), 300)}")
     if not matches:
         if cause:
             return Outcome.fail(f"{what}: {cause.summary} (see {cause.check})", *details, fix=cause.fix, **evidence)
@@ -89,7 +94,7 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     elif cause and cause.named:
         # the error names a distribution the environment's metadata shows broken: that repair fixes every
         # unmet pin (and damaged file) together, where the table's fix would name one of them
-        lines.insert(0, f"known error: {primary.signature.summary}")
+        lines = [f"known error: {primary.signature.summary}"] + [line for line in lines if line.startswith("also:")]
         summary, fix = f"{cause.summary} (see {cause.check})", cause.fix
     return Outcome.fail(f"{what}: {summary}", *lines, *details, fix=fix, **evidence)
 
