@@ -118,16 +118,30 @@ def _moving_fix(facts: Facts, installer: Installer, moving: list[Unmet], repair:
     return Remediation(advice, commands, PIP_URL)
 
 
+def _clash_advice(unmet: list[Unmet]) -> str:
+    """Requirers that disagree on one distribution: no install satisfies both; say who has to move."""
+    parts = []
+    for name, items in requirements.clashing(unmet).items():
+        wants = " but ".join(f"{i.requirer} {i.requirer_version} needs {name}{i.specifier}" for i in items)
+        parts.append(f"{wants}: no {name} satisfies both, so one of them has to move (upgrade the one made for "
+                     f"an older {name}, or uninstall it).")
+    return " ".join(parts)
+
+
 def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
     installer = installer_for(facts)
     repair = requirements.repair_requirements(facts, unmet)
     moving = [u for u in unmet if u.moves_tensorflow]
+    clash = _clash_advice(unmet)
     if moving:
-        return _moving_fix(facts, installer, moving, repair)
+        fix = _moving_fix(facts, installer, moving, repair)
+        return Remediation(f"{fix.advice} {clash}".strip(), fix.commands, fix.url)
     pin = requirements.tensorflow_pin(facts)
     keep = f", keeping {pin.replace('==', ' ')} where it is" if pin else ""
-    return Remediation(f"Install what the metadata declares, every unmet pin in one command so the resolver satisfies "
-                       f"them together{keep}.", (installer.install(*repair),) if repair else (), PIP_URL)
+    advice = (f"Install what the metadata declares, every unmet pin in one command so the resolver satisfies "
+              f"them together{keep}." if repair else "")
+    commands = (installer.install(*repair),) if repair else ()
+    return Remediation(f"{advice} {clash}".strip(), commands, PIP_URL)
 
 
 def _who(entries: list[Mapping[str, Any]]) -> str:

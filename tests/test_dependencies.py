@@ -296,3 +296,49 @@ def test_target_info_records_a_fake_dependent_and_what_it_names(tmp_path):
     facts = {"python": described["python"], "distributions": described["distributions"]}
     assert "fake-helper 0.5 is outside tensorflow-text 2.15.0's fake-helper>=1" in \
         [u.describe() for u in requirements.unmet_requirements(facts)]
+
+
+def test_tensorflow_install_leaves_declared_pins_to_this_check():
+    install = next(c for c in all_checks() if c.id == "tensorflow-install")
+    lines = ["numpy<2.0.0,>=1.23.5", "keras>=3.0.0"]
+    facts = facts_with({"numpy": "2.0.1", "keras": "3.3.3"}, tf_name="tensorflow", tf_version="2.16.1", requires=lines)
+    results = {r.check_id: r for r in run_checks([install, CHECK], facts)}
+    assert results["dependencies"].status is Status.FAIL
+    assert results["dependencies"].summary == "numpy 2.0.1 is outside tensorflow 2.16.1's numpy<2.0.0,>=1.23.5"
+    assert results["tensorflow-install"].status is Status.PASS, results["tensorflow-install"].summary
+    assert any("see dependencies" in line for line in results["tensorflow-install"].details)
+
+
+def test_tensorflow_install_keeps_its_curated_pins_where_requires_dist_is_not_recorded():
+    install = next(c for c in all_checks() if c.id == "tensorflow-install")
+    facts = facts_with({"numpy": "2.0.1"}, tf_name="tensorflow", tf_version="2.16.1")
+    del facts["distributions"][0]["requires"]
+    results = {r.check_id: r for r in run_checks([install, CHECK], facts)}
+    assert results["tensorflow-install"].status is Status.FAIL
+    assert "NumPy 2.0.1" in results["tensorflow-install"].summary
+    assert results["dependencies"].status is Status.SKIP
+
+
+def test_tensorflow_install_keeps_the_numpy_abi_rule_where_an_old_pin_has_no_upper_bound():
+    install = next(c for c in all_checks() if c.id == "tensorflow-install")
+    facts = facts_with({"numpy": "2.0.1"}, tf_name="tensorflow", tf_version="2.11.0", requires=["numpy>=1.20"])
+    results = {r.check_id: r for r in run_checks([install, CHECK], facts)}
+    assert results["dependencies"].status is Status.PASS  # the metadata allows it...
+    assert results["tensorflow-install"].status is Status.FAIL  # ...the curated ABI fact knows it breaks
+
+
+def test_requirers_that_disagree_get_no_impossible_command_but_the_reason():
+    metadata = {"name": "tensorflow-metadata", "version": "1.13.1", "top_level": ["tensorflow_metadata"],
+                "requires": ["protobuf<4,>=3.20.3", "absl-py<2.0.0,>=0.9"]}
+    facts = facts_with({"protobuf": "3.20.3", "absl-py": "2.1.0"}, extra=[metadata], tensorflow=IMPORTED)
+    unmet = requirements.unmet_requirements(facts)
+    assert sorted((u.requirer, u.name) for u in unmet) == [("tensorflow-cpu", "protobuf"),
+                                                           ("tensorflow-metadata", "absl-py")]
+    assert requirements.clashing(unmet) == {}
+    both = facts_with({"protobuf": "5.29.0"}, extra=[metadata], tensorflow=IMPORTED)
+    unmet = requirements.unmet_requirements(both)
+    assert list(requirements.clashing(unmet)) == ["protobuf"]
+    assert not any(r.startswith("protobuf") for r in requirements.repair_requirements(both))
+    result = run(both)
+    assert "no protobuf satisfies both" in result.remediation.advice
+    assert not any("protobuf" in c for c in result.remediation.commands)
