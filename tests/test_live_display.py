@@ -3,7 +3,6 @@ results in report order as they become final, Ctrl-C ending it; and nothing of i
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
@@ -97,6 +96,8 @@ def test_no_live_display_off_a_terminal():
 def test_stage_words_and_status():
     assert stage_words("importing") == "importing TensorFlow"
     assert stage_words("probe:GPU:warmup") == "timing GPU against CPU"
+    assert stage_words("workload:input_pipeline") == "running the workload probe: input pipeline"
+    assert stage_words("something:new") == "something:new"
     display = LiveDisplay("/usr/bin/python3")
     display("collected", {"facts": {"host": {"system": "Linux", "machine": "x86_64"}}, "pending": ["tensorflow"]})
     display("tensorflow-stage", {"stage": "importing"})

@@ -93,7 +93,7 @@ def _write_stdout(text: str) -> None:
 def write(text: str, output: Optional[Path]) -> None:
     """The report to stdout in one write, or to FILE through a temporary file beside it and a rename,
     so an interrupt never leaves half a report. Signals wait until the write is done."""
-    with _signals_held():
+    with _SignalsHeld():
         if output is None:
             _write_stdout(text)
             return
@@ -122,7 +122,7 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
-class _signals_held:
+class _SignalsHeld:
     """Blocks SIGINT and SIGTERM while the report is written (POSIX); they are delivered after."""
 
     def __enter__(self) -> None:
@@ -395,7 +395,7 @@ def _raise_interrupted(signum: int, frame: object) -> None:
     raise Interrupted(signum)
 
 
-class _interrupts_unwind:
+class _InterruptsUnwind:
     """SIGINT and SIGTERM raise Interrupted in the main thread for the length of a run (then the old
     handlers come back): the collectors kill their children on the way out (tfdoctor/collect)."""
 
@@ -423,7 +423,7 @@ def run_command_line(args: List[str]) -> int:
 
     command = typer.main.get_command(app)
     try:
-        with _interrupts_unwind():
+        with _InterruptsUnwind():
             code = command.main(args=args, prog_name="tfdoctor", standalone_mode=False)
     except Interrupted as exc:
         return _interrupted(128 + exc.signum)

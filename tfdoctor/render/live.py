@@ -26,7 +26,11 @@ STAGES = {
     "listed": "listing devices",
     "probe": "timing GPU against CPU",
     "probe:check": "checking the probe's result",
+    "keras": "trying tf.keras",
     "workload": "running the workload probe",
+    "import_failed": "recording the import error",
+    "not_installed": "looking for TensorFlow",
+    "done": "finishing",
 }
 
 
@@ -35,7 +39,9 @@ def stage_words(stage: Optional[str]) -> str:
         return "starting TensorFlow"
     if stage in STAGES:
         return STAGES[stage]
-    head = stage.split(":", 1)[0]
+    head, _, rest = stage.partition(":")
+    if head == "workload" and rest:
+        return f"running the workload probe: {rest.replace('_', ' ')}"
     return STAGES.get(head, stage.replace("_", " "))
 
 
