@@ -72,6 +72,14 @@ def _tracks_tensorflow(item: Unmet) -> bool:
     return mine is not None and any(b is not None and b.release[:2] == mine.release[:2] for b in bounds)
 
 
+def _needs_only_tensorflow(facts: Facts, name: str) -> bool:
+    """Every Requires-Dist line of this distribution that applies names a TensorFlow build."""
+    entry = requirements.first_copy(facts, name) or {}
+    lines = [requirements.parse(line) for line in entry.get("requires") or ()]
+    return bool(lines) and all(req is not None and (requirements.is_tensorflow_build(req.name) or req.marker is not None
+                                                    and "extra" in str(req.marker)) for req in lines)
+
+
 def _minor(version: Optional[str]) -> Optional[str]:
     parsed = requirements.version_of(version)
     return f"{parsed.major}.{parsed.minor}" if parsed else None
@@ -89,7 +97,16 @@ def _moving_fix(facts: Facts, installer: Installer, moving: list[Unmet], repair:
     if tf_version and minor and len(tracked) == len(moving):
         wanted = [f"{u.requirer}=={minor}.*" for u in dict((u.requirer, u) for u in moving).values()]
         switching = [u for u in moving if u.provided_by]
-        if switching:
+        if switching and all(_needs_only_tensorflow(facts, u.requirer) for u in moving):
+            # Its only requirement is TensorFlow, which the installed build provides under another name:
+            # without --no-deps pip would add `tensorflow` next to it (two builds in one tensorflow/).
+            commands = (installer.install("--no-deps", *wanted),)
+            advice = (f"Install the release of {', '.join(sorted({u.requirer for u in moving}))} made for TensorFlow "
+                      f"{minor}, without its dependencies: it requires only `{switching[0].name}`, which {tf_name} "
+                      f"{tf_version} provides under another name (pip would install a second TensorFlow build).")
+            if others:
+                commands += (installer.install(*others, pin),)
+        elif switching:
             # pip does not count tensorflow-cpu as `tensorflow`: it would install a second build next to it.
             needed = switching[0].name
             commands = (installer.uninstall(tf_name), installer.install(f"{needed}=={tf_version}", *wanted, *others))

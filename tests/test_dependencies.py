@@ -211,6 +211,10 @@ def test_tensorflow_cpu_stands_in_for_tensorflow_at_a_fitting_version():
     result = run(facts)
     assert result.status is Status.FAIL  # tf.keras itself fails: a Keras pin known to break
     assert result.summary == "tensorflow-cpu 2.21.0 is outside tf-keras 2.15.1's tensorflow<2.16,>=2.15"
+    # tf-keras requires only `tensorflow`, which tensorflow-cpu provides: --no-deps, no second build
+    assert commands(result) == [[PY, "-m", "pip", "install", "--no-deps", "tf-keras==2.21.*"]]
+    old_with_more = {**old, "requires": old["requires"] + ["scipy>=1.0"]}
+    result = run(facts_with(extra=[old_with_more, {"name": "scipy", "version": "1.14.1"}], tensorflow=IMPORTED))
     assert commands(result) == [[PY, "-m", "pip", "uninstall", "-y", "tensorflow-cpu"],
                                 [PY, "-m", "pip", "install", "tensorflow==2.21.0", "tf-keras==2.21.*"]]
 

@@ -113,6 +113,11 @@ def _first_copies(facts: Facts) -> dict[str, Mapping[str, Any]]:
     return found
 
 
+def first_copy(facts: Facts, name: str) -> Optional[Mapping[str, Any]]:
+    """The recorded copy of a distribution that the target imports (first on sys.path)."""
+    return _first_copies(facts).get(canonical_name(name))
+
+
 def parse(line: str) -> Optional[Requirement]:
     try:
         return Requirement(str(line))
