@@ -93,3 +93,10 @@ def test_the_api_gives_the_cli_verdict(tmp_path):
     cli = tfdoctor(tmp_path, "--format", "json", "--no-probe")
     cli_status = requirements_result(cli)["status"]
     assert api.stdout.split() == [str(cli.returncode == 0), str(cli.returncode), cli_status], api.stderr
+
+
+def test_requirements_are_judged_even_when_only_narrows_the_run(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.tfdoctor]\ntensorflow = ">=2.99"\nonly = ["platform-support"]\n')
+    run = tfdoctor(tmp_path, "--format", "json")
+    assert [r["id"] for r in json.loads(run.stdout)["results"]] == ["platform-support", "requirements"]
+    assert run.returncode == 1

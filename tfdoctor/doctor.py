@@ -50,7 +50,10 @@ def validate_python(path: str) -> str:
 def diagnose(options: DoctorOptions) -> Report:
     from tfdoctor.collect import CollectOptions, TargetUnusableError, gather
 
-    checks = selected_checks(options.only, options.skip)
+    only = options.only
+    if only and options.requirements and "requirements" not in only:
+        only = (*only, "requirements")  # requirements set are judged, whatever else --only narrows
+    checks = selected_checks(only, options.skip)
     if options.progress is not None:
         options.progress("checks", {"ids": [check.id for check in checks]})
     needed = frozenset(name for check in checks for name in (*check.needs, *check.uses))
