@@ -346,3 +346,15 @@ def test_requirers_that_disagree_get_no_impossible_command_but_the_reason():
     result = run(both)
     assert "no protobuf satisfies both" in result.remediation.advice
     assert not any("protobuf" in c for c in result.remediation.commands)
+
+
+def test_target_info_keeps_what_other_checks_read_without_a_requirement_naming_it(tmp_path):
+    for name, version in (("torch", "2.5.1"), ("nvidia_cudnn_cu12", "9.1.0.70"), ("left_out", "1.0")):
+        info = tmp_path / f"{name}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n")
+    completed = subprocess.run([sys.executable, "-c", source("target_info")], capture_output=True, check=True,
+                               cwd=tmp_path, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    names = {d["name"] for d in json.loads(completed.stdout)["distributions"]}
+    assert {"torch", "nvidia-cudnn-cu12"} <= names  # cuda-build reads both
+    assert "left-out" not in names

@@ -19,6 +19,9 @@ import sysconfig
 # distribution that requires one of them, are added to these by name (FAMILY, family_required()).
 DETAILED_PREFIXES = ("tensorflow", "tf-nightly", "tf-keras", "keras", "numpy", "ml-dtypes", "nvidia-", "protobuf",
                      "intel-tensorflow", "tensorboard", "tb-nightly")
+# Recorded with name and version even when no requirement names them: checks read them (cuda-build:
+# PyTorch's own cuDNN pin fights TensorFlow's in one environment).
+ALSO_RECORDED = ("torch",)
 # Family names (canonical): tfdoctor/facts/requirements.py FAMILY says the same for the checks.
 FAMILY = re.compile(r"^(tensorflow(-.+)?|tf-nightly(-.+)?|intel-tensorflow(-.+)?|keras|keras-nightly|tf-keras|"
                     r"tf-keras-nightly|tensorboard|tb-nightly|ml-dtypes)$")
@@ -341,7 +344,7 @@ def describe_distributions():
     found = []
     for key, version, base, info_path, requires, requirer in scanned:
         detailed = requirer or key.startswith(DETAILED_PREFIXES)
-        if not (detailed or key in named):
+        if not (detailed or key in named or key in ALSO_RECORDED):
             continue
         entry = {"name": key, "version": version, "location": base}
         if detailed:
