@@ -358,3 +358,15 @@ def test_target_info_keeps_what_other_checks_read_without_a_requirement_naming_i
     names = {d["name"] for d in json.loads(completed.stdout)["distributions"]}
     assert {"torch", "nvidia-cudnn-cu12"} <= names  # cuda-build reads both
     assert "left-out" not in names
+
+
+def test_a_distribution_requiring_tensorflow_only_under_an_extra_counts_when_that_extra_is_installed():
+    transformers = {"name": "transformers", "version": "4.40.0",
+                    "requires": ["tokenizers<0.20,>=0.19", 'tensorflow<2.16,>2.9; extra == "tf"',
+                                 'tf-keras; extra == "tf"']}
+    tokenizers = {"name": "tokenizers", "version": "0.21.0"}
+    bare = facts_with(tf_name="tensorflow", extra=[transformers, tokenizers])
+    assert requirements.unmet_requirements(bare) == []  # the tf extra's tf-keras is absent: not transformers[tf]
+    with_tf = facts_with(tf_name="tensorflow", extra=[transformers, tokenizers,
+                                                      {"name": "tf-keras", "version": "2.21.0", "requires": []}])
+    assert sorted(u.name for u in requirements.unmet_requirements(with_tf)) == ["tensorflow", "tokenizers"]

@@ -172,14 +172,23 @@ def _extra_of(requirement: Requirement) -> Optional[str]:
     return canonical_name(match.group(1)) if match else None
 
 
-def _requirers(copies: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The family and every distribution that requires one of its members (with recorded Requires-Dist)."""
+def _requirers(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str, str]) -> list[Mapping[str, Any]]:
+    """The family and every distribution that requires one of its members (with recorded Requires-Dist):
+    unconditionally, or under an extra evidently installed (transformers[tf] yes, a bare transformers no)."""
     chosen = []
     for name, entry in copies.items():
         requires = entry.get("requires")
         if requires is None:
             continue
-        if is_family(name) or any(is_family(req.name) for req in map(parse, requires) if req):
+        if is_family(name):
+            chosen.append(entry)
+            continue
+        parsed = [req for req in map(parse, requires) if req]
+        naming = [req for req in parsed if is_family(req.name)]
+        if not naming:
+            continue
+        extras = _active_extras(parsed, environment, copies) if any(_extra_of(r) for r in naming) else set()
+        if any(_extra_of(req) is None or _extra_of(req) in extras for req in naming):
             chosen.append(entry)
     return chosen
 
@@ -192,7 +201,7 @@ def complete_record(facts: Facts) -> bool:
 
 def requirers(facts: Facts) -> list[Mapping[str, Any]]:
     """The recorded distributions whose Requires-Dist is verified: the family and its dependents."""
-    return _requirers(_first_copies(facts))
+    return _requirers(_first_copies(facts), marker_environment(facts))
 
 
 def declared_names(facts: Facts, name: str) -> Optional[set[str]]:
@@ -236,7 +245,7 @@ def unmet_requirements(facts: Facts) -> list[Unmet]:
     imported_build = _imported_build(copies)
     complete = complete_record(facts)
     found: list[Unmet] = []
-    for entry in _requirers(copies):
+    for entry in _requirers(copies, environment):
         requirer = canonical_name(str(entry["name"]))
         lines = [(text, parse(text)) for text in entry.get("requires") or ()]
         parsed = [req for _, req in lines if req]
