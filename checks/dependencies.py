@@ -85,10 +85,11 @@ def _minor(version: Optional[str]) -> Optional[str]:
     return f"{parsed.major}.{parsed.minor}" if parsed else None
 
 
-def _moving_fix(facts: Facts, installer: Installer, moving: list[Unmet], repair: tuple[str, ...]) -> Remediation:
+def _moving_fix(facts: Facts, installer: Installer, unmet: list[Unmet], repair: tuple[str, ...]) -> Remediation:
     """A dependent made for another TensorFlow: keep TensorFlow and install the dependent's release of the
     same minor when its versions follow TensorFlow's; otherwise the only fix the metadata knows is to
     move TensorFlow into the dependent's range (said in the advice, with the alternative)."""
+    moving = [u for u in unmet if u.moves_tensorflow]
     pin = requirements.tensorflow_pin(facts)
     tf_name, _, tf_version = (pin or "").partition("==")
     others = [r for r in repair if r != pin]
@@ -122,6 +123,9 @@ def _moving_fix(facts: Facts, installer: Installer, moving: list[Unmet], repair:
         return Remediation(advice, commands, PIP_URL)
     targets = list(dict.fromkeys(u.name + u.specifier for u in moving))
     keep = [f"{u.requirer}=={u.requirer_version}" for u in moving if u.requirer_version]
+    # The TensorFlow that moves brings its own pins: only the other requirers' unmet pins stay in the command.
+    others = [r for r in requirements.repair_requirements(
+        facts, [u for u in unmet if not requirements.is_tensorflow_build(u.requirer)]) if r != pin]
     commands: tuple[str, ...] = ()
     names = {u.name for u in moving}
     if tf_name and tf_name not in names:
@@ -151,7 +155,7 @@ def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
     moving = [u for u in unmet if u.moves_tensorflow]
     clash = _clash_advice(unmet)
     if moving:
-        fix = _moving_fix(facts, installer, moving, repair)
+        fix = _moving_fix(facts, installer, unmet, repair)
         return Remediation(f"{fix.advice} {clash}".strip(), fix.commands, fix.url)
     pin = requirements.tensorflow_pin(facts)
     keep = f", keeping {pin.replace('==', ' ')} where it is" if pin else ""
