@@ -2,8 +2,9 @@
 # ^ A no-op string in Python; in a POSIX shell it runs `exit 64`, so `--python /bin/sh` exits at once
 # instead of running this file as shell commands (`import json` is ImageMagick's `import` there).
 #
-# Describes the interpreter that runs it: version, architecture, Rosetta, environment kind, and every
-# installed distribution (read from metadata, never imported). Standard library only; prints JSON.
+# Describes the interpreter that runs it: version, architecture, Rosetta, environment kind, its PEP 508
+# marker environment, and the installed distributions the checks need (read from metadata, never
+# imported). Standard library only; prints JSON.
 import binascii
 import json
 import os
@@ -16,7 +17,7 @@ import sysconfig
 
 # Distributions whose files matter to the diagnosis: for these the Requires-Dist lines, the top-level
 # names they install and the native libraries they ship are recorded. The TensorFlow family, and every
-# distribution that requires one of them, are added to these by name (FAMILY, family_required()).
+# distribution that requires one of them, are added to these (FAMILY, describe_distributions()).
 DETAILED_PREFIXES = ("tensorflow", "tf-nightly", "tf-keras", "keras", "numpy", "ml-dtypes", "nvidia-", "protobuf",
                      "intel-tensorflow", "tensorboard", "tb-nightly")
 # Recorded with name and version even when no requirement names them: checks read them (cuda-build:
