@@ -61,6 +61,10 @@ def downloaded_bytes(pip_output: str) -> int:
 
 def clean_environ(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "TF_USE_LEGACY_KERAS"}}
+    if LEDGER.wheelhouse:
+        # The wheels this suite fetched serve pip like its own cache would: a command that asks for one
+        # of these releases does not download it a second time (pip still picks the release itself).
+        env["PIP_FIND_LINKS"] = " ".join(filter(None, (os.environ.get("PIP_FIND_LINKS"), LEDGER.wheelhouse)))
     env.update(extra)
     return env
 
@@ -100,6 +104,7 @@ class Ledger:
     download_bytes: int = 0
     wheelhouse_bytes: int = 0
     base_seconds: float = 0.0
+    wheelhouse: str | None = None
     cases: dict[str, dict] = field(default_factory=dict)
 
     def pip_output(self, text: str) -> None:
@@ -135,6 +140,7 @@ def fetch_wheels(wheelhouse: Path, specs: list[str]) -> dict[str, Path]:
     if completed.returncode != 0:
         tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
         unavailable("the package index is unreachable or lacks a release the live cases need: " + " | ".join(tail))
+    LEDGER.wheelhouse = str(wheelhouse)
     wheels = {}
     for wheel in wheelhouse.glob("*.whl"):
         name, version, _, _ = parse_wheel_filename(wheel.name)
@@ -170,10 +176,13 @@ def clone(source: Path, target: Path) -> Path:
     return target
 
 
-def run_doctor(env: Path, extra_env: dict[str, str]) -> dict:
+def run_doctor(env: Path, extra_env: dict[str, str], keep: Path) -> dict:
+    """The doctor as a user runs it on that environment; its report is kept at `keep`."""
     completed = run([str(DOCTOR), "--python", str(env / "bin" / "python"), "--json", "--no-redact", "--no-probe"],
                     env=clean_environ(**extra_env), timeout=DOCTOR_TIMEOUT)
     assert completed.returncode in (0, 1), f"doctor exited {completed.returncode}: {completed.stderr[-2000:]}"
+    keep.parent.mkdir(parents=True, exist_ok=True)
+    keep.write_text(completed.stdout, encoding="utf-8")
     report = json.loads(completed.stdout)
     report["_exit"] = completed.returncode
     return report

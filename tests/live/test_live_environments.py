@@ -37,13 +37,13 @@ class Case:
     id: str
     mechanism: str
     expect: str
-    cause: tuple[str, ...] = ()  # every token must appear in the finding (see support.names_cause)
+    cause: tuple[str, ...] = ()  # every token must appear in one finding ("{tf}", "{tf_minor}": TensorFlow's)
     install: tuple[str, ...] = ()  # releases installed --no-deps on top of the base ("{tf}": its version)
     uninstall: tuple[str, ...] = ()
     delete: tuple[str, ...] = ()  # files of the install, relative to site-packages, unlinked
     violates: str | None = None  # the distribution whose installed release breaks TensorFlow's pin
     env: dict[str, str] = field(default_factory=dict)
-    xfail: str | None = None  # why the doctor does not get it right yet (strict: a pass says it's fixed)
+    xfail: str | None = None  # "verdict: why" / "fix: why" the doctor does not get it right yet
 
 
 CASES = (
@@ -51,31 +51,32 @@ CASES = (
     Case("healthy-tensorflow", "control: tensorflow (the CUDA-capable build) instead of tensorflow-cpu", HEALTHY,
          uninstall=("tensorflow-cpu",), install=("tensorflow=={tf}",)),
     Case("protobuf-too-old", "protobuf below TensorFlow's pin: the import fails (gencode/runtime major mismatch)",
-         FAIL, cause=("protobuf",), install=("protobuf==5.29.5",), violates="protobuf"),
+         FAIL, cause=("protobuf 5.29",), install=("protobuf==5.29.5",), violates="protobuf"),
     Case("ml-dtypes-too-old", "ml-dtypes below TensorFlow's pin: the import fails (a dtype is missing)",
-         FAIL, cause=("ml-dtypes",), install=("ml-dtypes==0.4.1",), violates="ml-dtypes"),
+         FAIL, cause=("ml-dtypes 0.4",), install=("ml-dtypes==0.4.1",), violates="ml-dtypes"),
     Case("keras-2-with-tf2", "Keras 2 where TensorFlow pins Keras 3: TensorFlow imports, tf.keras fails",
-         FAIL, cause=("keras",), install=("keras==2.15.0",), violates="keras"),
+         FAIL, cause=("keras 2.15",), install=("keras==2.15.0",), violates="keras"),
     Case("h5py-too-new", "h5py above TensorFlow's pin while TensorFlow still imports and works",
-         WARN, cause=("h5py",), install=("h5py==3.16.0",), violates="h5py"),
+         WARN, cause=("h5py 3.16",), install=("h5py==3.16.0",), violates="h5py"),
     Case("numpy-too-old", "NumPy below TensorFlow's pin while TensorFlow still imports and works",
-         WARN, cause=("numpy",), install=("numpy==1.25.2",), violates="numpy"),
+         WARN, cause=("numpy 1.25",), install=("numpy==1.25.2",), violates="numpy"),
     Case("shared-library-deleted", "a shared library of the tensorflow package deleted: the import fails",
          FAIL, cause=("libtensorflow_framework.so.2",), delete=("tensorflow/libtensorflow_framework.so.2",)),
     Case("old-pip-and-deleted-library", "pip 20.2 (cannot install manylinux_2_27 wheels) in an environment "
-         "whose repair needs TensorFlow's wheel", FAIL, cause=("pip",), install=("pip==20.2.4",),
+         "whose repair needs TensorFlow's wheel", FAIL, cause=("pip 20.2",), install=("pip==20.2.4",),
          delete=("tensorflow/python/_pywrap_tensorflow_internal.so",)),
     Case("tf-keras-of-another-release", "tf-keras 2.15 with TF_USE_LEGACY_KERAS=1 on TensorFlow 2.21: tf.keras fails",
-         FAIL, cause=("tf-keras",), install=("tf-keras==2.15.1",), violates=None, env={"TF_USE_LEGACY_KERAS": "1"}),
+         FAIL, cause=("tf-keras", "{tf_minor}"), install=("tf-keras==2.15.1",), violates=None, env={"TF_USE_LEGACY_KERAS": "1"}),
     Case("two-tensorflow-builds", "tensorflow and tensorflow-cpu both installed into one site-packages/tensorflow/",
-         PROBLEM, cause=("tensorflow-cpu",), install=("tensorflow=={tf}",)),
+         PROBLEM, cause=("tensorflow {tf}", "tensorflow-cpu {tf}"), install=("tensorflow=={tf}",)),
 )
 
 
-def _params(phase: str):
-    for case in CASES:
-        marks = [pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail and phase in case.xfail else []
-        yield pytest.param(case, id=case.id, marks=marks)
+def _params(phase: str) -> list:
+    """xfail names the phase it is about ("verdict: ..." or "fix: ..."), strict: a pass means it's fixed."""
+    return [pytest.param(case, id=case.id,
+                         marks=[pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail and case.xfail.startswith(phase) else [])
+            for case in CASES]
 
 
 class Live:
@@ -84,6 +85,7 @@ class Live:
     def __init__(self, root: Path):
         self.root = root
         self.tf_version = support.dependency_closure(support.BASE_DISTRIBUTION)[canonicalize_name(support.BASE_DISTRIBUTION)]
+        self.tf_minor = ".".join(self.tf_version.split(".")[:2])
         specs = sorted({spec.format(tf=self.tf_version) for case in CASES for spec in case.install})
         self.wheels = support.fetch_wheels(root / "wheelhouse", specs)
         self.base = support.build_base(root / "base")
@@ -101,7 +103,7 @@ class Live:
             for relative in case.delete:
                 os.unlink(support.site_packages(env) / relative)  # only unlinks: the base keeps its inode
             self._premise(case, env)
-            report = support.run_doctor(env, case.env)
+            report = support.run_doctor(env, case.env, self.root / "reports" / f"{case.id}.json")
             support.LEDGER.note(case.id, mechanism=case.mechanism, expect=case.expect, before=support.verdict_line(report))
             self._broken[case.id] = (env, report)
         return self._broken[case.id]
@@ -120,6 +122,9 @@ class Live:
             assert pins and not any(p.specifier.contains(version, prereleases=True) for p in pins), (
                 f"premise of {case.id} no longer holds: {case.violates} {version} satisfies TensorFlow "
                 f"{tensorflow.version}'s {[str(p) for p in pins]}; pick a release outside the pin")
+        if "tf-keras" in dists and case.env.get("TF_USE_LEGACY_KERAS"):
+            release = ".".join(dists["tf-keras"].version.split(".")[:2])
+            assert release != self.tf_minor, f"premise of {case.id}: tf-keras {release} is TensorFlow's own release"
         for relative in case.delete:
             assert not (support.site_packages(env) / relative).exists()
             assert (support.site_packages(self.base) / relative).exists(), "the base lost a file: a copy was modified in place"
@@ -150,8 +155,9 @@ def test_verdict(live, case):
     wanted = {FAIL: fails, WARN: warns, PROBLEM: fails + warns}[case.expect]
     if case.expect == WARN:
         assert not fails, f"TensorFlow works here, so a pin violation is a warn, not a fail; got: {seen}"
-    assert any(support.names_cause(r, case.cause) for r in wanted), (
-        f"expected a {case.expect} naming {case.cause} with a remediation; got: {seen}\n"
+    cause = tuple(token.format(tf=live.tf_version, tf_minor=live.tf_minor) for token in case.cause)
+    assert any(support.names_cause(r, cause) for r in wanted), (
+        f"expected a {case.expect} naming {cause} with a remediation; got: {seen}\n"
         + "\n".join(support.result_text(r)[:600] for r in fails + warns))
 
 
@@ -162,7 +168,7 @@ def test_fix_repairs(live, case):
     commands = support.fix_commands(report)
     ran = support.paste([c.replace(str(broken), str(env)) for c in commands], env, case.env)
     works, output = support.tensorflow_works(env, case.env)
-    after = support.run_doctor(env, case.env)
+    after = support.run_doctor(env, case.env, live.root / "reports" / f"{case.id}-fixed.json")
     support.LEDGER.note(case.id, commands=commands, ran=[(r["command"], r["exit"]) for r in ran],
                         works=works, after=support.verdict_line(after))
     shutil.rmtree(env, ignore_errors=True)
