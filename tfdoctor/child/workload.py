@@ -17,6 +17,7 @@ SEED = 20240611
 MIN_BLOCKS = 3
 MAX_BLOCKS = 7
 MAX_REPS = 2000  # repetitions per block at most
+MIN_SECTION_S = 0.3  # seconds a section gets even when the others have overrun the budget
 # Share of the workload budget each timed section may use; memory is sampled around the others.
 SHARES = (("crossover", 0.17), ("dispatch", 0.1), ("input_pipeline", 0.2), ("conv2d", 0.18),
           ("training_step", 0.35))
@@ -26,6 +27,7 @@ LADDER_WEIGHTS = (1, 1, 1, 2, 3, 4)
 LARGER_IS_FASTER = 0.6  # as in the probe: doubling N costs about 8 x 0.6 the time, not 8x
 DISPATCH_OPS = 40  # ops in the chain whose per-op latency is timed
 PIPELINE_BATCH, PIPELINE_FEATURES, PIPELINE_HIDDEN = 256, 64, 1024
+SETTLE_STEPS = 3  # untimed steps before each timed block of a fed step
 CONV_BATCH, CONV_SIZE, CONV_FILTERS = 8, 256, 32  # the articles' 256x256x3 images
 DENSE_BATCH, CNN_BATCH = 128, 64
 MESSAGE_LIMIT = 2000
@@ -94,22 +96,27 @@ def interleave(contenders, budget_s, deadline):
     for contender in contenders:
         try:
             contender.info["warmup_s"] = rounded(contender.timed(1))  # tracing, kernels, device set-up
-            k, seconds = 1, contender.timed(1)
             # like timeit's autorange: one call can be a fluke, so size the blocks from a run of several
-            # repetitions that lasts a fair part of a block
-            while seconds < block_target / 4 and k < MAX_REPS:
-                k = min(MAX_REPS, k * 4)
+            # repetitions lasting a fair part of a block (at most three runs, jumping to the size wanted)
+            k, seconds, overhead = 1, None, 0.0
+            for _ in range(3):
+                wall = now()
                 seconds = contender.timed(k)
+                overhead = max(0.0, now() - wall - seconds)  # a block's untimed set-up (a new pipeline)
+                if seconds >= block_target / 4 or k >= MAX_REPS:
+                    break
+                k = min(MAX_REPS, max(k + 1, int(k * block_target / 4 / max(seconds, 1e-6))))
         except Exception as exc:
             contender.info["error"] = error_of(exc)
             continue
-        live.append((contender, seconds / k))
+        live.append((contender, seconds / k, overhead))
     if not live:
         return
     block_target = max(0.002, (budget_s - (now() - started)) / float(len(live) * (MIN_BLOCKS + 1)))
-    for contender, per_rep in live:
-        contender.info["reps_per_block"] = max(1, min(MAX_REPS, int(block_target / max(per_rep, 1e-6))))
-    live = [contender for contender, _ in live]
+    for contender, per_rep, overhead in live:
+        reps = (block_target - overhead) / max(per_rep, 1e-6)
+        contender.info["reps_per_block"] = max(1, min(MAX_REPS, int(reps)))
+    live = [contender for contender, _, _ in live]
     for round_number in range(MAX_BLOCKS):
         if round_number >= MIN_BLOCKS and now() - started > budget_s:
             break
@@ -311,18 +318,24 @@ def input_pipeline(tf, np, gpus, budget_s, deadline):
         return loss
 
     def fed(prefetch):
+        """One pipeline for all the blocks (building one costs more than many steps). Each block starts
+        with SETTLE_STEPS untimed steps: a prefetch buffer filled while the other contenders ran is used
+        up there, so the timed steps see the pipeline's steady pace, not a head start."""
+        pipeline = []
+
         def run(k):
-            dataset = tf.data.Dataset.from_generator(batches, output_signature=signature)
-            if prefetch:
-                dataset = dataset.prefetch(tf.data.AUTOTUNE)
-            iterator = iter(dataset)
+            if not pipeline:
+                dataset = tf.data.Dataset.from_generator(batches, output_signature=signature)
+                pipeline.append(iter(dataset.prefetch(tf.data.AUTOTUNE) if prefetch else dataset))
+            iterator = pipeline[0]
             with tf.device(device):
-                x, y = next(iterator)  # start-up of the pipeline: outside the repetitions that count
-                started = now()
                 loss = None
+                for _ in range(SETTLE_STEPS):
+                    loss = step(*next(iterator))
+                float(loss.numpy())
+                started = now()
                 for _ in range(k):
-                    x, y = next(iterator)
-                    loss = step(x, y)
+                    loss = step(*next(iterator))
                 float(loss.numpy())
                 return now() - started
         return run
@@ -359,7 +372,7 @@ def input_pipeline(tf, np, gpus, budget_s, deadline):
 
 
 class PipelineContender(Contender):
-    """Its run(k) times itself (a new pipeline per block, its start-up excluded) and returns seconds."""
+    """Its run(k) times itself (the settling steps before each block excluded) and returns seconds."""
 
     def timed(self, k):
         return self.run(k)
@@ -593,14 +606,18 @@ def run_workload(tf, recorder, config, gpus):
     workload["memory"] = {"samples": samples}
     recorder.flush()
     for name, share in SHARES:
-        spent = now() - started
-        left = min(budget - spent, deadline - now())
-        if left <= 0.2:
-            workload["sections"][name] = {"status": "skipped", "reason": "no time left of the workload budget"}
+        before_deadline = deadline - now()
+        if before_deadline <= 1.0:
+            workload["sections"][name] = {"status": "skipped", "reason": "no time left before the --timeout"}
             continue
         recorder.stage("workload:" + name)
-        # a section may use its share, or all that is left when it comes last
-        section_budget = min(left, budget * share if name != SHARES[-1][0] else left)
+        # a section may use its share (all that is left when it comes last) but never the shares of the
+        # sections after it, so an overrun on a busy machine does not starve them; each runs at least
+        # MIN_SECTION_S (3 blocks of each contender whatever the budget), and stops before the deadline
+        left = budget - (now() - started)
+        later = sum(weight for other, weight in SHARES[[n for n, _ in SHARES].index(name) + 1:]) * budget
+        section_budget = left if name == SHARES[-1][0] else min(budget * share, left - later)
+        section_budget = min(max(MIN_SECTION_S, section_budget), before_deadline - 0.5)
         section_started = now()
         try:
             figures = SECTION_FUNCTIONS[name](tf, np, gpus, section_budget, deadline)
