@@ -77,6 +77,15 @@ def _works(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Outcome:
                       "tf-keras is released in step with TensorFlow; a Dense layer builds, but other parts may not.",
                       fix=Remediation(f"Install the tf-keras of TensorFlow {tf_version}.",
                                       (installer_for(facts).install(wanted),), KERAS_URL))
+    installed = tfdists.first_version(facts, "tf-keras")
+    tf_minor = minor_of(tf_version)
+    if (record.get("flavor") != "tf-keras" and installed and wanted and tf_minor and tf_minor >= LEGACY_FROM
+            and minor_of(installed) != tf_minor):
+        findings.warn(f"tf-keras {installed} is installed, made for another TensorFlow than {tf_version}",
+                      f"tf.keras is {describe(record)} here, but code that imports tf_keras, or runs with "
+                      f"{LEGACY_VARIABLE}=1, gets a tf-keras that does not fit this TensorFlow.",
+                      fix=Remediation(f"Install the tf-keras of TensorFlow {tf_version} (or uninstall tf-keras if "
+                                      "nothing uses it).", (installer_for(facts).install(wanted),), LEGACY_URL))
     if record.get("legacy_env") is not None:
         findings.note(f"{LEGACY_VARIABLE}={record.get('legacy_env')}")
     seconds = record.get("seconds")

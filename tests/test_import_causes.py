@@ -189,6 +189,13 @@ def test_legacy_keras_with_tf_keras_of_another_release():
     assert outcome.status is Status.WARN and install_command(outcome)[-1] == "tf-keras~=2.21.0"
 
 
+def test_an_unused_tf_keras_of_another_release_is_a_warning_naming_the_matching_one():
+    outcome = keras.run(facts_with({"tf-keras": "2.15.1"}, tensorflow=imported(KERAS3_OK)))
+    assert outcome.status is Status.WARN and "tf-keras 2.15.1 is installed" in outcome.summary
+    assert install_command(outcome)[-1] == "tf-keras~=2.21.0"
+    assert keras.run(facts_with({"tf-keras": "2.21.0"}, tensorflow=imported(KERAS3_OK))).status is Status.PASS
+
+
 def test_keras_below_tensorflow_pin_is_tied_to_the_pin():
     error = {"type": "ModuleNotFoundError", "message": "No module named 'keras.src'", "causes": [],
              "traceback": [f'  File "{SITE}/keras/__init__.py", line 1, in <module>']}
