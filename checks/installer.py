@@ -4,8 +4,9 @@ The environment declares what it needs: the WHEEL `Tag:` lines and Requires-Pyth
 TensorFlow-family distributions (recorded by the integrity child), and `pip install tensorflow` reaches
 for the newest TensorFlow wheel of the platform (a curated tag, tfdoctor/installers.py). A pip older
 than a tag's first supporting release (manylinux_x_y and macOS 11+ tags: pip 20.3) finds no such wheel:
-`pip install tensorflow==2.21.0` says "No matching distribution found" and a plain
-`pip install tensorflow` quietly takes an older release. The rules themselves live in
+`pip install tensorflow==2.21.0` says "No matching distribution found" (TensorFlow has no sdist), a plain
+`pip install tensorflow` quietly takes an older release, and a distribution with an sdist is built
+from source instead (measured: pip 20.2.4 reinstalling ml-dtypes 0.6.0 started compiling NumPy). The rules themselves live in
 tfdoctor.installers, so every check's install commands upgrade such a pip first.
 
 Verdicts: fail when pip cannot reinstall an installed TensorFlow-family wheel (every repair would fail)
@@ -82,7 +83,8 @@ def installer_capability(facts: Facts) -> Outcome:
         need = unmet_installed[0]
         return Outcome.fail(
             f"pip {pip} cannot install {need.distribution}'s wheel ({need.reason} need pip {need.pip} or newer): "
-            "a reinstall or repair of it fails with 'No matching distribution found'",
+            "a reinstall or repair finds no wheel for it (pip builds the source instead where there is one; "
+            "TensorFlow has none: 'No matching distribution found')",
             *[f"Also needs pip {n.pip}: {n.distribution} ({n.reason})" for n in unmet_installed[1:4]],
             *_others(facts),
             fix=upgrade, **evidence)
