@@ -18,10 +18,11 @@ from typing import Any, Mapping
 
 from tfdoctor.facts import integrity
 from tfdoctor.findings import Findings
-from tfdoctor.model import Outcome
+from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 
 TENSORFLOW_PREFIXES = ("tensorflow", "tf-nightly", "intel-tensorflow")
+CLASH_URL = "https://github.com/openvinotoolkit/openvino_notebooks/pull/2793"
 SHOWN = 4  # files named per distribution in the details; the rest are counted
 
 
@@ -79,8 +80,10 @@ def install_integrity(facts: Facts) -> Outcome:
     found = integrity.problems(facts)
     totals = _totals(facts)
     findings = Findings()
-    inside = [p for p in found if not p.outside]
-    outside = [p for p in found if p.outside]
+    sharing = integrity.clashing(found)
+    clashes = [p for p in found if p.distribution in sharing]  # the clash explains all their damage
+    inside = [p for p in found if not p.outside and p.distribution not in sharing]
+    outside = [p for p in found if p.outside and p.distribution not in sharing]
     for requirement, items in _by_distribution(inside).items():
         count = totals.get(requirement) or len(items)
         named = [p.describe() for p in items[:SHOWN]]
@@ -95,6 +98,15 @@ def install_integrity(facts: Facts) -> Outcome:
                       f"site-packages missing ({outside[0].describe()})",
                       *[f"{p.requirement}: {p.describe()}" for p in outside[1:SHOWN]],
                       fix=integrity.reinstall_fix(facts, outside))
+    if clashes:
+        shared = [p for p in clashes if p.clash]
+        findings.fail(f"{', '.join(sorted(sharing))} install the same files: the last one installed overwrote the "
+                      f"other's ({shared[0].requirement.replace('==', ' ')}: {shared[0].describe()})",
+                      *[f"{p.requirement}: {p.describe()}" + (f", also installed by {', '.join(p.also_in)}" if p.clash else "")
+                        for p in clashes[:SHOWN]],
+                      fix=Remediation("Keep one of these distributions: uninstall both and install one again "
+                                      "(tensorflow-install gives the commands when they are TensorFlow builds). "
+                                      "Reinstalling either one alone brings the clash back.", (), CLASH_URL))
     for entry in unverifiable:
         findings.note(f"cannot verify {entry.get('name')} {entry.get('version')}: {_why_unverifiable(entry)}")
     coverage = _coverage(verified, section)

@@ -229,3 +229,37 @@ def test_a_library_named_in_an_error_is_tied_to_its_missing_file():
     problem = integrity.problem_for_library(found, "libtensorflow_framework.so.2")
     assert problem is not None and problem.requirement == "tensorflow-cpu==2.21.0"
     assert integrity.problem_for_library(found, "libcudart.so.12") is None
+
+
+def test_a_file_two_distributions_install_is_marked_with_the_other_owner(site):
+    """A second build writing the same package (tensorflow over tensorflow-cpu): the file now matches
+    the other RECORD, so the first one's check sees it altered, and names who else installed it."""
+    other = make_distribution_copy(site, "tensorflow-other")
+    (site / "tftiny" / "_native.so").write_bytes(os.urandom(2048))
+    rows = [record_line(site, "tftiny/_native.so"), f"{other.name}/RECORD,,"]
+    (other / "RECORD").write_text("\n".join(rows) + "\n")
+    found = run_child(site)
+    assert entry(found)["problems"] == [{"path": "tftiny/_native.so", "problem": "size", "expected_size": 4096,
+                                         "size": 2048, "also_in": ["tensorflow-other"]}]
+    assert entry(found, "tensorflow-other")["problems"] == []
+
+
+def make_distribution_copy(site: Path, name: str) -> Path:
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n\n")
+    return info
+
+
+def test_two_builds_sharing_files_fail_without_a_reinstall_that_would_bring_the_clash_back():
+    clash = {**MISSING_LIB, "problem": "size", "size": 1, "also_in": ["tensorflow"]}
+    truncated = {"path": "numpy/__init__.py", "problem": "size", "expected_size": 100, "size": 10}
+    outcome = integrity_check.run(facts(dist("tensorflow", "2.21.0"), dist("tensorflow-cpu", "2.21.0", clash),
+                                        dist("numpy", "2.4.6", truncated)))
+    assert outcome.status is Status.FAIL
+    # the damage with a repair comes first; the clash is named and repaired by tensorflow-install
+    assert outcome.remediation.commands == (f"{PYTHON} -m pip install --force-reinstall --no-deps 'numpy==2.4.6'",)
+    assert any("tensorflow, tensorflow-cpu install the same files" in line for line in outcome.details)
+    alone = integrity_check.run(facts(dist("tensorflow", "2.21.0"), dist("tensorflow-cpu", "2.21.0", clash)))
+    assert alone.status is Status.FAIL and alone.summary.startswith("tensorflow, tensorflow-cpu install the same files")
+    assert alone.remediation.commands == () and "tensorflow-install" in alone.remediation.advice

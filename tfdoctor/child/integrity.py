@@ -131,8 +131,9 @@ def wheel_tags(dist):
     return headers(read_text(os.path.join(dist["path"], "WHEEL"))).get("tag") or []
 
 
-def verify(dist, hash_queue):
-    """Size-check every RECORD entry of `dist`; queue its native libraries for hashing."""
+def verify(dist, hash_queue, owners):
+    """Size-check every RECORD entry of `dist`; queue its native libraries for hashing; note in `owners`
+    (full path -> names) every distribution whose RECORD lists a path."""
     entry = {
         "name": dist["name"], "version": dist["version"], "location": dist["location"],
         "metadata": dist["metadata"], "installer": None, "record": False,
@@ -156,6 +157,7 @@ def verify(dist, hash_queue):
         entry["listed"] += 1
         full = os.path.normpath(os.path.join(base, relative))
         outside = not full.startswith(base + os.sep)  # scripts and data: '../../../bin/x'
+        owners.setdefault(full, []).append(dist["name"])
 
         if outside:
             entry["outside"] += 1
@@ -165,14 +167,14 @@ def verify(dist, hash_queue):
         try:
             size = os.stat(full).st_size
         except OSError:
-            add_problem(entry, relative, "missing", int(size_text) if size_text.isdigit() else None, None, outside)
+            add_problem(entry, relative, "missing", int(size_text) if size_text.isdigit() else None, None, outside, full)
             continue
         if not size_text.isdigit():
             entry["exists_checked"] += 1
             continue
         expected = int(size_text)
         if size != expected:
-            add_problem(entry, relative, "size", expected, size, outside)
+            add_problem(entry, relative, "size", expected, size, outside, full)
             continue
         entry["size_checked"] += 1
         if NATIVE.search(relative) and digest.startswith("sha256="):
@@ -182,10 +184,10 @@ def verify(dist, hash_queue):
     return entry
 
 
-def add_problem(entry, path, problem, expected, size, outside):
+def add_problem(entry, path, problem, expected, size, outside, full):
     entry["problems_total"] += 1
     if len(entry["problems"]) < PROBLEM_LIMIT:
-        item = {"path": path, "problem": problem, "expected_size": expected, "size": size}
+        item = {"path": path, "problem": problem, "expected_size": expected, "size": size, "_full": full}
         if outside:
             item["outside"] = True
         entry["problems"].append(item)
@@ -212,14 +214,14 @@ def hash_natives(queue, budget_s):
         try:
             actual = sha256_within(full, deadline)
         except (OSError, IOError):
-            add_problem(entry, relative, "missing", size, None, False)
+            add_problem(entry, relative, "missing", size, None, False, full)
             continue
         if actual is None:
             return True
         entry["hashed_files"] += 1
         entry["hashed_bytes"] += size
         if actual != expected:
-            add_problem(entry, relative, "hash", size, size, False)
+            add_problem(entry, relative, "hash", size, size, False, full)
     return False
 
 
@@ -268,12 +270,18 @@ def main():
     out = {"installers": installers}
     if options.get("verify", True):
         queue = []
-        entries = [verify(dist, queue) for dist in chosen]
+        owners = {}
+        entries = [verify(dist, queue, owners) for dist in chosen]
         stopped = hash_natives(queue, budget_s)
         named = 0
         for entry in entries:
             entry["problems"] = entry["problems"][:max(0, NAMED_LIMIT - named)]
             named += len(entry["problems"])
+            for item in entry["problems"]:
+                # another distribution's RECORD lists the same file: it was overwritten, not damaged
+                others = sorted(set(owners.get(item.pop("_full"), ())) - set([entry["name"]]))
+                if others:
+                    item["also_in"] = others
         out["integrity"] = {
             "budget_s": budget_s,
             "hash_stopped": stopped,

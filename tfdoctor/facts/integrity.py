@@ -12,7 +12,8 @@ Section shape (documented in schema/report.schema.json):
   integrity.distributions[]: name, version, location, installer, metadata ("dist-info" | "egg-info"),
       record (bool), listed, size_checked, exists_checked, unverifiable, outside,
       native_files, native_bytes, hashed_files, hashed_bytes,
-      problems[]: {path, problem ("missing" | "size" | "hash"), expected_size, size, outside}, problems_total
+      problems[]: {path, problem ("missing" | "size" | "hash"), expected_size, size, outside, also_in},
+      problems_total
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ class FileProblem:
     expected_size: Optional[int] = None
     size: Optional[int] = None
     outside: bool = False  # outside the distribution's location ('../../../bin/x'): scripts, data
+    also_in: tuple[str, ...] = ()  # other installed distributions whose RECORD lists the same file
+
+    @property
+    def clash(self) -> bool:
+        """Two distributions own this file: the last one installed overwrote it (not a damaged install)."""
+        return bool(self.also_in)
 
     @property
     def basename(self) -> str:
@@ -81,7 +88,7 @@ def problems(facts: Facts, distribution: Optional[str] = None) -> list[FileProbl
         for item in entry.get("problems") or ():
             found.append(FileProblem(name, str(entry.get("version") or ""), str(item.get("path") or ""),
                                      str(item.get("problem") or MISSING), item.get("expected_size"), item.get("size"),
-                                     bool(item.get("outside"))))
+                                     bool(item.get("outside")), tuple(item.get("also_in") or ())))
     return found
 
 
@@ -102,6 +109,11 @@ def unverifiable(facts: Facts) -> list[Mapping[str, Any]]:
     return [d for d in verified_distributions(facts) if not d.get("record")]
 
 
+def clashing(found: list[FileProblem]) -> set[str]:
+    """Names of the distributions that share a damaged file with another installed distribution."""
+    return {p.distribution for p in found if p.clash} | {canonical_name(n) for p in found for n in p.also_in}
+
+
 def affected_requirements(found: list[FileProblem]) -> list[str]:
     """One 'name==version' per affected distribution, in first-seen order."""
     seen: list[str] = []
@@ -116,8 +128,10 @@ REINSTALL_URL = "https://pip.pypa.io/en/stable/cli/pip_install/#cmdoption-force-
 
 def reinstall_fix(facts: Facts, found: list[FileProblem]) -> Optional[Remediation]:
     """The repair for missing or altered files: reinstall exactly those distributions at their installed
-    versions, without touching their dependencies. Shared by install-integrity and tensorflow-import."""
-    requirements = affected_requirements(found)
+    versions, without touching their dependencies. Shared by install-integrity and tensorflow-import.
+    Distributions that share files with another are left out: reinstalling one overwrites the other's
+    again (the repair keeps one of them; tensorflow-install says which for TensorFlow builds)."""
+    requirements = affected_requirements([p for p in found if p.distribution not in clashing(found)])
     if not requirements:
         return None
     from tfdoctor.installers import installer_for  # installers reads facts too: imported when needed
