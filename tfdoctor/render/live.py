@@ -129,7 +129,7 @@ class LiveDisplay:
             status = result["status"]
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append(f"{STATUS_SYMBOLS[status]}  ", style=STYLES[status])
-            line.append(f"{result['id']:<{width}}  ", style="bold")
+            line.append(f"{result['id']:<{width}} ", style="bold")
             line.append(clean(self.redact(str(result["summary"]))).replace("\n", " "))
             lines.append(line)
         lines.append(Spinner("dots", text=Text(self.status(), style="dim")))
