@@ -42,6 +42,17 @@ def matching_tf_keras(tf_version: Any) -> Optional[str]:
     return f"tf-keras~={minor[0]}.{minor[1]}.0" if minor else None
 
 
+def install_tf_keras(facts: Facts, tf_version: Any) -> tuple[str, ...]:
+    """The command that installs the matching tf-keras. tf-keras requires `tensorflow` by that name: next to
+    tensorflow-cpu (or -intel, -macos, ...) pip would add a second TensorFlow build, so --no-deps there."""
+    wanted = matching_tf_keras(tf_version)
+    if not wanted:
+        return ()
+    builds = [copy.name for copy in tfdists.real_builds(facts)]
+    flags = ("--no-deps",) if builds and builds[0] != "tensorflow" else ()
+    return (installer_for(facts).install(*flags, wanted),)
+
+
 @check("keras", "tf.keras builds a layer", needs=("tensorflow",), uses=("python", "distributions", "integrity"))
 def keras(facts: Facts) -> Outcome:
     tf = facts["tensorflow"]
@@ -76,7 +87,7 @@ def _works(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Outcome:
         findings.warn(f"tf.keras is tf-keras {record.get('version')}, made for another TensorFlow than {tf_version}",
                       "tf-keras is released in step with TensorFlow; a Dense layer builds, but other parts may not.",
                       fix=Remediation(f"Install the tf-keras of TensorFlow {tf_version}.",
-                                      (installer_for(facts).install(wanted),), KERAS_URL))
+                                      install_tf_keras(facts, tf_version), KERAS_URL))
     installed = tfdists.first_version(facts, "tf-keras")
     tf_minor = minor_of(tf_version)
     if (record.get("flavor") != "tf-keras" and installed and wanted and tf_minor and tf_minor >= LEGACY_FROM
@@ -85,7 +96,7 @@ def _works(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Outcome:
                       f"tf.keras is {describe(record)} here, but code that imports tf_keras, or runs with "
                       f"{LEGACY_VARIABLE}=1, gets a tf-keras that does not fit this TensorFlow.",
                       fix=Remediation(f"Install the tf-keras of TensorFlow {tf_version} (or uninstall tf-keras if "
-                                      "nothing uses it).", (installer_for(facts).install(wanted),), LEGACY_URL))
+                                      "nothing uses it).", install_tf_keras(facts, tf_version), LEGACY_URL))
     if record.get("legacy_env") is not None:
         findings.note(f"{LEGACY_VARIABLE}={record.get('legacy_env')}")
     seconds = record.get("seconds")
@@ -99,9 +110,8 @@ def _legacy_cause(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> O
     tf_minor = minor_of(tf_version)
     if not record.get("legacy_requested") or not tf_minor or tf_minor < LEGACY_FROM:
         return None
-    wanted = matching_tf_keras(tf_version)
     installed = tfdists.first_version(facts, "tf-keras")
-    command = (installer_for(facts).install(wanted),)
+    command = install_tf_keras(facts, tf_version)
     unset = f"Or unset {LEGACY_VARIABLE} to use Keras 3 instead."
     if not installed:
         return (f"{LEGACY_VARIABLE} is set but tf-keras is not installed",
