@@ -73,8 +73,9 @@ def installer_capability(facts: Facts) -> Outcome:
             **evidence)
     short = pip_too_old(facts)
     if short is None:
-        reason = (f"; the newest need is pip {newest.pip} ({newest.distribution}: {newest.reason})" if newest else "")
-        return Outcome.ok(f"pip {pip} installs every wheel this environment needs{reason}", *_others(facts),
+        reason = f" (newest need: pip {newest.pip}, for {newest.distribution})" if newest else ""
+        return Outcome.ok(f"pip {pip} installs every wheel this environment needs{reason}",
+                          *([f"{newest.distribution}: {newest.reason}"] if newest else []), *_others(facts),
                           **evidence)
     upgrade = Remediation(f"Upgrade pip to {short.pip} or newer first (the command below takes the newest); "
                           "then run the other checks' commands.", (installer.prepare_pip() or "",), short.url)

@@ -263,3 +263,12 @@ def test_two_builds_sharing_files_fail_without_a_reinstall_that_would_bring_the_
     alone = integrity_check.run(facts(dist("tensorflow", "2.21.0"), dist("tensorflow-cpu", "2.21.0", clash)))
     assert alone.status is Status.FAIL and alone.summary.startswith("tensorflow, tensorflow-cpu install the same files")
     assert alone.remediation.commands == () and "tensorflow-install" in alone.remediation.advice
+
+
+def test_the_collector_verifies_only_when_a_selected_check_needs_it():
+    from tfdoctor.collect.integrity import collect_integrity
+    from tfdoctor.collect.options import CollectOptions
+
+    both = collect_integrity(CollectOptions(python=sys.executable, sections=frozenset({"integrity"})), budget_s=0.0)
+    assert set(both) == {"integrity", "installers"} and both["installers"]["pip"]
+    assert collect_integrity(CollectOptions(python=sys.executable, sections=frozenset({"installers"}))).keys() == {"installers"}

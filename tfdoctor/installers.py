@@ -109,7 +109,9 @@ def pip_needs(facts: Facts) -> list[PipNeed]:
         need = wheel_need("tensorflow", version, (tag,), None, installed=False)
         if need:
             needs.append(PipNeed(need.pip, f"the newest tensorflow ({version})", need.reason, url, False))
-    return sorted(needs, key=lambda n: Version(n.pip), reverse=True)
+    # newest need first; among equals TensorFlow's own, the one a user recognises
+    return sorted(needs, key=lambda n: (Version(n.pip), n.distribution.startswith(("tensorflow", "the newest"))),
+                  reverse=True)
 
 
 def pip_version(facts: Facts) -> Optional[str]:
