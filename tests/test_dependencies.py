@@ -373,3 +373,9 @@ def test_a_distribution_requiring_tensorflow_only_under_an_extra_counts_when_tha
     with_tf = facts_with(tf_name="tensorflow", extra=[transformers, tokenizers,
                                                       {"name": "tf-keras", "version": "2.21.0", "requires": []}])
     assert sorted(u.name for u in requirements.unmet_requirements(with_tf)) == ["tensorflow", "tokenizers"]
+
+
+def test_the_doctor_itself_is_not_judged():
+    doctor = {"name": "tfdoctor", "version": "0.1.0", "requires": [
+        "typer>=0.12", "tensorflow; (sys_platform != 'darwin' or platform_machine != 'arm64') and extra == 'tensorflow'"]}
+    assert requirements.unmet_requirements(facts_with(tf_name="tensorflow", extra=[doctor])) == []

@@ -183,6 +183,8 @@ def _requirers(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str
         if is_family(name):
             chosen.append(entry)
             continue
+        if name == "tfdoctor":
+            continue  # the doctor's own `tensorflow` extra is not the user's stack
         parsed = [req for req in map(parse, requires) if req]
         naming = [req for req in parsed if is_family(req.name)]
         if not naming:
