@@ -27,7 +27,7 @@ def facts(pip: str | None, *wheels: dict, system: str = "Linux", machine: str = 
     names = distributions if distributions is not None else [w["name"] for w in wheels]
     return {
         "host": {"system": system, "machine": machine},
-        "python": {"executable": PYTHON, "in_venv": True, "machine": machine, **python},
+        "python": {"executable": PYTHON, "in_venv": True, "machine": machine, "version": "3.11.7", **python},
         "distributions": [{"name": n, "version": "1"} for n in names],
         "installers": {"pip": pip, "conda": None, "wheels": list(wheels)},
     }
@@ -76,6 +76,19 @@ def test_no_tensorflow_and_a_pip_that_cannot_see_its_wheel_fails():
     outcome = installer_capability.run(facts("20.2.4", distributions=["numpy"]))
     assert outcome.status is Status.FAIL
     assert "`pip install tensorflow` finds no wheel or an older TensorFlow" in outcome.summary
+
+
+@pytest.mark.parametrize("python, pip, status, needed", [
+    ("3.9.18", "19.2.3", Status.FAIL, "19.3"),  # newest TensorFlow for 3.9 is 2.20: manylinux2014
+    ("3.9.18", "20.0.2", Status.PASS, None),
+    ("3.6.15", "18.1", Status.FAIL, "19.0"),  # 2.6.5: manylinux2010; pip 18.1 is what Python 3.6.15 ships
+    ("3.14.0", "19.0", Status.PASS, None),  # no TensorFlow for 3.14 (platform-support says so), nothing to need
+])
+def test_the_tensorflow_to_install_is_the_newest_for_this_python(python, pip, status, needed):
+    outcome = installer_capability.run(facts(pip, distributions=["numpy"], version=python))
+    assert outcome.status is status
+    if needed:
+        assert f"need pip {needed} or newer" in outcome.summary
 
 
 def test_a_new_pip_passes_and_names_the_newest_need():

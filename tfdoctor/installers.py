@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import Facts, canonical_name, host_system, section
+from tfdoctor.facts import Facts, host_system, section
 
 MANAGED_VENV = "~/.venvs/tf"
 
@@ -48,14 +48,33 @@ TAG_RULES = (
 # pip 9 is the first to honour a wheel's Requires-Python; older pips install releases the Python cannot run.
 REQUIRES_PYTHON_RULE = TagRule(r"$^", "9.0", "Requires-Python metadata", "https://pip.pypa.io/en/stable/news/#v9-0-0")
 
-# The platform tag of the newest TensorFlow release's wheels, per platform (curated: the metadata of a
-# wheel that is not installed is not in the environment). Checked with pip's own resolver
-# (`pip install --dry-run --platform ... tensorflow==2.21.0`) against PyPI's file list.
+# The platform tag of TensorFlow's wheels by release, per platform (curated: the metadata of a wheel that
+# is not installed is not in the environment). From PyPI's file lists; the 2.21.0 tags also checked with
+# pip's own resolver (`pip install --dry-run --platform ... tensorflow==2.21.0`). First row that applies wins.
 TENSORFLOW_WHEEL_TAGS = {
-    ("Linux", "x86_64"): ("2.21.0", "manylinux_2_27_x86_64", "https://pypi.org/project/tensorflow/2.21.0/#files"),
-    ("Linux", "aarch64"): ("2.21.0", "manylinux_2_27_aarch64", "https://pypi.org/project/tensorflow/2.21.0/#files"),
-    ("Darwin", "arm64"): ("2.21.0", "macosx_12_0_arm64", "https://pypi.org/project/tensorflow/2.21.0/#files"),
+    "linux-x86_64": (("2.21", "manylinux_2_27_x86_64", "https://pypi.org/project/tensorflow/2.21.0/#files"),
+                     ("2.9", "manylinux2014_x86_64", "https://pypi.org/project/tensorflow/2.20.0/#files"),
+                     ("0", "manylinux2010_x86_64", "https://pypi.org/project/tensorflow/2.8.4/#files")),
+    "linux-aarch64": (("2.21", "manylinux_2_27_aarch64", "https://pypi.org/project/tensorflow/2.21.0/#files"),
+                      ("0", "manylinux2014_aarch64", "https://pypi.org/project/tensorflow/2.20.0/#files")),
+    "macos-arm64": (("0", "macosx_12_0_arm64", "https://pypi.org/project/tensorflow/2.21.0/#files"),),
 }
+
+
+def newest_tensorflow_wheel(facts: Facts) -> Optional[tuple[str, str, str]]:
+    """(version, platform tag, source) of the newest TensorFlow wheel for the target's platform and
+    Python: what `pip install tensorflow` reaches for. None where no tag needs a recent pip."""
+    from tfdoctor.facts import macos_knowledge, tfdists  # knowledge tables: loaded when asked
+
+    platform = tfdists.platform_key(facts)
+    rows = TENSORFLOW_WHEEL_TAGS.get(platform or "")
+    python = section(facts, "python").get("version")
+    newest = macos_knowledge.newest_installable(platform, python, None, distributions=("tensorflow",)) if rows else None
+    if not newest:
+        return None
+    version = newest[1]
+    row = next((r for r in rows if Version(version) >= Version(r[0])), None)
+    return (version, row[1], row[2]) if row else None
 
 
 @dataclass(frozen=True)
@@ -100,10 +119,7 @@ def pip_needs(facts: Facts) -> list[PipNeed]:
     needs = [need for w in wheels
              if (need := wheel_need(str(w.get("name") or ""), str(w.get("version") or ""), w.get("tags") or (),
                                     w.get("requires_python")))]
-    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
-    if host_system(facts) == "Linux" and machine == "arm64":
-        machine = "aarch64"
-    newest = TENSORFLOW_WHEEL_TAGS.get((host_system(facts), machine))
+    newest = newest_tensorflow_wheel(facts)
     if newest:
         version, tag, url = newest
         need = wheel_need("tensorflow", version, (tag,), None, installed=False)
