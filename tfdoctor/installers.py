@@ -121,10 +121,10 @@ def pip_needs(facts: Facts) -> list[PipNeed]:
                                     w.get("requires_python")))]
     newest = newest_tensorflow_wheel(facts)
     if newest:
-        version, tag, url = newest
+        version, tag, _source = newest  # the fix cites the pip rule; the table row cites PyPI
         need = wheel_need("tensorflow", version, (tag,), None, installed=False)
         if need:
-            needs.append(PipNeed(need.pip, f"the newest tensorflow ({version})", need.reason, url, False))
+            needs.append(PipNeed(need.pip, f"the newest tensorflow ({version})", need.reason, need.url, False))
     # newest need first; among equals TensorFlow's own, the one a user recognises
     return sorted(needs, key=lambda n: (Version(n.pip), n.distribution.startswith(("tensorflow", "the newest"))),
                   reverse=True)
