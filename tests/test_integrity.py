@@ -272,3 +272,20 @@ def test_the_collector_verifies_only_when_a_selected_check_needs_it():
     both = collect_integrity(CollectOptions(python=sys.executable, sections=frozenset({"integrity"})), budget_s=0.0)
     assert set(both) == {"integrity", "installers"} and both["installers"]["pip"]
     assert collect_integrity(CollectOptions(python=sys.executable, sections=frozenset({"installers"}))).keys() == {"installers"}
+
+
+def test_conda_version_from_the_environments_own_history(tmp_path):
+    """conda writes '# conda version: X' into conda-meta/history at each change of the environment."""
+    import venv
+
+    prefix = tmp_path / "env"
+    venv.create(prefix, with_pip=False)
+    (prefix / "conda-meta").mkdir()
+    (prefix / "conda-meta" / "history").write_text(
+        "==> 2024-01-02 10:00:00 <==\n# cmd: conda create -n tf python=3.11\n# conda version: 23.7.4\n"
+        "==> 2024-03-04 10:00:00 <==\n# cmd: conda install numpy\n# conda version: 24.1.2\n")
+    python = prefix / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    completed = subprocess.run([str(python), "-c", source("integrity"), json.dumps({"verify": False})],
+                               capture_output=True, text=True, timeout=60, check=True)
+    installers = json.loads(completed.stdout)["installers"]
+    assert installers["conda"] == "24.1.2" and installers["pip"] is None
