@@ -61,10 +61,6 @@ def downloaded_bytes(pip_output: str) -> int:
 
 def clean_environ(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "TF_USE_LEGACY_KERAS"}}
-    if LEDGER.wheelhouse:
-        # The wheels this suite fetched serve pip like its own cache would: a command that asks for one
-        # of these releases does not download it a second time (pip still picks the release itself).
-        env["PIP_FIND_LINKS"] = " ".join(filter(None, (os.environ.get("PIP_FIND_LINKS"), LEDGER.wheelhouse)))
     env.update(extra)
     return env
 
@@ -104,7 +100,7 @@ class Ledger:
     download_bytes: int = 0
     wheelhouse_bytes: int = 0
     base_seconds: float = 0.0
-    wheelhouse: str | None = None
+    workdir: str | None = None
     cases: dict[str, dict] = field(default_factory=dict)
 
     def pip_output(self, text: str) -> None:
@@ -117,9 +113,11 @@ class Ledger:
 LEDGER = Ledger()
 
 
-def run(args, *, env=None, timeout=PIP_TIMEOUT, shell=False, cwd=None) -> subprocess.CompletedProcess:
+def run(args, *, env=None, timeout=PIP_TIMEOUT, shell=False) -> subprocess.CompletedProcess:
+    # A neutral working directory: Python puts it on the target's sys.path, and the repository's own
+    # tfdoctor.egg-info there would show up as an installed distribution of the target.
     return subprocess.run(args, capture_output=True, text=True, env=env or clean_environ(), timeout=timeout,
-                          shell=shell, executable="/bin/bash" if shell else None, cwd=cwd)
+                          shell=shell, executable="/bin/bash" if shell else None, cwd=LEDGER.workdir)
 
 
 def pip(python: Path, *args: str) -> subprocess.CompletedProcess:
@@ -140,7 +138,6 @@ def fetch_wheels(wheelhouse: Path, specs: list[str]) -> dict[str, Path]:
     if completed.returncode != 0:
         tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
         unavailable("the package index is unreachable or lacks a release the live cases need: " + " | ".join(tail))
-    LEDGER.wheelhouse = str(wheelhouse)
     wheels = {}
     for wheel in wheelhouse.glob("*.whl"):
         name, version, _, _ = parse_wheel_filename(wheel.name)

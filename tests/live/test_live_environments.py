@@ -93,6 +93,7 @@ class Live:
 
     def broken(self, case: Case) -> tuple[Path, dict]:
         if case.id not in self._broken:
+            started, fetched = time.monotonic(), support.LEDGER.download_bytes
             env = support.clone(self.base, self.root / case.id)
             python = env / "bin" / "python"
             if case.uninstall:
@@ -104,7 +105,9 @@ class Live:
                 os.unlink(support.site_packages(env) / relative)  # only unlinks: the base keeps its inode
             self._premise(case, env)
             report = support.run_doctor(env, case.env, self.root / "reports" / f"{case.id}.json")
-            support.LEDGER.note(case.id, mechanism=case.mechanism, expect=case.expect, before=support.verdict_line(report))
+            support.LEDGER.note(case.id, mechanism=case.mechanism, expect=case.expect, before=support.verdict_line(report),
+                                build_seconds=time.monotonic() - started,
+                                build_download=support.LEDGER.download_bytes - fetched)
             self._broken[case.id] = (env, report)
         return self._broken[case.id]
 
@@ -137,6 +140,7 @@ def live(tmp_path_factory):
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("live")
     support.LEDGER.started = time.monotonic()
+    support.LEDGER.workdir = str(root)
     yield Live(root)
     support.LEDGER.finished = time.monotonic()
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
@@ -164,13 +168,15 @@ def test_verdict(live, case):
 @pytest.mark.parametrize("case", _params("fix"))
 def test_fix_repairs(live, case):
     broken, report = live.broken(case)
+    started, fetched = time.monotonic(), support.LEDGER.download_bytes
     env = support.clone(broken, live.root / f"{case.id}-fixed")
     commands = support.fix_commands(report)
     ran = support.paste([c.replace(str(broken), str(env)) for c in commands], env, case.env)
     works, output = support.tensorflow_works(env, case.env)
     after = support.run_doctor(env, case.env, live.root / "reports" / f"{case.id}-fixed.json")
     support.LEDGER.note(case.id, commands=commands, ran=[(r["command"], r["exit"]) for r in ran],
-                        works=works, after=support.verdict_line(after))
+                        works=works, after=support.verdict_line(after), fix_seconds=time.monotonic() - started,
+                        fix_download=support.LEDGER.download_bytes - fetched)
     shutil.rmtree(env, ignore_errors=True)
     failed = [r for r in ran if r["exit"] != 0]
     assert not failed, f"a remediation command failed: {failed[0]['command']}\n{failed[0]['output']}"
