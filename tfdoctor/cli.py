@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
@@ -261,37 +261,45 @@ def run(
         _list_checks()
         raise typer.Exit(0)
 
-    from tfdoctor.doctor import DoctorError, DoctorOptions, diagnose
-
-    settings = _config(config, True, require_gpu_kind or ("any" if require_gpu else None), require_tensorflow, require_python, min_gflops, min_gpu_speedup)
+    settings = _config(config, True, require_gpu_kind or ("any" if require_gpu else None), require_tensorflow,
+                       require_python, min_gflops, min_gpu_speedup)
     fmt = Format.json if as_json else fmt
-    options = DoctorOptions(
-        python=python or sys.executable,
-        only=_split(only) or settings.only,
-        skip=_split(skip) or settings.skip,
-        timeout=timeout if timeout is not None else settings.timeout or 60.0,
-        probe=not no_probe,
-        deep=deep,
-        requirements=settings.requirements.to_facts(settings.source) if not settings.requirements.empty else None,
-    )
-    strict = strict or bool(settings.strict)
+    target = python or sys.executable
     live = fmt is Format.text and output is None and not quiet and sys.stdout.isatty()
-    try:
-        if live:
-            from tfdoctor.render.live import LiveDisplay
+    with _live_display(live, target, no_redact) as display:  # on screen before the doctor is even imported
+        from tfdoctor.doctor import DoctorError, DoctorOptions, diagnose
 
-            # started before the checks are even imported: the header is on screen at once
-            with LiveDisplay(options.python, redact=_live_redactor(no_redact)) as display:
-                from dataclasses import replace
-
-                report = diagnose(replace(options, progress=display))
-        else:
+        options = DoctorOptions(
+            python=target,
+            only=_split(only) or settings.only,
+            skip=_split(skip) or settings.skip,
+            timeout=timeout if timeout is not None else settings.timeout or 60.0,
+            probe=not no_probe,
+            deep=deep,
+            requirements=settings.requirements.to_facts(settings.source) if not settings.requirements.empty else None,
+            progress=display,
+        )
+        try:
             report = diagnose(options)
-    except DoctorError as exc:
-        raise _fail(str(exc))
+        except DoctorError as exc:
+            report, failure = None, str(exc)
+    if report is None:  # said once the live display is gone
+        raise _fail(failure)
+    strict = strict or bool(settings.strict)
     document = redact(report.to_dict(), no_redact)
     emit(document, fmt, verbose, output, quiet)
     raise typer.Exit(report.exit_code(strict))
+
+
+def _live_display(live: bool, target: str, no_redact: bool) -> Any:
+    """The live display (a context manager and the progress callback), or a stand-in that is None."""
+    if not live:
+        from contextlib import nullcontext
+
+        return nullcontext(None)
+    from tfdoctor.render.live import LiveDisplay
+
+    return LiveDisplay(target, redact=_live_redactor(no_redact))
 
 
 def _live_redactor(no_redact: bool):
