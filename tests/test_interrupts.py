@@ -75,3 +75,24 @@ def test_output_file_is_written_whole_through_a_rename(tmp_path):
     assert run.returncode == 0 and run.stdout == ""
     assert out.read_text().startswith("{") and out.read_text().endswith("}\n")
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_a_signal_while_nvidia_smi_hangs_kills_it(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    pidfile = tmp_path / "smi.pid"
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\necho $$ >> {pidfile}\nexec sleep 600\n")
+    smi.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    doctor = subprocess.Popen([sys.executable, "-m", "tfdoctor", "--json", "--only", "nvidia-driver"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pids = [int(p) for p in pidfile.read_text().split()]
+    doctor.send_signal(signal.SIGINT)
+    stdout, stderr = doctor.communicate(timeout=30)
+    assert (doctor.returncode, stdout) == (130, "")
+    assert stderr.strip().splitlines()[-1] == "tfdoctor: interrupted"
+    assert fakes.survivors(pids) == []
