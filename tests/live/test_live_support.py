@@ -1,0 +1,45 @@
+"""The live harness's own rules, without building anything (these run on every platform)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.live import support
+
+
+def test_an_unreachable_index_fails_in_ci_and_skips_elsewhere(monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="cannot run in CI: index down"):
+        support.unavailable("index down")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="index down"):
+        support.unavailable("index down")
+
+
+def test_network_bytes_come_from_pips_downloading_lines_only():
+    output = (
+        "Processing /opt/pypi/files/tensorflow_cpu-2.21.0-cp311-cp311-manylinux_2_27_x86_64.whl\n"
+        "  Downloading tensorflow-2.21.0-cp311-cp311-manylinux_2_27_x86_64.whl (572.4 MB)\n"
+        "  Downloading tf_keras-2.21.0-py3-none-any.whl (1.7 MB)\n"
+        "  Using cached protobuf-5.29.5-cp38-abi3-manylinux2014_x86_64.whl (319 kB)\n"
+        "  Downloading protobuf-5.29.5-cp38-abi3-manylinux2014_x86_64.whl (319 kB)\n"
+    )
+    assert support.downloaded_bytes(output) == 572_400_000 + 1_700_000 + 319_000
+
+
+def test_commands_come_from_failing_and_warning_checks_in_report_order_each_once():
+    report = {"results": [
+        {"id": "a", "status": "pass", "remediation": {"advice": "", "commands": ["never"]}},
+        {"id": "b", "status": "fail", "remediation": {"advice": "", "commands": ["upgrade pip", "reinstall"]}},
+        {"id": "c", "status": "skip", "remediation": None},
+        {"id": "d", "status": "warn", "remediation": {"advice": "", "commands": ["reinstall", "pin"]}},
+    ]}
+    assert support.fix_commands(report) == ["upgrade pip", "reinstall", "pin"]
+
+
+def test_a_finding_names_the_cause_only_with_a_remediation_and_every_token():
+    finding = {"summary": "ml_dtypes 0.4.1 is outside tensorflow-cpu 2.21.0's ml_dtypes<1.0.0,>=0.5.1", "details": [],
+               "remediation": {"advice": "Install what the metadata declares", "commands": []}}
+    assert support.names_cause(finding, ("ml-dtypes 0.4",))
+    assert not support.names_cause(finding, ("ml-dtypes 0.4", "protobuf"))
+    assert not support.names_cause({**finding, "remediation": None}, ("ml-dtypes 0.4",))
