@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor import knowledge
-from tfdoctor.facts import Facts, host_system, section
+from tfdoctor.facts import Facts, host_system, releases, section
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts.cuda import compare, minor_string, platform_fact, tensorflow_version, wsl_version
 from tfdoctor.facts.nvidia import detected_gpus
@@ -80,7 +79,7 @@ def _available(row: Mapping[str, Any], key: str, glibc: str | None) -> bool:
 def releases_for(key: str, python: str | None, glibc: str | None = None) -> list[Mapping[str, Any]]:
     """Release rows with a wheel for this platform and Python (and glibc on Linux), oldest first."""
     rows = []
-    for row in knowledge.rows("linux", "releases"):
+    for row in releases.minor_rows():
         if python and not (compare(python, row["python_min"]) >= 0 and compare(python, row["python_max"]) <= 0):
             continue
         if _available(row, key, glibc):

@@ -52,6 +52,13 @@ DISTRIBUTIONS = (
 # Requirements worth recording: the packages whose pins break TensorFlow, and the shim targets.
 PINNED = {"numpy", "keras", "tf-keras", "protobuf", "ml-dtypes", "h5py", "tensorboard", "typing-extensions",
           "tensorflow", "tensorflow-macos", "tensorflow-intel", "tensorflow-cpu-aws", "tensorflow-cpu"}
+MARKER_ENVIRONMENTS = {
+    "macos-arm64": {"platform_system": "Darwin", "sys_platform": "darwin", "platform_machine": "arm64"},
+    "macos-x86_64": {"platform_system": "Darwin", "sys_platform": "darwin", "platform_machine": "x86_64"},
+    "linux-x86_64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64"},
+    "linux-aarch64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "aarch64"},
+    "windows-x86_64": {"platform_system": "Windows", "sys_platform": "win32", "platform_machine": "AMD64"},
+}
 SHIM_BYTES = 100_000  # a shim wheel is ~2 kB; the smallest real one (tensorflow-metal) ~1 MB
 SOURCE = "https://pypi.org/project/{name}/{version}/#files"
 
@@ -218,10 +225,13 @@ def rows_for(name: str, oldest: str, pool: concurrent.futures.Executor) -> list[
         kept, cuda = pins(requires)
         shim_of = ""
         if small:
-            targets = [Requirement(r).name for r in kept if ";" in r
-                       and canonicalize_name(Requirement(r).name) != name
+            # the target whose marker holds on this platform (tensorflow 2.13 arm64 -> tensorflow-macos);
+            # tensorflow-macos 2.15.1 on arm64 names only itself: recorded as such, it installs no TensorFlow
+            environment = MARKER_ENVIRONMENTS[platform]
+            targets = [canonicalize_name(Requirement(r).name) for r in kept
+                       if Requirement(r).marker and Requirement(r).marker.evaluate(environment)
                        and canonicalize_name(Requirement(r).name).startswith("tensorflow")]
-            shim_of = canonicalize_name(targets[0]) if targets else ""
+            shim_of = targets[0] if targets else ""
         return {
             "distribution": name,
             "version": str(version),

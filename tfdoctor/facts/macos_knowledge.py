@@ -1,5 +1,6 @@
-"""Questions answered from tfdoctor/knowledge/macos.toml: which tensorflow-metal loads into which
-TensorFlow, which wheels exist for a platform and Python, what TensorFlow pins. Pure lookups.
+"""Questions answered from tfdoctor/knowledge/macos.toml (which tensorflow-metal loads into which
+TensorFlow, what TensorFlow pins) and from the generated release table (which wheels exist for a
+platform and Python). Pure lookups.
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Optional
 
 from tfdoctor import knowledge
+from tfdoctor.facts import releases
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import release
 
@@ -172,8 +174,9 @@ def tensorflow_distribution_names() -> list[str]:
 
 
 def wheel_rows(platform: Optional[str], distribution: Optional[str] = None) -> list[Row]:
+    """Ranges of releases with the same wheels, from the generated release table (facts/releases.py)."""
     found = []
-    for row in rows("tensorflow_wheel"):
+    for row in releases.wheel_ranges():
         if platform and platform not in _names(row["platform"]):
             continue
         if distribution and distribution not in _names(row["distribution"]):
