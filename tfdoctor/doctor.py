@@ -32,13 +32,21 @@ class DoctorOptions:
     progress: Optional[Progress] = field(default=None, compare=False, repr=False)
 
 
-def selected_checks(only: tuple[str, ...] = (), skip: tuple[str, ...] = ()) -> list[Check]:
+# Checks with this tag run only when asked for (--deep, or named in --only): without it a run's time
+# and output stay as they were.
+ON_REQUEST_TAG = "deep"
+
+
+def selected_checks(only: tuple[str, ...] = (), skip: tuple[str, ...] = (), deep: bool = True) -> list[Check]:
     from tfdoctor.registry import UnknownCheckError
 
     try:
-        return select(all_checks(), only, skip)
+        chosen = select(all_checks(), only, skip)
     except UnknownCheckError as exc:
         raise DoctorError(str(exc)) from exc
+    if deep:
+        return chosen
+    return [c for c in chosen if ON_REQUEST_TAG not in c.tags or c.id in only or ON_REQUEST_TAG in only]
 
 
 def validate_python(path: str) -> str:
@@ -53,7 +61,7 @@ def diagnose(options: DoctorOptions) -> Report:
     only = options.only
     if only and options.requirements and "requirements" not in only:
         only = (*only, "requirements")  # requirements set are judged, whatever else --only narrows
-    checks = selected_checks(only, options.skip)
+    checks = selected_checks(only, options.skip, deep=options.deep)
     if options.progress is not None:
         options.progress("checks", {"ids": [check.id for check in checks]})
     needed = frozenset(name for check in checks for name in (*check.needs, *check.uses))

@@ -202,7 +202,9 @@ def explain(saved: SavedReport, only: tuple[str, ...] = (), skip: tuple[str, ...
     from tfdoctor.doctor import selected_checks
     from tfdoctor.runner import run_checks
 
-    checks = selected_checks(only, skip)
+    tensorflow = saved.facts.get("tensorflow")
+    deep = isinstance(tensorflow, dict) and tensorflow.get("workload") is not None
+    checks = selected_checks(only, skip, deep=deep)
     report = Report(facts=saved.facts, results=run_checks(checks, saved.facts), redacted=redacted,
                     source=saved.describe())
     document = report.to_dict()
