@@ -77,3 +77,123 @@ def test_memory_thresholds_are_ordered():
     value = {row["name"]: row["value"] for row in mk.rows("memory_threshold")}
     assert value["swap_used_of_ram_warn"] < value["swap_used_of_ram_fail"]
     assert value["available_of_ram_fail"] < value["available_of_ram_warn"]
+
+
+# --- every source is public -------------------------------------------------------------------
+
+import json  # noqa: E402
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from packaging.requirements import Requirement  # noqa: E402
+from packaging.specifiers import SpecifierSet  # noqa: E402
+
+from tests.fixtures_support import fixture_id, fixture_paths, load_fixture  # noqa: E402
+from tfdoctor.facts import releases  # noqa: E402
+
+# a folder of this workspace, a file of the reference folder, or an absolute path: nobody else has them
+LOCAL = re.compile(r"shared/reference|\[local\]|(^|[\s(;,])/(work|home|tmp|root)/|(^|[\s(;,])fs:"
+                   r"|\b(compat-matrix|linux-matrix|linux-outputs|mac-system-outputs|probe-method|doctor-anchors)\.md"
+                   r"|\b(real-cases|linux-cases)\.json")
+
+
+def test_the_local_pattern_catches_what_it_must():
+    for text in ("compat-matrix.md §1", "/work/shared/reference/x.md", "linux-outputs.md [local] 4a", "fs:123",
+                 "https://x.org (see probe-method.md §6.3)"):
+        assert LOCAL.search(text), text
+    assert not LOCAL.search("https://github.com/tensorflow/tensorflow/blob/v2.18.0/tensorflow/api_template.__init__.py")
+
+
+@pytest.mark.parametrize("where, row", ROWS, ids=[w for w, _ in ROWS])
+def test_every_row_cites_a_public_url_and_no_local_path(where, row):
+    assert "https://" in row["source"], f"{where}: {row['source']}"
+    assert not LOCAL.search(row["source"]), f"{where}: {row['source']}"
+
+
+FIXTURES = fixture_paths()
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[fixture_id(p) for p in FIXTURES])
+def test_every_fixture_cites_a_public_url_and_no_local_path(path):
+    sources = load_fixture(path)["fixture"].get("sources") or []
+    assert any("https://" in s for s in sources), sources
+    assert not [s for s in sources if LOCAL.search(s)]
+
+
+def test_no_package_file_names_the_reference_folder():
+    package = Path(knowledge.__file__).resolve().parent.parent
+    offenders = [str(p) for p in package.rglob("*") if p.is_file() and p.suffix in {".py", ".toml", ".json"}
+                 and "shared/reference" in p.read_text(encoding="utf-8", errors="replace")]
+    assert not offenders
+
+
+# --- the generated release table and the curated tables agree -------------------------------------
+
+def _py(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+def _generated(distribution, version, platform):
+    return next((w for w in releases.wheels() if (w["distribution"], w["version"], w["platform"])
+                 == (distribution, version, platform)), None)
+
+
+def test_the_release_table_is_generated_and_readable():
+    rows = releases.wheels()
+    assert len(rows) > 400
+    for row in rows:
+        assert row["pythons"] and row["platform"] in PLATFORMS
+        assert row["kind"] in ("real", "shim") and (row["kind"] == "shim") <= bool(row["shim_of"])
+        assert row["source"].startswith("https://pypi.org/project/")
+    assert releases.minor_rows()[-1]["tf"] >= "2.21"
+
+
+@pytest.mark.parametrize("row", mk.rows("metal_release"), ids=lambda r: r["version"])
+def test_curated_metal_releases_agree_with_pypi(row):
+    arm = _generated("tensorflow-metal", row["version"], "macos-arm64")
+    x86 = _generated("tensorflow-metal", row["version"], "macos-x86_64")
+    assert arm, f"tensorflow-metal {row['version']} has no arm64 wheel on PyPI"
+    pythons = sorted(arm["pythons"], key=_py)
+    assert (pythons[0], pythons[-1]) == (row["python_min"], row["python_max"])
+    assert (max(x86["pythons"], key=_py) if x86 else "") == row["x86_64_python_max"]
+
+
+def test_every_release_the_knowledge_names_exists():
+    named = set()
+    for row in mk.rows("metal_tf") + mk.rows("tensorflow_pin") + mk.rows("numpy_abi"):
+        for bound in (row["tf_min"], row["tf_max"]):
+            if not bound.startswith("2.99") and _py(bound) >= (2, 4):
+                named.add(("tensorflow", bound))
+    for row in mk.rows("metal_tf"):
+        named.update({("tensorflow-metal", row["metal_min"]), ("tensorflow-metal", row["metal_max"])})
+    for row in knowledge.rows("linux", "tf_cuda"):
+        named.add(("tensorflow", row["tf"]))
+    for row in knowledge.rows("linux", "and_cuda"):
+        named.update(("tensorflow", v) for v in row["tf_versions"])
+    missing = sorted(n for n in named if not (releases.release_exists(*n) or releases.release_exists("tensorflow-macos", n[1])))
+    assert not missing
+
+
+def test_curated_and_cuda_pins_agree_with_pypi():
+    for row in knowledge.rows("linux", "and_cuda"):
+        for version in row["tf_versions"]:
+            wheel = _generated("tensorflow", version, "linux-x86_64")
+            assert wheel, version
+            got = {Requirement(r).name.lower(): SpecifierSet(str(Requirement(r).specifier)) for r in wheel["and_cuda"]}
+            want = {Requirement(r).name.lower(): SpecifierSet(str(Requirement(r).specifier)) for r in row["requires"]}
+            assert got == want, version
+
+
+def test_curated_numpy_and_keras_pins_agree_with_pypi():
+    checked = 0
+    for wheel in releases.wheels():
+        if wheel["distribution"] not in ("tensorflow", "tensorflow-macos") or wheel["kind"] != "real" or wheel["prerelease"]:
+            continue
+        for package in ("numpy", "keras"):
+            row = mk.pin(package, wheel["version"])
+            declared = [str(Requirement(p).specifier) for p in wheel["pins"]
+                        if Requirement(p).name.lower() == package and not Requirement(p).marker]
+            if row and declared:
+                assert SpecifierSet(declared[0]) == SpecifierSet(row["spec"]), (wheel["version"], package, declared)
+                checked += 1
+    assert checked > 100

@@ -100,3 +100,10 @@ def test_dead_ends_for_x86_64_and_new_pythons():
     assert mk.newest_metal_python() == "3.12"
     assert mk.no_metal_from_tf() == "2.20"
     assert mk.newest_tf_minor_for_metal("1.1.0") == "2.17"
+
+
+def test_the_release_table_knows_pypi_flipped_the_shim_at_2_15_1():
+    # read from PyPI by tools/refresh_knowledge.py: the hand-kept table had tensorflow-macos real up to 2.15.1
+    assert mk.wheel_for("tensorflow", "2.15.0", "macos-arm64")["kind"] == "shim"
+    assert mk.wheel_for("tensorflow", "2.15.1", "macos-arm64")["kind"] == "real"
+    assert mk.wheel_for("tensorflow-macos", "2.15.1", "macos-arm64")["kind"] == "shim"

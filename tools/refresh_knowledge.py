@@ -259,7 +259,12 @@ def rows_for(name: str, oldest: str, pool: concurrent.futures.Executor) -> list[
         for row in rows:
             if row["kind"] == "real":
                 unread.setdefault(row["version"], []).append(row)
+        # a release with no METADATA read yet; and every Linux x86_64 wheel, whose and-cuda extra no
+        # other platform's METADATA declares
         unread = {v: rs for v, rs in unread.items() if not any(r["pins_from"] for r in rs)}
+        for row in rows:
+            if row["kind"] == "real" and row["platform"] == "linux-x86_64" and not row["pins_from"]:
+                unread[row["version"]] = [row]
 
         def read_one(release_rows: list[dict[str, Any]]) -> None:
             row = min(release_rows, key=lambda r: min(f["size"] for f in r["_files"]))
@@ -289,8 +294,6 @@ def borrow_pins(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not row["pins_from"] and row["kind"] == "real" and donor:
             row["pins"], row["pins_from"] = list(donor["pins"]), donor["platform"]
             row["requires_python"] = row["requires_python"] or donor["requires_python"]
-            if row["platform"] == "linux-x86_64":
-                row["and_cuda"] = list(donor["and_cuda"])
     return rows
 
 
