@@ -1,11 +1,19 @@
-"""Every row of every knowledge file says where it comes from and whether that was verified; the macOS
-file's rows are internally consistent (ranges ordered, versions readable, shims name their target)."""
+"""Every row of every knowledge file says where it comes from (a public URL, never a local path) and
+whether that was verified; the macOS file's rows are internally consistent; the curated tables agree with
+the release table generated from PyPI, and every release they name exists in it."""
 
 from __future__ import annotations
 
-import pytest
+import re
+from pathlib import Path
 
+import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+
+from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tfdoctor import knowledge
+from tfdoctor.facts import releases
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import release
@@ -81,15 +89,6 @@ def test_memory_thresholds_are_ordered():
 
 # --- every source is public -------------------------------------------------------------------
 
-import json  # noqa: E402
-import re  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from packaging.requirements import Requirement  # noqa: E402
-from packaging.specifiers import SpecifierSet  # noqa: E402
-
-from tests.fixtures_support import fixture_id, fixture_paths, load_fixture  # noqa: E402
-from tfdoctor.facts import releases  # noqa: E402
 
 # a folder of this workspace, a file of the reference folder, or an absolute path: nobody else has them
 LOCAL = re.compile(r"shared/reference|\[local\]|(^|[\s(;,])/(work|home|tmp|root)/|(^|[\s(;,])fs:"
