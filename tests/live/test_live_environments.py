@@ -142,9 +142,15 @@ def live(tmp_path_factory):
     support.LEDGER.started = time.monotonic()
     support.LEDGER.workdir = str(root)
     yield Live(root)
-    support.LEDGER.finished = time.monotonic()
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _clock():
+    """The suite's time ends with its last test, not with the session (other tests may run after it)."""
+    yield
+    support.LEDGER.finished = time.monotonic()
 
 
 @pytest.mark.parametrize("case", _params("verdict"))
