@@ -87,10 +87,10 @@ def _tensorflow(findings: Findings, met: list[str], facts: Facts, wanted: str) -
 def _tensorflow_fix(facts: Facts, wanted: str, specifiers: SpecifierSet) -> Remediation:
     """pip install 'tensorflow<wanted>' when a release known to tfdoctor for this Python satisfies it;
     otherwise no command (pip would find nothing) and the newest release there is."""
-    from tfdoctor import knowledge
+    from tfdoctor.facts import releases
 
     python = str(section(facts, "python").get("version") or "")
-    fitting = [row for row in knowledge.rows("linux", "releases")
+    fitting = [row for row in releases.minor_rows()
                if not row["prerelease"] and _python_in(python, row["python_min"], row["python_max"])]
     satisfiable = any(_matches(specifiers, f"{row['tf']}.{patch}") for row in fitting for patch in range(10))
     if not satisfiable:
