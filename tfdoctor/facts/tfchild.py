@@ -28,13 +28,15 @@ _DEVICE_STAGES = {"imported", "devices"}
 
 
 def phase_of(stage: str | None) -> str:
-    """'import' | 'devices' | 'probe' | 'keras' | 'done' for a recorded stage."""
+    """'import' | 'devices' | 'probe' | 'keras' | 'workload' | 'done' for a recorded stage."""
     if stage in _IMPORT_STAGES:
         return "import"
     if stage in _DEVICE_STAGES:
         return "devices"
     if stage in ("done", "keras"):
         return stage
+    if str(stage).startswith("workload"):  # --deep runs after the probe and keras: their records stand
+        return "workload"
     return "probe"  # listed, probe, probe:GPU:warmup, probe:timing, probe:check
 
 
