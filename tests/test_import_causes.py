@@ -222,3 +222,16 @@ def test_a_crash_while_building_the_layer_fails():
 
 def test_matching_tf_keras():
     assert matching_tf_keras("2.16.2") == "tf-keras~=2.16.0" and matching_tf_keras("2.21.0rc1") == "tf-keras~=2.21.0"
+
+
+def test_a_file_two_builds_share_is_no_reinstall_advice():
+    """tensorflow and tensorflow-cpu both list the file: reinstalling either overwrites the other again, so
+    the advice keeps one (tensorflow-install's commands) and never says 'reinstall as it was'."""
+    integrity = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "record": True, "problems": [
+        {"path": "tensorflow/libtensorflow_framework.so.2", "problem": "missing", "expected_size": 40000000,
+         "also_in": ["tensorflow"]}]}]}
+    outcome = tensorflow_import.run(facts_with(tensorflow=LIBRARY_MISSING, integrity=integrity))
+    fix = outcome.remediation
+    assert fix is not None
+    assert "Reinstall" not in fix.advice and "keep one" in fix.advice, fix.advice
+    assert not any("--force-reinstall" in command for command in fix.commands), fix.commands

@@ -175,8 +175,12 @@ def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = 
         commands += list(reinstall.commands if reinstall else ())
         lines += [f"{p.distribution} {p.version}: {p.describe()} (RECORD)" for p in damaged[:3]]
         checks.append(INTEGRITY_CHECK)
-        advice.append(f"Reinstall {', '.join(integrity.affected_requirements(damaged))} as it was: files its "
-                      "RECORD lists are missing or altered.")
+        clash = integrity.clashing(damaged)
+        if reinstall:
+            advice.append(reinstall.advice)
+        if clash:  # a reinstall of either would overwrite the other again: keep one (tensorflow-install)
+            advice.append(f"{', '.join(sorted(clash))} write the same files: keep one of them (see "
+                          "tensorflow-install), not a reinstall.")
     if named_unmet or (unmet and (broad or damaged)):
         repair = requirements.repair_requirements(facts, unmet)
         if repair:
