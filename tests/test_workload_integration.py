@@ -3,34 +3,16 @@ section recorded with figures and a verdict. Timing goals live in bench/bench_wo
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
-import platform
-import subprocess
-import sys
-
 import pytest
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(
-        importlib.util.find_spec("tensorflow") is None
-        and not (sys.platform == "linux" and platform.machine() == "x86_64"),
-        reason="the test setup installs tensorflow-cpu on Linux x86-64 only",
-    ),
-]
+from tests.integration_support import MARKS, doctor_json
+
+pytestmark = MARKS
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> dict:
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    completed = subprocess.run([sys.executable, "-m", "tfdoctor", "--json", "--deep", "--only", "probe,workload"],
-                               capture_output=True, text=True, env=env, timeout=300,
-                               cwd=str(tmp_path_factory.mktemp("run")))
-    assert completed.stdout.strip(), completed.stderr
-    return json.loads(completed.stdout)
+    return doctor_json(["--deep", "--only", "probe,workload"], tmp_path_factory.mktemp("run"))
 
 
 def test_every_section_is_recorded_with_figures(report):
