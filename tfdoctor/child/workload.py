@@ -9,7 +9,6 @@
 # repetitions ending in a read-back; the contenders' blocks are interleaved (G, C, G, C, ...) so they
 # see the same clocks and the same neighbours; the figure is the best block (noise on a shared machine
 # only adds time) with the median and the spread (max - min) / median beside it.
-import os
 import sys
 import time
 
