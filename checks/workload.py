@@ -235,8 +235,8 @@ def _quality(findings: Findings, result: Mapping[str, Any]) -> None:
                           "tfdoctor --deep again with fewer programs running, or a longer --timeout."))
     if noisy:
         worst = max(noisy)
-        findings.note(f"Timing was noisy in {len(noisy)} contender(s) (worst: {worst[1]}, blocks spread "
-                      f"{worst[0]:.0%}): the figures are the fastest blocks")
+        findings.note(f"Timing was noisy in {len(noisy)} contender(s) (worst: {worst[1]}, interquartile range "
+                      f"{worst[0]:.0%} of the median block): the figures are the fastest blocks")
 
 
 def _contenders(section: Mapping[str, Any]):

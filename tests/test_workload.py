@@ -200,7 +200,7 @@ def test_noise_is_reported_not_blamed():
     dispatch["function"]["spread"] = 2.15
     outcome = judged(workload_facts(dispatch=dispatch))
     assert outcome.status is Status.PASS
-    assert any("worst: dispatch function, blocks spread 215%" in d for d in outcome.details)
+    assert any("worst: dispatch function, interquartile range 215% of the median block" in d for d in outcome.details)
 
 
 def test_a_section_that_raised_warns_with_its_error():

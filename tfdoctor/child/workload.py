@@ -6,23 +6,30 @@
 #
 # Method (the probe's): every contender is called once untimed-for-the-figure (its first call, with
 # tracing, kernel selection and device set-up, is recorded as warmup_s), then timed in blocks of k
-# repetitions ending in a read-back; the contenders' blocks are interleaved (G, C, G, C, ...) so they
-# see the same clocks and the same neighbours; the figure is the best block (noise on a shared machine
-# only adds time) with the median and the spread (max - min) / median beside it.
+# repetitions ending in a read-back, each block about BLOCK_S long whatever the budget; the contenders'
+# blocks are interleaved (G, C, G, C, ...) so they see the same clocks and the same neighbours; the
+# figure is the best block (noise on a shared machine only adds time) with the median and the spread
+# (interquartile range / median, as torch.utils.benchmark reports it) beside it.
 import sys
 import time
 
 SEED = 20240611
+# A timed block lasts about BLOCK_S whatever the budget; the budget buys more blocks, not longer ones.
+# A longer run then times the same blocks, only more of them, and its figures agree with a short run's.
+# (Blocks sized from the budget made a long run's blocks longer, and a longer block catches more of a
+# shared machine's interruptions: its best block read up to 1.5x slower.)
+BLOCK_S = 0.025
 MIN_BLOCKS = 3
-MAX_BLOCKS = 7
+MAX_BLOCKS = 120  # per contender: enough for a stable best and quartiles, and a report of modest size
 MAX_REPS = 2000  # repetitions per block at most
 MIN_SECTION_S = 0.3  # seconds a section gets even when the others have overrun the budget
 # Share of the workload budget each timed section may use; memory is sampled around the others.
 SHARES = (("crossover", 0.17), ("dispatch", 0.1), ("input_pipeline", 0.2), ("conv2d", 0.18),
           ("training_step", 0.35))
 LADDER = (64, 128, 256, 512, 1024, 2048)
-# Small sizes need little time (their blocks hold many repetitions); large sizes need it to fit 3 blocks.
-LADDER_WEIGHTS = (1, 1, 1, 2, 3, 4)
+# Shares of the crossover budget: the same for every size (every block lasts BLOCK_S), except the largest,
+# whose single repetition outlasts a block on a CPU.
+LADDER_WEIGHTS = (1, 1, 1, 1, 1, 2)
 LARGER_IS_FASTER = 0.6  # as in the probe: doubling N costs about 8 x 0.6 the time, not 8x
 DISPATCH_OPS = 40  # ops in the chain whose per-op latency is timed
 PIPELINE_BATCH, PIPELINE_FEATURES, PIPELINE_HIDDEN = 256, 64, 1024
@@ -53,12 +60,6 @@ def error_of(exc):
     return {"type": name, "message": str(exc)[:MESSAGE_LIMIT]}
 
 
-def median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
-
-
 # --------------------------------------------------------------------------------------- timing
 
 class Contender(object):
@@ -78,19 +79,34 @@ class Contender(object):
         times = [t for t in self.info["block_s"] if t]
         info = dict(self.info, blocks=len(times))
         if times:
-            best, middle, worst = min(times), median(times), max(times)
-            info.update(best_s=rounded(best), median_s=rounded(middle), spread=rounded((worst - best) / middle, 3))
+            low, middle, high = quartiles(times)
+            info.update(best_s=rounded(min(times)), median_s=rounded(middle),
+                        spread=rounded((high - low) / middle, 3))
         if self.device:
             info["device"] = self.device
         return info
 
 
+def quartiles(values):
+    """Lower quartile, median, upper quartile (linear interpolation between the order statistics)."""
+    ordered = sorted(values)
+
+    def at(fraction):
+        position = fraction * (len(ordered) - 1)
+        below = int(position)
+        above = min(below + 1, len(ordered) - 1)
+        return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+    return at(0.25), at(0.5), at(0.75)
+
+
 def interleave(contenders, budget_s, deadline):
-    """Warm every contender up, size its blocks so that all of them fit MIN_BLOCKS blocks into the
-    budget, then time blocks round-robin until each has MIN_BLOCKS and the budget is spent (or
-    MAX_BLOCKS). A contender that raises is dropped with its error; the others go on."""
+    """Warm every contender up, size its blocks to about BLOCK_S (shorter only when the budget cannot
+    hold MIN_BLOCKS of each), then time blocks round-robin until the budget is spent: at least
+    MIN_BLOCKS, at most MAX_BLOCKS each. A contender that raises is dropped with its error; the others
+    go on."""
     started = now()
-    block_target = max(0.002, budget_s / float(len(contenders) * (MIN_BLOCKS + 2)))
+    block_target = min(BLOCK_S, max(0.002, budget_s / float(len(contenders) * (MIN_BLOCKS + 2))))
     live = []
     for contender in contenders:
         try:
@@ -101,7 +117,7 @@ def interleave(contenders, budget_s, deadline):
             for _ in range(3):
                 wall = now()
                 seconds = contender.timed(k)
-                overhead = max(0.0, now() - wall - seconds)  # a block's untimed set-up (a new pipeline)
+                overhead = max(0.0, now() - wall - seconds)  # a block's untimed set-up (settling steps)
                 if seconds >= block_target / 4 or k >= MAX_REPS:
                     break
                 k = min(MAX_REPS, max(k + 1, int(k * block_target / 4 / max(seconds, 1e-6))))
@@ -111,14 +127,20 @@ def interleave(contenders, budget_s, deadline):
         live.append((contender, seconds / k, overhead))
     if not live:
         return
-    block_target = max(0.002, (budget_s - (now() - started)) / float(len(live) * (MIN_BLOCKS + 1)))
-    for contender, per_rep, overhead in live:
-        reps = (block_target - overhead) / max(per_rep, 1e-6)
-        contender.info["reps_per_block"] = max(1, min(MAX_REPS, int(reps)))
+    # warm-ups can eat a squeezed budget: then the blocks shrink so that MIN_BLOCKS still fit
+    left = budget_s - (now() - started)
+    per_round = sum(overhead + block_target for _, _, overhead in live)
+    if per_round * MIN_BLOCKS > left:
+        block_target = max(0.002, (left / MIN_BLOCKS - sum(overhead for _, _, overhead in live)) / len(live))
+    for contender, per_rep, _ in live:
+        contender.info["reps_per_block"] = max(1, min(MAX_REPS, int(round(block_target / max(per_rep, 1e-7)))))
     live = [contender for contender, _, _ in live]
+    round_s = 0.0
     for round_number in range(MAX_BLOCKS):
-        if round_number >= MIN_BLOCKS and now() - started > budget_s:
+        # stop before a round that would end past the budget, once every contender has MIN_BLOCKS
+        if round_number >= MIN_BLOCKS and now() - started + round_s > budget_s:
             break
+        round_started = now()
         for contender in list(live):
             if now() > deadline:
                 return
@@ -128,6 +150,7 @@ def interleave(contenders, budget_s, deadline):
             except Exception as exc:
                 contender.info["error"] = error_of(exc)
                 live.remove(contender)
+        round_s = now() - round_started
 
 
 def uniform(np, shape):
