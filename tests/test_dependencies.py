@@ -379,3 +379,23 @@ def test_the_doctor_itself_is_not_judged():
     doctor = {"name": "tfdoctor", "version": "0.1.0", "requires": [
         "typer>=0.12", "tensorflow; (sys_platform != 'darwin' or platform_machine != 'arm64') and extra == 'tensorflow'"]}
     assert requirements.unmet_requirements(facts_with(tf_name="tensorflow", extra=[doctor])) == []
+
+
+def test_bounds_two_requirers_share_are_written_once_the_tighter_one():
+    # the live numpy case: tensorflow-cpu 2.21 wants numpy>=1.26.0, the NumPy-ABI rule and a dependent
+    # want >=2.0.0; the command once read 'numpy>=2.0.0,>=1.26.0' (pip takes it, a reader stumbles)
+    jax_like = {"name": "jax-like", "version": "1.0", "requires": ["numpy<2.3,>=2.0.0", "tensorflow>=2.0"]}
+    result = run(facts_with({"numpy": "1.25.2"}, extra=[jax_like], tensorflow=IMPORTED))
+    numpy = [c for c in commands(result)[0] if c.startswith("numpy")]
+    assert numpy == ["numpy<2.3,>=2.0.0"]
+
+
+@pytest.mark.parametrize("clauses, kept", [
+    (["<2.3", ">=2.0.0", ">=1.26.0"], ["<2.3", ">=2.0.0"]),
+    ([">=1.26.0", "<3", "<2.2.0", "!=2.1.0"], [">=1.26.0", "<2.2.0", "!=2.1.0"]),
+    (["<=2", "<2"], ["<2"]),
+    ([">=1", ">1"], [">1"]),
+    (["==2.*", ">=1"], ["==2.*", ">=1"]),
+])
+def test_tightest_drops_only_implied_bounds(clauses, kept):
+    assert requirements.tightest(clauses) == kept

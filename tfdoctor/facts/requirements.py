@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import Facts, canonical_name, host_system, section
@@ -313,9 +313,30 @@ def repair_requirements(facts: Facts, unmet: Optional[list[Unmet]] = None) -> tu
                 clauses.append(clause)
     if not specifiers:
         return ()
-    requirements = [name + ",".join(clauses) for name, clauses in specifiers.items()]
+    requirements = [name + ",".join(tightest(clauses)) for name, clauses in specifiers.items()]
     pin = tensorflow_pin(facts)
     return tuple(requirements + ([pin] if pin else []))
+
+
+def tightest(clauses: list[str]) -> list[str]:
+    """The clauses without the lower and upper bounds another clause already implies: ['>=2.0.0',
+    '>=1.26.0', '<2.2'] -> ['>=2.0.0', '<2.2']. Order and spelling stay as written."""
+    lows, highs = [], []
+    for clause in clauses:
+        try:
+            specifier = Specifier(clause.strip())
+        except InvalidSpecifier:
+            continue
+        bound = version_of(specifier.version)
+        if bound is None:
+            continue
+        if specifier.operator in (">", ">="):
+            lows.append(((bound, specifier.operator == ">"), clause))
+        elif specifier.operator in ("<", "<="):
+            highs.append(((bound, specifier.operator == "<="), clause))
+    implied = {clause for _, clause in lows if lows and clause != max(lows)[1]}
+    implied |= {clause for _, clause in highs if highs and clause != min(highs)[1]}
+    return [clause for clause in clauses if clause not in implied]
 
 
 def clashing(unmet: list[Unmet]) -> dict[str, list[Unmet]]:
