@@ -198,6 +198,24 @@ def test_problems_in_two_distributions_give_one_reinstall_of_both():
     assert any("numpy 2.4.6" in line for line in outcome.details)
 
 
+
+def test_what_conda_installed_conda_reinstalls_and_pip_the_rest():
+    # a conda environment where numpy came from conda and TensorFlow from pip (TensorFlow's own advice):
+    # pip laying its numpy over conda's would leave conda's record of the package wrong
+    truncated = {"path": "numpy/_core/_multiarray_umath.cpython-311-x86_64-linux-gnu.so", "problem": "size",
+                 "expected_size": 100, "size": 10}
+    found = facts(dist("tensorflow-cpu", "2.21.0", MISSING_LIB), dist("numpy", "2.4.6", truncated, installer="conda"))
+    found["python"].update(conda=True, in_venv=False, prefix="/opt/conda/envs/tf")
+    outcome = integrity_check.run(found)
+    assert outcome.remediation.commands == (
+        "conda install -p /opt/conda/envs/tf --force-reinstall --no-deps -y 'numpy=2.4.6'",
+        f"{PYTHON} -m pip install --force-reinstall --no-deps 'tensorflow-cpu==2.21.0'")
+    only_conda = facts(dist("numpy", "2.4.6", truncated, installer="conda"), dist("tensorflow-cpu", "2.21.0"))
+    only_conda["python"].update(conda=True, prefix="/opt/my envs/tf")
+    fix = integrity_check.run(only_conda).remediation
+    assert fix.commands == ('conda install -p "/opt/my envs/tf" --force-reinstall --no-deps -y \'numpy=2.4.6\'',)
+    assert "docs.conda.io" in fix.url
+
 def test_only_a_missing_console_script_warns():
     script = {"path": "../../../bin/tensorboard", "problem": "missing", "expected_size": 200, "size": None, "outside": True}
     outcome = integrity_check.run(facts(dist("tensorboard", "2.20.0", script)))

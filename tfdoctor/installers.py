@@ -182,7 +182,7 @@ class Installer:
         return f'"{requirement}"' if self.windows else f"'{requirement}'"
 
     def _python(self) -> str:
-        return f'"{self.python}"' if " " in self.python else self.python
+        return self._quote_path(self.python)
 
     def install(self, *requirements: str) -> str:
         reqs = " ".join(self._quote(r) for r in requirements)
@@ -212,6 +212,16 @@ class Installer:
         if self.kind == "managed":
             return self.install(*requirements)
         return self._prepared(f"{self._python()} -m pip install --force-reinstall --no-deps {reqs}")
+
+    def conda_reinstall(self, prefix: Optional[str], *requirements: str) -> str:
+        """Force conda to lay down its own packages again ('name==version' becomes conda's 'name=version'),
+        dependencies untouched; into the target's prefix when it is known."""
+        specs = " ".join(self._quote(r.replace("==", "=", 1)) for r in requirements)
+        where = f"-p {self._quote_path(prefix)} " if prefix else ""
+        return f"conda install {where}--force-reinstall --no-deps -y {specs}"
+
+    def _quote_path(self, path: str) -> str:
+        return f'"{path}"' if " " in path else path
 
     @property
     def label(self) -> str:

@@ -22,7 +22,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import Facts, canonical_name
+from tfdoctor.facts import Facts, canonical_name, section
 from tfdoctor.model import Remediation
 
 MISSING = "missing"
@@ -42,6 +42,7 @@ class FileProblem:
     size: Optional[int] = None
     outside: bool = False  # outside the distribution's location ('../../../bin/x'): scripts, data
     also_in: tuple[str, ...] = ()  # other installed distributions whose RECORD lists the same file
+    installer: Optional[str] = None  # the distribution's INSTALLER file: "pip", "uv", "conda", ...
 
     @property
     def clash(self) -> bool:
@@ -88,7 +89,8 @@ def problems(facts: Facts, distribution: Optional[str] = None) -> list[FileProbl
         for item in entry.get("problems") or ():
             found.append(FileProblem(name, str(entry.get("version") or ""), str(item.get("path") or ""),
                                      str(item.get("problem") or MISSING), item.get("expected_size"), item.get("size"),
-                                     bool(item.get("outside")), tuple(item.get("also_in") or ())))
+                                     bool(item.get("outside")), tuple(item.get("also_in") or ()),
+                                     str(entry.get("installer") or "").strip() or None))
     return found
 
 
@@ -124,6 +126,7 @@ def affected_requirements(found: list[FileProblem]) -> list[str]:
 
 
 REINSTALL_URL = "https://pip.pypa.io/en/stable/cli/pip_install/#cmdoption-force-reinstall"
+CONDA_REINSTALL_URL = "https://docs.conda.io/projects/conda/en/latest/commands/install.html"
 
 
 def reinstall_fix(facts: Facts, found: list[FileProblem]) -> Optional[Remediation]:
@@ -131,11 +134,24 @@ def reinstall_fix(facts: Facts, found: list[FileProblem]) -> Optional[Remediatio
     versions, without touching their dependencies. Shared by install-integrity and tensorflow-import.
     Distributions that share files with another are left out: reinstalling one overwrites the other's
     again (the repair keeps one of them; tensorflow-install says which for TensorFlow builds)."""
-    requirements = affected_requirements([p for p in found if p.distribution not in clashing(found)])
+    damaged = [p for p in found if p.distribution not in clashing(found)]
+    requirements = affected_requirements(damaged)
     if not requirements:
         return None
     from tfdoctor.installers import installer_for  # installers reads facts too: imported when needed
 
+    installer = installer_for(facts)
+    # What conda installed, conda reinstalls: pip would lay its files over conda's package and leave
+    # conda's record of it wrong. The rest goes through the environment's own installer.
+    by_conda = affected_requirements([p for p in damaged if p.installer == "conda"])
+    commands = []
+    if by_conda:
+        prefix = str(section(facts, "python").get("prefix") or "") or None
+        commands.append(installer.conda_reinstall(prefix, *by_conda))
+    others = [r for r in requirements if r not in by_conda]
+    if others:
+        commands.append(installer.reinstall(*others))
     names = ", ".join(requirements)
     return Remediation(f"Reinstall {names} as it was (same version, dependencies untouched): the files RECORD "
-                       "lists come back.", (installer_for(facts).reinstall(*requirements),), REINSTALL_URL)
+                       "lists come back.", tuple(commands), CONDA_REINSTALL_URL if by_conda and not others
+                       else REINSTALL_URL)
