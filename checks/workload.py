@@ -58,7 +58,7 @@ def workload(facts: Facts) -> Outcome:
         error = result.get("error") or {}
         return Outcome.warn(f"The workload probe raised {tfchild.short_type(error.get('type'))}: "
                             f"{tfchild.first_line(error.get('message'))}")
-    return judge(result)
+    return judge(result, tf.get("probe"))
 
 
 def _died(tf: Mapping[str, Any], result: Mapping[str, Any]) -> Outcome:
@@ -72,7 +72,7 @@ def _died(tf: Mapping[str, Any], result: Mapping[str, Any]) -> Outcome:
                         stage=stage, table=_table(result))
 
 
-def judge(result: Mapping[str, Any]) -> Outcome:
+def judge(result: Mapping[str, Any], probe: Any = None) -> Outcome:
     findings = Findings()
     for name in SECTIONS[:-1]:
         section = result.get(name) or {}
@@ -91,6 +91,7 @@ def judge(result: Mapping[str, Any]) -> Outcome:
     _training(findings, result.get("training_step") or {})
     _memory(findings, result.get("memory") or {})
     _quality(findings, result)
+    _drift(findings, result, probe if isinstance(probe, Mapping) else {})
     summary = _summary(result)
     return findings.outcome(summary, table=_table(result), duration_s=result.get("duration_s"),
                             sources=SOURCES)
@@ -237,6 +238,26 @@ def _quality(findings: Findings, result: Mapping[str, Any]) -> None:
         worst = max(noisy)
         findings.note(f"Timing was noisy in {len(noisy)} contender(s) (worst: {worst[1]}, interquartile range "
                       f"{worst[0]:.0%} of the median block): the figures are the fastest blocks")
+
+
+def _drift(findings: Findings, result: Mapping[str, Any], probe: Mapping[str, Any]) -> None:
+    """The probe timed a matmul seconds before the workload's crossover timed the same size on the same
+    device: when the two disagree, the machine's own speed changed while tfdoctor ran (a shared VM, a
+    laptop changing power state), and this run's figures compare with other runs only within that margin."""
+    rows = {row.get("n"): row for row in (result.get("crossover") or {}).get("sizes") or () if isinstance(row, Mapping)}
+    for kind, side in ((probe.get("sides") or {}).items() if isinstance(probe.get("sides"), Mapping) else ()):
+        if not isinstance(side, Mapping):
+            continue
+        probed = side.get("gflops_best")
+        timed = ((rows.get(side.get("n")) or {}).get(kind) or {}).get("gflops")
+        if not (isinstance(probed, (int, float)) and isinstance(timed, (int, float)) and probed > 0 and timed > 0):
+            continue
+        apart = max(probed, timed) / min(probed, timed)
+        if beyond(apart, "drift"):
+            n = side.get("n")
+            findings.note(f"The machine's speed changed while tfdoctor ran: the probe's {n}x{n} {kind.upper()} "
+                          f"matmul ran at {probed:.0f} GFLOPS, the workload's at {timed:.0f} GFLOPS "
+                          f"({apart:.2f}x apart); compare these figures with other runs only within that margin")
 
 
 def _contenders(section: Mapping[str, Any]):

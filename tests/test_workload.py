@@ -203,6 +203,29 @@ def test_noise_is_reported_not_blamed():
     assert any("worst: dispatch function, interquartile range 215% of the median block" in d for d in outcome.details)
 
 
+
+def probe_side(n: int, gflops: float) -> dict:
+    return {"device": "/CPU:0", "kind": "CPU", "n": n, "gflops_best": gflops}
+
+
+@pytest.mark.parametrize("probed, said", [(240.0, False), (200.0, False), (150.0, True), (400.0, True)])
+def test_a_machine_whose_speed_changed_during_the_run_is_said(probed, said):
+    # the crossover of workload_facts timed 2048x2048 at 240 GFLOPS; the probe timed the same size before it
+    facts = workload_facts()
+    facts["tensorflow"]["probe"] = {"status": "ok", "sides": {"cpu": probe_side(2048, probed)}}
+    outcome = workload.run(facts)
+    assert outcome.status is Status.PASS
+    notes = [d for d in outcome.details if "speed changed while tfdoctor ran" in d]
+    assert bool(notes) is said
+    if said:
+        assert f"ran at {probed:.0f} GFLOPS, the workload's at 240 GFLOPS" in notes[0]
+
+
+def test_a_probe_at_a_size_the_crossover_did_not_reach_says_nothing():
+    facts = workload_facts()
+    facts["tensorflow"]["probe"] = {"status": "ok", "sides": {"cpu": probe_side(4096, 50.0)}}
+    assert not any("speed changed" in d for d in workload.run(facts).details)
+
 def test_a_section_that_raised_warns_with_its_error():
     outcome = judged(workload_facts(input_pipeline={"status": "error", "error": {
         "type": "AttributeError", "message": "module 'tensorflow' has no attribute 'data'"}}))
