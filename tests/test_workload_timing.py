@@ -1,7 +1,8 @@
 """The workload child's timing method (tfdoctor/child/workload.py) on a fake clock: blocks last about
 BLOCK_S whatever the budget (a longer budget buys more blocks, not longer ones, so a long run measures
-what a short run does), squeezed budgets still get MIN_BLOCKS, and the spread is the interquartile
-range over the median, unmoved by one interrupted block."""
+what a short run does), they come in PASSES windows with the other sections timed in between (the
+budget counts a section's own time), squeezed budgets still get MIN_BLOCKS, and the spread is the
+interquartile range over the median, unmoved by one interrupted block."""
 
 from __future__ import annotations
 
@@ -31,6 +32,15 @@ def workload():
     return module
 
 
+def timed(workload, contenders, budget_s: float, gap_s: float = 0.0) -> int:
+    """Drive a section's windows to the end, the other sections taking gap_s between two; the yields."""
+    yields = 0
+    for _ in workload.in_passes(contenders, budget_s, deadline=1e9):
+        yields += 1
+        workload.now.t += gap_s
+    return yields
+
+
 def steady(workload, name: str, per_rep_s: float, warmup_s: float = 0.0, setup_s: float = 0.0,
            slow_blocks: dict[int, float] | None = None):
     """A contender whose repetitions take per_rep_s on the fake clock (its first call warmup_s more;
@@ -50,10 +60,10 @@ def steady(workload, name: str, per_rep_s: float, warmup_s: float = 0.0, setup_s
 @pytest.mark.parametrize("per_rep_s", [20e-6, 1e-3, 8e-3])
 def test_a_longer_budget_buys_more_blocks_of_the_same_length(workload, per_rep_s):
     short, _ = steady(workload, "short", per_rep_s)
-    workload.interleave([short], 0.3, deadline=1e9)
+    timed(workload, [short], 0.3)
     workload.now.t = 0.0
     long, _ = steady(workload, "long", per_rep_s)
-    workload.interleave([long], 1.2, deadline=1e9)
+    timed(workload, [long], 1.2)
     assert short.info["reps_per_block"] == long.info["reps_per_block"]
     block = short.info["reps_per_block"] * per_rep_s
     assert workload.BLOCK_S * 0.5 <= block <= workload.BLOCK_S * 1.5
@@ -62,28 +72,28 @@ def test_a_longer_budget_buys_more_blocks_of_the_same_length(workload, per_rep_s
 
 def test_a_repetition_longer_than_a_block_is_a_block_of_one(workload):
     slow, _ = steady(workload, "slow", 0.06)
-    workload.interleave([slow], 1.0, deadline=1e9)
+    timed(workload, [slow], 1.0)
     assert slow.info["reps_per_block"] == 1 and len(slow.info["block_s"]) >= workload.MIN_BLOCKS
 
 
 def test_the_budget_ends_the_blocks_and_the_cap_ends_them_on_a_fast_machine(workload):
     contenders = [steady(workload, name, 1e-3)[0] for name in ("a", "b")]
-    workload.interleave(contenders, 2.0, deadline=1e9)
+    timed(workload, contenders, 2.0)
     round_s = 2 * contenders[0].info["reps_per_block"] * 1e-3
     assert 2.0 - round_s <= workload.now.t <= 2.0  # no round that would end past the budget was started
     assert [len(c.info["block_s"]) for c in contenders][0] == len(contenders[1].info["block_s"])  # interleaved
     workload.now.t = 0.0
     capped = steady(workload, "capped", 1e-3)[0]
-    workload.interleave([capped], 1000.0, deadline=1e9)
-    assert len(capped.info["block_s"]) == workload.MAX_BLOCKS
+    timed(workload, [capped], 1000.0)
+    assert len(capped.info["block_s"]) == workload.MAX_BLOCKS  # in all windows together
 
 
 def test_a_squeezed_budget_shrinks_the_blocks_to_keep_three_of_each(workload):
     # a 1 s warm-up (tracing a graph) leaves 0.2 s of a 1.2 s budget for four contenders
     contenders = [steady(workload, name, 1e-4, warmup_s=1.0 if name == "a" else 0.0)[0] for name in "abcd"]
-    workload.interleave(contenders, 1.2, deadline=1e9)
+    timed(workload, contenders, 1.2)
     for contender in contenders:
-        assert len(contender.info["block_s"]) == workload.MIN_BLOCKS
+        assert len(contender.info["block_s"]) >= workload.MIN_BLOCKS
         assert contender.info["reps_per_block"] * 1e-4 < workload.BLOCK_S / 2
     assert workload.now.t <= 1.2 + 0.05
 
@@ -99,13 +109,13 @@ def test_untimed_set_up_does_not_shorten_the_timed_block(workload):
         workload.now.t += 0.01 + k * 2e-3
 
     fed = Settled("fed", run)
-    workload.interleave([fed], 2.0, deadline=1e9)
+    timed(workload, [fed], 2.0)
     assert fed.info["reps_per_block"] * 2e-3 == pytest.approx(workload.BLOCK_S, rel=0.1)
 
 
 def test_the_figure_is_the_best_block_and_the_spread_ignores_one_interruption(workload):
     contender, _ = steady(workload, "c", 1e-3, slow_blocks={2: 10.0})
-    workload.interleave([contender], 1.0, deadline=1e9)
+    timed(workload, [contender], 1.0)
     info = contender.summary()
     assert info["best_s"] == pytest.approx(1e-3)
     assert max(info["block_s"]) == pytest.approx(1e-2)  # the interrupted block is kept in the record
@@ -126,6 +136,36 @@ def test_a_contender_that_raises_is_dropped_and_the_others_go_on(workload):
         raise RuntimeError("no kernel")
 
     bad = workload.Contender("bad", broken)
-    workload.interleave([bad, good], 1.0, deadline=1e9)
+    timed(workload, [bad, good], 1.0)
     assert bad.info["error"]["type"] == "RuntimeError" and not bad.info["block_s"]
     assert len(good.info["block_s"]) >= workload.MIN_BLOCKS
+
+
+
+def test_the_blocks_come_in_windows_with_the_other_sections_between_and_their_time_not_counted(workload):
+    contender, calls = steady(workload, "c", 1e-3)
+    yields = timed(workload, [contender], 1.0, gap_s=5.0)
+    assert yields == workload.PASSES - 1
+    own = workload.now.t - 5.0 * yields
+    assert 0.9 <= own <= 1.0  # the budget spent on this section alone, not on the gaps
+    assert len(contender.info["block_s"]) >= 2 * workload.MIN_BLOCKS  # the later windows got their share too
+
+
+def test_a_slow_spell_over_the_first_window_does_not_make_the_figure(workload):
+    # a machine running 1.5x slower through the first window (a shared VM's speed state): the second
+    # window, seconds later, gives the figure
+    slow_until = [None]
+
+    def run(k: int) -> None:
+        clock = workload.now
+        clock.t += k * 1e-3 * (1.5 if slow_until[0] is None or clock.t < slow_until[0] else 1.0)
+
+    contender = workload.Contender("c", run)
+    windows = workload.in_passes([contender], 1.0, deadline=1e9)
+    next(windows)  # the first window, all of it slow
+    slow_until[0] = workload.now.t
+    workload.now.t += 5.0
+    for _ in windows:
+        pass
+    assert contender.summary()["best_s"] == pytest.approx(1e-3)
+    assert max(contender.info["block_s"]) == pytest.approx(1.5e-3)

@@ -7,9 +7,10 @@
 # Method (the probe's): every contender is called once untimed-for-the-figure (its first call, with
 # tracing, kernel selection and device set-up, is recorded as warmup_s), then timed in blocks of k
 # repetitions ending in a read-back, each block about BLOCK_S long whatever the budget; the contenders'
-# blocks are interleaved (G, C, G, C, ...) so they see the same clocks and the same neighbours; the
-# figure is the best block (noise on a shared machine only adds time) with the median and the spread
-# (interquartile range / median, as torch.utils.benchmark reports it) beside it.
+# blocks are interleaved (G, C, G, C, ...) so they see the same clocks and the same neighbours, and come
+# in PASSES windows with the other sections timed in between, so a figure's blocks are spread over the
+# whole workload; the figure is the best block (noise on a shared machine only adds time) with the
+# median and the spread (interquartile range / median, as torch.utils.benchmark reports it) beside it.
 import sys
 import time
 
@@ -22,6 +23,7 @@ BLOCK_S = 0.025
 MIN_BLOCKS = 3
 MAX_BLOCKS = 120  # per contender: enough for a stable best and quartiles, and a report of modest size
 MAX_REPS = 2000  # repetitions per block at most
+PASSES = 2  # windows of blocks per section, the other sections timed in between (see Windows)
 MIN_SECTION_S = 0.3  # seconds a section gets even when the others have overrun the budget
 # Share of the workload budget each timed section may use; memory is sampled around the others.
 SHARES = (("crossover", 0.17), ("dispatch", 0.1), ("input_pipeline", 0.2), ("conv2d", 0.18),
@@ -100,11 +102,10 @@ def quartiles(values):
     return at(0.25), at(0.5), at(0.75)
 
 
-def interleave(contenders, budget_s, deadline):
-    """Warm every contender up, size its blocks to about BLOCK_S (shorter only when the budget cannot
-    hold MIN_BLOCKS of each), then time blocks round-robin until the budget is spent: at least
-    MIN_BLOCKS, at most MAX_BLOCKS each. A contender that raises is dropped with its error; the others
-    go on."""
+def prepare(contenders, budget_s):
+    """Warm every contender up and size its blocks to about BLOCK_S (shorter only when budget_s cannot
+    hold MIN_BLOCKS of each after the warm-ups). Returns the contenders that did not raise; one that
+    raises keeps its error and is left out."""
     started = now()
     block_target = min(BLOCK_S, max(0.002, budget_s / float(len(contenders) * (MIN_BLOCKS + 2))))
     live = []
@@ -126,7 +127,7 @@ def interleave(contenders, budget_s, deadline):
             continue
         live.append((contender, seconds / k, overhead))
     if not live:
-        return
+        return []
     # warm-ups can eat a squeezed budget: then the blocks shrink so that MIN_BLOCKS still fit
     left = budget_s - (now() - started)
     per_round = sum(overhead + block_target for _, _, overhead in live)
@@ -134,11 +135,16 @@ def interleave(contenders, budget_s, deadline):
         block_target = max(0.002, (left / MIN_BLOCKS - sum(overhead for _, _, overhead in live)) / len(live))
     for contender, per_rep, _ in live:
         contender.info["reps_per_block"] = max(1, min(MAX_REPS, int(round(block_target / max(per_rep, 1e-7)))))
-    live = [contender for contender, _, _ in live]
-    round_s = 0.0
-    for round_number in range(MAX_BLOCKS):
-        # stop before a round that would end past the budget, once every contender has MIN_BLOCKS
-        if round_number >= MIN_BLOCKS and now() - started + round_s > budget_s:
+    return [contender for contender, _, _ in live]
+
+
+def time_blocks(live, budget_s, deadline, min_blocks):
+    """Time blocks of the live contenders round-robin until budget_s is spent (no round is started that
+    would end past it) once each has min_blocks more, and at most MAX_BLOCKS in all. A contender that
+    raises is removed from `live` with its error; the others go on."""
+    started, round_s, rounds = now(), 0.0, 0
+    while live and max(len(c.info["block_s"]) for c in live) < MAX_BLOCKS:
+        if rounds >= min_blocks and now() - started + round_s > budget_s:
             break
         round_started = now()
         for contender in list(live):
@@ -150,7 +156,43 @@ def interleave(contenders, budget_s, deadline):
             except Exception as exc:
                 contender.info["error"] = error_of(exc)
                 live.remove(contender)
-        round_s = now() - round_started
+        round_s, rounds = now() - round_started, rounds + 1
+
+
+class Windows(object):
+    """A section's contenders timed in PASSES windows of blocks, the first one after the warm-up.
+    run_workload times the other sections between two windows, so a figure's blocks come from moments
+    seconds apart, and a machine that slows down for seconds at a time (a shared VM switching speed
+    states, a laptop changing power state) rarely holds a whole figure in its slow state. The budget
+    counts this section's own time only, never the other sections' in between."""
+
+    def __init__(self, contenders, budget_s, deadline):
+        self.contenders, self.budget_s, self.deadline = contenders, budget_s, deadline
+        self.live, self.used, self.done = None, 0.0, 0
+
+    def next(self):
+        started = now()
+        if self.live is None:
+            self.live = prepare(self.contenders, self.budget_s / PASSES)
+        share = max(0.0, (self.budget_s - self.used - (now() - started)) / float(PASSES - self.done))
+        time_blocks(self.live, share, self.deadline, MIN_BLOCKS if self.done == 0 else 1)
+        self.done += 1
+        self.used += now() - started
+
+
+def in_passes(contenders, budget_s, deadline, around=None):
+    """A generator for a section: each window of blocks, with a yield between two (run_workload's turn
+    to time the other sections). around() gives a context for each window (never held across a yield,
+    so the other sections never run inside it)."""
+    windows = Windows(contenders, budget_s, deadline)
+    for index in range(PASSES):
+        if index:
+            yield
+        if around is None:
+            windows.next()
+        else:
+            with around():
+                windows.next()
 
 
 def uniform(np, shape):
@@ -191,7 +233,9 @@ def devices_of(gpus):
 # ------------------------------------------------------------------------------------ crossover
 
 def crossover(tf, np, gpus, budget_s, deadline):
-    """float32 matmul over a size ladder on each device: where the GPU starts to beat the CPU."""
+    """float32 matmul over a size ladder on each device: where the GPU starts to beat the CPU. The ladder
+    is walked in the first window (its time decides how far it goes); later windows add blocks to every
+    size it reached."""
     started = now()
     devices = devices_of(gpus)
     host = uniform(np, (LADDER[-1], LADDER[-1]))
@@ -199,15 +243,16 @@ def crossover(tf, np, gpus, budget_s, deadline):
     for kind, device in devices:
         with tf.device(device):
             bases[kind] = tf.identity(host)
-    rows = []
-    result = {"dtype": "float32", "sizes": rows, "devices": [kind for kind, _ in devices]}
+    result = {"dtype": "float32", "devices": [kind for kind, _ in devices]}
+    first = budget_s / float(PASSES)
+    measured = []  # (n, contenders, outputs, windows)
     previous = None  # the slowest per-call time at the last size
     for n in LADDER:
-        spent = now() - started
-        left = budget_s - spent
+        left = first - (now() - started)
         if previous is not None:
+            # the next size's warm-up, sizing and MIN_BLOCKS blocks, against what it would get in all windows
             predicted = previous * 8 * LARGER_IS_FASTER * len(devices) * (MIN_BLOCKS + 3)
-            if predicted > left:
+            if predicted > left * PASSES:
                 result["stopped_at"] = n
                 result["stopped_because"] = "the next size would not fit the budget"
                 break
@@ -217,7 +262,7 @@ def crossover(tf, np, gpus, budget_s, deadline):
             with tf.device(device):
                 a = bases[kind][:n, :n] * np.float32((3.0 / n) ** 0.5)
 
-            def run(k, a=a, device=device, kind=kind):
+            def run(k, a=a, device=device, kind=kind, outputs=outputs):
                 with tf.device(device):
                     x = a
                     for _ in range(k):
@@ -226,10 +271,25 @@ def crossover(tf, np, gpus, budget_s, deadline):
                 outputs[kind] = x
 
             contenders.append(Contender(kind, run, device))
+        # what is left of the first window, shared by weight among this size and the larger ones to come
+        weights = [weight for size, weight in zip(LADDER, LADDER_WEIGHTS) if size >= n]
+        windows = Windows(contenders, left * weights[0] / float(sum(weights)) * PASSES, deadline)
         with SoftPlacementOff(tf):
-            # what is left, shared by weight among this size and the larger ones still to come
-            weights = [weight for size, weight in zip(LADDER, LADDER_WEIGHTS) if size >= n]
-            interleave(contenders, left * weights[0] / float(sum(weights)), deadline)
+            windows.next()
+        measured.append((n, contenders, outputs, windows))
+        times = [c.summary().get("best_s") for c in contenders]
+        if not all(times):
+            break  # a device raised: larger sizes will not do better
+        previous = max(times)
+        if now() > deadline:
+            break
+    for _ in range(1, PASSES):
+        yield
+        for _, _, _, windows in measured:
+            with SoftPlacementOff(tf):
+                windows.next()
+    rows = []
+    for n, contenders, outputs, _ in measured:
         row = {"n": n}
         for contender in contenders:
             info = contender.summary()
@@ -239,17 +299,11 @@ def crossover(tf, np, gpus, budget_s, deadline):
                 info["output_device"] = str(outputs[contender.name].device)
                 info["placement_ok"] = placed_on(outputs[contender.name], contender.name.upper())
             row[contender.name] = info
-        rows.append(row)
-        times = [row[kind].get("best_s") for kind, _ in devices if row[kind].get("best_s")]
-        if len(times) < len(devices):
-            break  # a device raised: larger sizes will not do better
-        previous = max(times)
-        if now() > deadline:
-            break
-    for row in rows:
         gpu, cpu = row.get("gpu", {}), row.get("cpu", {})
         if gpu.get("best_s") and cpu.get("best_s"):
             row["gpu_speedup"] = rounded(cpu["best_s"] / gpu["best_s"], 4)
+        rows.append(row)
+    result["sizes"] = rows
     result.update(crossover_of(rows))
     return result
 
@@ -295,7 +349,7 @@ def dispatch(tf, np, gpus, budget_s, deadline):
         return run
 
     contenders = [Contender("eager", runner(chain), device), Contender("function", runner(graph), device)]
-    interleave(contenders, budget_s, deadline)
+    yield from in_passes(contenders, budget_s, deadline)
     result = {"device": device, "ops_per_chain": DISPATCH_OPS, "tensor_shape": [8, 8]}
     for contender in contenders:
         info = contender.summary()
@@ -376,7 +430,7 @@ def input_pipeline(tf, np, gpus, budget_s, deadline):
     contenders = [PipelineContender("no_prefetch", fed(False), device),
                   PipelineContender("prefetch", fed(True), device),
                   Contender("model_only", model_only, device)]
-    interleave(contenders, budget_s, deadline)
+    yield from in_passes(contenders, budget_s, deadline)
     result = {"device": device, "batch": PIPELINE_BATCH, "features": PIPELINE_FEATURES}
     for contender in contenders:
         info = contender.summary()
@@ -434,8 +488,7 @@ def conv2d(tf, np, gpus, budget_s, deadline):
                     float(value.numpy())
                     outputs[key] = value
             contenders.append(Contender(kind + "_" + what, run, device))
-    with SoftPlacementOff(tf):
-        interleave(contenders, budget_s, deadline)
+    yield from in_passes(contenders, budget_s, deadline, around=lambda: SoftPlacementOff(tf))
     result = {"batch": CONV_BATCH, "image": [CONV_SIZE, CONV_SIZE, 3], "filters": CONV_FILTERS, "kernel": [3, 3],
               "devices": [kind for kind, _ in devices_of(gpus)]}
     for contender in contenders:
@@ -531,7 +584,7 @@ def training_step(tf, np, gpus, budget_s, deadline):
         contenders.append(Contender(name, run, device))
     if not contenders:
         raise raised[0]  # no model could be built: the section failed as a whole
-    interleave(contenders, max(0.0, budget_s - (now() - keras_started)), deadline)
+    yield from in_passes(contenders, max(0.0, budget_s - (now() - keras_started)), deadline)
     result = {"keras_version": str(getattr(keras, "__version__", "") or ""), "keras_import_s": rounded(keras_s),
               "batch": {"dense": DENSE_BATCH, "cnn": CNN_BATCH},
               "models": {"dense": "784-128-10 Dense", "cnn": "28x28x1 Conv32-Pool-Conv64-Pool-Dense10"},
@@ -627,31 +680,41 @@ def run_workload(tf, recorder, config, gpus):
     samples = [["start"] + [memory_sample()]]
     workload["memory"] = {"samples": samples}
     recorder.flush()
-    for name, share in SHARES:
-        before_deadline = deadline - now()
-        if before_deadline <= 1.0:
-            workload["sections"][name] = {"status": "skipped", "reason": "no time left before the --timeout"}
-            continue
-        recorder.stage("workload:" + name)
-        # a section may use its share (all that is left when it comes last) but never the shares of the
-        # sections after it, so an overrun on a busy machine does not starve them; each runs at least
-        # MIN_SECTION_S (3 blocks of each contender whatever the budget), and stops before the deadline
-        left = budget - (now() - started)
-        later = sum(weight for other, weight in SHARES[[n for n, _ in SHARES].index(name) + 1:]) * budget
-        section_budget = left if name == SHARES[-1][0] else min(budget * share, left - later)
-        section_budget = min(max(MIN_SECTION_S, section_budget), before_deadline - 0.5)
-        section_started = now()
-        try:
-            figures = SECTION_FUNCTIONS[name](tf, np, gpus, section_budget, deadline)
-            figures["status"] = "ok"
-        except Exception as exc:
-            figures = {"status": "error", "error": error_of(exc)}
-        figures["duration_s"] = rounded(now() - section_started, 4)
-        figures["budget_s"] = rounded(section_budget, 4)
-        workload[name] = figures
-        workload["sections"][name] = {"status": figures["status"], "duration_s": figures["duration_s"]}
-        samples.append([name, memory_sample()])
-        recorder.flush()
+    # Every section is a generator that times PASSES windows of blocks and yields between two: the
+    # sections take turns, window by window (crossover, dispatch, ..., training_step, then crossover's
+    # second window, ...), so each figure's blocks are spread over the whole workload. A section's budget
+    # is its share (at least MIN_SECTION_S: 3 blocks of each contender whatever the budget), counted in
+    # its own time; an overrun on a busy machine does not take the shares of the others.
+    running = {}  # name -> [generator, seconds spent]
+    for _ in range(PASSES + 1):  # the last round only finishes a section that yielded once too often
+        for name, share in SHARES:
+            if name in workload["sections"]:
+                continue  # finished, failed or skipped
+            if name not in running:
+                before_deadline = deadline - now()
+                if before_deadline <= 1.0:
+                    workload["sections"][name] = {"status": "skipped", "reason": "no time left before the --timeout"}
+                    continue
+                section_budget = min(max(MIN_SECTION_S, budget * share), before_deadline - 0.5)
+                running[name] = [SECTION_FUNCTIONS[name](tf, np, gpus, section_budget, deadline), 0.0, section_budget]
+            recorder.stage("workload:" + name)
+            section, window_started = running[name], now()
+            figures = None
+            try:
+                next(section[0])  # a window of blocks (the first one after the set-up and warm-up)
+            except StopIteration as finished:
+                figures = dict(finished.value or {}, status="ok")
+            except Exception as exc:
+                figures = {"status": "error", "error": error_of(exc)}
+            section[1] += now() - window_started
+            if figures is None:
+                continue
+            figures["duration_s"] = rounded(section[1], 4)
+            figures["budget_s"] = rounded(section[2], 4)
+            workload[name] = figures
+            workload["sections"][name] = {"status": figures["status"], "duration_s": figures["duration_s"]}
+            samples.append([name, memory_sample()])
+            recorder.flush()
     memory = workload["memory"]
     first, last = samples[0][1], samples[-1][1]
     peaks = [s[1].get("peak_rss_mb") for s in samples if s[1].get("peak_rss_mb")]
