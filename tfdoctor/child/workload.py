@@ -39,6 +39,9 @@ SETTLE_STEPS = 3  # untimed steps before each timed block of a fed step
 CONV_BATCH, CONV_SIZE, CONV_FILTERS = 8, 256, 32  # the articles' 256x256x3 images
 DENSE_BATCH, CNN_BATCH = 128, 64
 MESSAGE_LIMIT = 2000
+# tf.data iterators kept alive until the child's os._exit (see input_pipeline): the one deliberate piece
+# of module state, in a process that lives for one run
+PARKED = []
 
 
 def now():
@@ -369,9 +372,11 @@ def input_pipeline(tf, np, gpus, budget_s, deadline):
     device = "/GPU:0" if gpus else "/CPU:0"
     mixing = uniform(np, (PIPELINE_FEATURES, PIPELINE_FEATURES)) * np.float32(0.1)
 
+    stopping = []  # set at the end: the generators return, and every pipeline runs out by itself
+
     def batches():
         rng = np.random.RandomState(SEED)
-        while True:
+        while not stopping:
             # host-side preparation of a batch, as decoding and augmenting would do
             x = rng.standard_normal((PIPELINE_BATCH, PIPELINE_FEATURES)).astype(np.float32)
             for _ in range(2):
@@ -393,11 +398,14 @@ def input_pipeline(tf, np, gpus, budget_s, deadline):
             variable.assign_sub(0.01 * gradient)
         return loss
 
+    pipelines = []
+
     def fed(prefetch):
         """One pipeline for all the blocks (building one costs more than many steps). Each block starts
         with SETTLE_STEPS untimed steps: a prefetch buffer filled while the other contenders ran is used
         up there, so the timed steps see the pipeline's steady pace, not a head start."""
         pipeline = []
+        pipelines.append(pipeline)
 
         def run(k):
             if not pipeline:
@@ -431,6 +439,11 @@ def input_pipeline(tf, np, gpus, budget_s, deadline):
                   PipelineContender("prefetch", fed(True), device),
                   Contender("model_only", model_only, device)]
     yield from in_passes(contenders, budget_s, deadline)
+    # The generators return (the pipelines stop pulling batches), and the iterators are parked, never
+    # destroyed: destroying a prefetch iterator stalled for about 4 s in 2 to 4 runs of 6 of the
+    # tfdoctor child on 2 cores (even drained to its end), and the child leaves by os._exit.
+    stopping.append(True)
+    PARKED.extend(pipelines)
     result = {"device": device, "batch": PIPELINE_BATCH, "features": PIPELINE_FEATURES}
     for contender in contenders:
         info = contender.summary()
@@ -696,7 +709,7 @@ def run_workload(tf, recorder, config, gpus):
                     workload["sections"][name] = {"status": "skipped", "reason": "no time left before the --timeout"}
                     continue
                 section_budget = min(max(MIN_SECTION_S, budget * share), before_deadline - 0.5)
-                running[name] = [SECTION_FUNCTIONS[name](tf, np, gpus, section_budget, deadline), 0.0, section_budget]
+                running[name] = [SECTION_FUNCTIONS[name](tf, np, gpus, section_budget, deadline), 0.0, section_budget, []]
             recorder.stage("workload:" + name)
             section, window_started = running[name], now()
             figures = None
@@ -707,10 +720,12 @@ def run_workload(tf, recorder, config, gpus):
             except Exception as exc:
                 figures = {"status": "error", "error": error_of(exc)}
             section[1] += now() - window_started
+            section[3].append(rounded(now() - window_started, 4))
             if figures is None:
                 continue
             figures["duration_s"] = rounded(section[1], 4)
             figures["budget_s"] = rounded(section[2], 4)
+            figures["windows_s"] = section[3]
             workload[name] = figures
             workload["sections"][name] = {"status": figures["status"], "duration_s": figures["duration_s"]}
             samples.append([name, memory_sample()])
