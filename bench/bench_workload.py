@@ -77,9 +77,11 @@ def figures(workload: dict) -> dict[str, float]:
 
 
 def first_blocks_bias(long_runs: list[dict], workloads: list[dict]) -> dict[str, float]:
-    """Inside each long run, the best of its first n blocks (n: the --deep runs' median block count for
-    that figure) against the best of all its blocks: the error of a short run's figure that comes from
-    its fewer blocks alone, with the VM's drift between processes left out. Median over the long runs."""
+    """Inside each long run, the best of n of its blocks, taken as a --deep run takes them (n: the --deep
+    runs' median block count for that figure; the first n/2 of each of its two windows, the second
+    window starting about halfway through its blocks), against the best of all its blocks: the error of
+    a short run's figure that comes from its fewer blocks alone, with the VM's drift between processes
+    left out. Median over the long runs."""
     counts: dict[str, list[int]] = {}
     for workload in workloads:
         for name, info in contenders(workload).items():
@@ -91,7 +93,9 @@ def first_blocks_bias(long_runs: list[dict], workloads: list[dict]) -> dict[str,
         for run in long_runs:
             blocks = [b for b in (contenders(run).get(name) or {}).get("block_s") or () if b]
             if len(blocks) > n:
-                ratios.append(min(blocks[:n]) / min(blocks))
+                half, middle = n // 2, len(blocks) // 2
+                sample = blocks[:max(1, half)] + blocks[middle:middle + n - half]
+                ratios.append(min(sample) / min(blocks))
         if ratios:
             bias[name] = statistics.median(ratios)
     return bias
