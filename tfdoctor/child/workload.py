@@ -24,7 +24,7 @@ MIN_BLOCKS = 3
 MAX_BLOCKS = 120  # per contender: enough for a stable best and quartiles, and a report of modest size
 MAX_REPS = 2000  # repetitions per block at most
 PASSES = 2  # windows of blocks per section, the other sections timed in between (see Windows)
-MIN_SECTION_S = 0.3  # seconds a section gets even when the others have overrun the budget
+MIN_SECTION_S = 0.3  # the least budget a section gets, however small its share (and before the deadline)
 # Share of the workload budget each timed section may use; memory is sampled around the others.
 SHARES = (("crossover", 0.17), ("dispatch", 0.1), ("input_pipeline", 0.2), ("conv2d", 0.18),
           ("training_step", 0.35))
@@ -698,7 +698,7 @@ def run_workload(tf, recorder, config, gpus):
     # second window, ...), so each figure's blocks are spread over the whole workload. A section's budget
     # is its share (at least MIN_SECTION_S: 3 blocks of each contender whatever the budget), counted in
     # its own time; an overrun on a busy machine does not take the shares of the others.
-    running = {}  # name -> [generator, seconds spent]
+    running = {}  # name -> {"windows": the section's generator, "budget_s", "windows_s": seconds of each window}
     for _ in range(PASSES + 1):  # the last round only finishes a section that yielded once too often
         for name, share in SHARES:
             if name in workload["sections"]:
@@ -709,23 +709,23 @@ def run_workload(tf, recorder, config, gpus):
                     workload["sections"][name] = {"status": "skipped", "reason": "no time left before the --timeout"}
                     continue
                 section_budget = min(max(MIN_SECTION_S, budget * share), before_deadline - 0.5)
-                running[name] = [SECTION_FUNCTIONS[name](tf, np, gpus, section_budget, deadline), 0.0, section_budget, []]
+                running[name] = {"windows": SECTION_FUNCTIONS[name](tf, np, gpus, section_budget, deadline),
+                                 "budget_s": section_budget, "windows_s": []}
             recorder.stage("workload:" + name)
             section, window_started = running[name], now()
             figures = None
             try:
-                next(section[0])  # a window of blocks (the first one after the set-up and warm-up)
+                next(section["windows"])  # a window of blocks (the first one after the set-up and warm-up)
             except StopIteration as finished:
                 figures = dict(finished.value or {}, status="ok")
             except Exception as exc:
                 figures = {"status": "error", "error": error_of(exc)}
-            section[1] += now() - window_started
-            section[3].append(rounded(now() - window_started, 4))
+            section["windows_s"].append(now() - window_started)
             if figures is None:
                 continue
-            figures["duration_s"] = rounded(section[1], 4)
-            figures["budget_s"] = rounded(section[2], 4)
-            figures["windows_s"] = section[3]
+            figures["duration_s"] = rounded(sum(section["windows_s"]), 4)
+            figures["budget_s"] = rounded(section["budget_s"], 4)
+            figures["windows_s"] = [rounded(seconds, 4) for seconds in section["windows_s"]]
             workload[name] = figures
             workload["sections"][name] = {"status": figures["status"], "duration_s": figures["duration_s"]}
             samples.append([name, memory_sample()])

@@ -334,8 +334,9 @@ def tightest(clauses: list[str]) -> list[str]:
             lows.append(((bound, specifier.operator == ">"), clause))
         elif specifier.operator in ("<", "<="):
             highs.append(((bound, specifier.operator == "<="), clause))
-    implied = {clause for _, clause in lows if lows and clause != max(lows)[1]}
-    implied |= {clause for _, clause in highs if highs and clause != min(highs)[1]}
+    kept = {max(lows)[1]} if lows else set()
+    kept |= {min(highs)[1]} if highs else set()
+    implied = {clause for _, clause in (*lows, *highs)} - kept
     return [clause for clause in clauses if clause not in implied]
 
 
