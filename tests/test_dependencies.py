@@ -158,13 +158,30 @@ def test_and_cuda_counts_when_its_nvidia_libraries_are_installed():
     assert requirements.unmet_requirements(facts_with()) == []  # no nvidia-* library: the extra was not installed
 
 
-def test_other_extras_count_only_when_all_they_name_is_installed():
+def test_other_extras_count_only_when_an_installed_distribution_asks_for_them():
     gcs_old = {"name": "tensorflow-io-gcs-filesystem", "version": "0.20.0", "top_level": ["tensorflow_io_gcs_filesystem"]}
-    unmet = requirements.unmet_requirements(facts_with(extra=[gcs_old]))
+    # installed under the extra's name is no request: nobody asked for tensorflow-cpu[gcs-filesystem]
+    assert requirements.unmet_requirements(facts_with(extra=[gcs_old])) == []
+    asking = {"name": "my-app", "version": "1.0", "requires": ["tensorflow-cpu[gcs-filesystem]>=2.21"]}
+    unmet = requirements.unmet_requirements(facts_with(extra=[gcs_old, asking]))
     assert [(u.name, u.extra) for u in unmet] == [("tensorflow-io-gcs-filesystem", "gcs-filesystem")]
     dev = facts_with(requires=TF_221 + ['pytest>=8; extra == "dev"', 'pylint>=3; extra == "dev"'],
                      extra=[{"name": "pytest", "version": "7.4.0"}])
     assert requirements.unmet_requirements(dev) == []  # pylint absent: the dev extra was never installed
+
+
+def test_an_extra_named_like_an_installed_build_is_not_requested():
+    """tensorflow-io-gcs-filesystem 0.37.1 declares `tensorflow-cpu<2.17.0,>=2.16.0; extra == 'tensorflow-cpu'`
+    (its Requires-Dist on PyPI): a healthy tensorflow-cpu 2.15.1 environment, as pip installs it, has it."""
+    gcs = {"name": "tensorflow-io-gcs-filesystem", "version": "0.37.1", "top_level": ["tensorflow_io_gcs_filesystem"],
+           "requires": ['tensorflow<2.17.0,>=2.16.0; extra == "tensorflow"',
+                        'tensorflow-aarch64<2.17.0,>=2.16.0; extra == "tensorflow-aarch64"',
+                        'tensorflow-cpu<2.17.0,>=2.16.0; extra == "tensorflow-cpu"',
+                        'tensorflow-gpu<2.17.0,>=2.16.0; extra == "tensorflow-gpu"',
+                        'tensorflow-rocm<2.17.0,>=2.16.0; extra == "tensorflow-rocm"']}
+    facts = facts_with(tf_version="2.15.1", requires=["tensorflow-io-gcs-filesystem>=0.23.1"], extra=[gcs])
+    assert requirements.unmet_requirements(facts) == []
+    assert run(facts).status is Status.PASS
 
 
 def test_an_installed_prerelease_satisfies_a_plain_range():
@@ -363,15 +380,18 @@ def test_target_info_keeps_what_other_checks_read_without_a_requirement_naming_i
     assert "left-out" not in names
 
 
-def test_a_distribution_requiring_tensorflow_only_under_an_extra_counts_when_that_extra_is_installed():
+def test_a_distribution_requiring_tensorflow_only_under_an_extra_counts_when_that_extra_is_requested():
     transformers = {"name": "transformers", "version": "4.40.0",
                     "requires": ["tokenizers<0.20,>=0.19", 'tensorflow<2.16,>2.9; extra == "tf"',
                                  'tf-keras; extra == "tf"']}
     tokenizers = {"name": "tokenizers", "version": "0.21.0"}
     bare = facts_with(tf_name="tensorflow", extra=[transformers, tokenizers])
-    assert requirements.unmet_requirements(bare) == []  # the tf extra's tf-keras is absent: not transformers[tf]
-    with_tf = facts_with(tf_name="tensorflow", extra=[transformers, tokenizers,
-                                                      {"name": "tf-keras", "version": "2.21.0", "requires": []}])
+    assert requirements.unmet_requirements(bare) == []  # nobody asked for transformers[tf]
+    tf_keras = {"name": "tf-keras", "version": "2.21.0", "requires": []}
+    # everything the extra names installed is still no request (pip records no extras)
+    assert requirements.unmet_requirements(facts_with(tf_name="tensorflow", extra=[transformers, tokenizers, tf_keras])) == []
+    app = {"name": "my-app", "version": "1.0", "requires": ["transformers[tf]>=4.40"]}
+    with_tf = facts_with(tf_name="tensorflow", extra=[transformers, tokenizers, tf_keras, app])
     assert sorted(u.name for u in requirements.unmet_requirements(with_tf)) == ["tensorflow", "tokenizers"]
 
 
