@@ -120,10 +120,42 @@ def _problem(result: dict[str, Any]) -> list[str]:
     fix = result.get("remediation")
     if fix:
         lines += [f"**Fix:** {escape(fix['advice'])}", ""]
+        if fix.get("plan_steps"):
+            numbers = ", ".join(str(n) for n in fix["plan_steps"])
+            lines += [f"Carried out by plan step{'s' if len(fix['plan_steps']) > 1 else ''} {numbers} (below).", ""]
         if fix.get("commands"):
             lines += fenced("\n".join(fix["commands"]), "sh") + [""]
         if fix.get("url"):
             lines += [f"See: <{fix['url']}>" if " " not in fix["url"] else f"See: {escape(fix['url'])}", ""]
+    return lines
+
+
+def _plan(plan: dict[str, Any]) -> list[str]:
+    """'To fix this environment: N steps': the commands once, in order, in one block to paste."""
+    steps = plan.get("steps") or []
+    conflicts = plan.get("conflicts") or []
+    if not steps and not conflicts:
+        return []
+    lines = []
+    if steps:
+        lines += [f"#### To fix this environment: {len(steps)} step{'s' if len(steps) != 1 else ''}", ""]
+        runnable = [s["command"] for s in steps if not s.get("manual")]
+        if runnable:
+            lines += fenced("\n".join(runnable), "powershell" if plan.get("shell") == "powershell" else "sh") + [""]
+        for step in steps:
+            why = "; ".join(dict.fromkeys(r.get("reason", "") for r in step.get("reasons") or () if r.get("reason")))
+            manual = " (in your shell or project)" if step.get("manual") else ""
+            span = code(step["command"])
+            lines.append(f"{step['number']}. {span}{manual}" + (f": {escape(why)}" if why else ""))
+        lines.append("")
+    move = plan.get("moves_tensorflow")
+    if move:
+        lines += [f"**TensorFlow moves** from {code(move['from'])} to {code(move['to'])}: {escape(move['why'])}", ""]
+    lines += [f"- {escape(note)}" for note in plan.get("notes") or ()] + ([""] if plan.get("notes") else [])
+    for conflict in conflicts:
+        lines += [f"**No command can satisfy** {escape(conflict['why'])}:", ""]
+        lines += [f"- {escape((w['check'] + ': ') if w.get('check') else '')}{code(w['requirement'])} ({escape(w.get('reason', ''))})"
+                  for w in conflict.get("wants") or ()] + [""]
     return lines
 
 
@@ -147,6 +179,7 @@ def render(document: dict[str, Any], verbose: bool = False) -> str:
         lines += ["#### Problems", ""]
         for result in problems:
             lines += _problem(result)
+    lines += _plan(document.get("plan") or {})
     passed = [r for r in results if r["status"] == "pass"]
     if passed:
         lines += ["#### Passed", "", "| Check | Result |", "|---|---|"]

@@ -37,6 +37,47 @@ def result_row(result: dict[str, Any], id_width: int, verbose: bool = False) -> 
     return grid
 
 
+def plan_pointer(numbers: list[int]) -> str:
+    """'fixed by plan step 2' / 'fixed by plan steps 1, 3' (the plan is printed once, at the end)."""
+    label = "step" if len(numbers) == 1 else "steps"
+    return f"fixed by plan {label} {', '.join(str(n) for n in numbers)} (below)"
+
+
+def plan_lines(plan: dict[str, Any]) -> list[str]:
+    """The plan as rich markup lines: 'To fix this environment: N steps', the commands once, in order;
+    then what no command can fix (conflicts) and why TensorFlow moves, where it does."""
+    from rich.markup import escape
+
+    steps = plan.get("steps") or []
+    conflicts = plan.get("conflicts") or []
+    if not steps and not conflicts:
+        return []
+    lines = []
+    if steps:
+        runnable = [s for s in steps if not s.get("manual")]
+        count = f"{len(steps)} step{'s' if len(steps) != 1 else ''}"
+        lines.append(f"[bold]To fix this environment: {count}[/] [dim](paste in order"
+                     + ("; or let `tfdoctor fix` verify and apply them" if runnable else "") + ")[/]")
+        for step in steps:
+            why = "; ".join(dict.fromkeys(r.get("reason", "") for r in step.get("reasons") or () if r.get("reason")))
+            manual = " [dim](in your shell or project; `tfdoctor fix` does not do this)[/]" if step.get("manual") else ""
+            lines.append(f"  {step['number']}. [cyan]{escape(step['command'])}[/]{manual}")
+            if why:
+                lines.append(f"     [dim]{escape(why)}[/]")
+    move = plan.get("moves_tensorflow")
+    if move:
+        lines.append(f"[yellow]TensorFlow moves[/] from {escape(move['from'])} to {escape(move['to'])}: {escape(move['why'])}")
+    for note in plan.get("notes") or ():
+        lines.append(f"[dim]{escape(note)}[/]")
+    for conflict in conflicts:
+        lines.append(f"[red]No command can satisfy[/] {escape(conflict['why'])}:")
+        for want in conflict.get("wants") or ():
+            who = f"{want['check']}: " if want.get("check") else ""
+            lines.append(f"  - {escape(who + want['requirement'])} [dim]({escape(want.get('reason', ''))})[/]")
+    lines.append("")
+    return lines
+
+
 def render(document: dict[str, Any], verbose: bool = False, color: bool | None = None, width: int | None = None,
            quiet: bool = False) -> str:
     """The report as terminal text. `quiet`: only the problems and the summary line.
@@ -77,6 +118,8 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
         fix = result.get("remediation")
         if fix and status != "pass":
             console.print(f"{indent}[{STYLES[status]}]→[/] {escape(fix['advice'])}", soft_wrap=True)
+            if fix.get("plan_steps"):
+                console.print(f"{indent}    [cyan]{escape(plan_pointer(fix['plan_steps']))}[/]", soft_wrap=True)
             for command in fix.get("commands") or ():
                 console.print(f"{indent}    [cyan]$ {escape(command)}[/]", soft_wrap=True)
             if fix.get("url"):
@@ -85,6 +128,8 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
     totals = document.get("totals") or {}
     if not quiet or any(r["status"] in PROBLEMS for r in results):
         console.print()
+    for line in plan_lines(document.get("plan") or {}):
+        console.print(line, soft_wrap=True)
     verdict = "[red]problems found[/]" if totals.get("fail") or totals.get("error") else (
         "[yellow]warnings[/]" if totals.get("warn") else "[green]no problems found[/]")
     console.print(f"{verdict}: {summary_line(totals)}")
