@@ -58,11 +58,25 @@ class Step:
     reasons: tuple[Reason, ...] = ()
     no_deps: bool = False
     manual: bool = False  # the user's shell or project: shown, not run by `tfdoctor fix`
+    pre: bool = False
+    manager: Optional[str] = None
+    prefix: Optional[str] = None
+    missing: bool = False
+
+    def argv(self, spelling: Spelling) -> list[str]:
+        """The step for `tfdoctor fix` to run in the environment `spelling` names (the real one or its
+        throwaway clone); a conda prefix of the real environment becomes the clone's."""
+        from tfdoctor.render.commands import argv
+
+        return argv(spelling, self.action, self.packages, no_deps=self.no_deps, pre=self.pre,
+                    manager=self.manager, prefix=self.prefix, missing=self.missing)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"number": self.number, "action": self.action.value, "command": self.command,
+        data = {"number": self.number, "action": self.action.value, "command": self.command,
                 "packages": list(self.packages), "no_deps": self.no_deps, "manual": self.manual,
                 "reasons": [r.to_dict() for r in self.reasons]}
+        data.update({key: getattr(self, key) for key in ("pre", "manager", "prefix", "missing") if getattr(self, key)})
+        return data
 
 
 @dataclass(frozen=True)
@@ -230,9 +244,9 @@ class _Builder:
 
     def add(self, action: Action, packages: Sequence[str], reasons: Sequence[Reason], **how: Any) -> None:
         line = command(self.spelling, action, packages, **how)
+        kept = {key: how[key] for key in ("no_deps", "pre", "manager", "prefix", "missing") if how.get(key)}
         self.steps.append({"action": action, "command": line, "packages": tuple(packages),
-                           "reasons": tuple(dict.fromkeys(reasons)), "no_deps": bool(how.get("no_deps")),
-                           "manual": action in MANUAL})
+                           "reasons": tuple(dict.fromkeys(reasons)), "manual": action in MANUAL, **kept})
 
     def build(self) -> tuple[Step, ...]:
         return tuple(Step(number, **step) for number, step in enumerate(self.steps, 1))

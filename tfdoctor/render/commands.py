@@ -53,44 +53,54 @@ class Spelling:
         return ["--break-system-packages"] if self.kind == "managed" else []
 
 
-def command(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no_deps: bool = False,
-            pre: bool = False, manager: Optional[str] = None, prefix: Optional[str] = None,
-            variable: Optional[str] = None, value: Optional[str] = None, path: Optional[str] = None,
-            new_path: Optional[str] = None, missing: bool = False) -> str:
-    """One step as one command line."""
+def argv(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no_deps: bool = False,
+         pre: bool = False, manager: Optional[str] = None, prefix: Optional[str] = None,
+         missing: bool = False) -> list[str]:
+    """An installer step as the argument vector `tfdoctor fix` runs (no shell in between)."""
     s = spelling
+    python = [s.python, "-m", "pip"]
+    uv = ["uv", "pip"]
     if action is Action.UPGRADE_INSTALLER:
         if missing:
-            return f"{s.interpreter()} -m ensurepip --upgrade"
-        return f"{s.pip} install {s.words([*s._system_flag(), '--upgrade', 'pip'])}"
+            return [s.python, "-m", "ensurepip", "--upgrade"]
+        return [*python, "install", *s._system_flag(), "--upgrade", "pip"]
     if action is Action.UNINSTALL:
         if s.uv:
-            return f"uv pip uninstall --python {s.quote(s.python)} {s.words(packages)}"
-        return f"{s.pip} uninstall {s.words([*s._system_flag(), '-y', *packages])}"
+            return [*uv, "uninstall", "--python", s.python, *packages]
+        return [*python, "uninstall", *s._system_flag(), "-y", *packages]
     if action is Action.REINSTALL:
         if manager == "conda":
             # conda's own packages: conda lays its files down again ('name==1.2' is conda's 'name=1.2')
             where = ["-p", prefix] if prefix else []
-            return "conda install " + s.words([*where, "--force-reinstall", "--no-deps", "-y",
-                                                *(p.replace("==", "=", 1) for p in packages)])
+            return ["conda", "install", *where, "--force-reinstall", "--no-deps", "-y",
+                    *(p.replace("==", "=", 1) for p in packages)]
         if s.uv:
-            return f"uv pip install --python {s.quote(s.python)} " + s.words(["--reinstall", "--no-deps", *packages])
-        return f"{s.pip} install " + s.words([*s._system_flag(), "--force-reinstall", "--no-deps", *packages])
+            return [*uv, "install", "--python", s.python, "--reinstall", "--no-deps", *packages]
+        return [*python, "install", *s._system_flag(), "--force-reinstall", "--no-deps", *packages]
     if action is Action.INSTALL:
-        flags = (["--no-deps"] if no_deps else [])
+        flags = ["--no-deps"] if no_deps else []
         if s.uv:
-            flags += ["--prerelease=allow"] if pre else []
-            return f"uv pip install --python {s.quote(s.python)} " + s.words([*flags, *packages])
-        flags += ["--pre"] if pre else []
-        return f"{s.pip} install " + s.words([*s._system_flag(), *flags, *packages])
+            return [*uv, "install", "--python", s.python, *flags, *(["--prerelease=allow"] if pre else []), *packages]
+        return [*python, "install", *s._system_flag(), *flags, *(["--pre"] if pre else []), *packages]
+    raise ValueError(f"{action.value} is not an installer step")
+
+
+def command(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no_deps: bool = False,
+            pre: bool = False, manager: Optional[str] = None, prefix: Optional[str] = None,
+            variable: Optional[str] = None, value: Optional[str] = None, path: Optional[str] = None,
+            new_path: Optional[str] = None, missing: bool = False) -> str:
+    """One step as one command line for the user's shell."""
+    s = spelling
     if action is Action.SET_ENV:
         if s.shell == POWERSHELL:
-            return f"$env:{variable} = {s.quote(value or '') if value else chr(34) * 2}"
-        return f"export {variable}={s.quote(value or '') if value else chr(39) * 2}"
+            return f"$env:{variable} = {s.quote(value) if value else chr(34) * 2}"
+        return f"export {variable}={s.quote(value) if value else chr(39) * 2}"
     if action is Action.UNSET_ENV:
         return f"Remove-Item Env:{variable}" if s.shell == POWERSHELL else f"unset {variable}"
     if action is Action.RENAME:
         if s.shell == POWERSHELL:
             return f"Move-Item -LiteralPath {s.quote(path or '')} -Destination {s.quote(new_path or '')}"
         return f"mv -- {s.quote(path or '')} {s.quote(new_path or '')}"
-    raise ValueError(f"no command for {action}")
+    words = argv(s, action, packages, no_deps=no_deps, pre=pre, manager=manager, prefix=prefix, missing=missing)
+    first = s.interpreter() if words[0] == s.python else words[0]
+    return " ".join([first, *(s.quote(w) for w in words[1:])])
