@@ -391,6 +391,56 @@ def diff_command(
     raise typer.Exit(exit_code(document))
 
 
+@app.command(
+    "fix",
+    help="Repair the environment with the doctor's one plan, proven first on a throwaway copy.\n\n"
+    "Diagnoses the environment, prints the plan and what it changes, runs the plan on a hard-link copy "
+    "of the environment (conda: conda create --clone) and the doctor on that copy; only if the copy "
+    "comes out with no failed check, and after you say yes (--yes for scripts), it writes a rollback "
+    "record and snapshot and applies the plan to the environment. If applying fails, the snapshot is "
+    "put back. --undo restores the last fix's snapshot. A system or externally managed Python is "
+    "changed only with both --yes and --system.\n\n"
+    "Exit codes: 0 repaired and the doctor passes (or nothing to repair); 1 the plan could not be "
+    "verified or applied (the environment is as it was); 2 fix cannot run (bad --python, a system "
+    "Python without --system, no terminal to ask and no --yes); 130/143 interrupted (any change undone).",
+)
+def fix_command(
+    python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
+                                         help="The environment's interpreter (default: the one running tfdoctor)."),
+    only: Optional[List[str]] = ONLY,
+    skip: Optional[List[str]] = SKIP,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Ask the installer's resolver whether the plan "
+                                 "resolves (needs the package index); change nothing."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before applying (scripts)."),
+    system: bool = typer.Option(False, "--system", help="Allow changing a system or externally managed Python "
+                                "(with --yes)."),
+    undo: bool = typer.Option(False, "--undo", help="Restore the environment as it was before the last fix."),
+    timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time limit of each TensorFlow import."),
+    no_redact: bool = NO_REDACT,
+) -> None:
+    from tfdoctor.doctor import DoctorError, validate_python
+    from tfdoctor.fixer.environment import FixError
+    from tfdoctor.fixer.flow import FixOptions, fix, undo as undo_fix
+    from tfdoctor.render.fix_console import ConsoleUi
+
+    if python == "":
+        raise _fail("--python: an empty path")
+    try:
+        target = validate_python(python or sys.executable)
+    except DoctorError as exc:
+        raise _fail(str(exc))
+    ui = ConsoleUi()
+    try:
+        if undo:
+            code = undo_fix(target, ui, yes)
+        else:
+            code = fix(FixOptions(target, _split(only), _split(skip), yes, system, dry_run, timeout,
+                                  redact=lambda document: redact(document, no_redact)), ui)
+    except (FixError, DoctorError) as exc:
+        raise _fail(str(exc))
+    raise typer.Exit(code)
+
+
 def main() -> None:
     sys.exit(run_command_line(sys.argv[1:]))
 
