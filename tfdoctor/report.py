@@ -13,8 +13,8 @@ from tfdoctor.model import CheckResult, Status, totals
 if TYPE_CHECKING:
     from tfdoctor.planner import Plan
 
-# Major: a field removed or changed in meaning. Minor: fields added. Readers accept any 1.x.
-SCHEMA_VERSION = "1.0"
+# Major: a field removed or changed in meaning. Minor: fields added (1.1: plan, repairs, plan_steps). Readers accept any 1.x.
+SCHEMA_VERSION = "1.1"
 
 EXIT_OK = 0  # no failures (warnings allowed unless --strict)
 EXIT_PROBLEMS = 1  # at least one fail or error (with --strict: or warn)
