@@ -177,3 +177,50 @@ def test_dry_run_asks_the_resolver_and_changes_nothing(world):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "resolves" in result.stdout and "fakedep 2.0" in result.stdout
     assert _hashes(target) == hashes
+
+
+def test_ctrl_c_while_the_plan_runs_on_the_copy_removes_the_copy_and_leaves_nothing_running(world, tmp_path):
+    """pip is pointed at a loopback index that accepts connections and never answers, so step 1 hangs
+    on the copy; SIGINT to tfdoctor must end it at once: exit 130, the copy gone, no pip left."""
+    import signal
+    import socket
+    import time
+
+    import psutil
+
+    _, _, _, env = world
+    target = _copy(world, "interrupted")
+    hashes = _hashes(target)
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # never accepted: pip's request waits for its own timeout
+    port = silent.getsockname()[1]
+    hanging = {**env, "PIP_NO_INDEX": "", "PIP_FIND_LINKS": "", "PIP_INDEX_URL": f"http://127.0.0.1:{port}/simple/",
+               "PIP_TIMEOUT": "120", "PIP_RETRIES": "0"}
+    hanging = {k: v for k, v in hanging.items() if v != ""}
+    process = subprocess.Popen([str(DOCTOR), "fix", "--python", str(target / "bin" / "python"), "--only", "dependencies",
+                                "--yes"], env=hanging, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        pip = None
+        while time.monotonic() < deadline and pip is None:
+            for child in psutil.process_iter(["cmdline"]):
+                line = " ".join(child.info["cmdline"] or ())
+                if "-m pip install" in line and ".interrupted.tfdoctor-verify-" in line:
+                    pip = child
+            time.sleep(0.2)
+        assert pip is not None, "the plan never started on the copy"
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+        took = time.monotonic() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+        silent.close()
+    assert process.returncode == 130, out + err
+    assert took < 10, f"tfdoctor took {took:.1f} s to stop"
+    assert not pip.is_running() or pip.status() == psutil.STATUS_ZOMBIE, "pip outlived the doctor"
+    assert not list(target.parent.glob(".interrupted.tfdoctor-verify-*")), "the copy was left behind"
+    assert _hashes(target) == hashes

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,10 +152,33 @@ def remove(path: Path | str) -> None:
 
 
 def run_step(argv: list[str], timeout: float, env: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
-    """One plan step, no shell, no standard input; the installer told not to ask anything."""
+    """One plan step, no shell, no standard input, the installer told not to ask anything; in a session
+    of its own, killed with everything it started on a timeout or an interrupt (which unwinds through
+    here in the main thread: the step must not outlive the doctor)."""
+    from tfdoctor.collect.commands import CHILDREN, kill_tree
+
     environ = dict(env if env is not None else os.environ)
     environ.update(PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
-    return run_command(argv, timeout=timeout, env=environ)
+    try:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   env=environ, start_new_session=os.name == "posix")
+    except OSError as exc:
+        return {"status": "error", "exit_code": None, "stdout": str(exc), "stderr": ""}
+    CHILDREN.add(process)
+    try:
+        out, _ = process.communicate(timeout=timeout)
+        status = "ok" if process.returncode == 0 else "failed"
+    except subprocess.TimeoutExpired:
+        kill_tree(process)
+        out, _ = process.communicate()
+        status = "timed_out"
+    except BaseException:
+        kill_tree(process)
+        process.wait()
+        raise
+    finally:
+        CHILDREN.discard(process)
+    return {"status": status, "exit_code": process.returncode, "stdout": out.decode("utf-8", "replace"), "stderr": ""}
 
 
 def installer_available(argv: list[str]) -> Optional[str]:

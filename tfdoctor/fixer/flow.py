@@ -13,10 +13,11 @@ system Python, no terminal to ask and no --yes).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Protocol
+from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 
 from tfdoctor.fixer import rollback
 from tfdoctor.fixer.environment import Environment, FixError, clone, freeze, installer_available, remove, run_step
@@ -198,8 +199,26 @@ def _apply(steps: list[Any], environment: Environment, options: FixOptions, ui: 
     return EXIT_REPAIRED
 
 
+@contextlib.contextmanager
+def _shielded() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait while the snapshot goes back: half a restore is worse than either state."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+
+
 def _put_back(way_back: rollback.Rollback, ui: Ui) -> None:
-    after = rollback.restore(way_back)
+    with _shielded():
+        after = rollback.restore(way_back)
     same = sorted(after) == sorted(way_back.freeze)
     ui.say("The environment was put back as it was." if same else
            "The environment was put back from the snapshot, but its distributions differ from the record: "
