@@ -63,13 +63,13 @@ class Step:
     prefix: Optional[str] = None
     missing: bool = False
 
-    def argv(self, spelling: Spelling) -> list[str]:
+    def argv(self, spelling: Spelling, prefix: Optional[str] = None) -> list[str]:
         """The step for `tfdoctor fix` to run in the environment `spelling` names (the real one or its
-        throwaway clone); a conda prefix of the real environment becomes the clone's."""
+        throwaway clone); `prefix`, the clone's, replaces the real environment's in a conda step."""
         from tfdoctor.render.commands import argv
 
-        return argv(spelling, self.action, self.packages, no_deps=self.no_deps, pre=self.pre,
-                    manager=self.manager, prefix=self.prefix, missing=self.missing)
+        return argv(spelling, self.action, self.packages, no_deps=self.no_deps, pre=self.pre, manager=self.manager,
+                    prefix=(prefix or self.prefix) if self.prefix else None, missing=self.missing)
 
     def to_dict(self) -> dict[str, Any]:
         data = {"number": self.number, "action": self.action.value, "command": self.command,

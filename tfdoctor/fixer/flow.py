@@ -83,10 +83,16 @@ def _tensorflow_versions(lines: list[str]) -> dict[str, str]:
     return {name: version for name, version in (line.split("==", 1) for line in lines) if is_tensorflow_build(name)}
 
 
-def _run_plan(steps: list[Any], spelling: Spelling, options: FixOptions, ui: Ui, where: str) -> Optional[str]:
-    """Run the steps in order; None when all worked, else what failed (one line and the output's tail)."""
+def _run_plan(steps: list[Any], spelling: Spelling, options: FixOptions, ui: Ui, where: str,
+              prefix: str, never_touch: Optional[str] = None) -> Optional[str]:
+    """Run the steps in order in the environment at `prefix`; None when all worked, else what failed
+    (one line and the output's tail). On a clone, `never_touch` is the real environment's prefix: a step
+    that names it is refused, whatever built it."""
     for step in steps:
-        argv = step.argv(spelling)
+        argv = step.argv(spelling, prefix)
+        if never_touch and any(word == never_touch or word.startswith(never_touch.rstrip(os.sep) + os.sep)
+                               for word in argv):
+            return f"step {step.number} would reach the real environment ({never_touch}); refused on the copy"
         missing = installer_available(argv)
         if missing:
             return f"step {step.number} cannot run: {missing}"
@@ -151,7 +157,7 @@ def _verify(steps: list[Any], environment: Environment, options: FixOptions, ui:
         copy = clone(environment)
     try:
         spelling = Spelling(environment.kind, copy.python, POSIX)
-        failed = _run_plan(steps, spelling, options, ui, "on the copy")
+        failed = _run_plan(steps, spelling, options, ui, "on the copy", copy.prefix, environment.prefix)
         if failed:
             ui.say(f"The plan did not work on a copy of the environment: {failed}\nYour environment is untouched.", "red")
             return None
@@ -182,7 +188,8 @@ def _apply(steps: list[Any], environment: Environment, options: FixOptions, ui: 
         way_back = rollback.create(environment, dict(plan))
     ui.say(f"Rollback record: {way_back.directory} (tfdoctor fix --undo restores it)", "dim")
     try:
-        failed = _run_plan(steps, Spelling(environment.kind, environment.python, POSIX), options, ui, "applying")
+        failed = _run_plan(steps, Spelling(environment.kind, environment.python, POSIX), options, ui, "applying",
+                           environment.prefix)
         failures: list[str] = []
         if not failed:
             with ui.progress("diagnosing the repaired environment"):

@@ -53,7 +53,7 @@ class Rollback:
 
 def create(environment: Environment, plan: dict[str, Any]) -> Rollback:
     """Write the record and the snapshot; raise FixError (nothing changed) when it cannot."""
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%f") + "-" + uuid.uuid4().hex[:6]  # sorts by time
     directory = _home(environment) / stamp
     roots = _roots(environment)
     record = {"version": 1, "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
