@@ -128,10 +128,13 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
     totals = document.get("totals") or {}
     if not quiet or any(r["status"] in PROBLEMS for r in results):
         console.print()
-    for line in plan_lines(document.get("plan") or {}):
-        console.print(line, soft_wrap=True)
     verdict = "[red]problems found[/]" if totals.get("fail") or totals.get("error") else (
         "[yellow]warnings[/]" if totals.get("warn") else "[green]no problems found[/]")
     console.print(f"{verdict}: {summary_line(totals)}")
+    plan = plan_lines(document.get("plan") or {})
+    if plan:
+        console.print()
+        for line in plan[:-1]:  # the plan ends the report: the last thing on screen is what to paste
+            console.print(line, soft_wrap=True)
     # Table cells are padded to their width; trailing blanks only get in the way of copy and paste.
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
