@@ -91,52 +91,21 @@ def _write_stdout(text: str) -> None:
 
 
 def write(text: str, output: Optional[Path]) -> None:
-    """The report to stdout in one write, or to FILE through a temporary file beside it and a rename,
-    so an interrupt never leaves half a report. Signals wait until the write is done."""
-    with _SignalsHeld():
-        if output is None:
+    """The report to stdout in one write (signals wait until it is done), or to FILE as
+    tfdoctor/output.py says: a file replaced whole, through a symlink; a device, FIFO or pipe written to."""
+    if output is None:
+        from tfdoctor.output import SignalsHeld
+
+        with SignalsHeld():
             _write_stdout(text)
-            return
-        try:
-            _write_atomically(output, text)
-        except OSError as exc:
-            raise _fail(f"cannot write {output}: {exc.strerror or exc}")
-    typer.echo(f"tfdoctor: report written to {output}", err=True)
+        return
+    from tfdoctor.output import write_report
 
-
-def _write_atomically(path: Path, text: str) -> None:
-    import os
-    import tempfile
-
-    directory = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(directory))
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
-class _SignalsHeld:
-    """Blocks SIGINT and SIGTERM while the report is written (POSIX); they are delivered after."""
-
-    def __enter__(self) -> None:
-        import signal
-
-        self.blocked = hasattr(signal, "pthread_sigmask")
-        if self.blocked:
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-
-    def __exit__(self, *exc: object) -> None:
-        import signal
-
-        if self.blocked:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+        write_report(str(output), text)
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}")
+    typer.echo(f"tfdoctor: report written to {output}", err=True)
 
 
 def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], quiet: bool = False) -> None:
