@@ -76,9 +76,21 @@ def _split(values: Optional[List[str]]) -> tuple[str, ...]:
     return tuple(part.strip() for value in values or () for part in value.split(",") if part.strip())
 
 
-def _fail(message: str) -> "typer.Exit":
-    typer.echo(f"tfdoctor: error: {message}", err=True)
+ERROR_LINE_LIMIT = 300  # characters of an error line; -v shows the whole message
+
+
+def _fail(message: str, verbose: Optional[bool] = None) -> "typer.Exit":
+    """One line on stderr and exit 2. `verbose`: False for a command with -v (the line is cut and
+    says so), True shows it whole, None for a command without -v (cut)."""
+    typer.echo(f"tfdoctor: error: {_one_line(message, verbose)}", err=True)
     return typer.Exit(2)
+
+
+def _one_line(message: str, verbose: Optional[bool] = None) -> str:
+    line = " ".join(message.split("\n"))
+    if verbose or len(line) <= ERROR_LINE_LIMIT:
+        return line
+    return line[:ERROR_LINE_LIMIT] + (" … (-v shows all)" if verbose is False else " …")
 
 
 def _write_stdout(text: str) -> None:
@@ -253,7 +265,7 @@ def run(
         except DoctorError as exc:
             report, failure = None, str(exc)
     if report is None:  # said once the live display is gone
-        raise _fail(failure)
+        raise _fail(failure, verbose)
     strict = strict or bool(settings.strict)
     document = redact(report.to_dict(), no_redact)
     emit(document, fmt, verbose, output, quiet)
@@ -325,7 +337,7 @@ def explain_command(
         document = explain(saved, _split(only) or settings.only, _split(skip) or settings.skip,
                            redacted=not no_redact)
     except (ReportError, DoctorError) as exc:
-        raise _fail(str(exc))
+        raise _fail(str(exc), verbose)
     code = exit_code_for([CheckResult.from_dict(r) for r in document["results"]], strict or bool(settings.strict))
     emit(redact(document, no_redact), Format.json if as_json else fmt, verbose, output, quiet)
     raise typer.Exit(code)
@@ -361,7 +373,12 @@ def diff_command(
 
 
 def main() -> None:
-    sys.exit(run_command_line(sys.argv[1:]))
+    from tfdoctor.report import EXIT_INTERRUPTED, EXIT_TERMINATED
+
+    code = run_command_line(sys.argv[1:])
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        _end_after_interrupt(code)
+    sys.exit(code)
 
 
 # Typer has shipped click both as a dependency and vendored; find its classes by name, not by module.
@@ -369,7 +386,43 @@ _USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Usag
 
 
 def _raise_interrupted(signum: int, frame: object) -> None:
+    import signal
+
+    for each in (signal.SIGINT, signal.SIGTERM):  # the unwinding takes milliseconds: let it finish
+        signal.signal(each, _ignore_signal)
     raise Interrupted(signum)
+
+
+def _ignore_signal(signum: int, frame: object) -> None:
+    """A handler, not SIG_IGN: children started meanwhile must not inherit an ignored signal."""
+
+
+def _end_after_interrupt(code: int, grace_s: float = 1.0) -> None:
+    """Leave at once after an interrupt, with `code`. The collectors' threads end within moments once
+    their children are dead (removing their temporary directories on the way): they get `grace_s`.
+    Then os._exit, not the interpreter's shutdown: that joins threads without a bound and, at its very
+    end, restores the default handlers, so a second Ctrl-C there printed a traceback or killed the
+    process by the signal. Meanwhile a second signal ends it at once with the same code."""
+    import os
+    import signal
+    import threading
+    import time
+
+    def end(signum: int, frame: object) -> None:
+        os._exit(code)
+
+    for each in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(each, end)
+    deadline = time.monotonic() + grace_s
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 class _InterruptsUnwind:
@@ -398,10 +451,13 @@ def run_command_line(args: List[str]) -> int:
     an interrupt is "interrupted" on stderr and 130 (SIGINT) or 143 (SIGTERM), nothing on stdout."""
     from tfdoctor.report import EXIT_INTERRUPTED
 
-    command = typer.main.get_command(app)
     try:
         with _InterruptsUnwind():
-            code = command.main(args=args, prog_name="tfdoctor", standalone_mode=False)
+            try:
+                command = typer.main.get_command(app)
+                code = command.main(args=args, prog_name="tfdoctor", standalone_mode=False)
+            except Interrupted as exc:  # said while a second signal is still ignored
+                return _interrupted(128 + exc.signum)
     except Interrupted as exc:
         return _interrupted(128 + exc.signum)
     except _USAGE_ERROR as exc:
@@ -412,7 +468,7 @@ def run_command_line(args: List[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - the contract: a one-line reason, never a traceback
         if type(exc).__name__ == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
             return exc.exit_code
-        typer.echo(f"tfdoctor: internal error: {type(exc).__name__}: {exc}", err=True)
+        typer.echo(f"tfdoctor: internal error: {_one_line(f'{type(exc).__name__}: {exc}')}", err=True)
         return 2
     return code if isinstance(code, int) else 0
 
