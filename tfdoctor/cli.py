@@ -15,11 +15,19 @@ from tfdoctor import __version__
 if TYPE_CHECKING:
     from tfdoctor.config import Config
 
-EXIT_CODES_HELP = """\
+
+def _exit_codes_help(cannot_run: str) -> str:
+    return f"""\
 Exit codes: 0 no failures (warnings allowed); 1 at least one check failed or crashed
 (with --strict, a warning too; an unmet requirement is a failure); 2 the doctor could not run
-(bad arguments, unknown check id, unusable --python, unreadable report, bad configuration);
+({cannot_run});
 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
+
+
+EXIT_CODES_HELP = _exit_codes_help(
+    "bad arguments, unknown check id, unusable --python, unreadable report, bad configuration")
+EXPLAIN_EXIT_CODES_HELP = _exit_codes_help("bad arguments, unknown check id, unreadable report, bad configuration")
+REPORT_WIDTH = 100  # columns of the text report off a terminal (a file, a pipe, a CI log)
 
 app = typer.Typer(
     add_completion=True,  # typer's own --install-completion / --show-completion
@@ -47,13 +55,27 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
+def _complete_checks(incomplete: str) -> List[str]:
+    """Shell completion for --only and --skip: check ids and tags; in 'a,b,pr' the last part."""
+    from tfdoctor.registry import all_checks
+
+    checks = all_checks()
+    done, comma, last = incomplete.rpartition(",")
+    chosen = set(done.split(",")) if comma else set()
+    names = [c.id for c in checks] + sorted({tag for c in checks for tag in c.tags})
+    return [f"{done}{comma}{name}" for name in names if name.startswith(last) and name not in chosen]
+
+
 # --- options shared by `tfdoctor` (run) and `tfdoctor explain`, declared once ------------------------
 FORMAT = typer.Option(Format.text, "--format", "-f",
                       help="Output format (github: text plus GitHub Actions annotations and job summary).")
 JSON = typer.Option(False, "--json", help="Same as --format json.")
-OUTPUT = typer.Option(None, "--output", "-o", help="Write the report to FILE instead of stdout (atomically).")
-ONLY = typer.Option(None, "--only", metavar="ID", help="Run only these checks (ids or tags; repeat or comma-separate).")
-SKIP = typer.Option(None, "--skip", metavar="ID", help="Skip these checks (ids or tags).")
+OUTPUT = typer.Option(None, "--output", "-o",
+                      help="Write the report to FILE (a file is replaced whole; a device or pipe is written to).")
+ONLY = typer.Option(None, "--only", metavar="ID", autocompletion=_complete_checks,
+                    help="Run only these checks (ids or tags; repeat or comma-separate).")
+SKIP = typer.Option(None, "--skip", metavar="ID", autocompletion=_complete_checks,
+                    help="Skip these checks (ids or tags).")
 STRICT = typer.Option(False, "--strict", help="Exit 1 on warnings too.")
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Show details and timings for every check.")
 QUIET = typer.Option(False, "--quiet", "-q", help="Text: only the problems and the summary line; no progress.")
@@ -132,8 +154,9 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
     if fmt in (Format.text, Format.github):
         from tfdoctor.render.text import render
 
-        color = None if output is None and sys.stdout.isatty() and fmt is Format.text else False
-        text = render(document, verbose=verbose, color=color, quiet=quiet)
+        terminal = output is None and sys.stdout.isatty()
+        color = terminal and fmt is Format.text and not os.environ.get("NO_COLOR")
+        text = render(document, verbose=verbose, color=color, quiet=quiet, width=_report_width(terminal))
     else:
         text = renderer(fmt.value)(document, verbose=verbose)
     if github:
@@ -153,6 +176,15 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
                 typer.echo(f"tfdoctor: cannot append to GITHUB_STEP_SUMMARY {summary_file}: {exc.strerror or exc}",
                            err=True)
     write(text, output)
+
+
+def _report_width(terminal: bool) -> int:
+    """The terminal's columns (COLUMNS first, as shutil and rich read them; at least 40), or 100 off one."""
+    if not terminal:
+        return REPORT_WIDTH
+    import shutil
+
+    return max(40, shutil.get_terminal_size((REPORT_WIDTH, 24)).columns)
 
 
 def redact(document: dict, no_redact: bool) -> dict:
@@ -242,6 +274,8 @@ def run(
         _list_checks()
         raise typer.Exit(0)
 
+    if python is not None and not python.strip():
+        raise _fail("--python needs the path of an interpreter; it is empty")
     settings = _config(config, True, require_gpu_kind or ("any" if require_gpu else None), require_tensorflow,
                        require_python, min_gflops, min_gpu_speedup)
     fmt = Format.json if as_json else fmt
@@ -300,7 +334,7 @@ REPORT_HELP = "A report saved with --json (any 1.x schema), a fixture, or a hand
     "Facts the report lacks make the checks that need them skip ('not recorded'). The requirements the "
     "report recorded are judged again; --config and the --require-* flags replace them. The output is "
     "redacted unless --no-redact, even when the report was saved without redaction.\n\n"
-    f"{EXIT_CODES_HELP}",
+    f"{EXPLAIN_EXIT_CODES_HELP}",
 )
 def explain_command(
     report: str = typer.Argument(..., metavar="REPORT.json", help=REPORT_HELP),
