@@ -4,12 +4,16 @@ What is hidden, in every string of the report document (paths, TensorFlow's erro
 output, dictionary keys), in this order:
 
 1. Secrets (`scrub_secrets`, also applied when environment values are collected, so they are never
-   recorded at all): credentials in URLs (`https://user:pass@host` -> `https://<redacted>@host`),
-   `NAME=value` where NAME looks secret (`HF_TOKEN=...`, `?api_key=...`), `Bearer`/`Basic`
-   credentials, and values shaped like well-known tokens (TOKEN_PATTERNS: Hugging Face `hf_`,
-   GitHub `ghp_`/`github_pat_`, GitLab `glpat-`, OpenAI/Anthropic `sk-`, AWS `AKIA`, Slack `xox?-`,
-   Google `AIza`, npm, PyPI, JWTs). Shapes are matched, not guessed: a random-looking string with no
-   known prefix is left alone (a hash or a build id must stay readable).
+   recorded at all): PEM private-key blocks, credentials in URLs (`https://user:pass@host` ->
+   `https://<redacted>@host`), `NAME=value` where NAME looks secret (`HF_TOKEN=...`, `?api_key=...`,
+   `db_pass=...`, Azure's `AccountKey=...`), `"NAME": value` in quoted keys (JSON, a dict's repr), an
+   AWS secret access key after a name holding `secret` (`aws_secret_access_key = ...`,
+   `"SecretAccessKey": "..."`), `Bearer`/`Basic` credentials, and values shaped like well-known tokens
+   (TOKEN_SHAPES, each with its public definition: Hugging Face `hf_`, GitHub `ghp_`/`github_pat_`,
+   GitLab `glpat-`, OpenAI/Anthropic `sk-`, AWS `AKIA`/`ASIA`, Slack `xoxb-`..., Google `AIza`, npm,
+   PyPI, JWTs). Shapes are matched, not guessed: a random-looking string with no known prefix or
+   context is left alone (a hash or a build id must stay readable), so a bare 40-character AWS secret
+   key in free text is not recognised. Every pattern runs in linear time (see SCRUBBERS).
 2. The home directory of this machine -> `~` (also its real path and its forward/doubled-backslash
    spellings on Windows).
 3. Any user directory, whoever's: `/home/NAME`, `/Users/NAME`, `C:\\Users\\NAME` -> `<user>` in place
@@ -21,9 +25,10 @@ output, dictionary keys), in this order:
    that would eat the report's own vocabulary (shorter than 3 characters, `root`, `ubuntu`, `python`,
    `ok`, ...; see NOT_IDENTIFYING) are not replaced as words; in paths they are still covered by 2-3.
 
-Environment variables are allowlisted and secret-looking names recorded as present only
-(collect/system.py); `hide_environment_secrets` enforces the same on reports read from disk, which
-may come from older versions or from people's hands. The redactor works on the JSON document, so
+Environment variables are allowlisted (collect/system.py); a secret-looking name, whatever its prefix,
+and another tool's variable (Terraform's `TF_VAR_*`) are never recorded (`never_recorded`);
+`drop_environment_secrets` enforces the same on reports read from disk, which may come from older
+versions or from people's hands. The redactor works on the JSON document, so
 every renderer shows the same redacted data.
 """
 
@@ -35,53 +40,178 @@ import re
 import socket
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 USER_PLACEHOLDER = "<user>"
 HOST_PLACEHOLDER = "<host>"
 REDACTED = "<redacted>"
-SECRET_PRESENT = "<set, value hidden>"
 
-# An environment variable whose name contains one of these is reported as set, never shown.
-SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "PRIVATE",
-                "COOKIE", "SESSION")
+# An environment variable whose name contains one of these is never recorded (substring, on purpose:
+# hiding a harmless variable costs little, showing a secret a lot). PASS covers PASSWORD and PASSWD.
+SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASS", "PWD", "CRED", "AUTH", "PRIVATE", "COOKIE", "SESSION",
+                "SIGNATURE")
+# Variables of other tools that share an allowlisted prefix: Terraform's input variables (TF_VAR_db_pass,
+# https://developer.hashicorp.com/terraform/language/values/variables#environment-variables) are never
+# recorded, whatever their name.
+FOREIGN_PREFIXES = ("TF_VAR_",)
 
 
 def looks_secret(name: str) -> bool:
-    """Substring match on purpose: hiding a harmless value costs little, showing a secret a lot."""
     upper = name.upper()
     return any(word in upper for word in SECRET_WORDS)
 
 
-# Well-known token shapes (prefixes published by the issuers). \b keeps them from matching mid-word.
-TOKEN_PATTERNS = (
-    r"hf_[A-Za-z0-9]{30,}",  # Hugging Face access token
-    r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub classic tokens
-    r"github_pat_[A-Za-z0-9_]{22,}",  # GitHub fine-grained token
-    r"glpat-[A-Za-z0-9_-]{20,}",  # GitLab personal access token
-    r"sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}",  # OpenAI, Anthropic, Stripe secret keys
-    r"(?:AKIA|ASIA)[0-9A-Z]{16}",  # AWS access key id
-    r"xox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
-    r"AIza[0-9A-Za-z_-]{35}",  # Google API key
-    r"npm_[A-Za-z0-9]{36}",  # npm access token
-    r"pypi-[A-Za-z0-9_-]{50,}",  # PyPI API token
-    r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",  # JSON Web Token
+def never_recorded(name: str) -> bool:
+    """An environment variable that no report may carry: a secret-looking name, or another tool's."""
+    return looks_secret(name) or name.upper().startswith(FOREIGN_PREFIXES)
+
+
+# --- secrets in text -------------------------------------------------------------------------------
+# Every pattern here runs in time linear in the text, because a saved report comes from strangers:
+# one quantifier per character class, no quantified group, and where a failed attempt could scan far
+# (a multi-part token, a NAME=value pair) a lookbehind lets an attempt start only where a run of its
+# characters starts, so no stretch of text is scanned twice by the same pattern.
+# tests/attack/test_secrets.py and bench/bench_redact.py hold every pattern to that.
+
+
+@dataclass(frozen=True)
+class TokenShape:
+    """A credential recognised by its shape alone, as its issuer defines it."""
+
+    name: str
+    pattern: str
+    source: str  # the public definition of the shape
+
+
+# The lookbehind stands for the \b of a word: a token starts where a word does (after '-' too, as in
+# '${KEY:-sk-...}'), so a match scans at most the run it consumes, or fails within a bounded length.
+_STARTS = r"(?<![A-Za-z0-9_])"
+# A JWT can fail after scanning long segments ("eyJ..." with no dots): it may start only where a run
+# of base64url characters starts.
+_RUN_STARTS = r"(?<![A-Za-z0-9_-])"
+TOKEN_SHAPES = (
+    TokenShape("Hugging Face access token", _STARTS + r"hf_[A-Za-z0-9]{30,}",
+               "https://huggingface.co/docs/hub/security-tokens"),
+    TokenShape("GitHub token", _STARTS + r"gh[pousr]_[A-Za-z0-9]{30,}",
+               "https://docs.github.com/en/authentication/keeping-your-account-and-data-secure/"
+               "about-authentication-to-github#githubs-token-formats"),
+    TokenShape("GitHub fine-grained token", _STARTS + r"github_pat_[A-Za-z0-9_]{22,}",
+               "https://docs.github.com/en/authentication/keeping-your-account-and-data-secure/"
+               "about-authentication-to-github#githubs-token-formats"),
+    TokenShape("GitLab personal access token", _STARTS + r"glpat-[A-Za-z0-9_-]{20,}",
+               "https://docs.gitlab.com/security/tokens/#token-prefixes"),
+    TokenShape("OpenAI or Anthropic secret key", _STARTS + r"sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}",
+               "https://platform.openai.com/docs/api-reference/authentication"),
+    # AKIA: long-term access key id, ASIA: temporary (STS) one; 20 characters in all.
+    TokenShape("AWS access key id", _STARTS + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])",
+               "https://docs.aws.amazon.com/STS/latest/APIReference/API_GetAccessKeyInfo.html"),
+    # xoxb- bot, xoxp- user, xoxa-/xoxr-/xoxo-/xoxs-/xoxe- app, refresh and legacy tokens; xapp- app-level.
+    TokenShape("Slack token", _STARTS + r"(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}",
+               "https://api.slack.com/authentication/token-types"),
+    # 'AIza' and 35 characters of [A-Za-z0-9_-].
+    TokenShape("Google API key", _STARTS + r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])",
+               "https://learn.microsoft.com/en-us/purview/sit-defn-google-api-key"),
+    TokenShape("npm access token", _STARTS + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",
+               "https://github.blog/changelog/2021-09-23-npm-has-a-new-access-token-format/"),
+    TokenShape("PyPI API token", _STARTS + r"pypi-[A-Za-z0-9_-]{50,}", "https://pypi.org/help/#apitoken"),
+    # header.payload.signature, each base64url; a JSON header '{"' always encodes to 'eyJ'.
+    TokenShape("JSON Web Token", _RUN_STARTS + r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+               "https://www.rfc-editor.org/rfc/rfc7519#section-3.1"),
 )
-_TOKENS = re.compile(r"\b(?:" + "|".join(TOKEN_PATTERNS) + r")\b")
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+_TOKENS = re.compile("|".join(shape.pattern for shape in TOKEN_SHAPES))
+
+# scheme://user:password@host. The scheme starts a run of scheme characters; user and password stop at
+# the next '/', so two attempts never scan the same user or password.
+_URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+# Authorization headers (RFC 9110 section 11: https://www.rfc-editor.org/rfc/rfc9110#section-11.6.2).
 _AUTH_HEADER = re.compile(r"(?i)\b(?P<kind>bearer|basic)\s+[A-Za-z0-9._~+/-]{12,}=*")
-_SECRET_ASSIGNMENT = re.compile(
-    r"(?i)(?P<name>\b[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|private[_-]?key"
-    r"|credentials?)[A-Za-z0-9_.-]*)(?P<eq>\s*=\s*)(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;&\"']+)"
+# PEM private keys (RFC 7468: 'PRIVATE KEY', 'ENCRYPTED PRIVATE KEY', https://www.rfc-editor.org/rfc/rfc7468#section-10;
+# 'RSA PRIVATE KEY' and 'OPENSSH PRIVATE KEY' are the same armour with another label).
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----")
+
+# NAME=value, NAME: value. NAME is a whole run of name characters (it starts where the run starts), so
+# a run is scanned once whatever follows it; whether NAME looks secret is decided afterwards.
+_NAME_THEN_SEPARATOR = re.compile(r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]+)(?P<quote>[\"']?)[ \t]*(?P<sep>[:=])[ \t]*")
+_VALUE = re.compile(r"\"[^\"\n]*\"?|'[^'\n]*'?|[^\s,;&\"']+")
+# Names that hold secrets. Azure: AccountKey and SharedAccessSignature in storage connection strings
+# (https://learn.microsoft.com/en-us/azure/storage/common/storage-configure-connection-string),
+# SharedAccessKey in Service Bus and Event Hubs ones.
+_SECRET_NAME = re.compile(
+    r"(?i)token|secret|passw(?:or)?d|passphrase|api[_-]?key|access[_-]?key|private[_-]?key|credential"
+    r"|account[_-]?key|shared[_-]?access[_-]?(?:key|signature)|(?<![a-z])(?:pass|pwd|auth)(?![a-z])")
+# An AWS secret access key is 40 characters of base64 (the documented example is
+# wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY, https://docs.aws.amazon.com/STS/latest/APIReference/API_GetAccessKeyInfo.html).
+# Alone it cannot be told from a hash, so it is hidden only after a name holding 'secret':
+# aws_secret_access_key in the config files (https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html),
+# AWS_SECRET_ACCESS_KEY (https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-envvars.html),
+# SecretAccessKey in STS's JSON (https://docs.aws.amazon.com/STS/latest/APIReference/API_Credentials.html).
+_AWS_SECRET_VALUE = re.compile(r"[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])[\"']?")
+
+
+def _hidden_value(text: str, match: re.Match[str]) -> re.Match[str] | None:
+    """The value after `NAME=` or `NAME:` that must be hidden, or None.
+
+    `=` after a secret-looking name always hides; `:` only in a quoted key ('"password": "x"', as in
+    JSON or a dict's repr), because prose says 'token: expected ...'; an AWS-secret-shaped value after a
+    name holding 'secret' is hidden after either."""
+    name = match["name"]
+    if "secret" in name.lower():
+        aws = _AWS_SECRET_VALUE.match(text, match.end())
+        if aws:
+            return aws
+    if not _SECRET_NAME.search(name):
+        return None
+    quoted = bool(match["quote"]) and text[match.start() - 1:match.start()] == match["quote"]
+    if match["sep"] == "=" or quoted:
+        return _VALUE.match(text, match.end())
+    return None
+
+
+def _hide_assignments(text: str) -> str:
+    parts, done, position = [], 0, 0
+    while True:
+        match = _NAME_THEN_SEPARATOR.search(text, position)
+        if match is None:
+            break
+        value = _hidden_value(text, match)
+        if value is None or not value.group():
+            position = match.end()
+            continue
+        parts += [text[done:value.start()], REDACTED]
+        done = position = value.end()
+    return "".join(parts) + text[done:] if parts else text
+
+
+def _hide_private_keys(text: str) -> str:
+    """A PEM private-key block from BEGIN to END; an unterminated one (a cut log) to the end of the text."""
+    parts, done = [], 0
+    while True:
+        begin = _PEM_BEGIN.search(text, done)
+        if begin is None:
+            break
+        end = _PEM_END.search(text, begin.end())
+        parts += [text[done:begin.start()], REDACTED]
+        done = end.end() if end else len(text)
+    return "".join(parts) + text[done:] if parts else text
+
+
+# In this order: private-key blocks first (their base64 would otherwise be half matched), tokens last
+# (after `NAME=value` has hidden the whole value, not just a token inside it).
+SCRUBBERS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("private keys", _hide_private_keys),
+    ("URL credentials", lambda text: _URL_CREDENTIALS.sub(rf"\g<scheme>{REDACTED}@", text)),
+    ("NAME=value", _hide_assignments),
+    ("Authorization", lambda text: _AUTH_HEADER.sub(lambda m: f"{m['kind']} {REDACTED}", text)),
+    ("tokens", lambda text: _TOKENS.sub(REDACTED, text)),
 )
 
 
 def scrub_secrets(text: str) -> str:
     """Hide credentials and token-shaped values; everything else is left as it is."""
-    text = _URL_CREDENTIALS.sub(rf"\g<scheme>{REDACTED}@", text)
-    text = _SECRET_ASSIGNMENT.sub(lambda m: f"{m['name']}{m['eq']}{REDACTED}", text)
-    text = _AUTH_HEADER.sub(lambda m: f"{m['kind']} {REDACTED}", text)
-    return _TOKENS.sub(REDACTED, text)
+    for _, scrub in SCRUBBERS:
+        text = scrub(text)
+    return text
 
 
 # Names that identify nobody (default and CI accounts, shared folders) or that are words the report
@@ -205,9 +335,8 @@ class Redactor:
         return value
 
     def document(self, value: Any) -> Any:
-        """A redacted copy of a JSON-like value; for a report, secret environment values are hidden too."""
-        redacted = self._walk(value)
-        return hide_environment_secrets(redacted) if isinstance(redacted, dict) else redacted
+        """A redacted copy of a JSON-like value; for a report, secret environment variables are dropped too."""
+        return self._walk(drop_environment_secrets(value) if isinstance(value, dict) else value)
 
     def _walk(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -219,14 +348,14 @@ class Redactor:
         return value
 
 
-def hide_environment_secrets(document: dict[str, Any]) -> dict[str, Any]:
-    """In a report (a dict with facts.environment), show secret-looking variables as present only."""
+def drop_environment_secrets(document: dict[str, Any]) -> dict[str, Any]:
+    """A report (a dict with facts.environment) without the variables no report may carry."""
     facts = document.get("facts")
     environment = facts.get("environment") if isinstance(facts, dict) else None
-    if not isinstance(environment, dict) or not any(looks_secret(str(k)) for k in environment):
+    if not isinstance(environment, dict) or not any(never_recorded(str(k)) for k in environment):
         return document
-    hidden = {k: SECRET_PRESENT if looks_secret(str(k)) else v for k, v in environment.items()}
-    return {**document, "facts": {**facts, "environment": hidden}}
+    kept = {k: v for k, v in environment.items() if not never_recorded(str(k))}
+    return {**document, "facts": {**facts, "environment": kept}}
 
 
 def _strings(value: Any) -> Iterator[str]:

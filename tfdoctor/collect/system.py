@@ -9,7 +9,7 @@ from typing import Any
 
 from tfdoctor.collect.commands import run_command
 from tfdoctor.collect.options import CollectOptions
-from tfdoctor.redact import SECRET_PRESENT, looks_secret, scrub_secrets
+from tfdoctor.redact import never_recorded, scrub_secrets
 
 
 def collect_host(options: CollectOptions) -> dict[str, Any]:
@@ -170,13 +170,11 @@ ENVIRONMENT_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "SYSTEM_VERSION_CO
 
 
 def select_environment(environ: dict[str, str]) -> dict[str, str]:
-    """The allowlisted variables. A secret-looking name is recorded as present only, and credentials
-    or token-shaped values inside the others (a PIP_INDEX_URL with a password) are never recorded."""
-    chosen = {}
-    for name in sorted(environ):
-        if name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES):
-            chosen[name] = SECRET_PRESENT if looks_secret(name) else scrub_secrets(environ[name])
-    return chosen
+    """The allowlisted variables, less those no report may carry (a secret-looking name whatever its
+    prefix, Terraform's TF_VAR_*: redact.never_recorded); credentials or token-shaped values inside the
+    others (a PIP_INDEX_URL with a password) are never recorded either."""
+    return {name: scrub_secrets(environ[name]) for name in sorted(environ)
+            if (name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES)) and not never_recorded(name)}
 
 
 def collect_environment(options: CollectOptions) -> dict[str, Any]:
