@@ -24,8 +24,10 @@ _SPECIAL = re.compile(r"([\\`*_~\[\]|<>])")  # ~ too: GitHub strikes through ~a~
 
 
 # GitHub turns these into mentions and cross-references (notifying people, back-linking issues)
-# even when escaped; inside a code span it does not.
-_REFERENCES = re.compile(r"(?<![\w.])@[A-Za-z0-9][\w-]*|\b[\w.-]+(?:/[\w.-]+)?#\d+\b|(?<![\w&])#\d+\b|\bGH-\d+\b")
+# even when escaped; inside a code span it does not. `owner/repo#1` starts where a run of its
+# characters starts (not at every \b inside 'a.a.a...'), so a long run is scanned once, not once per dot.
+_REFERENCES = re.compile(r"(?<![\w.])@[A-Za-z0-9][\w-]*|(?<![\w.-])[\w.-]+(?:/[\w.-]+)?#\d+\b|(?<![\w&])#\d+\b"
+                         r"|\bGH-\d+\b")
 
 
 def escape(text: Any) -> str:
