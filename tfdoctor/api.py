@@ -65,7 +65,9 @@ class Report:
 
     def to_json(self, indent: Optional[int] = 2) -> str:
         """The JSON report, as `tfdoctor --json` writes it (the schema in tfdoctor/schema/)."""
-        return json.dumps(self.document, indent=indent, ensure_ascii=False) + "\n"
+        from tfdoctor.render.sanitize import json_dumps
+
+        return json_dumps(self.document, indent=indent) + "\n"
 
     def to_markdown(self, verbose: bool = False) -> str:
         from tfdoctor.render.markdown import render

@@ -77,7 +77,9 @@ def _split(values: Optional[List[str]]) -> tuple[str, ...]:
 
 
 def _fail(message: str) -> "typer.Exit":
-    typer.echo(f"tfdoctor: error: {message}", err=True)
+    from tfdoctor.render.sanitize import clean  # messages can quote a report or a config file
+
+    typer.echo(f"tfdoctor: error: {clean(message)}", err=True)
     return typer.Exit(2)
 
 
@@ -147,7 +149,7 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
 
     from tfdoctor.render import renderer
 
-    github = fmt is Format.github or os.environ.get("GITHUB_ACTIONS") == "true"
+    github = _github(fmt)
     if fmt in (Format.text, Format.github):
         from tfdoctor.render.text import render
 
@@ -156,11 +158,11 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
     else:
         text = renderer(fmt.value)(document, verbose=verbose)
     if github:
-        from tfdoctor.render.github import annotations, step_summary
+        from tfdoctor.render.github import annotations, guarded, step_summary
 
         notes = annotations(document)
         if output is None and fmt in (Format.text, Format.github):
-            text += notes
+            text = guarded(text) + notes  # the report's own lines run no workflow command
         elif notes:
             sys.stderr.write(notes)
         summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -172,6 +174,13 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
                 typer.echo(f"tfdoctor: cannot append to GITHUB_STEP_SUMMARY {summary_file}: {exc.strerror or exc}",
                            err=True)
     write(text, output)
+
+
+def _github(fmt: Format) -> bool:
+    """Output for GitHub Actions: --format github, or any run under Actions."""
+    import os
+
+    return fmt is Format.github or os.environ.get("GITHUB_ACTIONS") == "true"
 
 
 def redact(document: dict, no_redact: bool) -> dict:
@@ -387,7 +396,12 @@ def diff_command(
         raise _fail(str(exc))
     document = redact(document, no_redact)
     fmt = Format.json if as_json else fmt
-    write(RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document), output)
+    text = RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document)
+    if output is None and fmt in (Format.text, Format.github) and _github(fmt):
+        from tfdoctor.render.github import guarded
+
+        text = guarded(text)  # the reports' lines run no workflow command in the Actions log
+    write(text, output)
     raise typer.Exit(exit_code(document))
 
 
@@ -443,7 +457,9 @@ def run_command_line(args: List[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - the contract: a one-line reason, never a traceback
         if type(exc).__name__ == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
             return exc.exit_code
-        typer.echo(f"tfdoctor: internal error: {type(exc).__name__}: {exc}", err=True)
+        from tfdoctor.render.sanitize import clean
+
+        typer.echo(f"tfdoctor: internal error: {type(exc).__name__}: {clean(str(exc))}", err=True)
         return 2
     return code if isinstance(code, int) else 0
 
