@@ -11,7 +11,7 @@ output, dictionary keys), in this order:
    `"SecretAccessKey": "..."`), `Bearer`/`Basic` credentials, and values shaped like well-known tokens
    (TOKEN_SHAPES, each with its public definition: Hugging Face `hf_`, GitHub `ghp_`/`github_pat_`,
    GitLab `glpat-`, OpenAI/Anthropic `sk-`, AWS `AKIA`/`ASIA`, Slack `xoxb-`..., Google `AIza`, npm,
-   PyPI, JWTs). Shapes are matched, not guessed: a random-looking string with no known prefix or
+   PyPI; and JWTs). Shapes are matched, not guessed: a random-looking string with no known prefix or
    context is left alone (a hash or a build id must stay readable), so a bare 40-character AWS secret
    key in free text is not recognised. Every pattern runs in linear time (see SCRUBBERS).
 2. The home directory of this machine -> `~` (also its real path and its forward/doubled-backslash
@@ -76,55 +76,84 @@ def never_recorded(name: str) -> bool:
 
 @dataclass(frozen=True)
 class TokenShape:
-    """A credential recognised by its shape alone, as its issuer defines it."""
+    """A credential recognised by its shape alone, as its issuer defines it: one of `prefixes`, then
+    `body`, then nothing of `ending` (a fixed-length shape must not be the start of a longer word)."""
 
     name: str
-    pattern: str
+    prefixes: tuple[str, ...]
+    body: str
     source: str  # the public definition of the shape
+    ending: str = ""
+
+    @property
+    def pattern(self) -> str:
+        """It starts where a word does (after '-' too, as in '${KEY:-sk-...}'); one character class follows
+        the prefix, so an attempt fails within the shape's minimum length or consumes what it scanned."""
+        ending = f"(?![{self.ending}])" if self.ending else ""
+        return f"(?<![A-Za-z0-9_])(?:{'|'.join(re.escape(p) for p in self.prefixes)}){self.body}{ending}"
 
 
-# The lookbehind stands for the \b of a word: a token starts where a word does (after '-' too, as in
-# '${KEY:-sk-...}'), so a match scans at most the run it consumes, or fails within a bounded length.
-_STARTS = r"(?<![A-Za-z0-9_])"
-# A JWT can fail after scanning long segments ("eyJ..." with no dots): it may start only where a run
-# of base64url characters starts.
-_RUN_STARTS = r"(?<![A-Za-z0-9_-])"
 TOKEN_SHAPES = (
-    TokenShape("Hugging Face access token", _STARTS + r"hf_[A-Za-z0-9]{30,}",
+    TokenShape("Hugging Face access token", ("hf_",), "[A-Za-z0-9]{30,}",
                "https://huggingface.co/docs/hub/security-tokens"),
-    TokenShape("GitHub token", _STARTS + r"gh[pousr]_[A-Za-z0-9]{30,}",
+    TokenShape("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "[A-Za-z0-9]{30,}",
                "https://docs.github.com/en/authentication/keeping-your-account-and-data-secure/"
                "about-authentication-to-github#githubs-token-formats"),
-    TokenShape("GitHub fine-grained token", _STARTS + r"github_pat_[A-Za-z0-9_]{22,}",
+    TokenShape("GitHub fine-grained token", ("github_pat_",), "[A-Za-z0-9_]{22,}",
                "https://docs.github.com/en/authentication/keeping-your-account-and-data-secure/"
                "about-authentication-to-github#githubs-token-formats"),
-    TokenShape("GitLab personal access token", _STARTS + r"glpat-[A-Za-z0-9_-]{20,}",
+    TokenShape("GitLab personal access token", ("glpat-",), "[A-Za-z0-9_-]{20,}",
                "https://docs.gitlab.com/security/tokens/#token-prefixes"),
-    TokenShape("OpenAI or Anthropic secret key", _STARTS + r"sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}",
+    # sk-, sk-proj- (OpenAI project keys), sk-ant- (Anthropic).
+    TokenShape("OpenAI or Anthropic secret key", ("sk-",), "[A-Za-z0-9_-]{20,}",
                "https://platform.openai.com/docs/api-reference/authentication"),
-    # AKIA: long-term access key id, ASIA: temporary (STS) one; 20 characters in all.
-    TokenShape("AWS access key id", _STARTS + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])",
-               "https://docs.aws.amazon.com/STS/latest/APIReference/API_GetAccessKeyInfo.html"),
-    # xoxb- bot, xoxp- user, xoxa-/xoxr-/xoxo-/xoxs-/xoxe- app, refresh and legacy tokens; xapp- app-level.
-    TokenShape("Slack token", _STARTS + r"(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}",
-               "https://api.slack.com/authentication/token-types"),
+    # AKIA: a long-term access key id, ASIA: a temporary (STS) one; 20 characters in all.
+    TokenShape("AWS access key id", ("AKIA", "ASIA"), "[0-9A-Z]{16}",
+               "https://docs.aws.amazon.com/STS/latest/APIReference/API_GetAccessKeyInfo.html", ending="0-9A-Za-z"),
+    # xoxb- bot, xoxp- user, xoxe- refresh and configuration, xapp- app-level; a, o, s, r older kinds.
+    TokenShape("Slack token", ("xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"),
+               "[A-Za-z0-9-]{10,}", "https://api.slack.com/authentication/token-types"),
     # 'AIza' and 35 characters of [A-Za-z0-9_-].
-    TokenShape("Google API key", _STARTS + r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])",
-               "https://learn.microsoft.com/en-us/purview/sit-defn-google-api-key"),
-    TokenShape("npm access token", _STARTS + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",
-               "https://github.blog/changelog/2021-09-23-npm-has-a-new-access-token-format/"),
-    TokenShape("PyPI API token", _STARTS + r"pypi-[A-Za-z0-9_-]{50,}", "https://pypi.org/help/#apitoken"),
-    # header.payload.signature, each base64url; a JSON header '{"' always encodes to 'eyJ'.
-    TokenShape("JSON Web Token", _RUN_STARTS + r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
-               "https://www.rfc-editor.org/rfc/rfc7519#section-3.1"),
+    TokenShape("Google API key", ("AIza",), "[0-9A-Za-z_-]{35}",
+               "https://learn.microsoft.com/en-us/purview/sit-defn-google-api-key", ending="0-9A-Za-z_-"),
+    TokenShape("npm access token", ("npm_",), "[A-Za-z0-9]{36}",
+               "https://github.blog/changelog/2021-09-23-npm-has-a-new-access-token-format/", ending="A-Za-z0-9"),
+    TokenShape("PyPI API token", ("pypi-",), "[A-Za-z0-9_-]{50,}", "https://pypi.org/help/#apitoken"),
 )
-_TOKENS = re.compile("|".join(shape.pattern for shape in TOKEN_SHAPES))
+# The lookahead on the first characters lets the engine skip every other position at C speed.
+_TOKENS = re.compile(f"(?=[{re.escape(''.join(sorted({p[0] for s in TOKEN_SHAPES for p in s.prefixes})))}])"
+                     f"(?:{'|'.join(shape.pattern for shape in TOKEN_SHAPES)})")
+
+# JSON Web Tokens (https://www.rfc-editor.org/rfc/rfc7519#section-3.1): header.payload.signature, each
+# base64url; a JSON header '{"' always encodes to 'eyJ'. Three parts can fail after long scans ('eyJ-eyJ-...'
+# without dots), so `_hide_jwts` moves past a failed attempt's first part: every start inside that part
+# reaches the same end and fails the same way.
+_JWT_START = re.compile(r"(?<![A-Za-z0-9_])eyJ")
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")
+_BASE64URL_RUN = re.compile(r"[A-Za-z0-9_-]*")
+
+
+def _hide_jwts(text: str) -> str:
+    parts, done, position = [], 0, 0
+    while True:
+        start = _JWT_START.search(text, position)
+        if start is None:
+            break
+        token = _JWT.match(text, start.start())
+        if token is None:
+            position = _BASE64URL_RUN.match(text, start.end()).end()
+            continue
+        parts += [text[done:token.start()], REDACTED]
+        done = position = token.end()
+    return "".join(parts) + text[done:] if parts else text
+
 
 # scheme://user:password@host. The scheme starts a run of scheme characters; user and password stop at
 # the next '/', so two attempts never scan the same user or password.
 _URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
-# Authorization headers (RFC 9110 section 11: https://www.rfc-editor.org/rfc/rfc9110#section-11.6.2).
-_AUTH_HEADER = re.compile(r"(?i)\b(?P<kind>bearer|basic)\s+[A-Za-z0-9._~+/-]{12,}=*")
+# Authorization credentials: a bearer token is b64token, 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" )
+# *"=" (https://www.rfc-editor.org/rfc/rfc6750#section-2.1); Basic is base64 (https://www.rfc-editor.org/rfc/rfc7617).
+_AUTH_HEADER = re.compile(r"(?i)\b(?P<kind>bearer|basic)\s+[A-Za-z0-9._~+/_-]{12,}=*")
 # PEM private keys (RFC 7468: 'PRIVATE KEY', 'ENCRYPTED PRIVATE KEY', https://www.rfc-editor.org/rfc/rfc7468#section-10;
 # 'RSA PRIVATE KEY' and 'OPENSSH PRIVATE KEY' are the same armour with another label).
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----")
@@ -204,6 +233,7 @@ SCRUBBERS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("NAME=value", _hide_assignments),
     ("Authorization", lambda text: _AUTH_HEADER.sub(lambda m: f"{m['kind']} {REDACTED}", text)),
     ("tokens", lambda text: _TOKENS.sub(REDACTED, text)),
+    ("JSON Web Tokens", _hide_jwts),
 )
 
 
