@@ -43,14 +43,10 @@ def clean_document(value: Any) -> Any:
 
 
 # Raw in json.dumps(ensure_ascii=False) output only inside strings, where a \\u escape means the same.
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f]|##\[")
-
-
-def _json_escape(match: re.Match[str]) -> str:
-    found = match.group()
-    return "\\u0023#[" if found == "##[" else f"\\u{ord(found):04x}"
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
 
 
 def json_dumps(value: Any, indent: int | None = 2) -> str:
     """JSON text (non-ASCII kept readable) in which no character can drive a terminal or a CI log."""
-    return _JSON_UNSAFE.sub(_json_escape, json.dumps(value, indent=indent, ensure_ascii=False))
+    text = json.dumps(value, indent=indent, ensure_ascii=False).translate(_JSON_ESCAPES)
+    return text.replace("##[", "\\u0023#[")
