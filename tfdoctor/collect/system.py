@@ -40,10 +40,14 @@ def parse_os_release(text: str) -> dict[str, str]:
     return values
 
 
-# WSL signals (linux-matrix.md §4b; none is reliable alone): the kernel release ("4.4.0-20150-Microsoft"
-# on WSL1, "…-microsoft-standard[-WSL2]" on WSL2; custom kernels can say anything), environment
-# variables set by WSL's init (WSL_INTEROP only on WSL2; both can be missing under sudo/cron), and
-# files WSL creates (WSLInterop is "-late" with systemd; /dev/dxg is the WSL2 GPU device).
+# WSL signals (none is reliable alone): the kernel release ("4.4.0-20150-Microsoft" on WSL1,
+# https://github.com/microsoft/DirectML/issues/18; "…-microsoft-standard[-WSL2]" on WSL2,
+# https://github.com/microsoft/WSL/issues/5955 and https://github.com/microsoft/WSL/issues/423; custom
+# kernels can say anything, https://github.com/sindresorhus/is-wsl/issues/13), environment variables set by
+# WSL's init (WSL_INTEROP only on WSL2, https://github.com/ccdmb/predector/issues/29; both can be missing
+# under sudo/cron), and files WSL creates (WSLInterop, https://github.com/microsoft/WSL/issues/423, is
+# "-late" with systemd, https://github.com/antonbabenko/pre-commit-terraform/issues/871; /dev/dxg is the
+# WSL2 GPU device, https://github.com/NVIDIA/nvidia-docker/issues/1410).
 WSL_PATHS = (
     "/proc/sys/fs/binfmt_misc/WSLInterop",
     "/proc/sys/fs/binfmt_misc/WSLInterop-late",
