@@ -210,3 +210,36 @@ def test_every_pattern_that_reads_report_text_is_linear():
         child.wait()
     assert line is not None, "the sweep stopped early: " + "".join(list(lines.queue))[-2000:]
     assert done > 100 and not slow, slow
+
+
+# --- every renderer, in process: a string anywhere in the document (sections it does not know too) -----
+
+def _poisoned(value, key=""):
+    if isinstance(value, str):
+        return value if key in ("status", "id") else value + HOSTILE
+    if isinstance(value, dict):
+        return {k: _poisoned(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_poisoned(v, key) for v in value]
+    return value
+
+
+def test_every_renderer_cleans_every_string_of_the_document():
+    from tfdoctor import diff
+    from tfdoctor.explain import explain, read_report
+    from tfdoctor.render import FORMATS, github, renderer
+
+    fixture = ROOT / "fixtures" / "linux" / "tensorflow-2.21-legacy-keras-without-tf-keras.json"
+    saved = read_report(str(fixture))
+    document = _poisoned({**explain(saved), "a_section_renderers_may_add_later": {"lines": ["x"]}})
+    outputs = {fmt: renderer(fmt)(document, verbose=True) for fmt in FORMATS}
+    outputs["github summary"] = github.step_summary(document)
+    outputs["github annotations"] = github.annotations(document)
+    compared = _poisoned(diff.compare(saved, saved))
+    compared["differences"] = [{"section": "environment", "field": "X" + HOSTILE, "a": HOSTILE, "b": None}]
+    outputs.update({f"diff {fmt}": render(compared) for fmt, render in diff.RENDERERS.items()})
+    for name, text in outputs.items():
+        found = CONTROL.findall(text.replace("\n", "").replace("\t", ""))
+        assert not found, (name, sorted(set(found)))
+    assert "##[" not in outputs["json"] + outputs["diff json"]  # written \u0023#[ in JSON
+    assert "\n::add-mask::" not in outputs["github annotations"]
