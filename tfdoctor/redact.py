@@ -153,7 +153,7 @@ def _hide_jwts(text: str) -> str:
 _URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
 # Authorization credentials: a bearer token is b64token, 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" )
 # *"=" (https://www.rfc-editor.org/rfc/rfc6750#section-2.1); Basic is base64 (https://www.rfc-editor.org/rfc/rfc7617).
-_AUTH_HEADER = re.compile(r"(?i)\b(?P<kind>bearer|basic)\s+[A-Za-z0-9._~+/_-]{12,}=*")
+_AUTH_HEADER = re.compile(r"(?i)\b(?P<kind>bearer|basic)\s+[A-Za-z0-9._~+/-]{12,}=*")
 # PEM private keys (RFC 7468: 'PRIVATE KEY', 'ENCRYPTED PRIVATE KEY', https://www.rfc-editor.org/rfc/rfc7468#section-10;
 # 'RSA PRIVATE KEY' and 'OPENSSH PRIVATE KEY' are the same armour with another label).
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----")
