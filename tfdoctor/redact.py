@@ -126,26 +126,22 @@ _TOKENS = re.compile(f"(?=[{re.escape(''.join(sorted({p[0] for s in TOKEN_SHAPES
 
 # JSON Web Tokens (https://www.rfc-editor.org/rfc/rfc7519#section-3.1): header.payload.signature, each
 # base64url; a JSON header '{"' always encodes to 'eyJ'. Three parts can fail after long scans ('eyJ-eyJ-...'
-# without dots), so `_hide_jwts` moves past a failed attempt's first part: every start inside that part
+# without dots), so `_jwt_spans` moves past a failed attempt's first part: every start inside that part
 # reaches the same end and fails the same way.
 _JWT_START = re.compile(r"(?<![A-Za-z0-9_])eyJ")
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")
 _BASE64URL_RUN = re.compile(r"[A-Za-z0-9_-]*")
 
 
-def _hide_jwts(text: str) -> str:
-    parts, done, position = [], 0, 0
-    while True:
-        start = _JWT_START.search(text, position)
-        if start is None:
-            break
+def _jwt_spans(text: str) -> Iterator[tuple[int, int]]:
+    position = 0
+    while (start := _JWT_START.search(text, position)) is not None:
         token = _JWT.match(text, start.start())
         if token is None:
             position = _BASE64URL_RUN.match(text, start.end()).end()
-            continue
-        parts += [text[done:token.start()], REDACTED]
-        done = position = token.end()
-    return "".join(parts) + text[done:] if parts else text
+        else:
+            yield token.span()
+            position = token.end()
 
 
 # scheme://user:password@host. The scheme starts a run of scheme characters; user and password stop at
@@ -197,43 +193,48 @@ def _hidden_value(text: str, match: re.Match[str]) -> re.Match[str] | None:
     return None
 
 
-def _hide_assignments(text: str) -> str:
-    parts, done, position = [], 0, 0
-    while True:
-        match = _NAME_THEN_SEPARATOR.search(text, position)
-        if match is None:
-            break
+def _assignment_spans(text: str) -> Iterator[tuple[int, int]]:
+    position = 0
+    while (match := _NAME_THEN_SEPARATOR.search(text, position)) is not None:
         value = _hidden_value(text, match)
         if value is None or not value.group():
             position = match.end()
-            continue
-        parts += [text[done:value.start()], REDACTED]
-        done = position = value.end()
-    return "".join(parts) + text[done:] if parts else text
+        else:
+            yield value.span()
+            position = value.end()
 
 
-def _hide_private_keys(text: str) -> str:
+def _private_key_spans(text: str) -> Iterator[tuple[int, int]]:
     """A PEM private-key block from BEGIN to END; an unterminated one (a cut log) to the end of the text."""
-    parts, done = [], 0
-    while True:
-        begin = _PEM_BEGIN.search(text, done)
-        if begin is None:
-            break
+    position = 0
+    while (begin := _PEM_BEGIN.search(text, position)) is not None:
         end = _PEM_END.search(text, begin.end())
-        parts += [text[done:begin.start()], REDACTED]
-        done = end.end() if end else len(text)
-    return "".join(parts) + text[done:] if parts else text
+        position = end.end() if end else len(text)
+        yield begin.start(), position
+
+
+def _hidden(spans: Callable[[str], Iterator[tuple[int, int]]]) -> Callable[[str], str]:
+    """A scrubber replacing the spans `spans(text)` finds, left to right and apart, with REDACTED."""
+
+    def scrub(text: str) -> str:
+        parts, done = [], 0
+        for start, end in spans(text):
+            parts += [text[done:start], REDACTED]
+            done = end
+        return "".join(parts) + text[done:] if parts else text
+
+    return scrub
 
 
 # In this order: private-key blocks first (their base64 would otherwise be half matched), tokens last
 # (after `NAME=value` has hidden the whole value, not just a token inside it).
 SCRUBBERS: tuple[tuple[str, Callable[[str], str]], ...] = (
-    ("private keys", _hide_private_keys),
+    ("private keys", _hidden(_private_key_spans)),
     ("URL credentials", lambda text: _URL_CREDENTIALS.sub(rf"\g<scheme>{REDACTED}@", text)),
-    ("NAME=value", _hide_assignments),
+    ("NAME=value", _hidden(_assignment_spans)),
     ("Authorization", lambda text: _AUTH_HEADER.sub(lambda m: f"{m['kind']} {REDACTED}", text)),
     ("tokens", lambda text: _TOKENS.sub(REDACTED, text)),
-    ("JSON Web Tokens", _hide_jwts),
+    ("JSON Web Tokens", _hidden(_jwt_spans)),
 )
 
 
