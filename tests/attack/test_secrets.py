@@ -170,3 +170,8 @@ def test_a_saved_report_with_planted_variables_loses_them():
                                           "PIP_PASSWORD": "p4ss", "CUDA_VISIBLE_DEVICES": "0"}}}
     out = Redactor(None, None, None).document(document)
     assert out["facts"]["environment"] == {"CUDA_VISIBLE_DEVICES": "0"}
+
+
+def test_a_token_shape_inside_a_jwt_does_not_leave_the_rest_of_it():
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ-sk-abcdefghijklmnopqrstuvwxyzAB.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    assert scrub_secrets(f"token {jwt} here") == f"token {REDACTED} here"
