@@ -63,34 +63,10 @@ def platform_key(facts: Facts) -> str | None:
     return None
 
 
-def _available(row: Mapping[str, Any], key: str, glibc: str | None) -> bool:
-    if key == "linux-x86_64":
-        return not glibc or compare(glibc, row["glibc_min"]) >= 0
-    if key == "linux-aarch64":
-        return row["linux_aarch64"] != "none" and (not glibc or compare(glibc, row["glibc_min"]) >= 0)
-    if key == "windows-x86_64":
-        return True
-    if key == "macos-x86_64":
-        return bool(row["macos_x86_64"])
-    if key == "macos-arm64":
-        return bool(row["macos_arm64"])
-    return False
-
-
 def releases_for(key: str, python: str | None, glibc: str | None = None) -> list[Mapping[str, Any]]:
-    """Release rows with a wheel for this platform and Python (and glibc on Linux), oldest first."""
-    rows = []
-    for row in releases.minor_rows():
-        if python and not (compare(python, row["python_min"]) >= 0 and compare(python, row["python_max"]) <= 0):
-            continue
-        if _available(row, key, glibc):
-            rows.append(row)
-    return rows
-
-
-def _newest(rows: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    stable = [r for r in rows if not r["prerelease"]]
-    return stable[-1] if stable else None
+    """Per TensorFlow minor, the newest release with a wheel for this platform and Python (and glibc on
+    Linux), oldest first (facts/releases.py: the installer check reads the same rows)."""
+    return list(releases.tensorflow_minors(key, python, glibc))
 
 
 def _python_range(rows: list[Mapping[str, Any]]) -> str:
@@ -200,9 +176,9 @@ def platform_support(facts: Facts) -> Outcome:
         )
     label = _label(facts, key)
     everywhere = releases_for(key, None)  # this platform, any Python
-    platform_newest = _newest(everywhere)
+    platform_newest = releases.newest_tensorflow(key, None)
     supported = releases_for(key, python_version, glibc)
-    newest = _newest(supported)
+    newest = releases.newest_tensorflow(key, python_version, glibc)
     gpu_detail, gpu_outcome = _gpu_note(facts, key)
     details = [d for d in (gpu_detail,) if d]
     if rosetta(facts):
@@ -210,10 +186,10 @@ def platform_support(facts: Facts) -> Outcome:
                        "(see the architecture check).")
     evidence = {"platform": key, "python": python_version, "glibc": glibc,
                 "newest": newest["tf"] if newest else None,
+                "newest_release": newest["newest"] if newest else None,
                 "wsl": wsl_version(facts)}
     if newest is None:
         prerelease = [r for r in supported if r["prerelease"]]
-        without_glibc = releases_for(key, python_version) if glibc else supported
         if prerelease:
             return Outcome.warn(
                 f"{label}, Python {python_version}: only the pre-release TensorFlow {prerelease[-1]['tf']} has "
@@ -230,7 +206,7 @@ def platform_support(facts: Facts) -> Outcome:
                 ),
                 **evidence,
             )
-        if glibc and _newest(without_glibc):
+        if glibc and releases.newest_tensorflow(key, python_version):
             return Outcome.fail(
                 f"{label}: glibc {glibc} is older than every TensorFlow wheel for Python {python_version} needs",
                 *details,

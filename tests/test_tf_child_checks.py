@@ -110,7 +110,7 @@ def _mac(metal: str | None, **tf_changes) -> dict:
 
 def test_metal_gpu_listed_is_named_from_the_plugin_line():
     line = ("2024-01-11 11:39:24.910238: I metal_plugin/src/device/metal_device.cc:1154] Metal device set to: "
-            "Apple M3 Pro")  # mac-system-outputs.md §5.3
+            "Apple M3 Pro")  # https://github.com/msusol/jupyter-notebook-on-macos/blob/main/tensorflow.md
     outcome = gpu_visible.run(_mac("1.2.0", devices=[CPU, GPU], metal_lines=[line]))
     assert outcome.status is Status.PASS and outcome.summary.endswith("Apple M3 Pro")
 

@@ -109,7 +109,9 @@ def _fail(message: str, verbose: Optional[bool] = None) -> "typer.Exit":
 
 
 def _one_line(message: str, verbose: Optional[bool] = None) -> str:
-    line = " ".join(message.split("\n"))
+    from tfdoctor.render.sanitize import clean  # messages can quote a report or a config file
+
+    line = " ".join(clean(message).split("\n"))
     if verbose or len(line) <= ERROR_LINE_LIMIT:
         return line
     return line[:ERROR_LINE_LIMIT] + (" … (-v shows all)" if verbose is False else " …")
@@ -150,7 +152,7 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
 
     from tfdoctor.render import renderer
 
-    github = fmt is Format.github or os.environ.get("GITHUB_ACTIONS") == "true"
+    github = _github(fmt)
     if fmt in (Format.text, Format.github):
         from tfdoctor.render.text import render
 
@@ -160,11 +162,11 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
     else:
         text = renderer(fmt.value)(document, verbose=verbose)
     if github:
-        from tfdoctor.render.github import annotations, step_summary
+        from tfdoctor.render.github import annotations, guarded, step_summary
 
         notes = annotations(document)
         if output is None and fmt in (Format.text, Format.github):
-            text += notes
+            text = guarded(text) + notes  # the report's own lines run no workflow command
         elif notes:
             sys.stderr.write(notes)
         summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -185,6 +187,13 @@ def _report_width(terminal: bool) -> int:
     import shutil
 
     return max(40, shutil.get_terminal_size((REPORT_WIDTH, 24)).columns)
+
+
+def _github(fmt: Format) -> bool:
+    """Output for GitHub Actions: --format github, or any run under Actions."""
+    import os
+
+    return fmt is Format.github or os.environ.get("GITHUB_ACTIONS") == "true"
 
 
 def redact(document: dict, no_redact: bool) -> dict:
@@ -402,7 +411,12 @@ def diff_command(
         raise _fail(str(exc))
     document = redact(document, no_redact)
     fmt = Format.json if as_json else fmt
-    write(RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document), output)
+    text = RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document)
+    if output is None and fmt in (Format.text, Format.github) and _github(fmt):
+        from tfdoctor.render.github import guarded
+
+        text = guarded(text)  # the reports' lines run no workflow command in the Actions log
+    write(text, output)
     raise typer.Exit(exit_code(document))
 
 

@@ -206,7 +206,7 @@ CPU_SIZES = (128, 2048)  # smallest, largest N for the CPU side
 GPU_SIZES = (1024, 4096)  # below 1024 a GPU measures dispatch overhead, not compute
 # Throughput grows with N (threads and caches are used better): predicting a doubled size's time as
 # 8x the current one overshoots. Measured on a 2-core VM, TF-CPU 1024 -> 2048: 230 -> 400 GFLOPS (x0.57);
-# TF-metal on an M1 Max 1024 -> 2048: 6.7 -> 8.0 TFLOPS (x0.84, probe-method.md §1.2).
+# TF-metal on an M1 Max 1024 -> 2048: 6.7 -> 8.0 TFLOPS (x0.84, https://github.com/tlkh/tf-metal-experiments).
 LARGER_IS_FASTER = 0.6
 GPU_BLOCK_S = 0.02  # a GPU block lasts at least this long, so timer and sync noise vanish
 MAX_BLOCKS = 5

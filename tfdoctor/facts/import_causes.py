@@ -25,13 +25,15 @@ INTEGRITY_CHECK = "install-integrity"
 PIP_URL = "https://pip.pypa.io/en/stable/cli/pip_install/"
 
 _FRAME = re.compile(r'File "([^"]+)"')
+# A name starts where a run of its characters starts (not at every \b inside 'a.a.a...'): an error text
+# comes from a saved report too, and a pattern tried at every dot of a long run is quadratic.
 _MESSAGE_MODULES = (
     re.compile(r"No module named '([\w.]+)'"),
     re.compile(r"cannot import name '\w+' from '([\w.]+)'"),
     re.compile(r"module '([\w.]+)' has no attribute"),
-    re.compile(r"\b([\w.]+) failed to import"),
+    re.compile(r"(?<![\w.])([\w.]+) failed to import"),
 )
-_LIBRARY = re.compile(r"([\w.+-]+\.(?:so(?:\.\d+)*|dylib|dll|pyd))(?::|,|\)|\s)")
+_LIBRARY = re.compile(r"(?<![\w.+-])([\w.+-]+\.(?:so(?:\.\d+)*|dylib|dll|pyd))(?::|,|\)|\s)")
 _TYPE_MODULE = re.compile(r"^([a-z_][\w]*(?:\.[a-z_]\w*)+)\.[A-Z]\w*$")
 
 

@@ -191,6 +191,7 @@ def cpu_flags(facts: Facts) -> set[str] | None:
     sysctl = section(facts, "sysctl")
     features = " ".join(str(sysctl.get(k) or "") for k in ("machdep.cpu.features", "machdep.cpu.leaf7_features"))
     if features.strip():
-        # sysctl spells AVX as AVX1.0 and AVX2 as AVX2 (mac-system-outputs.md §1.4)
+        # sysctl spells AVX as AVX1.0 (machdep.cpu.features, https://github.com/tensorflow/tensorflow/issues/47205)
+        # and AVX2 as AVX2 (leaf7_features, https://github.com/yaroslavvb/tensorflow-community-wheels/issues/95)
         return {f.lower().replace("avx1.0", "avx") for f in features.split()}
     return None

@@ -128,7 +128,8 @@ def metal_plugin_dirs(facts: Facts) -> list[dict[str, Any]]:
             if item.get("name") == METAL_LIBRARY:
                 found[_norm(record["path"])] = {"path": record["path"], "header_hex": item.get("header_hex"),
                                                  "version": None}
-    # TensorFlow also loads the library a TF_PLUGGABLE_DEVICE_LIBRARY_PATH names (compat-matrix.md §7 rule 6).
+    # TensorFlow also loads the library a TF_PLUGGABLE_DEVICE_LIBRARY_PATH names (its __init__.py:
+    # https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/api_template.__init__.py).
     extra = str(section(facts, "environment").get("TF_PLUGGABLE_DEVICE_LIBRARY_PATH") or "")
     for item in filter(None, extra.split(":")):
         if item.endswith(METAL_LIBRARY):

@@ -20,12 +20,14 @@ EMOJI = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "➖", "error":
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
 WRAP = 100
 
-_SPECIAL = re.compile(r"([\\`*_~\[\]|<>])")  # ~ too: GitHub strikes through ~a~
+_SPECIAL = {ord(c): "\\" + c for c in "\\`*_~[]|<>"}  # backslashed; ~ too: GitHub strikes through ~a~
 
 
 # GitHub turns these into mentions and cross-references (notifying people, back-linking issues)
-# even when escaped; inside a code span it does not.
-_REFERENCES = re.compile(r"(?<![\w.])@[A-Za-z0-9][\w-]*|\b[\w.-]+(?:/[\w.-]+)?#\d+\b|(?<![\w&])#\d+\b|\bGH-\d+\b")
+# even when escaped; inside a code span it does not. `owner/repo#1` starts where a run of its
+# characters starts (not at every \b inside 'a.a.a...'), so a long run is scanned once, not once per dot.
+_REFERENCES = re.compile(r"(?<![\w.])@[A-Za-z0-9][\w-]*|(?<![\w.-])[\w.-]+(?:/[\w.-]+)?#\d+\b|(?<![\w&])#\d+\b"
+                         r"|\bGH-\d+\b")
 
 
 def escape(text: Any) -> str:
@@ -33,9 +35,9 @@ def escape(text: Any) -> str:
     text = str(text).replace("\r", "").replace("\n", " ")
     parts, last = [], 0
     for match in _REFERENCES.finditer(text):
-        parts += [_SPECIAL.sub(r"\\\1", text[last:match.start()]), code(match.group())]
+        parts += [text[last:match.start()].translate(_SPECIAL), code(match.group())]
         last = match.end()
-    parts.append(_SPECIAL.sub(r"\\\1", text[last:]))
+    parts.append(text[last:].translate(_SPECIAL))
     return "".join(parts)
 
 
