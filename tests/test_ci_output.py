@@ -62,8 +62,10 @@ def test_format_github_without_the_environment():
 
 def test_quiet_prints_only_the_problems_and_the_summary_line():
     run = tfdoctor("explain", FIXTURE, "--quiet")
-    ids = [m.group(1) for m in re.finditer(r"^\S+\s+([a-z0-9-]+)\s", run.stdout, re.M)]
+    rows, _, plan = run.stdout.partition("To fix this environment:")  # the repair plan follows the problems
+    ids = [m.group(1) for m in re.finditer(r"^\S+\s+([a-z0-9-]+)\s", rows, re.M)]
     assert ids == ["tensorflow-import", "metal-plugin"]
+    assert "uninstall -y tensorflow-metal" in plan
     assert run.stdout.rstrip().splitlines()[-1].startswith("problems found:")
     assert "tfdoctor 0.1.0" not in run.stdout
 
