@@ -82,7 +82,8 @@ def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, .
             f"{item.describe()}; {item.requirer} {release.version} is the release made for TensorFlow {tf_version}")))
     blocking = [u for u in moving if u.requirer in stuck]
     for item in blocking:
-        why = (f"no {item.requirer} release is made for TensorFlow {tf_version}" if made_for.is_companion(item.requirer)
+        why = (f"no {item.requirer} release is made for TensorFlow {tf_version}"
+               if made_for.knows_releases(item.requirer)
                else f"only another TensorFlow satisfies {item.requirer} {item.requirer_version}")
         build = f" (as {tf_name}, the build installed)" if tf_name and tf_name != item.name else ""
         repairs.append(Repair.install(f"{tf_name or item.name}{item.specifier}", reason=(
@@ -97,7 +98,7 @@ def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, .
         who = ", ".join(f"{u.requirer} {u.requirer_version}" for u in stuck.values())
         names = ", ".join(sorted(stuck))
         targets = ", ".join(dict.fromkeys(u.name + u.specifier for u in blocking))
-        known = sorted(n for n in stuck if made_for.is_companion(n))
+        known = sorted(n for n in stuck if made_for.knows_releases(n))
         advice.append((f"No release of {', '.join(known)} is made for TensorFlow {tf_version}. " if known else "")
                       + f"{who} {'declares' if one else 'declare'} {targets}: only another TensorFlow satisfies "
                       f"{'it' if one else 'them'}, so the plan moves TensorFlow"
