@@ -6,9 +6,10 @@ Shared by the checks that ask for a companion, so they ask for the same release.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
-from tfdoctor.facts import Facts, canonical_name, requirements
+from tfdoctor.facts import Facts, canonical_name, companions, requirements
+from tfdoctor.facts.companions import CompanionRelease
 from tfdoctor.repairs import Repair
 
 
@@ -25,23 +26,15 @@ def knows_releases(name: str) -> bool:
     """Does the companion table say which TensorFlow each release of this distribution is made for (a
     companion whose metadata names a TensorFlow build)? False for any other distribution, and for
     companions that declare none (keras, tensorboard...): there "no release made for it" is unknown."""
-    try:
-        from tfdoctor.facts import companions
-    except ImportError:  # the generated table is not part of this build yet
-        return False
     return canonical_name(name) in companions.COMPANIONS and companions.declares_tensorflow(canonical_name(name))
 
 
-def release_for(facts: Facts, name: str) -> Optional[Any]:
+def release_for(facts: Facts, name: str) -> Optional[CompanionRelease]:
     """The newest release of companion `name` made for the installed TensorFlow on this target (markers
     evaluated for it); None when the table has none, or the name is no companion."""
     installed = installed_tensorflow(facts)
-    if installed is None:
+    if installed is None or not knows_releases(name):
         return None
-    if not knows_releases(name):
-        return None
-    from tfdoctor.facts import companions
-
     return companions.release_for(canonical_name(name), installed[1], requirements.marker_environment(facts))
 
 
