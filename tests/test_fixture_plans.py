@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures_support import FIXTURES, fixture_id, fixture_paths, load_fixture
-from tests.plan_steps_support import INSTALLER_COMMANDS
+from tests.plan_support import INSTALLER_COMMANDS
 from tfdoctor.registry import all_checks
 from tfdoctor.report import Report
 from tfdoctor.runner import run_checks

@@ -13,7 +13,7 @@ from tfdoctor.model import Status
 from tfdoctor.runner import run_check
 from tfdoctor.versions import release
 
-from tests.plan_steps_support import plan_commands, plan_of
+from tests.plan_support import plan_commands, plan_of
 
 SITE = "/Users/me/.venvs/tf/lib/python3.10/site-packages"
 PYTHON = "/Users/me/.venvs/tf/bin/python"

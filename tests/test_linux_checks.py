@@ -20,7 +20,7 @@ from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
 from tfdoctor.specifiers import satisfies
 
-from tests.plan_steps_support import plan_commands, plan_of
+from tests.plan_support import plan_commands, plan_of
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CHECKS = {c.id: c for c in all_checks()}

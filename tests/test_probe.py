@@ -12,7 +12,7 @@ from tfdoctor.checks.probe import cpu_peak, gpu_peak, grade, probe
 from tfdoctor import knowledge
 from tfdoctor.model import CheckResult, Status
 
-from tests.plan_steps_support import plan_of
+from tests.plan_support import plan_of
 
 M1_MAX_DISPLAYS = """Graphics/Displays:
 

@@ -14,7 +14,7 @@ from tfdoctor.config import Requirements
 from tfdoctor.model import Status
 from tfdoctor.runner import run_check
 
-from tests.plan_steps_support import plan_commands, plan_of
+from tests.plan_support import plan_commands, plan_of
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
