@@ -135,14 +135,27 @@ def placeholders(facts: Facts, groups: Mapping[str, str] | None = None) -> dict[
     named groups of the matched error text ({gencode} and, for a version, {gencode_next_major})."""
     from tfdoctor.facts.tfdists import real_builds, tensorflow_version
 
-    values = {"tensorflow_version": tensorflow_version(facts) or str(section(facts, "tensorflow").get("version") or ""),
-              "tensorflow_distribution": next((copy.name for copy in real_builds(facts)), "tensorflow")}
+    installed = tensorflow_version(facts) or str(section(facts, "tensorflow").get("version") or "")
+    values = {"tensorflow_version": installed,
+              "tensorflow_distribution": next((copy.name for copy in real_builds(facts)), "tensorflow"),
+              "cuda_tensorflow_version": _finds_its_cuda_libraries(installed)}
     for key, value in (groups or {}).items():
         values[key] = value
         major = re.match(r"(\d+)\.\d+", value)
         if major:
             values[f"{key}_next_major"] = str(int(major.group(1)) + 1)
     return values
+
+
+def _finds_its_cuda_libraries(version: str) -> str:
+    """The release to install for TensorFlow's pip CUDA libraries: the installed one, unless a known trap
+    says that release cannot find them (2.16.1: its RUNPATH misses them; linux.toml [[traps]])."""
+    from tfdoctor import knowledge
+
+    for trap in knowledge.rows("linux", "traps"):
+        if trap["id"].endswith("pip-cuda-not-found") and version in trap.get("tf_versions", ()) and trap.get("fixed_in"):
+            return str(trap["fixed_in"])
+    return version
 
 
 def _fill(name: str, values: Mapping[str, str]) -> str | None:
