@@ -60,10 +60,11 @@ def test_nvidia_gpu_missing_with_libraries_missing_names_the_extra():
     outcome = gpu_visible.run(facts)
     assert outcome.status is Status.FAIL and "nvidia-smi lists" in outcome.summary
     assert outcome.evidence["signature"] == "cuda-libraries-missing"
-    # the signature's install, for the installed version (its metadata), as a repair the plan carries out
-    assert intents(outcome) == [("install", ("tensorflow[and-cuda]==2.16.1",))]
+    # the signature's install, as a repair the plan carries out: 2.16.1 (the installed version, from its
+    # metadata) cannot find its pip CUDA libraries whatever is installed, so the release that does (2.16.2)
+    assert intents(outcome) == [("install", ("tensorflow[and-cuda]==2.16.2",))]
     assert [s.command for s in plan_of(facts, [as_result("gpu-visible", outcome)]).steps] == [
-        "/venv/bin/python -m pip install 'tensorflow[and-cuda]==2.16.1'"]
+        "/venv/bin/python -m pip install 'tensorflow[and-cuda]==2.16.2'"]
 
 
 def test_nvidia_gpu_hidden_by_cuda_visible_devices_warns():
