@@ -14,6 +14,7 @@ MODULES = (
     "dependencies",
     "install_integrity",
     "installer",
+    "shadowing",
     "tensorflow_import",
     "keras",
     "metal_plugin",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, import_causes, signatures, tfchild
+from tfdoctor.facts import host_system, import_causes, shadowing, signatures, tfchild
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -60,6 +60,9 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     spec = tf.get("spec") or {}
     if spec.get("namespace"):
         return _namespace_package(facts, tf, spec)
+    hidden = shadowing.hiding_tensorflow_import(facts)
+    if hidden:
+        return _hidden(tf, hidden)
     matches = signatures.find(tf, tfchild.installed_names(facts), phases=("import",))
     what = f"`import tensorflow` {tfchild.fate(tf)}"
     details = _context_lines(tf)
@@ -97,6 +100,18 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
         lines = [f"known error: {primary.signature.summary}"] + [line for line in lines if line.startswith("also:")]
         summary, fix = f"{cause.summary} (see {cause.check})", cause.fix
     return Outcome.fail(f"{what}: {summary}", *lines, *details, fix=fix, **evidence)
+
+
+def _hidden(tf: Mapping[str, Any], hidden: list[shadowing.Hiding]) -> Outcome:
+    """The import met a copy from outside the installation (a tensorflow.py in the project folder, an old
+    NumPy on PYTHONPATH): that copy is the cause, and the shadowing check carries its fix."""
+    names = ", ".join(f"{h.imported_as} from {h.origin}" for h in hidden)
+    return Outcome.fail(
+        f"`import tensorflow` {tfchild.fate(tf)}: it imported {names}, not the installed copy (see shadowing)",
+        *_context_lines(tf),
+        fix=Remediation("The import met a copy from outside this installation: get it out of the way first (the "
+                        "shadowing check says how; its steps are in the plan), then run tfdoctor again."),
+        status=tf.get("status"), diagnosis="module-shadowed", hidden=[h.to_dict() for h in hidden])
 
 
 def _context_lines(tf: Mapping[str, Any]) -> list[str]:
