@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, import_causes, shadowing, signatures, tfchild
+from tfdoctor.facts import host_system, import_causes, integrity, shadowing, signatures, tfchild
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.repairs import Repair
 
 INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")
 
@@ -148,7 +149,11 @@ def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, A
     shared the directory (tensorflow and tensorflow-macos, ...) is uninstalled."""
     from tfdoctor.facts.tfdists import tensorflow_copies
 
-    names = [copy.name for copy in tensorflow_copies(facts)] or ["tensorflow"]
+    copies = tensorflow_copies(facts)
+    names = [copy.name for copy in copies] or ["tensorflow"]
+    version = copies[0].version if copies else None
+    pin = f"{names[0]}=={version}" if version else names[0]
+    by_conda, _ = integrity.by_installer(facts, [pin])
     locations = ", ".join(spec.get("locations") or ()) or "?"
     return Outcome.fail(
         "`import tensorflow` finds a tensorflow directory without its __init__.py (an incomplete install)",
@@ -157,7 +162,9 @@ def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, A
         fix=Remediation(
             "Two TensorFlow distributions that write the same tensorflow/ directory were installed and one "
             "was uninstalled, taking shared files with it. Reinstall the one you use.",
-            (installer_for(facts).reinstall(names[0]),),
+            repairs=(Repair.reinstall(pin, reason=f"tensorflow/ has no __init__.py: {pin.replace('==', ' ')} "
+                                      "lays its files down again", manager="conda" if by_conda else None,
+                                      prefix=integrity.conda_prefix(facts) if by_conda else None),),
         ),
         status=tf.get("status"), diagnosis="conflicting-tf-distributions",
     )

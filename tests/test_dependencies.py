@@ -6,7 +6,6 @@ tensorflow-cpu 2.21.0 with its real Requires-Dist)."""
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from tfdoctor.facts import requirements
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
+from tests.plan_support import argvs, plan_of
 
 CHECK = next(c for c in all_checks() if c.id == "dependencies")
 PY = "/work/env/bin/python"
@@ -72,8 +72,10 @@ def run(facts):
     return run_checks([CHECK], facts)[0]
 
 
-def commands(result) -> list[list[str]]:
-    return [shlex.split(c) for c in result.remediation.commands]
+def commands(result, facts) -> list[list[str]]:
+    """The plan's steps for this check's repairs (the check writes no command itself)."""
+    assert result.remediation.commands == ()
+    return argvs(plan_of(facts, [result]))
 
 
 def test_healthy_environment_passes_with_markers_and_extras_left_out():
@@ -84,35 +86,44 @@ def test_healthy_environment_passes_with_markers_and_extras_left_out():
 
 
 def test_pin_violated_below_warns_while_tensorflow_imports_and_names_the_pin():
-    result = run(facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED))
+    facts = facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED)
+    result = run(facts)
     assert result.status is Status.WARN
     assert result.summary == "protobuf 5.28.0 is outside tensorflow-cpu 2.21.0's protobuf<8.0.0,>=6.31.1"
-    assert commands(result) == [[PY, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
+    (repair,) = result.remediation.repairs
+    assert (repair.packages, repair.reason) == (("protobuf<8.0.0,>=6.31.1",), result.summary)
+    # the plan keeps TensorFlow where it is by pinning the installed build into the same step
+    assert commands(result, facts) == [[PY, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
 
 
 def test_pin_violated_above_fails_when_the_import_fails():
-    result = run(facts_with({"h5py": "3.15.1"}, tensorflow=IMPORT_FAILED))
+    facts = facts_with({"h5py": "3.15.1"}, tensorflow=IMPORT_FAILED)
+    result = run(facts)
     assert result.status is Status.FAIL
     assert result.summary == "h5py 3.15.1 is outside tensorflow-cpu 2.21.0's h5py<3.15.0,>=3.11.0"
     assert "Descriptors cannot be created directly" in result.details[0]
-    assert commands(result)[-1][-2:] == ["h5py<3.15.0,>=3.11.0", "tensorflow-cpu==2.21.0"]
+    assert commands(result, facts)[-1][-2:] == ["h5py<3.15.0,>=3.11.0", "tensorflow-cpu==2.21.0"]
 
 
-def test_every_unmet_pin_goes_into_one_command():
-    result = run(facts_with({"protobuf": "4.25.3", "ml-dtypes": "0.3.2", "numpy": "1.24.4"}, tensorflow=IMPORT_FAILED))
+def test_every_unmet_pin_is_one_repair_and_all_go_into_one_step():
+    facts = facts_with({"protobuf": "4.25.3", "ml-dtypes": "0.3.2", "numpy": "1.24.4"}, tensorflow=IMPORT_FAILED)
+    result = run(facts)
     assert result.status is Status.FAIL
-    assert len(result.remediation.commands) == 1
-    assert commands(result)[0][4:] == ["protobuf<8.0.0,>=6.31.1", "numpy>=1.26.0", "ml-dtypes<1.0.0,>=0.5.1",
-                                       "tensorflow-cpu==2.21.0"]
+    assert [r.packages for r in result.remediation.repairs] == [
+        ("protobuf<8.0.0,>=6.31.1",), ("numpy>=1.26.0",), ("ml-dtypes<1.0.0,>=0.5.1",)]
+    assert all("tensorflow-cpu 2.21.0's" in r.reason for r in result.remediation.repairs)
+    (step,) = commands(result, facts)
+    assert step[4:] == ["protobuf<8.0.0,>=6.31.1", "numpy>=1.26.0", "ml-dtypes<1.0.0,>=0.5.1", "tensorflow-cpu==2.21.0"]
     assert result.summary.endswith("(and 2 more unmet pins)")
     assert [u["name"] for u in result.evidence["unmet"]] == ["protobuf", "numpy", "ml-dtypes"]
 
 
 def test_a_missing_distribution_counts():
-    result = run(facts_with({"h5py": None}, tensorflow=IMPORTED))
+    facts = facts_with({"h5py": None}, tensorflow=IMPORTED)
+    result = run(facts)
     assert result.status is Status.WARN
     assert result.summary == "tensorflow-cpu 2.21.0 requires h5py<3.15.0,>=3.11.0, which is not installed"
-    assert "h5py<3.15.0,>=3.11.0" in commands(result)[0]
+    assert "h5py<3.15.0,>=3.11.0" in commands(result, facts)[0]
 
 
 def test_a_list_without_the_collector_count_is_not_taken_as_complete():
@@ -210,16 +221,52 @@ def test_a_dependent_made_for_another_tensorflow_is_named_and_moved_to_the_match
     assert requirements.repair_requirements(facts) == ()  # the reader leaves TensorFlow moves to the check
 
 
-def test_a_dependent_that_does_not_follow_tensorflow_versions_moves_tensorflow_and_says_why():
-    probability = {"name": "tensorflow-probability", "version": "0.23.0", "top_level": ["tensorflow_probability"],
-                   "requires": ["tensorflow<2.16,>=2.15"]}
-    result = run(facts_with(tf_name="tensorflow", extra=[probability], tensorflow=IMPORTED))
+MY_MODEL = {"name": "my-model", "version": "1.0", "top_level": ["my_model"], "requires": ["tensorflow<2.16,>=2.15"]}
+
+
+def test_a_dependent_only_another_tensorflow_satisfies_moves_tensorflow_and_says_why():
+    facts = facts_with(tf_name="tensorflow", extra=[MY_MODEL], tensorflow=IMPORTED)
+    result = run(facts)
     assert result.status is Status.WARN
-    assert commands(result) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15", "tensorflow-probability==0.23.0"]]
-    # the moved TensorFlow brings its own pins: the old one's unmet protobuf pin stays out of the command
-    result = run(facts_with({"protobuf": "4.25.3"}, tf_name="tensorflow", extra=[probability], tensorflow=IMPORTED))
-    assert commands(result) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15", "tensorflow-probability==0.23.0"]]
-    assert "only another TensorFlow" in result.remediation.advice
+    (repair,) = result.remediation.repairs
+    assert repair.packages == ("tensorflow<2.16,>=2.15",)
+    assert repair.reason.startswith("tensorflow 2.21.0 is outside my-model 1.0's tensorflow<2.16,>=2.15")
+    assert "TensorFlow must move" in repair.reason
+    assert "only another TensorFlow" in result.remediation.advice and "moves TensorFlow" in result.remediation.advice
+    plan = plan_of(facts, [result])
+    assert argvs(plan) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]
+    move = plan.moves_tensorflow
+    assert (move.source, move.target, move.why) == ("tensorflow==2.21.0", "tensorflow<2.16,>=2.15", repair.reason)
+    # the moved TensorFlow brings its own pins: the old one's unmet protobuf pin stays out of the step
+    facts = facts_with({"protobuf": "4.25.3"}, tf_name="tensorflow", extra=[MY_MODEL], tensorflow=IMPORTED)
+    result = run(facts)
+    assert [r.packages for r in result.remediation.repairs] == [("tensorflow<2.16,>=2.15",)]
+    assert argvs(plan_of(facts, [result])) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]
+
+
+def test_tensorflow_moves_under_the_installed_builds_name_never_a_second_build():
+    """tensorflow-cpu provides the `tensorflow` my-model requires: TensorFlow moves as tensorflow-cpu."""
+    facts = facts_with(extra=[MY_MODEL], tensorflow=IMPORTED)
+    result = run(facts)
+    assert result.summary == "tensorflow-cpu 2.21.0 is outside my-model 1.0's tensorflow<2.16,>=2.15"
+    assert [r.packages for r in result.remediation.repairs] == [("tensorflow-cpu<2.16,>=2.15",)]
+    assert "as tensorflow-cpu, the build installed" in result.remediation.repairs[0].reason
+    plan = plan_of(facts, [result])
+    assert argvs(plan) == [[PY, "-m", "pip", "install", "tensorflow-cpu<2.16,>=2.15"]]
+    assert not plan.conflicts and plan.moves_tensorflow.source == "tensorflow-cpu==2.21.0"
+
+
+def test_two_dependents_wanting_disjoint_tensorflows_are_a_conflict_naming_both():
+    other = {"name": "other-model", "version": "2.0", "top_level": ["other_model"], "requires": ["tensorflow>=2.18"]}
+    facts = facts_with({"protobuf": "4.25.3"}, tf_name="tensorflow", tf_version="2.17.0", extra=[MY_MODEL, other],
+                       tensorflow=IMPORTED)
+    result = run(facts)
+    plan = plan_of(facts, [result])
+    (conflict,) = plan.conflicts
+    assert conflict.distribution == "tensorflow"
+    reasons = " ".join(why for _, _, why in conflict.wants)
+    assert "my-model 1.0's" in reasons and "other-model 2.0's" in reasons
+    assert not any("tensorflow<" in step.command or "tensorflow>=" in step.command for step in plan.steps)
 
 
 def test_tensorflow_cpu_stands_in_for_tensorflow_at_a_fitting_version():
@@ -249,10 +296,11 @@ def test_numpy_past_the_abi_tensorflow_was_built_for_fails_even_without_an_impor
 def test_uv_and_conda_environments_get_their_installer():
     uv = facts_with({"protobuf": "5.28.0"})
     uv["python"]["uv_version"] = "0.4.0"
-    assert run(uv).remediation.commands[0].startswith(f"uv pip install --python {PY} ")
+    assert commands(run(uv), uv) == [["uv", "pip", "install", "--python", PY, "protobuf<8.0.0,>=6.31.1",
+                                      "tensorflow-cpu==2.21.0"]]
     conda = facts_with({"protobuf": "5.28.0"})
     conda["python"].update(conda=True, in_venv=False)
-    assert run(conda).remediation.commands[0].startswith(f"{PY} -m pip install ")
+    assert commands(run(conda), conda)[0][:4] == [PY, "-m", "pip", "install"]
 
 
 def test_skips_without_recorded_requires_or_without_tensorflow():
@@ -365,7 +413,18 @@ def test_requirers_that_disagree_get_no_impossible_command_but_the_reason():
     assert not any(r.startswith("protobuf") for r in requirements.repair_requirements(both))
     result = run(both)
     assert "no protobuf satisfies both" in result.remediation.advice
-    assert not any("protobuf" in c for c in result.remediation.commands)
+    # each pin is asked for, naming its requirer; the plan finds they cannot meet: a conflict, never a command
+    assert [r.packages for r in result.remediation.repairs] == [
+        ("protobuf<8.0.0,>=6.31.1",), ("protobuf<4,>=3.20.3",), ("absl-py<2.0.0,>=0.9",)]
+    plan = plan_of(both, [result])
+    # what can be done is done (absl-py), the clash is not
+    assert [step.command for step in plan.steps] == [f"{PY} -m pip install 'absl-py<2.0.0,>=0.9' 'tensorflow-cpu==2.21.0'"]
+    (conflict,) = plan.conflicts
+    assert conflict.distribution == "protobuf"
+    assert [(check, requirement) for check, requirement, _ in conflict.wants] == [
+        ("dependencies", "protobuf<8.0.0,>=6.31.1"), ("dependencies", "protobuf<4,>=3.20.3")]
+    reasons = " ".join(reason for _, _, reason in conflict.wants)
+    assert "tensorflow-cpu 2.21.0's" in reasons and "tensorflow-metadata 1.13.1's" in reasons
 
 
 def test_target_info_keeps_what_other_checks_read_without_a_requirement_naming_it(tmp_path):
@@ -405,8 +464,10 @@ def test_bounds_two_requirers_share_are_written_once_the_tighter_one():
     # the live numpy case: tensorflow-cpu 2.21 wants numpy>=1.26.0, the NumPy-ABI rule and a dependent
     # want >=2.0.0; the command once read 'numpy>=2.0.0,>=1.26.0' (pip takes it, a reader stumbles)
     jax_like = {"name": "jax-like", "version": "1.0", "requires": ["numpy<2.3,>=2.0.0", "tensorflow>=2.0"]}
-    result = run(facts_with({"numpy": "1.25.2"}, extra=[jax_like], tensorflow=IMPORTED))
-    numpy = [c for c in commands(result)[0] if c.startswith("numpy")]
+    facts = facts_with({"numpy": "1.25.2"}, extra=[jax_like], tensorflow=IMPORTED)
+    result = run(facts)
+    assert sorted(r.packages for r in result.remediation.repairs) == [("numpy<2.3,>=2.0.0",), ("numpy>=1.26.0",)]
+    numpy = [c for c in commands(result, facts)[0] if c.startswith("numpy")]
     assert numpy == ["numpy<2.3,>=2.0.0"]
 
 

@@ -152,22 +152,36 @@ def test_macos_version_falls_back_to_mac_ver_but_not_to_10_16():
 
 # --- tensorflow-install ---------------------------------------------------------------------------
 
+def planned(result, facts) -> list[str]:
+    """The plan steps tensorflow-install's repairs make (it writes no install command itself)."""
+    from tfdoctor.planner import build_plan
+
+    assert not any(" -m pip " in command for command in result.remediation.commands)
+    return [step.command for step in build_plan([result], facts).steps]
+
+
 def test_nothing_installed_on_linux_fails_with_the_install_command():
-    result = run(tensorflow_install, linux())
+    facts = linux()
+    result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL
-    assert result.remediation.commands == ("/srv/venv/bin/python -m pip install tensorflow",)
+    assert result.remediation.commands == ()
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install tensorflow"]
 
 
 def test_nothing_installed_on_a_python_without_wheels_creates_a_new_environment():
-    result = run(tensorflow_install, linux(version="3.15.0"))
+    facts = linux(version="3.15.0")
+    result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL
-    assert result.remediation.commands[0] == "python3.12 -m venv ~/.venvs/tf"
+    # the new environment is the user's to make; nothing is installed into this one
+    assert result.remediation.commands == ("python3.12 -m venv ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
     assert "No TensorFlow wheel exists for Python 3.15.0" in result.remediation.advice
+    assert planned(result, facts) == []
 
 
 def test_nothing_installed_on_apple_silicon_installs_the_gpu_pair():
-    result = run(tensorflow_install, mac())
-    assert "'tensorflow==2.19.*' 'tensorflow-metal==1.2.0'" in result.remediation.commands[0]
+    facts = mac()
+    result = run(tensorflow_install, facts)
+    assert planned(result, facts) == [f"{VENV}/bin/python -m pip install 'tensorflow==2.19.*' 'tensorflow-metal==1.2.0'"]
 
 
 def test_nothing_installed_under_rosetta_never_pip_installs_there():
@@ -194,7 +208,7 @@ def test_shim_without_its_real_package_fails():
     facts["distributions"] = [dist("tensorflow", "2.15.0")]
     result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL and "only a shim for tensorflow-macos" in result.summary
-    assert "tensorflow-macos==2.15.0" in fix_text(result)
+    assert planned(result, facts) == [f"{VENV}/bin/python -m pip install 'tensorflow-macos==2.15.0'"]
 
 
 def test_shim_and_target_at_different_versions_fail():
@@ -242,7 +256,7 @@ def test_numpy_outside_tensorflow_pins_fails(tf, numpy, needle):
     facts = linux()
     facts["distributions"] = [dist("tensorflow", tf), dist("numpy", numpy), dist("keras", f"{tf[:4]}.0")]
     result = run(tensorflow_install, facts)
-    assert result.status is Status.FAIL and needle in fix_text(result)
+    assert result.status is Status.FAIL and needle in " ".join(planned(result, facts))
 
 
 def test_numpy_2_with_tensorflow_2_18_passes():
@@ -255,7 +269,8 @@ def test_keras_3_with_tensorflow_2_15_fails():
     facts = linux()
     facts["distributions"] = [dist("tensorflow", "2.15.0"), dist("numpy", "1.26.4"), dist("keras", "3.0.5")]
     result = run(tensorflow_install, facts)
-    assert result.status is Status.FAIL and "keras>=2.15.0,<2.16" in fix_text(result)
+    assert result.status is Status.FAIL
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install 'keras>=2.15.0,<2.16' 'tensorflow==2.15.0'"]
 
 
 def test_legacy_keras_switch_without_tf_keras_fails():
@@ -263,7 +278,9 @@ def test_legacy_keras_switch_without_tf_keras_fails():
     facts["environment"] = {"TF_USE_LEGACY_KERAS": "1"}
     facts["distributions"] = [dist("tensorflow", "2.16.1"), dist("numpy", "1.26.4"), dist("keras", "3.3.3")]
     result = run(tensorflow_install, facts)
-    assert result.status is Status.FAIL and "tf-keras~=2.16.0" in fix_text(result)
+    assert result.status is Status.FAIL
+    assert [(r.action.value, r.packages) for r in result.remediation.repairs] == [("install", ("tf-keras~=2.16.0",))]
+    assert "tf-keras~=2.16.0" in " ".join(planned(result, facts))
 
 
 def test_tensorflow_without_a_wheel_for_this_python_warns():

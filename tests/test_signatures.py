@@ -9,6 +9,7 @@ import pytest
 
 from tfdoctor.facts import Facts, signatures
 from tfdoctor.model import Status
+from tests.plan_support import as_result, intents, plan_of
 
 # (text, where it was reported, the signature it must match first). Copied verbatim from
 # /work/shared/reference (real-cases.json, linux-cases.json, mac-system-outputs.md, linux-outputs.md).
@@ -168,13 +169,17 @@ def test_import_check_names_the_fix_for_the_installer_in_use():
                                           {"name": "tensorflow-metal", "version": "1.2.0"}])
     outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL and "2.20" in outcome.summary
-    # commands run in order, so the other way out (back to the 2.19 pair) is advice, not a second command
-    assert outcome.remediation.commands == ("/venv/bin/python -m pip uninstall -y tensorflow-metal",)
-    assert "tensorflow-metal==1.2.0" in outcome.remediation.advice
+    # the plan's steps run in order, so the other way out (back to the 2.19 pair) is advice, not a second step
+    assert outcome.remediation.commands == ()
+    assert intents(outcome) == [("uninstall", ("tensorflow-metal",))]
+    assert "2.20" in outcome.remediation.repairs[0].reason
+    assert "tensorflow-metal==1.2.0" in outcome.remediation.advice and "pip install" not in outcome.remediation.advice
+    plan = plan_of(facts, [as_result("tensorflow-import", outcome)])
+    assert [step.command for step in plan.steps] == ["/venv/bin/python -m pip uninstall -y tensorflow-metal"]
 
 
 @pytest.mark.parametrize("tf_version, command", [
-    ("2.19.0", "/venv/bin/python -m pip install 'tensorflow-metal==1.2.0'"),  # blog-tf219-metal110-symbol's fix
+    ("2.19.0", "/venv/bin/python -m pip install 'tensorflow-metal==1.2.0' 'tensorflow==2.19.0'"),  # blog-tf219-metal110-symbol's fix
     ("2.17.0", "/venv/bin/python -m pip uninstall -y tensorflow-metal"),
 ])
 def test_fix_steps_follow_the_installed_tensorflow_version(tf_version, command):
@@ -183,7 +188,43 @@ def test_fix_steps_follow_the_installed_tensorflow_version(tf_version, command):
     text = REAL_TEXTS[0][0]
     facts = _failed_import(text, system="Darwin", distributions=[
         {"name": "tensorflow", "version": tf_version}, {"name": "tensorflow-metal", "version": "1.1.0"}])
-    assert tensorflow_import.run(facts).remediation.commands == (command,)
+    outcome = tensorflow_import.run(facts)
+    assert outcome.remediation.commands == ()
+    # the install keeps TensorFlow where it is: the planner pins the installed build next to it
+    assert [step.command for step in plan_of(facts, [as_result("tensorflow-import", outcome)]).steps] == [command]
+
+
+@pytest.mark.parametrize("text, row", [
+    ("ImportError: Failed to load the native TensorFlow runtime.\n(mach-o file, but is an incompatible architecture "
+     "(have (x86_64), need (arm64e)))", "mixed-architectures"),
+    ("TypeError: bases must be types", "protobuf-mismatch"),
+])
+def test_a_fresh_environment_is_the_users_step_and_nothing_is_installed_into_the_broken_one(text, row):
+    """fresh_environment rows: create and activate a new environment (manual commands); the install after it
+    belongs to that environment, so no repair of this one and no pip line for it."""
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    facts = _failed_import(text, distributions=[{"name": "tensorflow", "version": "2.15.0"}])
+    outcome = tensorflow_import.run(facts)
+    assert outcome.evidence["signatures"][0] == row
+    assert outcome.remediation.commands == ("python3.12 -m venv ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
+    assert outcome.remediation.repairs == ()
+    assert plan_of(facts, [as_result("tensorflow-import", outcome)]).steps == ()
+
+
+def test_a_reinstall_step_reinstalls_the_installed_build_exactly_with_its_installer():
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    text = "libtensorflow_framework.so.2: cannot open shared object file: No such file or directory"
+    facts = _failed_import(text, distributions=[{"name": "tensorflow-cpu", "version": "2.21.0", "top_level": ["tensorflow"]}])
+    outcome = tensorflow_import.run(facts)
+    assert outcome.evidence["signatures"] == ["tensorflow-library-missing"]
+    assert intents(outcome) == [("reinstall", ("tensorflow-cpu==2.21.0",))]
+    facts["integrity"] = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "installer": "conda",
+                                             "record": False}]}
+    facts["python"].update(conda=True, in_venv=False, prefix="/opt/conda/envs/tf")
+    repair = tensorflow_import.run(facts).remediation.repairs[0]
+    assert (repair.packages, repair.manager, repair.prefix) == (("tensorflow-cpu==2.21.0",), "conda", "/opt/conda/envs/tf")
 
 
 def test_illegal_instruction_under_rosetta_points_to_a_native_python():

@@ -14,6 +14,7 @@ from tfdoctor.checks.gpu_visible import gpu_visible
 from tfdoctor.checks.tensorflow_import import tensorflow_import
 
 from tfdoctor.model import Status
+from tests.plan_support import as_result, intents, plan_of
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CPU = {"name": "/physical_device:CPU:0", "device_type": "CPU"}
@@ -54,10 +55,14 @@ def test_nvidia_gpu_missing_with_libraries_missing_names_the_extra():
             "sure the missing libraries mentioned above are installed properly if you would like to use GPU. Follow "
             "the guide at https://www.tensorflow.org/install/gpu for how to download and setup the required "
             "libraries for your platform.\nSkipping registering GPU devices...")
-    outcome = gpu_visible.run(nvidia_machine(stderr_tail=line))
+    facts = nvidia_machine(stderr_tail=line)
+    outcome = gpu_visible.run(facts)
     assert outcome.status is Status.FAIL and "nvidia-smi lists" in outcome.summary
     assert outcome.evidence["signature"] == "cuda-libraries-missing"
-    assert outcome.remediation.commands == ("/venv/bin/python -m pip install 'tensorflow[and-cuda]==2.16.1'",)
+    # the signature's install, for the installed version (its metadata), as a repair the plan carries out
+    assert intents(outcome) == [("install", ("tensorflow[and-cuda]==2.16.1",))]
+    assert [s.command for s in plan_of(facts, [as_result("gpu-visible", outcome)]).steps] == [
+        "/venv/bin/python -m pip install 'tensorflow[and-cuda]==2.16.1'"]
 
 
 def test_nvidia_gpu_hidden_by_cuda_visible_devices_warns():
@@ -146,4 +151,7 @@ def test_import_of_an_incomplete_package_directory():
              "distributions": [{"name": "tensorflow-macos", "version": "2.13.0"}], "tensorflow": tf}
     outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL and "without its __init__.py" in outcome.summary
-    assert "--force-reinstall" in outcome.remediation.commands[0]
+    assert outcome.remediation.commands == ()
+    assert intents(outcome) == [("reinstall", ("tensorflow-macos==2.13.0",))]
+    assert [s.command for s in plan_of(facts, [as_result("tensorflow-import", outcome)]).steps] == [
+        "/venv/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-macos==2.13.0'"]

@@ -302,7 +302,15 @@ def _imported_build(copies: Mapping[str, Mapping[str, Any]]) -> Optional[Mapping
 
 
 def tensorflow_pin(facts: Facts) -> Optional[str]:
-    """'tensorflow-cpu==2.21.0': the installed real TensorFlow build, pinned (first on sys.path)."""
+    """'tensorflow-cpu==2.21.0': the installed real TensorFlow build, pinned (first on sys.path). A shim (the
+    2 kB `tensorflow` 2.13-2.15 on Apple silicon, which only requires tensorflow-macos) is no build: where
+    only shims are installed there is none to keep, and installing the shim's real build is no second one."""
+    from tfdoctor.facts import tfdists  # tfdists reads requirements: imported when asked
+
+    copies = tfdists.tensorflow_copies(facts)
+    if copies:
+        real = next((copy for copy in copies if copy.real), None)
+        return f"{canonical_name(real.name)}=={real.version}" if real is not None and real.version else None
     build = _imported_build(_first_copies(facts))
     if build is None or not build.get("version"):
         return None
@@ -329,6 +337,16 @@ def repair_requirements(facts: Facts, unmet: Optional[list[Unmet]] = None) -> tu
     requirements = [name + ",".join(tightest(clauses)) for name, clauses in specifiers.items()]
     pin = tensorflow_pin(facts)
     return tuple(requirements + ([pin] if pin else []))
+
+
+def install_repairs(unmet: list[Unmet]) -> tuple["Repair", ...]:
+    """One install intent per unmet pin, as the metadata writes it, each naming its requirer; pins only
+    another TensorFlow satisfies are left out (the dependencies check decides those). The planner joins
+    the specifiers of one distribution and reports requirers that disagree as a conflict."""
+    from tfdoctor.repairs import Repair
+
+    return tuple(Repair.install(f"{item.name}{item.specifier}", reason=item.describe())
+                 for item in unmet if not item.moves_tensorflow)
 
 
 def tightest(clauses: list[str]) -> list[str]:

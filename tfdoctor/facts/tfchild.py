@@ -11,6 +11,7 @@ from tfdoctor import versions
 from tfdoctor.facts import Facts, canonical_name, section, signatures
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Remediation
+from tfdoctor.repairs import Repair
 
 SIGNAL_MEANINGS = {
     "SIGILL": "illegal instruction",
@@ -153,34 +154,43 @@ def _fill(name: str, values: Mapping[str, str]) -> str | None:
     return filled if "==" not in filled or not filled.endswith("==") else None
 
 
-def commands_for(steps: Iterable[signatures.FixStep], facts: Facts,
-                 groups: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The exact commands for these fix steps, for the user's installer and TensorFlow version."""
-    installer = installer_for(facts)
+def repairs_for(steps: Iterable[signatures.FixStep], facts: Facts, reason: str,
+                groups: Mapping[str, str] | None = None) -> tuple[tuple[Repair, ...], tuple[str, ...]]:
+    """(repairs, manual commands) for these fix steps, for the installed TensorFlow: installs, uninstalls and
+    exact reinstalls become repair intents the plan carries out; a fresh environment is the user's to make
+    (the steps after it belong to that new environment, which the signature's advice says in words)."""
+    from tfdoctor.facts import integrity
+
     values = placeholders(facts, groups)
     tf_version = values["tensorflow_version"] or None
-    commands: list[str] = []
+    repairs: list[Repair] = []
     for step in steps:
-        if not _step_applies(step, tf_version) or (step.otherwise and commands):
+        if not _step_applies(step, tf_version) or (step.otherwise and repairs):
             continue
         filled = [_fill(n, values) for n in step.names]
         if any(n is None for n in filled):
             continue
         names = [n for n in filled if n is not None]
+        if step.action == "fresh_environment":
+            return tuple(repairs), installer_for(facts).fresh_environment()
         if step.action == "install":
-            commands.append(installer.install(*names))
+            repairs.append(Repair.install(*names, reason=reason))
         elif step.action == "uninstall":
-            commands.append(installer.uninstall(*names))
+            repairs.append(Repair.uninstall(*names, reason=reason))
         elif step.action == "reinstall":
-            commands.append(installer.reinstall(*names))
-        elif step.action == "fresh_environment":
-            commands.extend(installer.fresh_environment())
-    return tuple(commands)
+            by_conda, others = integrity.by_installer(facts, names)
+            if by_conda:
+                repairs.append(Repair.reinstall(*by_conda, reason=reason, manager="conda",
+                                                prefix=integrity.conda_prefix(facts)))
+            if others:
+                repairs.append(Repair.reinstall(*others, reason=reason))
+    return tuple(repairs), ()
 
 
 def remediation_for(match: signatures.Match, facts: Facts) -> Remediation:
     signature = match.signature
-    return Remediation(signature.advice, commands_for(signature.fix, facts, match.groups), signature.url)
+    repairs, manual = repairs_for(signature.fix, facts, signature.summary, match.groups)
+    return Remediation(signature.advice, manual, signature.url, repairs)
 
 
 def cpu_flags(facts: Facts) -> set[str] | None:

@@ -146,6 +146,20 @@ def metal_plugin_dirs(facts: Facts) -> list[dict[str, Any]]:
     return list(found.values())
 
 
+def build_to_keep(platform: Optional[str], builds: list[tuple[str, Optional[str]]]) -> Optional[str]:
+    """'tensorflow==2.16.1': of several real TensorFlow builds writing one site-packages/tensorflow/, the one
+    to install again after removing them all: the newest version, under the name that installs that
+    version on this platform (tensorflow-macos for 2.9-2.12 on Apple silicon). Shared by tensorflow-install
+    and install-integrity, so their repairs agree."""
+    versioned = [(name, version) for name, version in builds if version]
+    if not versioned:
+        return None
+    name, version = max(versioned, key=lambda build: release(build[1]))
+    parts = release(version)[:2]
+    wanted = mk.install_name(platform, ".".join(map(str, parts))) if platform and len(parts) == 2 else None
+    return f"{wanted or name}=={version}"
+
+
 def newest(versions: list[Optional[str]]) -> Optional[str]:
     known = [v for v in versions if v]
     return max(known, key=release) if known else None
