@@ -17,6 +17,7 @@ MODULES = (
     "shadowing",
     "tensorflow_import",
     "keras",
+    "companions",
     "metal_plugin",
     "nvidia_driver",
     "cuda_build",

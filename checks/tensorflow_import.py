@@ -40,7 +40,7 @@ def _imported(tf: Mapping[str, Any]) -> Outcome:
         details.append(f"plugin {state}: {plugin.get('path')}")
     later = tfchild.phase_of(tf.get("stage"))
     if tf.get("status") != "ok" and later != "done":
-        see = "keras" if later == "keras" else "gpu-visible and probe"
+        see = later if later in ("keras", "companions") else "gpu-visible and probe"
         details.append(f"after the import the child {tfchild.fate(tf)} (while {later}; see {see})")
     return Outcome.ok(f"TensorFlow {version} imported{took}", *details, version=version, import_s=seconds,
                       build_info=tf.get("build_info"))

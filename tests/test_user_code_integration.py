@@ -1,5 +1,6 @@
-"""The doctor run for real, with the test setup's real tensorflow-cpu, from temporary project folders: a
-script named tensorflow.py there, and a PYTHONPATH that puts an old NumPy first. A clean folder stays clean.
+"""What the user's code sees, with the test setup's real tensorflow-cpu, the doctor run for real from
+temporary project folders: a script named tensorflow.py there, a PYTHONPATH that puts an old NumPy first, a
+companion that imports tf_keras where none is installed. A clean folder stays clean.
 
 Skipped only where the test setup installs no TensorFlow (see tests/integration_support.py)."""
 
@@ -39,7 +40,10 @@ def test_a_clean_folder_passes_and_plans_nothing_for_it(tmp_path):
     report = doctor(tmp_path)
     assert result(report, "shadowing")["status"] == "pass"
     assert result(report, "tensorflow-import")["status"] == "pass"
-    assert not [s for s in report["plan"]["steps"] if any(r["check"] == "shadowing" for r in s["reasons"])]
+    assert result(report, "companions")["status"] == "pass"
+    assert report["facts"]["tensorflow"]["companions"] == []
+    assert not [s for s in report["plan"]["steps"]
+                if any(r["check"] in ("shadowing", "companions") for r in s["reasons"])]
 
 
 def test_a_tensorflow_py_in_the_project_folder_fails_naming_that_file(tmp_path):
@@ -83,3 +87,23 @@ def test_pythonpath_hiding_an_old_numpy_fails_naming_pythonpath_and_installs_not
     held = [repair for r in report["results"] if r["status"] in ("warn", "fail") and r["remediation"]
             for repair in r["remediation"]["repairs"] if repair["action"] not in ("set-env", "unset-env", "rename")]
     assert bool(held) == any("held back" in note for note in report["plan"]["notes"])
+
+
+def test_a_companion_that_imports_tf_keras_without_it_fails_and_the_plan_adds_the_tf_keras_made_for_it(tmp_path):
+    """A stand-in for tensorflow-probability 0.24+, which imports tf_keras once TensorFlow is loaded."""
+    libs = tmp_path / "libs" / "tensorflow_probability"
+    libs.mkdir(parents=True)
+    (libs / "__init__.py").write_text("import tensorflow as tf\nimport tf_keras\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    report = doctor(project, PYTHONPATH=str(libs.parent))
+    (recorded,) = report["facts"]["tensorflow"]["companions"]
+    assert recorded["module"] == "tensorflow_probability" and recorded["status"] == "failed"
+    assert recorded["exception"]["message"] == "No module named 'tf_keras'"
+    companion = result(report, "companions")
+    assert companion["status"] == "fail" and "needs tf-keras" in companion["summary"]
+    assert result(report, "shadowing")["status"] == "pass" and result(report, "tensorflow-import")["status"] == "pass"
+    plan = report["plan"]
+    assert not plan["conflicts"] and plan["moves_tensorflow"] is None
+    installs = [p for s in plan["steps"] if s["action"] == "install" for p in s["packages"]]
+    assert any(p.startswith("tf-keras") and "2.21" in p for p in installs), installs
