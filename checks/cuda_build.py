@@ -22,6 +22,7 @@ from tfdoctor import knowledge
 from tfdoctor.facts import Facts, canonical_name, installed_version, is_recorded, section
 from tfdoctor.facts.cuda import (
     compare,
+    cuda_tensorflow,
     is_cuda_build,
     minor_string,
     tensorflow_build,
@@ -30,9 +31,9 @@ from tfdoctor.facts.cuda import (
 )
 from tfdoctor.facts.nvidia import gpu_evidence, log_patterns, noise_kind, strip_log_prefix
 from tfdoctor.findings import Findings
-from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
+from tfdoctor.repairs import Repair
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import key as version_key
 from tfdoctor.versions import release
@@ -57,19 +58,25 @@ def _pip_cuda(facts: Facts) -> list[Mapping[str, Any]]:
             and str(d.get("name", "")).endswith(("-cu11", "-cu12", "-cu13"))]
 
 
+def _and_cuda(facts: Facts, version: str | None, reason: str) -> Repair:
+    """The installed CUDA build with its [and-cuda] libraries at the versions it pins (TensorFlow stays)."""
+    name = canonical_name(str((tensorflow_distribution(facts) or {}).get("name") or "tensorflow"))
+    return Repair.install(f"{name}[and-cuda]=={version}" if version else f"{name}[and-cuda]", reason=reason)
+
+
 def _judge_requirements(facts: Facts, version: str | None, gpu_present: bool, findings: Findings) -> None:
     """The [and-cuda] libraries: present, at the pinned versions; PyTorch's cuDNN pin; 2.16.1's RUNPATH."""
-    installer = installer_for(facts)
     requirements = [(n, s) for n, s in and_cuda_requirements(facts) if n.startswith("nvidia-")]
-    install_extra = installer.install(f"tensorflow[and-cuda]=={version}")
     pip_libraries = _pip_cuda(facts)
     if version in _trap("tf-2.16.1-pip-cuda-not-found")["tf_versions"] and pip_libraries:
         trap = _trap("tf-2.16.1-pip-cuda-not-found")
         findings.fail(
             f"TensorFlow {version} does not find its own pip-installed CUDA libraries: no GPU",
             trap["note"],
-            fix=Remediation(f"Install TensorFlow {trap['fixed_in']}, which finds them.",
-                            (installer.install(f"tensorflow[and-cuda]=={trap['fixed_in']}"),), trap["source"]),
+            fix=Remediation(f"Install TensorFlow {trap['fixed_in']}, which finds them.", (), trap["source"],
+                            cuda_tensorflow(facts, f"=={trap['fixed_in']}",
+                                            f"TensorFlow {version} does not find its own pip-installed CUDA "
+                                            f"libraries; {trap['fixed_in']} does")),
             trap=trap["id"],
         )
     if not requirements:
@@ -92,7 +99,8 @@ def _judge_requirements(facts: Facts, version: str | None, gpu_present: bool, fi
             f"TensorFlow {version}'s CUDA libraries (the [and-cuda] extra) are not installed: "
             + ("the GPU will not be used" if gpu_present else "no GPU use is possible"),
             f"Missing: {', '.join(missing)}.",
-            fix=Remediation("Install TensorFlow with its CUDA libraries.", (install_extra,), PIP_GUIDE),
+            fix=Remediation("Install TensorFlow with its CUDA libraries.", (), PIP_GUIDE,
+                            (_and_cuda(facts, version, f"TensorFlow {version}'s CUDA libraries are not installed"),)),
             missing=missing,
         )
         return
@@ -112,7 +120,9 @@ def _judge_requirements(facts: Facts, version: str | None, gpu_present: bool, fi
         findings.fail(
             f"{len(wrong) + len(missing)} of TensorFlow {version}'s CUDA libraries are missing or at the wrong version",
             *details,
-            fix=Remediation(advice, (install_extra,), PIP_GUIDE),
+            fix=Remediation(advice, (), PIP_GUIDE,
+                            (_and_cuda(facts, version, f"TensorFlow {version}'s pinned CUDA libraries are missing or at "
+                                                "the wrong version"),)),
             wrong=[n for n, _, _ in wrong], missing=missing,
         )
 
@@ -175,8 +185,9 @@ def _judge_shadowing(facts: Facts, log: dict[str, list[dict[str, Any]]], build: 
                 f"TensorFlow said: {signal['line']}",
                 "cuDNN needs the same major version and an equal or higher minor version at run time.",
                 fix=Remediation(f"Install cuDNN {compiled} or later for TensorFlow (its pinned [and-cuda] "
-                                "libraries), and make sure no older cuDNN comes first on LD_LIBRARY_PATH.",
-                                (installer_for(facts).install(f"tensorflow[and-cuda]=={version}"),), SOURCE_TABLE),
+                                "libraries), and make sure no older cuDNN comes first on LD_LIBRARY_PATH.", (),
+                                SOURCE_TABLE, (_and_cuda(facts, version, f"cuDNN {loaded} is older than the cuDNN {compiled} "
+                                                                  f"TensorFlow {version} was built with"),)),
                 loaded_cudnn=loaded, compiled_cudnn=compiled,
             )
 
@@ -188,10 +199,9 @@ def _judge_missing_libraries(facts: Facts, log: dict[str, list[dict[str, Any]]],
     if not missing:
         return
     libraries = sorted({s["library"] for s in missing if s.get("library")})
-    installer = installer_for(facts)
     if version and compare(version, "2.14") >= 0:
-        fix = Remediation("Install TensorFlow's CUDA libraries with its [and-cuda] extra.",
-                          (installer.install(f"tensorflow[and-cuda]=={version}"),), PIP_GUIDE)
+        fix = Remediation("Install TensorFlow's CUDA libraries with its [and-cuda] extra.", (), PIP_GUIDE,
+                          (_and_cuda(facts, version, "TensorFlow could not load its CUDA libraries"),))
     else:
         fix = Remediation(
             f"TensorFlow {version or ''} uses a system CUDA: install CUDA {build.get('cuda') or '(see the table)'} "
@@ -210,7 +220,6 @@ def _judge_architecture(facts: Facts, gpus: list[dict[str, Any]], build: dict[st
                         proof: list[dict[str, Any]], findings: Findings) -> list[str]:
     """Kernels for each GPU's compute capability; returns notes on what could not be checked."""
     notes: list[str] = []
-    installer = installer_for(facts)
     from_log = {s.get("cc") for s in log["signals"] if s["id"] in ("ptx-jit", "gpu-below-minimum") and s.get("cc")}
     targets = []
     for gpu in gpus:
@@ -239,15 +248,17 @@ def _judge_architecture(facts: Facts, gpus: list[dict[str, Any]], build: dict[st
         said = tuple(f"TensorFlow said: {line}" for line in evidence_lines[:2])
         if support == "none":
             older = newest_release_with_kernels(cc)
-            commands = ()
+            repairs = ()
             if older and compare(older, "2.14") >= 0:
-                commands = (installer.install(f"tensorflow[and-cuda]=={older}.*"),)
+                # no TensorFlow from this one on runs the GPU: TensorFlow must move back to get it
+                repairs = cuda_tensorflow(facts, f"=={older}.*", f"TensorFlow {version} has no kernels for {label}; "
+                                                                 f"{older} is the newest release with kernels for it")
             findings.fail(
                 f"{label} is older than every GPU TensorFlow {version} has kernels for (oldest: {build['sass'][0]})",
                 *said,
                 f"TensorFlow ignores it ('The minimum required Cuda capability is {build['sass'][0]}').",
                 fix=Remediation(f"Use a newer GPU, or pin TensorFlow {older}, the newest with kernels for it."
-                                if older else "Use a newer GPU.", commands, SOURCE_TABLE),
+                                if older else "Use a newer GPU.", (), SOURCE_TABLE, repairs),
                 compute_capability=cc, kernels=build["sass"],
             )
         elif support == "ptx" and generation.get("no_release_kernels"):
@@ -270,9 +281,10 @@ def _judge_architecture(facts: Facts, gpus: list[dict[str, Any]], build: dict[st
                 *said,
                 "Keep the CUDA JIT cache enabled and large enough (CUDA_CACHE_MAXSIZE) so the cost is paid once.",
                 fix=Remediation(f"Upgrade to TensorFlow {newer} or later, which has native kernels for it."
-                                if newer else "Build TensorFlow from source for this GPU.",
-                                (installer.install(f"tensorflow[and-cuda]>={newer}"),) if newer else (),
-                                SOURCE_TABLE),
+                                if newer else "Build TensorFlow from source for this GPU.", (), SOURCE_TABLE,
+                                cuda_tensorflow(facts, f">={newer}", f"TensorFlow {version} has no native kernels for "
+                                                f"{label} (PTX JIT at first use); {newer} is the first release with them")
+                                if newer else ()),
                 compute_capability=cc, kernels=build["sass"],
             )
     return notes
@@ -407,16 +419,14 @@ def cuda_build(facts: Facts) -> Outcome:
             return Outcome.skip("Linux aarch64 TensorFlow wheels are CPU-only builds (see platform-support)",
                                 **evidence)
         if gpus:
-            installer = installer_for(facts)
-            commands = tuple(c for c in (
-                installer.uninstall(name) if name != "tensorflow" else None,
-                installer.install(f"tensorflow[and-cuda]=={version}" if version else "tensorflow[and-cuda]"),
-            ) if c)
+            repairs = cuda_tensorflow(facts, f"=={version}" if version else "",
+                                      f"{name} {version} is a CPU-only build and the machine has an NVIDIA GPU "
+                                      f"({_names(gpus)})")
             return Outcome.warn(
                 f"CPU-only TensorFlow ({name} {version}) on a machine with an NVIDIA GPU ({_names(gpus)}): "
                 "the GPU is not used",
                 *noise_note,
-                fix=Remediation(f"Replace {name} with the CUDA build and its libraries.", commands, PIP_GUIDE),
+                fix=Remediation(f"Replace {name} with the CUDA build and its libraries.", (), PIP_GUIDE, repairs),
                 **evidence,
             )
         return Outcome.ok(f"CPU-only TensorFlow ({name} {version}) and no NVIDIA GPU: no CUDA needed",

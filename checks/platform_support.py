@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import Facts, host_system, releases, section
+from tfdoctor.facts import Facts, host_system, is_recorded, releases, section
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts.cuda import compare, minor_string, platform_fact, tensorflow_version, wsl_version
 from tfdoctor.facts.nvidia import detected_gpus
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
+from tfdoctor.repairs import Repair
 
 WSL_GUIDE = "https://www.tensorflow.org/install/pip#windows-wsl2"
 INSTALL_GUIDE = "https://www.tensorflow.org/install/pip"
@@ -114,12 +115,13 @@ def _gpu_note(facts: Facts, key: str) -> tuple[str, Outcome | None]:
                 f"The DirectML plugin is paused ({platform_fact('windows-directml-last')}, Python <= 3.10, "
                 "TensorFlow 2.10 only).",
                 fix=Remediation(
-                    "pip install tensorflow[and-cuda] cannot work on native Windows (nvidia-nccl-cu12 has no "
+                    "TensorFlow's [and-cuda] extra cannot install on native Windows (nvidia-nccl-cu12 has no "
                     "Windows wheel). Run TensorFlow inside WSL2 (Windows 10 build "
                     f"{platform_fact('wsl-min-windows-build')} or later, NVIDIA driver >= "
-                    f"{platform_fact('wsl-min-driver')} on Windows) and install the CUDA build there; "
+                    f"{platform_fact('wsl-min-driver')} on Windows) and install the CUDA build there "
+                    "(tensorflow[and-cuda], with the Linux Python's pip inside WSL2); "
                     f"or stay on TensorFlow {last} with CUDA 11.2 and cuDNN 8.1 on Python 3.7-3.10.",
-                    ("wsl --install", "python3 -m pip install 'tensorflow[and-cuda]'"),
+                    ("wsl --install",),
                     WSL_GUIDE,
                 ),
                 gpus=[g.get("name") for g in gpus],
@@ -178,6 +180,8 @@ def platform_support(facts: Facts) -> Outcome:
     glibc = section(facts, "os").get("glibc") if host_system(facts) == "Linux" else None
     key = platform_key(facts)
     installer = installer_for(facts)
+    # an install is a repair only where no TensorFlow is installed yet: one that is installed stays
+    no_tensorflow = is_recorded(facts, "distributions") and tensorflow_version(facts) is None
     machine = python.get("machine") or section(facts, "host").get("machine")
     if python.get("pointer_bits") == 32:
         return Outcome.fail(
@@ -218,8 +222,11 @@ def platform_support(facts: Facts) -> Outcome:
                 fix=Remediation(
                     f"Use Python {_python_range(everywhere[:-1] or everywhere)} for a stable TensorFlow, or "
                     "install the pre-release.",
-                    (installer.install("--pre", "tensorflow"),),
+                    (),
                     INSTALL_GUIDE,
+                    (Repair.install("tensorflow", pre=True,
+                                    reason=f"only the pre-release TensorFlow {prerelease[-1]['tf']} has wheels for "
+                                           f"Python {python_version}"),) if no_tensorflow else (),
                 ),
                 **evidence,
             )
@@ -261,8 +268,10 @@ def platform_support(facts: Facts) -> Outcome:
             fix=Remediation(
                 f"Pin TensorFlow {last} on this Mac (conda-forge builds later versions for osx-64), or use "
                 "Linux or an Apple silicon Mac for newer TensorFlow.",
-                (installer.install(f"tensorflow=={last}"),),
+                (),
                 INSTALL_GUIDE,
+                (Repair.install(f"tensorflow=={last}", reason=f"TensorFlow's wheels for Intel Macs end at {last}; "
+                                                             "a later one is not found"),) if no_tensorflow else (),
             ),
             **evidence,
         )

@@ -334,9 +334,13 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
                     [Reason(c, why) for w in no_deps.values() for c, _, why in w.who if c], no_deps=True, pre=pre)
 
     for action in MANUAL:
+        # one step per distinct change: two checks that both want CUDA_VISIBLE_DEVICES unset share it
+        manual: dict[tuple[Optional[str], ...], list[Reason]] = {}
         for check_id, repair in by_action.get(action, ()):
-            builder.add(action, (), [Reason(check_id, repair.reason)], variable=repair.variable,
-                        value=repair.value, path=repair.path, new_path=repair.new_path)
+            what = (repair.variable, repair.value, repair.path, repair.new_path)
+            manual.setdefault(what, []).append(Reason(check_id, repair.reason))
+        for (variable, value, path, new_path), reasons in manual.items():
+            builder.add(action, (), reasons, variable=variable, value=value, path=path, new_path=new_path)
 
     return Plan(builder.build(), tuple(conflicts), move, spelling.kind, spelling.shell, tuple(notes))
 
