@@ -159,7 +159,7 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
     failed = entry.get("status") == "failed" or fate is not None
     if not failed and (found is None or found.cause not in (BUILT_ELSEWHERE, "tensorflow-unsupported")):
         return None
-    at_fault = culprit(entry, modules) if failed or found else module
+    at_fault = culprit(entry, modules)
     distribution, installed = distribution_of(facts, at_fault)
     named = f"{distribution} {installed}" if installed else distribution
     tensorflow = _tensorflow_words(facts)

@@ -193,9 +193,14 @@ def test_addons_warning_about_an_unsupported_tensorflow_warns_and_names_no_relea
 def test_a_crash_while_importing_a_companion_fails_that_companion():
     tf = {"status": "crashed", "stage": "companion:tensorflow_addons", "signal": "SIGSEGV", "exit_code": -11,
           "companions": [entry("tensorflow_text", "ok", version="2.21.0"), entry("tensorflow_addons", "skipped")]}
-    outcome = companions.run(facts_with(tf=tf))
+    facts = facts_with(tf=tf)
+    outcome = companions.run(facts)
     assert outcome.status is Status.FAIL
     assert outcome.summary.startswith("`import tensorflow_addons` died of SIGSEGV (segmentation fault)")
+    from checks.tensorflow_import import tensorflow_import
+
+    imported = tensorflow_import.run(facts)  # the import itself worked: it points at the companions
+    assert imported.status is Status.PASS and any("(while companions; see companions)" in d for d in imported.details)
 
 
 def test_an_unknown_error_says_so_and_still_names_the_culprit():
