@@ -64,10 +64,13 @@ def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, .
     stays); otherwise TensorFlow has to move into the dependent's range, under the installed build's own
     name (never a second build), and the reason says why."""
     tf_name, tf_version = made_for.installed_tensorflow(facts) or ("", "")
-    repairs: list[Repair] = []
+    # a TensorFlow shim (the Windows `tensorflow` 2.15 stands for tensorflow-intel) needs its real build
+    shims = [u for u in moving if requirements.is_tensorflow_build(u.requirer)]
+    repairs: list[Repair] = [Repair.install(f"{u.name}{u.specifier}", reason=f"{u.describe()}: the real build "
+                                            f"{u.requirer} {u.requirer_version} stands for") for u in shims]
     matched: list[str] = []
     stuck: dict[str, Unmet] = {}  # requirer -> a line of it that only another TensorFlow satisfies
-    for item in moving:
+    for item in [u for u in moving if u not in shims]:
         if item.requirer in stuck or any(m.startswith(f"{item.requirer} ") for m in matched):
             continue
         release = made_for.release_for(facts, item.requirer) if tf_version else None
@@ -79,12 +82,14 @@ def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, .
             f"{item.describe()}; {item.requirer} {release.version} is the release made for TensorFlow {tf_version}")))
     blocking = [u for u in moving if u.requirer in stuck]
     for item in blocking:
-        why = (f"no {item.requirer} release is made for TensorFlow {tf_version}" if made_for.is_companion(item.requirer)
+        why = (f"no {item.requirer} release is made for TensorFlow {tf_version}"
+               if made_for.knows_releases(item.requirer)
                else f"only another TensorFlow satisfies {item.requirer} {item.requirer_version}")
         build = f" (as {tf_name}, the build installed)" if tf_name and tf_name != item.name else ""
         repairs.append(Repair.install(f"{tf_name or item.name}{item.specifier}", reason=(
             f"{item.describe()}, and {why}: TensorFlow must move into {item.name}{item.specifier}{build}")))
-    advice = []
+    advice = [f"Install {u.name}{u.specifier}, the real build {u.requirer} {u.requirer_version} stands for."
+              for u in shims]
     if matched:
         advice.append(f"Install the release made for TensorFlow {tf_version} of each dependent made for another "
                       f"({', '.join(matched)}), keeping TensorFlow {tf_version} where it is.")
@@ -93,7 +98,7 @@ def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, .
         who = ", ".join(f"{u.requirer} {u.requirer_version}" for u in stuck.values())
         names = ", ".join(sorted(stuck))
         targets = ", ".join(dict.fromkeys(u.name + u.specifier for u in blocking))
-        known = sorted(n for n in stuck if made_for.is_companion(n))
+        known = sorted(n for n in stuck if made_for.knows_releases(n))
         advice.append((f"No release of {', '.join(known)} is made for TensorFlow {tf_version}. " if known else "")
                       + f"{who} {'declares' if one else 'declare'} {targets}: only another TensorFlow satisfies "
                       f"{'it' if one else 'them'}, so the plan moves TensorFlow"
@@ -126,7 +131,8 @@ def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
         return Remediation(f"{advice} {clash}".strip(), url=PIP_URL,
                            repairs=requirements.install_repairs(kept) + moves)
     repairs = requirements.install_repairs(unmet)
-    resolvable = requirements.repair_requirements(facts, unmet)
+    clashes = requirements.clashing(unmet)
+    resolvable = any(u.name not in clashes for u in unmet)
     pin = requirements.tensorflow_pin(facts)
     keep = f", keeping {pin.replace('==', ' ')} where it is" if pin else ""
     advice = (f"Install what the metadata declares, every unmet pin in one command so the resolver satisfies "

@@ -70,6 +70,7 @@ def test_quiet_prints_only_the_problems_the_plan_and_the_summary_line():
     assert run.stdout.count("To fix this environment: 1 step") == 1
     lines = run.stdout.rstrip().splitlines()
     assert sum(line.startswith("problems found:") for line in lines) == 1
+    assert "uninstall -y tensorflow-metal" in run.stdout
     assert "tfdoctor 0.1.0" not in run.stdout
 
 

@@ -410,7 +410,6 @@ def test_requirers_that_disagree_get_no_impossible_command_but_the_reason():
     both = facts_with({"protobuf": "5.29.0"}, extra=[metadata], tensorflow=IMPORTED)
     unmet = requirements.unmet_requirements(both)
     assert list(requirements.clashing(unmet)) == ["protobuf"]
-    assert not any(r.startswith("protobuf") for r in requirements.repair_requirements(both))
     result = run(both)
     assert "no protobuf satisfies both" in result.remediation.advice
     # each pin is asked for, naming its requirer; the plan finds they cannot meet: a conflict, never a command
@@ -480,3 +479,19 @@ def test_bounds_two_requirers_share_are_written_once_the_tighter_one():
 ])
 def test_tightest_drops_only_implied_bounds(clauses, kept):
     assert requirements.tightest(clauses) == kept
+
+
+def test_a_shim_without_its_real_build_gets_that_build_and_no_second_one():
+    """The Windows `tensorflow` 2.15.0 is a shim requiring tensorflow-intel==2.15.0 (its Requires-Dist on PyPI):
+    without it, the dependencies check and tensorflow-install ask for the same real build, nothing moves."""
+    lines = ['tensorflow-intel==2.15.0; platform_system == "Windows"', "numpy<2.0.0,>=1.23.5"]
+    facts = facts_with({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0", system="Windows",
+                       machine="AMD64")
+    facts["distributions"][0]["top_level"] = []  # the shim has no tensorflow/ of its own
+    assert requirements.tensorflow_pin(facts) is None  # no real build to keep where it is
+    results = run_checks([CHECK, next(c for c in all_checks() if c.id == "tensorflow-install")], facts)
+    assert [r.status for r in results] == [Status.WARN, Status.FAIL]
+    assert [r.remediation.repairs[0].packages for r in results] == [("tensorflow-intel==2.15.0",)] * 2
+    plan = plan_of(facts, results)
+    assert [step.command for step in plan.steps] == [f'{PY} -m pip install "tensorflow-intel==2.15.0"']
+    assert not plan.conflicts and plan.moves_tensorflow is None

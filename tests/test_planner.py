@@ -164,7 +164,8 @@ def test_what_conda_installed_is_reinstalled_with_conda_into_its_prefix():
 
     truncated = {"path": "numpy/_core/_multiarray_umath.cpython-311-x86_64-linux-gnu.so", "problem": "size",
                  "expected_size": 100, "size": 10}
-    facts = integrity_facts(dist("tensorflow-cpu", "2.21.0", MISSING_LIB), dist("numpy", "2.4.6", truncated, installer="conda"))
+    facts = integrity_facts(dist("tensorflow-cpu", "2.21.0", MISSING_LIB),
+                            dist("numpy", "2.4.6", truncated, installer="conda"))
     facts["python"].update(conda=True, in_venv=False, prefix="/opt/conda/envs/tf")
     plan = plan_for_checks(facts, "install-integrity")
     assert plan.installer == "conda"

@@ -44,8 +44,10 @@ def test_import_aborts_on_a_duplicate_metal_platform(tmp_path):
     result = _import_result(run)
     assert run.returncode == 1 and run.tensorflow["signal"] == "SIGABRT"
     assert result["evidence"]["signatures"][0] == "metal-plugin-loaded-twice"
-    assert "uninstall" in " ".join(result["remediation"]["commands"])
-    assert "tensorflow-metal" in " ".join(result["remediation"]["commands"])
+    # the fix is a repair of the report's plan: uninstall the plugin
+    assert [(r["action"], r["packages"]) for r in result["remediation"]["repairs"]] == [("uninstall", ["tensorflow-metal"])]
+    steps = [run.report["plan"]["steps"][n - 1]["command"] for n in result["remediation"]["plan_steps"]]
+    assert len(steps) == 1 and "-m pip uninstall -y tensorflow-metal" in steps[0]
 
 
 def test_import_aborts_in_the_cpu_feature_guard(tmp_path):

@@ -21,13 +21,15 @@ def installed_tensorflow(facts: Facts) -> Optional[tuple[str, str]]:
     return build, version
 
 
-def is_companion(name: str) -> bool:
-    """Does the companion table follow this distribution's releases?"""
+def knows_releases(name: str) -> bool:
+    """Does the companion table say which TensorFlow each release of this distribution is made for (a
+    companion whose metadata names a TensorFlow build)? False for any other distribution, and for
+    companions that declare none (keras, tensorboard...): there "no release made for it" is unknown."""
     try:
         from tfdoctor.facts import companions
     except ImportError:  # the generated table is not part of this build yet
         return False
-    return canonical_name(name) in companions.COMPANIONS
+    return canonical_name(name) in companions.COMPANIONS and companions.declares_tensorflow(canonical_name(name))
 
 
 def release_for(facts: Facts, name: str) -> Optional[Any]:
@@ -36,7 +38,7 @@ def release_for(facts: Facts, name: str) -> Optional[Any]:
     installed = installed_tensorflow(facts)
     if installed is None:
         return None
-    if not is_companion(name):
+    if not knows_releases(name):
         return None
     from tfdoctor.facts import companions
 

@@ -317,28 +317,6 @@ def tensorflow_pin(facts: Facts) -> Optional[str]:
     return f"{canonical_name(str(build['name']))}=={build['version']}"
 
 
-def repair_requirements(facts: Facts, unmet: Optional[list[Unmet]] = None) -> tuple[str, ...]:
-    """The requirement strings of one install command that satisfies every unmet pin together and
-    keeps TensorFlow where it is: each required name once, with every requirer's specifier joined
-    (as written in the metadata), then the installed TensorFlow pinned. Pins that only another
-    TensorFlow satisfies are left out (the caller says why); () when nothing is unmet."""
-    unmet = unmet_requirements(facts) if unmet is None else unmet
-    clashes = set(clashing(unmet))
-    specifiers: dict[str, list[str]] = {}
-    for item in unmet:
-        if item.moves_tensorflow or item.name in clashes:
-            continue
-        clauses = specifiers.setdefault(item.name, [])
-        for clause in filter(None, item.specifier.split(",")):
-            if clause not in clauses:
-                clauses.append(clause)
-    if not specifiers:
-        return ()
-    requirements = [name + ",".join(tightest(clauses)) for name, clauses in specifiers.items()]
-    pin = tensorflow_pin(facts)
-    return tuple(requirements + ([pin] if pin else []))
-
-
 def install_repairs(unmet: list[Unmet]) -> tuple["Repair", ...]:
     """One install intent per unmet pin, as the metadata writes it, each naming its requirer; pins only
     another TensorFlow satisfies are left out (the dependencies check decides those). The planner joins
