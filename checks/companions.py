@@ -165,15 +165,16 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
     tensorflow = _tensorflow_words(facts)
     exception = entry.get("exception") if isinstance(entry.get("exception"), Mapping) else {}
     error = (f"{tfchild.short_type(exception.get('type'))}: {tfchild.first_line(exception.get('message'), 300)}"
-             if exception else tfchild.first_line(found.line if found else fate, 300))
+             if exception else tfchild.first_line(found.line, 300) if found else "")
     how = fate or ("fails" if failed else "imports, but warns")
     through = f" (in {at_fault}, which it imports)" if at_fault != module else ""
     details = [f"error: {error}"] if error else []
     if found is None:
         why = f"{named} fails to import beside {tensorflow}"
         advice, repairs = _release_fix(facts, distribution, installed, why)
-        advice = f"tfdoctor does not know this error. {advice}"
-        summary = f"`import {module}` {how}{through}: {error}"
+        advice = (f"The interpreter itself ended while importing {module}, most often because a native library of it was built "
+                  f"for another TensorFlow. {advice}" if fate else f"tfdoctor does not know this error. {advice}")
+        summary = f"`import {module}` {how}{through}" + (f": {error}" if error else "")
         return Problem(module, Status.FAIL, summary, details, advice, repairs)
     details.append(f"known: {found.meaning} ({found.source.split(' ', 1)[0]})")
     if found.cause == "needs-tf-keras":
