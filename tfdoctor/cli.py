@@ -15,11 +15,19 @@ from tfdoctor import __version__
 if TYPE_CHECKING:
     from tfdoctor.config import Config
 
-EXIT_CODES_HELP = """\
+
+def _exit_codes_help(cannot_run: str) -> str:
+    return f"""\
 Exit codes: 0 no failures (warnings allowed); 1 at least one check failed or crashed
 (with --strict, a warning too; an unmet requirement is a failure); 2 the doctor could not run
-(bad arguments, unknown check id, unusable --python, unreadable report, bad configuration);
+({cannot_run});
 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
+
+
+EXIT_CODES_HELP = _exit_codes_help(
+    "bad arguments, unknown check id, unusable --python, unreadable report, bad configuration")
+EXPLAIN_EXIT_CODES_HELP = _exit_codes_help("bad arguments, unknown check id, unreadable report, bad configuration")
+REPORT_WIDTH = 100  # columns of the text report off a terminal (a file, a pipe, a CI log)
 
 app = typer.Typer(
     add_completion=True,  # typer's own --install-completion / --show-completion
@@ -47,13 +55,27 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
+def _complete_checks(incomplete: str) -> List[str]:
+    """Shell completion for --only and --skip: check ids and tags; in 'a,b,pr' the last part."""
+    from tfdoctor.registry import all_checks
+
+    checks = all_checks()
+    done, comma, last = incomplete.rpartition(",")
+    chosen = set(done.split(",")) if comma else set()
+    names = [c.id for c in checks] + sorted({tag for c in checks for tag in c.tags})
+    return [f"{done}{comma}{name}" for name in names if name.startswith(last) and name not in chosen]
+
+
 # --- options shared by `tfdoctor` (run) and `tfdoctor explain`, declared once ------------------------
 FORMAT = typer.Option(Format.text, "--format", "-f",
                       help="Output format (github: text plus GitHub Actions annotations and job summary).")
 JSON = typer.Option(False, "--json", help="Same as --format json.")
-OUTPUT = typer.Option(None, "--output", "-o", help="Write the report to FILE instead of stdout (atomically).")
-ONLY = typer.Option(None, "--only", metavar="ID", help="Run only these checks (ids or tags; repeat or comma-separate).")
-SKIP = typer.Option(None, "--skip", metavar="ID", help="Skip these checks (ids or tags).")
+OUTPUT = typer.Option(None, "--output", "-o",
+                      help="Write the report to FILE (a file is replaced whole; a device or pipe is written to).")
+ONLY = typer.Option(None, "--only", metavar="ID", autocompletion=_complete_checks,
+                    help="Run only these checks (ids or tags; repeat or comma-separate).")
+SKIP = typer.Option(None, "--skip", metavar="ID", autocompletion=_complete_checks,
+                    help="Skip these checks (ids or tags).")
 STRICT = typer.Option(False, "--strict", help="Exit 1 on warnings too.")
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Show details and timings for every check.")
 QUIET = typer.Option(False, "--quiet", "-q", help="Text: only the problems and the summary line; no progress.")
@@ -76,9 +98,21 @@ def _split(values: Optional[List[str]]) -> tuple[str, ...]:
     return tuple(part.strip() for value in values or () for part in value.split(",") if part.strip())
 
 
-def _fail(message: str) -> "typer.Exit":
-    typer.echo(f"tfdoctor: error: {message}", err=True)
+ERROR_LINE_LIMIT = 300  # characters of an error line; -v shows the whole message
+
+
+def _fail(message: str, verbose: Optional[bool] = None) -> "typer.Exit":
+    """One line on stderr and exit 2. `verbose`: False for a command with -v (the line is cut and
+    says so), True shows it whole, None for a command without -v (cut)."""
+    typer.echo(f"tfdoctor: error: {_one_line(message, verbose)}", err=True)
     return typer.Exit(2)
+
+
+def _one_line(message: str, verbose: Optional[bool] = None) -> str:
+    line = " ".join(message.split("\n"))
+    if verbose or len(line) <= ERROR_LINE_LIMIT:
+        return line
+    return line[:ERROR_LINE_LIMIT] + (" … (-v shows all)" if verbose is False else " …")
 
 
 def _write_stdout(text: str) -> None:
@@ -91,52 +125,21 @@ def _write_stdout(text: str) -> None:
 
 
 def write(text: str, output: Optional[Path]) -> None:
-    """The report to stdout in one write, or to FILE through a temporary file beside it and a rename,
-    so an interrupt never leaves half a report. Signals wait until the write is done."""
-    with _SignalsHeld():
-        if output is None:
+    """The report to stdout in one write (signals wait until it is done), or to FILE as
+    tfdoctor/output.py says: a file replaced whole, through a symlink; a device, FIFO or pipe written to."""
+    if output is None:
+        from tfdoctor.output import SignalsHeld
+
+        with SignalsHeld():
             _write_stdout(text)
-            return
-        try:
-            _write_atomically(output, text)
-        except OSError as exc:
-            raise _fail(f"cannot write {output}: {exc.strerror or exc}")
-    typer.echo(f"tfdoctor: report written to {output}", err=True)
+        return
+    from tfdoctor.output import write_report
 
-
-def _write_atomically(path: Path, text: str) -> None:
-    import os
-    import tempfile
-
-    directory = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(directory))
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
-class _SignalsHeld:
-    """Blocks SIGINT and SIGTERM while the report is written (POSIX); they are delivered after."""
-
-    def __enter__(self) -> None:
-        import signal
-
-        self.blocked = hasattr(signal, "pthread_sigmask")
-        if self.blocked:
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-
-    def __exit__(self, *exc: object) -> None:
-        import signal
-
-        if self.blocked:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+        write_report(str(output), text)
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}")
+    typer.echo(f"tfdoctor: report written to {output}", err=True)
 
 
 def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], quiet: bool = False) -> None:
@@ -151,8 +154,9 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
     if fmt in (Format.text, Format.github):
         from tfdoctor.render.text import render
 
-        color = None if output is None and sys.stdout.isatty() and fmt is Format.text else False
-        text = render(document, verbose=verbose, color=color, quiet=quiet)
+        terminal = output is None and sys.stdout.isatty()
+        color = terminal and fmt is Format.text and not os.environ.get("NO_COLOR")
+        text = render(document, verbose=verbose, color=color, quiet=quiet, width=_report_width(terminal))
     else:
         text = renderer(fmt.value)(document, verbose=verbose)
     if github:
@@ -172,6 +176,15 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
                 typer.echo(f"tfdoctor: cannot append to GITHUB_STEP_SUMMARY {summary_file}: {exc.strerror or exc}",
                            err=True)
     write(text, output)
+
+
+def _report_width(terminal: bool) -> int:
+    """The terminal's columns (COLUMNS first, as shutil and rich read them; at least 40), or 100 off one."""
+    if not terminal:
+        return REPORT_WIDTH
+    import shutil
+
+    return max(40, shutil.get_terminal_size((REPORT_WIDTH, 24)).columns)
 
 
 def redact(document: dict, no_redact: bool) -> dict:
@@ -261,6 +274,8 @@ def run(
         _list_checks()
         raise typer.Exit(0)
 
+    if python is not None and not python.strip():
+        raise _fail("--python needs the path of an interpreter; it is empty")
     settings = _config(config, True, require_gpu_kind or ("any" if require_gpu else None), require_tensorflow,
                        require_python, min_gflops, min_gpu_speedup)
     fmt = Format.json if as_json else fmt
@@ -284,7 +299,7 @@ def run(
         except DoctorError as exc:
             report, failure = None, str(exc)
     if report is None:  # said once the live display is gone
-        raise _fail(failure)
+        raise _fail(failure, verbose)
     strict = strict or bool(settings.strict)
     document = redact(report.to_dict(), no_redact)
     emit(document, fmt, verbose, output, quiet)
@@ -319,7 +334,7 @@ REPORT_HELP = "A report saved with --json (any 1.x schema), a fixture, or a hand
     "Facts the report lacks make the checks that need them skip ('not recorded'). The requirements the "
     "report recorded are judged again; --config and the --require-* flags replace them. The output is "
     "redacted unless --no-redact, even when the report was saved without redaction.\n\n"
-    f"{EXIT_CODES_HELP}",
+    f"{EXPLAIN_EXIT_CODES_HELP}",
 )
 def explain_command(
     report: str = typer.Argument(..., metavar="REPORT.json", help=REPORT_HELP),
@@ -356,7 +371,7 @@ def explain_command(
         document = explain(saved, _split(only) or settings.only, _split(skip) or settings.skip,
                            redacted=not no_redact)
     except (ReportError, DoctorError) as exc:
-        raise _fail(str(exc))
+        raise _fail(str(exc), verbose)
     code = exit_code_for([CheckResult.from_dict(r) for r in document["results"]], strict or bool(settings.strict))
     emit(redact(document, no_redact), Format.json if as_json else fmt, verbose, output, quiet)
     raise typer.Exit(code)
@@ -442,7 +457,12 @@ def fix_command(
 
 
 def main() -> None:
-    sys.exit(run_command_line(sys.argv[1:]))
+    from tfdoctor.report import EXIT_INTERRUPTED, EXIT_TERMINATED
+
+    code = run_command_line(sys.argv[1:])
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        _end_after_interrupt(code)
+    sys.exit(code)
 
 
 # Typer has shipped click both as a dependency and vendored; find its classes by name, not by module.
@@ -450,7 +470,43 @@ _USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Usag
 
 
 def _raise_interrupted(signum: int, frame: object) -> None:
+    import signal
+
+    for each in (signal.SIGINT, signal.SIGTERM):  # the unwinding takes milliseconds: let it finish
+        signal.signal(each, _ignore_signal)
     raise Interrupted(signum)
+
+
+def _ignore_signal(signum: int, frame: object) -> None:
+    """A handler, not SIG_IGN: children started meanwhile must not inherit an ignored signal."""
+
+
+def _end_after_interrupt(code: int, grace_s: float = 1.0) -> None:
+    """Leave at once after an interrupt, with `code`. The collectors' threads end within moments once
+    their children are dead (removing their temporary directories on the way): they get `grace_s`.
+    Then os._exit, not the interpreter's shutdown: that joins threads without a bound and, at its very
+    end, restores the default handlers, so a second Ctrl-C there printed a traceback or killed the
+    process by the signal. Meanwhile a second signal ends it at once with the same code."""
+    import os
+    import signal
+    import threading
+    import time
+
+    def end(signum: int, frame: object) -> None:
+        os._exit(code)
+
+    for each in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(each, end)
+    deadline = time.monotonic() + grace_s
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 class _InterruptsUnwind:
@@ -479,10 +535,13 @@ def run_command_line(args: List[str]) -> int:
     an interrupt is "interrupted" on stderr and 130 (SIGINT) or 143 (SIGTERM), nothing on stdout."""
     from tfdoctor.report import EXIT_INTERRUPTED
 
-    command = typer.main.get_command(app)
     try:
         with _InterruptsUnwind():
-            code = command.main(args=args, prog_name="tfdoctor", standalone_mode=False)
+            try:
+                command = typer.main.get_command(app)
+                code = command.main(args=args, prog_name="tfdoctor", standalone_mode=False)
+            except Interrupted as exc:  # said while a second signal is still ignored
+                return _interrupted(128 + exc.signum)
     except Interrupted as exc:
         return _interrupted(128 + exc.signum)
     except _USAGE_ERROR as exc:
@@ -493,7 +552,7 @@ def run_command_line(args: List[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - the contract: a one-line reason, never a traceback
         if type(exc).__name__ == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
             return exc.exit_code
-        typer.echo(f"tfdoctor: internal error: {type(exc).__name__}: {exc}", err=True)
+        typer.echo(f"tfdoctor: internal error: {_one_line(f'{type(exc).__name__}: {exc}')}", err=True)
         return 2
     return code if isinstance(code, int) else 0
 

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 OUTPUT_LIMIT = 64 * 1024  # keep the head of long outputs; facts must stay small
@@ -62,6 +63,38 @@ class RunningChildren:
 CHILDREN = RunningChildren()
 
 
+@dataclass(frozen=True)
+class Finished:
+    returncode: int  # negative: killed by that signal (POSIX); -9 after a timeout or an interrupt
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+
+
+def run_process(argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None) -> Finished:
+    """argv in its own session (its own process group), listed in CHILDREN while it runs, its whole
+    group killed at the timeout. OSError when it cannot start."""
+    process = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env) if env is not None else None,
+        start_new_session=os.name == "posix",
+    )
+    CHILDREN.add(process)
+    timed_out = False
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_tree(process)
+        out, err = process.communicate()
+    finally:
+        CHILDREN.discard(process)
+    return Finished(process.returncode, out, err, timed_out)
+
+
 def run_command(
     argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
@@ -72,31 +105,17 @@ def run_command(
         result["status"] = "not_found"
     else:
         try:
-            process = subprocess.Popen(
-                [executable, *argv[1:]],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=dict(env) if env is not None else None,
-                start_new_session=os.name == "posix",
-            )
+            finished = run_process([executable, *argv[1:]], timeout, env)
         except OSError as exc:
             result.update(status="error", stderr=str(exc))
         else:
-            CHILDREN.add(process)
-            try:
-                out, err = process.communicate(timeout=timeout)
-                result["exit_code"] = process.returncode
-                result["status"] = "ok" if process.returncode == 0 else "failed"
-            except subprocess.TimeoutExpired:
-                kill_tree(process)
-                out, err = process.communicate()
-                result["status"] = "timed_out"
-                result["timeout_s"] = timeout
-            finally:
-                CHILDREN.discard(process)
-            result["stdout"] = out.decode("utf-8", "replace")[:OUTPUT_LIMIT]
-            result["stderr"] = err.decode("utf-8", "replace")[:OUTPUT_LIMIT]
+            if finished.timed_out:
+                result.update(status="timed_out", timeout_s=timeout)
+            else:
+                result["exit_code"] = finished.returncode
+                result["status"] = "ok" if finished.returncode == 0 else "failed"
+            result["stdout"] = finished.stdout.decode("utf-8", "replace")[:OUTPUT_LIMIT]
+            result["stderr"] = finished.stderr.decode("utf-8", "replace")[:OUTPUT_LIMIT]
     result["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return result
 
