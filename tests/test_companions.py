@@ -1,278 +1,256 @@
-"""Companions of TensorFlow as user code imports them: the child's guarded imports (on stand-in packages,
-run for real in a subprocess), the companions check on constructed facts (each known cause, the companion at
-fault, a crash, the release made for the installed TensorFlow), and its repairs in the plan."""
+"""The companion release table (tfdoctor/knowledge/companions.toml, generated from PyPI wheel METADATA by
+tools/refresh_knowledge.py) and its reader: which TensorFlow each companion release declares, and the
+newest release made for an installed TensorFlow. Facts asserted here are what the wheels' METADATA say
+(tensorflow-text 2.15.0, tf-keras 2.15.1 and tensorflow-io-gcs-filesystem 0.37.1 checked against the
+downloaded wheels: `pip download --no-deps`, METADATA read)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import textwrap
+import importlib.util
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
-from checks.companions import accepts_at_import, cause_of, companions, culprit, release_made_for
 from tfdoctor import knowledge
-from tfdoctor.child import source
-from tfdoctor.model import CheckResult, Status
-from tfdoctor.planner import build_plan
-from tfdoctor.repairs import Action
+from tfdoctor.facts import companions
+from tfdoctor.facts.companions import CompanionRelease, environment_platform, made_for, release_for, releases
 
-# --- the child ----------------------------------------------------------------------------------------------
-
-DRIVER = """
-import json, sys, time
-namespace = {"__name__": "tf_child"}
-exec(compile(sys.stdin.read(), "tf_child", "exec"), namespace)
-config = json.loads(sys.argv[1])
-config["deadline"] = time.perf_counter() + config.pop("left_s")
-recorder = namespace["Recorder"](config["out"])
-namespace["companion_imports"](recorder, config)
-print(json.dumps(recorder.data))
-"""
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_companions(tmp_path: Path, modules: list[str], left_s: float = 60.0) -> dict:
-    config = {"out": str(tmp_path / "result.json"), "companions": modules, "left_s": left_s}
-    completed = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(config)], input=source("tf_child"),
-                               capture_output=True, text=True, cwd=str(tmp_path), timeout=60)
-    assert completed.returncode == 0, completed.stderr
-    return json.loads(completed.stdout)
+def marker_environment(python: str, system: str = "Linux", machine: str = "x86_64") -> dict[str, str]:
+    sys_platform = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}[system]
+    return {"python_version": ".".join(python.split(".")[:2]), "python_full_version": python,
+            "sys_platform": sys_platform, "platform_system": system, "platform_machine": machine,
+            "implementation_name": "cpython", "platform_python_implementation": "CPython",
+            "os_name": "nt" if system == "Windows" else "posix"}
 
 
-def stand_in(tmp_path: Path, name: str, body: str) -> None:
-    package = tmp_path / name
-    package.mkdir()
-    (package / "__init__.py").write_text(textwrap.dedent(body))
+LINUX_311 = marker_environment("3.11.9")
+MAC_ARM_311 = marker_environment("3.11.9", "Darwin", "arm64")
 
 
-def test_installed_companions_are_imported_in_order_and_their_fate_recorded(tmp_path):
-    stand_in(tmp_path, "fake_ok", "__version__ = '2.21.0'\n")
-    stand_in(tmp_path, "fake_broken", """
-        raise ImportError("/site-packages/fake_broken/_ops.so: undefined symbol: _ZN10tensorflow8OpKernelD2Ev")
-    """)
-    stand_in(tmp_path, "fake_warns", """
-        import logging, warnings
-        warnings.warn("Tensorflow Addons supports using Python ops for all Tensorflow versions above or equal "
-                      "to 2.13.0 and strictly below 2.16.0 (nightly versions are not supported). ", UserWarning)
-        warnings.warn("Tensorflow Addons supports using Python ops for all Tensorflow versions above or equal "
-                      "to 2.13.0 and strictly below 2.16.0 (nightly versions are not supported). ", UserWarning)
-        warnings.warn("old API", DeprecationWarning)
-        logging.getLogger().warning("Failure to load the inference.so custom c++ tensorflow ops.")
-    """)
-    stand_in(tmp_path, "fake_exits", "raise SystemExit(3)\n")
-    data = run_companions(tmp_path, ["fake_ok", "not_installed_here", "fake_broken", "fake_warns", "fake_exits"])
-    found = {entry["module"]: entry for entry in data["companions"]}
-    assert list(found) == ["fake_ok", "fake_broken", "fake_warns", "fake_exits"]  # absent ones are not listed
-    assert found["fake_ok"]["status"] == "ok" and found["fake_ok"]["version"] == "2.21.0"
-    assert found["fake_ok"]["origin"].endswith("fake_ok/__init__.py") and found["fake_ok"]["seconds"] >= 0
-    broken = found["fake_broken"]
-    assert broken["status"] == "failed" and broken["exception"]["type"] == "ImportError"
-    assert "undefined symbol" in broken["exception"]["message"] and broken["exception"]["traceback"]
-    warns = found["fake_warns"]
-    assert warns["status"] == "ok"
-    assert [w["category"] for w in warns["warnings"]] == ["UserWarning"]  # once, and no DeprecationWarning
-    assert warns["log"] == ["WARNING:root:Failure to load the inference.so custom c++ tensorflow ops."]
-    assert found["fake_exits"]["status"] == "failed" and found["fake_exits"]["exception"]["type"] == "SystemExit"
-    assert [name for name, _ in data["stages"]] == ["companion:fake_ok", "companion:fake_broken",
-                                                    "companion:fake_warns", "companion:fake_exits"]
+def release(name: str, version: str, environment=LINUX_311) -> CompanionRelease:
+    variants = [r for r in releases(name) if r.version == version]
+    assert variants, f"{name} {version} is not in the table"
+    return next((r for r in variants if r.installs_on(environment)), variants[0])
 
 
-def test_with_too_little_time_left_a_companion_is_listed_but_not_imported(tmp_path):
-    stand_in(tmp_path, "fake_slow", "raise RuntimeError('must not be imported')\n")
-    (entry,) = run_companions(tmp_path, ["fake_slow"], left_s=0.5)["companions"]
-    assert entry["status"] == "skipped" and entry["reason"].startswith("only 0.")
-    assert entry["exception"] is None
+def names(requirements) -> list[str]:
+    return [f"{r.name}{r.specifier}" for r in requirements]
 
 
-def test_without_companions_nothing_is_recorded_but_the_empty_list(tmp_path):
-    assert run_companions(tmp_path, ["tensorflow_text", "tf_keras_absent"])["companions"] == []
+# --- the table ---------------------------------------------------------------------------------
+
+ROWS = knowledge.rows("companions", "release")
 
 
-# --- the check ----------------------------------------------------------------------------------------------
-
-SITE = "/home/user/.venv/lib/python3.11/site-packages"
-
-
-def facts_with(*entries: dict, distributions: tuple = (), tf: dict | None = None) -> dict:
-    return {"host": {"system": "Linux", "machine": "x86_64"},
-            "python": {"executable": "/home/user/.venv/bin/python", "version": "3.11.7", "in_venv": True,
-                       "distribution_count": 40,
-                       "marker_environment": {"python_version": "3.11", "sys_platform": "linux",
-                                              "platform_machine": "x86_64", "platform_system": "Linux"}},
-            "distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "location": SITE,
-                               "top_level": ["tensorflow"], "requires": []}, *distributions],
-            "tensorflow": {"status": "ok", "imported": True, "stage": "done", "version": "2.21.0",
-                           "companions": list(entries), **(tf or {})}}
+def test_every_companion_has_releases_newest_first_and_final():
+    assert set(companions.COMPANIONS) == {row["name"] for row in ROWS}
+    for name in companions.COMPANIONS:
+        versions = [Version(r.version) for r in releases(name)]
+        assert versions and versions == sorted(versions, reverse=True), name
+        assert not any(v.is_prerelease or v.is_devrelease for v in versions), name
 
 
-def entry(module: str, status: str = "failed", message: str = "", kind: str = "ImportError", **more) -> dict:
-    exception = {"type": kind, "message": message, "traceback": [], "causes": []} if status == "failed" else None
-    return {"module": module, "status": status, "version": None, "origin": None, "exception": exception,
-            "warnings": [], "log": [], "seconds": 0.01, **more}
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r['name']}-{r['version']}-{'+'.join(r['platforms'])}" for r in ROWS])
+def test_every_row_parses_and_cites_its_pypi_page(row):
+    assert row["source"] == f"https://pypi.org/project/{row['name']}/{row['version']}/"
+    assert row["verified"] is True
+    for line in row["requires"]:
+        Requirement(line)  # raises on what packaging (and so pip >= 24.1) cannot read
+    SpecifierSet(row["requires_python"])
+    assert row["platforms"] and row["wheels"]
+    assert {wheel.split("-", 2)[2] for wheel in row["wheels"]} == set(row["platforms"])
 
 
-TEXT = {"name": "tensorflow-text", "version": "2.15.0", "location": SITE, "top_level": ["tensorflow_text"],
-        "requires": ["tensorflow<2.16,>=2.15.0; platform_machine != \"arm64\" or platform_system != \"Darwin\""]}
-UNDEFINED = (f"{SITE}/tensorflow_text/core/pybinds/tflite_registrar.so: undefined symbol: "
-             "_ZN4absl12lts_2023012516raw_log_internal21internal_log_functionB5cxx11E")
+def test_the_header_says_when_and_how_it_was_generated():
+    text = (ROOT / "tfdoctor" / "knowledge" / "companions.toml").read_text(encoding="utf-8")
+    assert "GENERATED by tools/refresh_knowledge.py" in text.splitlines()[0]
+    assert any(line.startswith("# generated on 20") for line in text.splitlines()[:10])
 
 
-def test_no_companion_installed_passes():
-    outcome = companions.run(facts_with())
-    assert outcome.status is Status.PASS and outcome.summary == "no companion of TensorFlow is installed"
+# --- what the metadata declares --------------------------------------------------------------------
+
+def test_tensorflow_text_2_15_requires_tensorflow_2_15_on_linux_and_tensorflow_macos_on_apple_silicon():
+    text = release("tensorflow-text", "2.15.0")
+    assert names(text.tensorflow_requirements(LINUX_311)) == ["tensorflow<2.16,>=2.15.0"]
+    assert names(text.tensorflow_requirements(MAC_ARM_311)) == ["tensorflow-macos<2.16,>=2.15.0"]
+    # its tensorflow_cpu extra (a stale tensorflow-cpu<2.14 range) is not a requirement; nor are the test extras
+    assert names(text.other_requirements(LINUX_311)) == ["tensorflow-hub>=0.13.0"]
+    assert names(text.extra_tensorflow_requirements(LINUX_311)["tensorflow-cpu"]) == ["tensorflow-cpu<2.14,>=2.13.0"]
+    # ... yet no wheel for Apple silicon (nor for Python 3.12)
+    assert "macos-arm64" not in text.platforms and text.installs_on(MAC_ARM_311) is False
+    assert text.installs_on(marker_environment("3.12.3")) is False and text.installs_on(LINUX_311) is True
 
 
-def test_companions_that_import_pass_with_their_versions():
-    outcome = companions.run(facts_with(entry("tensorflow_text", "ok", version="2.21.0")))
-    assert outcome.status is Status.PASS and outcome.summary == "tensorflow_text 2.21.0 imports with tensorflow-cpu 2.21.0"
+def test_tensorflow_text_made_for_tensorflow_2_21():
+    newest_2_21 = max((r.version for r in releases("tensorflow-text") if r.version.startswith("2.21.")), key=Version)
+    chosen = release_for("tensorflow-text", "2.21.0", LINUX_311)
+    assert chosen is not None and chosen.version == newest_2_21
+    assert names(chosen.tensorflow_requirements(LINUX_311)) == ["tensorflow<2.22,>=2.21.0"]
+    assert made_for("tensorflow-text", "2.15.0", "2.21.0", LINUX_311) is False
+    assert made_for("tensorflow-text", chosen.version, "2.21.0", LINUX_311) is True
+    # a requirement on `tensorflow` counts for an installed tensorflow-cpu build of that version: the
+    # version is all the reader is given; a pre-release satisfies as an installed one does for pip
+    assert made_for("tensorflow-text", chosen.version, "2.21.1rc0", LINUX_311) is True
+    assert made_for("tensorflow-text", chosen.version, "2.21.0rc1", LINUX_311) is False  # before 2.21.0
 
 
-def test_skipped_when_tensorflow_did_not_import_or_nothing_was_recorded():
-    assert companions.run(facts_with(tf={"imported": False, "status": "import_error"})).status is Status.SKIP
-    assert companions.run(facts_with(tf={"companions": None})).status is Status.SKIP
+def test_tensorflow_text_on_apple_silicon_has_no_release_for_tensorflow_2_15():
+    # 2.15.0 declares tensorflow-macos 2.15 but ships no macOS arm64 wheel; 2.16.1 is made for 2.16
+    assert release_for("tensorflow-text", "2.15.1", MAC_ARM_311) is None
+    assert release_for("tensorflow-text", "2.15.1", LINUX_311).version == "2.15.0"
+    assert release_for("tensorflow-text", "2.15.1", marker_environment("3.12.3")) is None  # no cp312 wheel
 
 
-def test_an_undefined_symbol_fails_the_companion_built_for_another_tensorflow():
-    outcome = companions.run(facts_with(entry("tensorflow_text", message=UNDEFINED), distributions=(TEXT,)))
-    assert outcome.status is Status.FAIL
-    assert outcome.summary == ("`import tensorflow_text` fails: tensorflow-text 2.15.0 was built for another TensorFlow "
-                               "than tensorflow-cpu 2.21.0")
-    assert any(d.startswith("error: ImportError: ") and "undefined symbol" in d for d in outcome.details)
-    assert outcome.remediation.url == "https://github.com/tensorflow/text/issues/961"
+def test_tf_keras_2_15_1_is_the_first_release_that_declares_tensorflow():
+    assert release_for("tf-keras", "2.15.1", LINUX_311).version == "2.15.1"
+    assert names(release("tf-keras", "2.15.1").tensorflow_requirements(LINUX_311)) == ["tensorflow<2.16,>=2.15"]
+    assert made_for("tf-keras", "2.15.0", "2.15.1", LINUX_311) is None  # 2.15.0 declares no TensorFlow
+    assert made_for("tf-keras", "2.15.1", "2.16.2", LINUX_311) is False
+    assert made_for("tf-keras", "9.9.9", "2.16.2", LINUX_311) is None  # not in the table
+    assert release_for("tf-keras", "2.14.1", LINUX_311) is None  # no tf-keras release declares 2.14
 
 
-def test_keras_hub_failing_in_tensorflow_texts_library_blames_tensorflow_text():
-    hub = entry("keras_hub", message=UNDEFINED.replace("core/pybinds/tflite_registrar", "python/ops/_regex_split_ops"))
-    outcome = companions.run(facts_with(hub, distributions=(TEXT,)))
-    assert outcome.summary.startswith("`import keras_hub` fails (in tensorflow_text, which it imports): "
-                                      "tensorflow-text 2.15.0 was built")
-    assert culprit(hub, ["keras_hub", "tensorflow_text"]) == "tensorflow_text"
+def test_tf_keras_for_2_21_needs_python_3_10():
+    assert release_for("tf-keras", "2.21.0", LINUX_311).version.startswith("2.21.")
+    assert release("tf-keras", "2.21.0").admits_python(marker_environment("3.9.18")) is False
+    assert release_for("tf-keras", "2.21.0", marker_environment("3.9.18")) is None
 
 
-def test_a_missing_tf_keras_asks_for_the_tf_keras_made_for_the_installed_tensorflow():
-    tfp = entry("tensorflow_probability", message="No module named 'tf_keras'", kind="ModuleNotFoundError")
-    outcome = companions.run(facts_with(tfp, distributions=(
-        {"name": "tensorflow-probability", "version": "0.25.0", "location": SITE,
-         "top_level": ["tensorflow_probability"], "requires": []},)))
-    assert outcome.status is Status.FAIL and "tensorflow-probability 0.25.0 needs tf-keras" in outcome.summary
-    (repair,) = outcome.remediation.repairs
-    assert repair.action is Action.INSTALL and repair.packages[0].startswith("tf-keras")
-    assert ("2.21" in repair.packages[0]) and "imports tf_keras" in repair.reason
+def test_tensorflow_io_gcs_filesystem_declares_tensorflow_only_in_extras():
+    # the issue's false alarm: 0.37.1 asks for tensorflow-cpu 2.16 only under its tensorflow-cpu extra
+    newest = release("tensorflow-io-gcs-filesystem", "0.37.1")
+    assert newest.tensorflow_requirements(LINUX_311) == []
+    assert names(newest.extra_tensorflow_requirements(LINUX_311)["tensorflow-cpu"]) == ["tensorflow-cpu<2.17.0,>=2.16.0"]
+    assert not companions.declares_tensorflow("tensorflow-io-gcs-filesystem")
+    assert release_for("tensorflow-io-gcs-filesystem", "2.16.1", LINUX_311) is None
+    assert made_for("tensorflow-io-gcs-filesystem", "0.37.1", "2.15.1", LINUX_311) is None
+    # asked to read the extras as the maintainers' statement, it names the 0.37 releases for 2.16
+    assert release_for("tensorflow-io-gcs-filesystem", "2.16.1", LINUX_311, via_extras=True).version == "0.37.1"
+    assert made_for("tensorflow-io-gcs-filesystem", "0.37.1", "2.15.1", LINUX_311, via_extras=True) is False
+    assert newest.requires_python and newest.admits_python(marker_environment("3.13.1")) is False
 
 
-def test_tfp_refusing_an_old_tensorflow_asks_for_the_release_that_accepts_it():
-    message = ("This version of TensorFlow Probability requires TensorFlow version >= 2.18; Detected an installation "
-               "of version 2.17.1. Please upgrade TensorFlow to proceed.")
-    facts = facts_with(entry("tensorflow_probability", message=message), distributions=(
-        {"name": "tensorflow-probability", "version": "0.25.0", "location": SITE,
-         "top_level": ["tensorflow_probability"], "requires": []},))
-    facts["distributions"][0]["version"] = "2.17.1"
-    outcome = companions.run(facts)
-    assert outcome.status is Status.FAIL
-    assert "requires TensorFlow >= 2.18 when imported" in outcome.summary
-    (repair,) = outcome.remediation.repairs
-    assert repair.packages == ("tensorflow-probability==0.24.0",)
+@pytest.mark.parametrize("name", ["keras", "tensorboard", "tensorflow-hub", "tensorflow-model-optimization",
+                                  "tensorflow-estimator", "tensorflow-addons", "tensorflow-io"])
+def test_companions_whose_metadata_names_no_tensorflow_get_no_answer(name):
+    assert not companions.declares_tensorflow(name) and companions.fit_basis(name) is None
+    assert not any(r.tensorflow_requirements(LINUX_311) for r in releases(name)[:1])
+    assert release_for(name, "2.21.0", LINUX_311) is None and release_for(name, "2.15.1", LINUX_311) is None
+    newest = releases(name)[0]
+    assert made_for(name, newest.version, "2.21.0", LINUX_311) is None
 
 
-def test_addons_warning_about_an_unsupported_tensorflow_warns_and_names_no_release():
-    warning = ("Tensorflow Addons supports using Python ops for all Tensorflow versions above or equal to 2.13.0 and "
-               "strictly below 2.16.0 (nightly versions are not supported). \n The versions of TensorFlow you are "
-               "currently using is 2.21.0 and is not supported. ")
-    addons = entry("tensorflow_addons", "ok", version="0.23.0",
-                   warnings=[{"category": "UserWarning", "message": warning}])
-    outcome = companions.run(facts_with(addons, distributions=(
-        {"name": "tensorflow-addons", "version": "0.23.0", "location": SITE, "top_level": ["tensorflow_addons"],
-         "requires": []},)))
-    assert outcome.status is Status.WARN
-    assert "supports TensorFlow >= 2.13.0, < 2.16.0 (it warns at import), not tensorflow-cpu 2.21.0" in outcome.summary
-    assert outcome.remediation.repairs == () and "No release of tensorflow-addons" in outcome.remediation.advice
+def test_old_declarations_do_not_answer_for_a_companion_that_stopped_declaring():
+    # keras 2.4.1 required `tensorflow` (any version), tensorflow-addons 0.7.1 tensorflow>=2.1.0: both
+    # would "fit" TensorFlow 2.21; their newest releases name no TensorFlow, so nothing is claimed
+    assert names(release("keras", "2.4.1").tensorflow_requirements(LINUX_311)) == ["tensorflow"]
+    assert names(release("tensorflow-addons", "0.7.1").tensorflow_requirements(LINUX_311)) == ["tensorflow>=2.1.0"]
+    assert release_for("keras", "2.21.0", LINUX_311) is None
+    assert release_for("tensorflow-addons", "2.21.0", LINUX_311) is None
 
 
-def test_a_crash_while_importing_a_companion_fails_that_companion():
-    tf = {"status": "crashed", "stage": "companion:tensorflow_addons", "signal": "SIGSEGV", "exit_code": -11,
-          "companions": [entry("tensorflow_text", "ok", version="2.21.0"), entry("tensorflow_addons", "skipped")]}
-    facts = facts_with(tf=tf)
-    outcome = companions.run(facts)
-    assert outcome.status is Status.FAIL
-    assert outcome.summary == "`import tensorflow_addons` died of SIGSEGV (segmentation fault)"
-    assert outcome.remediation.advice.startswith("The interpreter itself ended while importing tensorflow_addons")
-    from checks.tensorflow_import import tensorflow_import
-
-    imported = tensorflow_import.run(facts)  # the import itself worked: it points at the companions
-    assert imported.status is Status.PASS and any("(while companions; see companions)" in d for d in imported.details)
+@pytest.mark.parametrize("name", ["tf-keras", "tensorflow-text", "tensorflow-decision-forests",
+                                  "tensorflow-serving-api"])
+def test_companions_whose_metadata_names_tensorflow(name):
+    assert companions.declares_tensorflow(name) and companions.fit_basis(name) == "metadata"
 
 
-def test_an_unknown_error_says_so_and_still_names_the_culprit():
-    outcome = companions.run(facts_with(entry("tensorflow_datasets", message="boom", kind="RuntimeError")))
-    assert outcome.status is Status.FAIL and outcome.summary == "`import tensorflow_datasets` fails: RuntimeError: boom"
-    assert outcome.remediation.advice.startswith("tfdoctor does not know this error.")
+def test_tensorflow_io_names_its_tensorflow_only_in_extras_since_0_23():
+    assert names(release("tensorflow-io", "0.22.0").tensorflow_requirements(LINUX_311)) == ["tensorflow<2.8.0,>=2.7.0"]
+    assert release_for("tensorflow-io", "2.7.0", LINUX_311) is None  # by metadata: its newest names none
+    assert companions.fit_basis("tensorflow-io", via_extras=True) == "extras"
+    assert release_for("tensorflow-io", "2.16.1", LINUX_311, via_extras=True).version == "0.37.1"
+    assert release_for("tensorflow-io", "2.21.0", LINUX_311, via_extras=True) is None
 
 
-def test_harmless_warnings_pass():
-    quiet = entry("tensorflow_hub", "ok", version="0.16.1", warnings=[{"category": "UserWarning", "message": "x"}])
-    assert companions.run(facts_with(quiet)).status is Status.PASS
+# --- curated import checks (tensorflow-probability names no TensorFlow in its metadata) ----------------
+
+CHECKS = knowledge.rows("companions_curated", "import_check")
 
 
-# --- import-time knowledge -----------------------------------------------------------------------------------
-
-def test_the_import_requirements_are_read_from_the_tagged_sources():
-    rows = knowledge.rows("companion_imports", "import_requirements")
-    assert {r["distribution"] for r in rows} == {"tensorflow-probability", "tensorflow-addons"}
-    assert all(r["source"].startswith("https://github.com/tensorflow/") and f"/v{r['release']}/" in r["source"]
-               for r in rows)
-    assert accepts_at_import("tensorflow-probability", "0.25.0", "2.17.1") is False
-    assert accepts_at_import("tensorflow-probability", "0.25.0", "2.21.0") is True
-    assert accepts_at_import("tensorflow-addons", "0.23.0", "2.16.0") is False
-    assert accepts_at_import("tensorflow-text", "2.15.0", "2.21.0") is None
+def test_every_import_check_names_a_release_of_the_table_and_a_tensorflow_specifier():
+    assert CHECKS
+    for row in CHECKS:
+        assert any(r.version == row["version"] for r in releases(row["name"])), row
+        assert SpecifierSet(row["tensorflow"]) and row["source"].startswith("https://github.com/tensorflow/")
+        assert not companions.declares_tensorflow(row["name"])  # curated only where metadata is silent
 
 
-@pytest.mark.parametrize("tf_version, distribution, expected", [
-    ("2.17.1", "tensorflow-probability", "0.24.0"),
-    ("2.21.0", "tensorflow-probability", "0.25.0"),
-    ("2.14.1", "tensorflow-addons", "0.23.0"),
-    ("2.21.0", "tensorflow-addons", None),
+def test_tensorflow_probability_by_the_tensorflow_floor_of_its_import_check():
+    assert not companions.declares_tensorflow("tensorflow-probability")
+    assert companions.fit_basis("tensorflow-probability") == "import_check"
+    assert companions.import_check("tensorflow-probability", "0.23.0").tensorflow == ">=2.15"
+    assert release_for("tensorflow-probability", "2.15.1", LINUX_311).version == "0.23.0"  # 0.24 needs 2.16
+    assert release_for("tensorflow-probability", "2.17.1", LINUX_311).version == "0.24.0"  # 0.25 needs 2.18
+    newest = releases("tensorflow-probability")[0]
+    assert release_for("tensorflow-probability", "2.21.0", LINUX_311) == newest
+    assert release_for("tensorflow-probability", "2.3.0", LINUX_311).version == "0.11.1"
+    # below the floor the import fails; above it the floor says nothing
+    assert made_for("tensorflow-probability", "0.25.0", "2.15.1", LINUX_311) is False
+    assert made_for("tensorflow-probability", "0.23.0", "2.21.0", LINUX_311) is None
+    assert made_for("tensorflow-probability", "0.23.0", "2.15.1", LINUX_311) is None
+
+
+def test_decision_forests_declares_tensorflow_macos_only_in_its_apple_silicon_wheels():
+    variants = [r for r in releases("tensorflow-decision-forests") if r.version == "1.5.0"]
+    assert len(variants) == 2
+    for environment, build in ((LINUX_311, "tensorflow"), (MAC_ARM_311, "tensorflow-macos")):
+        chosen = release_for("tensorflow-decision-forests", "2.13.1", environment)
+        assert chosen.version == "1.5.0"
+        assert names(chosen.tensorflow_requirements(environment)) == [f"{build}~=2.13.0"]
+
+
+# --- wheels and platforms ------------------------------------------------------------------------
+
+def synthetic(*wheels: str, requires_python: str = "") -> CompanionRelease:
+    return CompanionRelease(name="x", version="1.0", requires=(), requires_python=requires_python or None,
+                            platforms=tuple(sorted({w.split("-", 2)[2] for w in wheels})),
+                            source="https://pypi.org/project/x/1.0/", wheels=wheels)
+
+
+@pytest.mark.parametrize("wheels, environment, expected", [
+    (("py3-none-any",), LINUX_311, True),
+    (("py2-none-any",), LINUX_311, False),
+    (("py38-none-any",), marker_environment("3.7.9"), False),
+    (("cp311-cp311-linux-x86_64",), LINUX_311, True),
+    (("cp311-cp311-linux-x86_64",), marker_environment("3.12.1"), False),
+    (("cp311-cp311-linux-x86_64",), marker_environment("3.11.9", "Linux", "aarch64"), False),
+    (("cp39-abi3-linux-aarch64",), marker_environment("3.12.1", "Linux", "aarch64"), True),
+    (("cp39-abi3-linux-aarch64",), marker_environment("3.8.10", "Linux", "aarch64"), False),
+    (("cp311-cp311-macos-arm64",), MAC_ARM_311, True),
+    (("cp311-cp311-macos-x86_64",), MAC_ARM_311, False),
+    (("cp311-cp311-windows-x86_64",), marker_environment("3.11.9", "Windows", "AMD64"), True),
+    (("py3-none-any",), {"python_full_version": "3.11.9"}, None),  # the environment does not say
 ])
-def test_the_release_made_for_tensorflow_respects_what_it_checks_at_import(tf_version, distribution, expected):
-    facts = facts_with()
-    facts["distributions"][0]["version"] = tf_version
-    assert release_made_for(facts, distribution) == expected
+def test_wheels_install_by_pips_tag_rules(wheels, environment, expected):
+    assert synthetic(*wheels).installs_on(environment) is expected
 
 
-def test_every_failure_pattern_matches_its_own_public_example():
-    examples = {
-        "undefined-symbol": {"exception": [UNDEFINED]},
-        "io-plugins-not-loaded": {"warning": ["file system plugins are not loaded: unable to open file: libtensorflow_io.so"]},
-        "decision-forests-ops-not-loaded": {"log": ["WARNING:root:Failure to load the inference.so custom c++ "
-                                                    "tensorflow ops. This error is likely caused the version of "
-                                                    "TensorFlow and TensorFlow Decision Forests are not compatible."]},
-        "keras-2-internals": {"exception": ["ModuleNotFoundError: No module named 'keras.src.engine'"]},
-        "needs-tf-keras": {"exception": ["ModuleNotFoundError: No module named 'tf_keras'"]},
-        "tfp-minimum-tensorflow": {"exception": ["ImportError: This version of TensorFlow Probability requires "
-                                                 "TensorFlow version >= 2.18; Detected an installation of version "
-                                                 "2.17.0. Please upgrade TensorFlow to proceed."]},
-        "addons-unsupported-tensorflow": {"warning": ["Tensorflow Addons supports using Python ops for all Tensorflow "
-                                                      "versions above or equal to 2.13.0 and strictly below 2.16.0 "
-                                                      "(nightly versions are not supported). "]},
-    }
-    assert set(examples) == {r["id"] for r in knowledge.rows("companion_imports", "import_failures")}
-    for row_id, texts in examples.items():
-        fake = {"exception": {"type": "", "message": texts["exception"][0]} if "exception" in texts else None,
-                "warnings": [{"message": m} for m in texts.get("warning", ())], "log": texts.get("log", [])}
-        found = cause_of(fake)
-        assert found is not None and found.id == row_id, row_id
+def _tool():
+    spec = importlib.util.spec_from_file_location("refresh_knowledge", ROOT / "tools" / "refresh_knowledge.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-# --- the plan ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("tag, environment", [
+    ("manylinux_2_17_x86_64", LINUX_311), ("manylinux2014_x86_64", LINUX_311), ("linux_x86_64", LINUX_311),
+    ("manylinux2014_aarch64", marker_environment("3.11.9", "Linux", "aarch64")),
+    ("macosx_11_0_arm64", MAC_ARM_311), ("macosx_10_15_x86_64", marker_environment("3.11.9", "Darwin", "x86_64")),
+    ("win_amd64", marker_environment("3.11.9", "Windows", "AMD64")),
+])
+def test_the_generator_names_platforms_as_the_reader_does(tag, environment):
+    assert _tool().wheel_platforms(tag) == [environment_platform(environment)]
 
-def test_the_companion_repairs_keep_tensorflow_where_it_is():
-    tfp = entry("tensorflow_probability", message="No module named 'tf_keras'", kind="ModuleNotFoundError")
-    facts = facts_with(tfp)
-    outcome = companions.run(facts)
-    result = CheckResult("companions", "c", outcome.status, outcome.summary, remediation=outcome.remediation)
-    plan = build_plan([result], facts)
-    assert not plan.conflicts and plan.moves_tensorflow is None
-    install = [s for s in plan.steps if s.action is Action.INSTALL]
-    assert install and any(p.startswith("tf-keras") for s in install for p in s.packages)
-    assert all(" -m pip " not in c for c in outcome.remediation.commands)
+
+def test_the_generator_spreads_universal2_over_both_macs_and_sets_musl_apart():
+    tool = _tool()
+    assert tool.wheel_platforms("macosx_10_9_universal2") == ["macos-arm64", "macos-x86_64"]
+    assert tool.wheel_platforms("musllinux_1_1_x86_64") != [environment_platform(LINUX_311)]
+    assert tool.wheel_platforms("any") == ["any"]
