@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from tfdoctor.child import source
-from tfdoctor.facts import requirements
+from tfdoctor.facts import companions, requirements
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
@@ -209,16 +210,52 @@ def test_an_installed_prerelease_satisfies_a_plain_range():
     assert requirements.holds("not a version", ">=2.21") is None
 
 
-def test_a_dependent_made_for_another_tensorflow_is_named_and_moved_to_the_matching_release():
-    text = {"name": "tensorflow-text", "version": "2.15.0", "top_level": ["tensorflow_text"],
-            "requires": ["tensorflow<2.16,>=2.15.0; platform_machine != 'arm64' or platform_system != 'Darwin'"]}
-    facts = facts_with(tf_name="tensorflow", extra=[text], tensorflow=IMPORTED)
+# tensorflow-text 2.15.0's Requires-Dist as PyPI's wheel METADATA writes it (the companion table's row)
+TEXT_215 = {"name": "tensorflow-text", "version": "2.15.0", "top_level": ["tensorflow_text"],
+            "requires": ["tensorflow-hub >=0.13.0",
+                         'tensorflow <2.16,>=2.15.0 ; platform_machine != "arm64" or platform_system != "Darwin"',
+                         'tensorflow-macos <2.16,>=2.15.0 ; platform_machine == "arm64" and platform_system == "Darwin"',
+                         "tensorflow-cpu <2.14,>=2.13.0 ; extra == 'tensorflow_cpu'"]}
+HUB = {"name": "tensorflow-hub", "version": "0.16.1", "top_level": ["tensorflow_hub"],
+       "requires": ["numpy>=1.12.0", "protobuf>=3.19.6", "tf-keras>=2.14.1"]}
+TF_KERAS_221 = {"name": "tf-keras", "version": "2.21.0", "top_level": ["tf_keras"], "requires": ["tensorflow<2.22,>=2.21"]}
+
+
+def test_a_dependent_made_for_another_tensorflow_gets_its_release_made_for_the_installed_one():
+    """tensorflow-text 2.15.0 beside tensorflow-cpu 2.21.0 (issue 17): the tensorflow-text release made for 2.21
+    (companion table), exact, installed --no-deps since it requires `tensorflow`: never `tensorflow<2.16` and
+    never the extra's `tensorflow-cpu<2.14` (an extra nobody asked for)."""
+    facts = facts_with(extra=[TEXT_215, HUB, TF_KERAS_221], tensorflow=IMPORTED)
     result = run(facts)
     assert result.status is Status.WARN
-    assert result.summary == "tensorflow 2.21.0 is outside tensorflow-text 2.15.0's tensorflow<2.16,>=2.15.0"
-    assert commands(result) == [[PY, "-m", "pip", "install", "tensorflow-text==2.21.*", "tensorflow==2.21.0"]]
-    assert "move TensorFlow" in result.remediation.advice
-    assert requirements.repair_requirements(facts) == ()  # the reader leaves TensorFlow moves to the check
+    assert result.summary == "tensorflow-cpu 2.21.0 is outside tensorflow-text 2.15.0's tensorflow<2.16,>=2.15.0"
+    release = companions.release_for("tensorflow-text", "2.21.0", requirements.marker_environment(facts))
+    assert release is not None and release.version.startswith("2.21")
+    assert [r.packages for r in result.remediation.repairs] == [(f"tensorflow-text=={release.version}",)]
+    assert "made for TensorFlow 2.21.0" in result.remediation.repairs[0].reason
+    assert "keeping TensorFlow 2.21.0 where it is" in result.remediation.advice
+    plan = plan_of(facts, [result])
+    assert plan.moves_tensorflow is None and not plan.conflicts
+    installs = [words for words in argvs(plan) if "install" in words]
+    assert installs[-1] == [PY, "-m", "pip", "install", "--no-deps", f"tensorflow-text=={release.version}"]
+    named = {Requirement(w).name for words in installs for w in words[4:] if not w.startswith("-")}
+    assert "tensorflow" not in named and "tensorflow-macos" not in named  # no second build
+
+
+def test_a_companion_with_no_release_for_the_installed_tensorflow_moves_it_and_says_so():
+    """tensorflow-decision-forests follows TensorFlow's minor and has no release for 2.21 (companion table):
+    TensorFlow moves, as tensorflow-cpu, into the range of the installed release, and the plan says why."""
+    forests = {"name": "tensorflow-decision-forests", "version": "1.8.1", "top_level": ["tensorflow_decision_forests"],
+               "requires": ["numpy", "pandas", "tensorflow~=2.15.0", "six", "absl-py", "wheel", "wurlitzer"]}
+    facts = facts_with(extra=[forests], tensorflow=IMPORTED)
+    assert companions.release_for("tensorflow-decision-forests", "2.21.0", requirements.marker_environment(facts)) is None
+    result = run(facts)
+    repair = next(r for r in result.remediation.repairs if r.packages == ("tensorflow-cpu~=2.15.0",))
+    assert "no tensorflow-decision-forests release is made for TensorFlow 2.21.0" in repair.reason
+    assert "No release of tensorflow-decision-forests is made for TensorFlow 2.21.0" in result.remediation.advice
+    plan = plan_of(facts, [result])
+    assert plan.moves_tensorflow.target == "tensorflow-cpu~=2.15.0" and "TensorFlow must move" in plan.moves_tensorflow.why
+    assert not plan.conflicts
 
 
 MY_MODEL = {"name": "my-model", "version": "1.0", "top_level": ["my_model"], "requires": ["tensorflow<2.16,>=2.15"]}
@@ -270,20 +307,16 @@ def test_two_dependents_wanting_disjoint_tensorflows_are_a_conflict_naming_both(
 
 
 def test_tensorflow_cpu_stands_in_for_tensorflow_at_a_fitting_version():
-    keras2 = {"name": "tf-keras", "version": "2.21.0", "top_level": ["tf_keras"], "requires": ["tensorflow<2.22,>=2.21"]}
-    assert requirements.unmet_requirements(facts_with(extra=[keras2])) == []
+    assert requirements.unmet_requirements(facts_with(extra=[TF_KERAS_221])) == []
     old = {"name": "tf-keras", "version": "2.15.1", "top_level": ["tf_keras"], "requires": ["tensorflow<2.16,>=2.15"]}
     facts = facts_with(extra=[old], tensorflow={**IMPORTED, "keras": {"layer_ok": False, "error": {
         "type": "ImportError", "message": "cannot import name 'keras' from 'tf_keras'"}}})
     result = run(facts)
     assert result.status is Status.FAIL  # tf.keras itself fails: a Keras pin known to break
     assert result.summary == "tensorflow-cpu 2.21.0 is outside tf-keras 2.15.1's tensorflow<2.16,>=2.15"
-    # tf-keras requires only `tensorflow`, which tensorflow-cpu provides: --no-deps, no second build
-    assert commands(result) == [[PY, "-m", "pip", "install", "--no-deps", "tf-keras==2.21.*"]]
-    old_with_more = {**old, "requires": old["requires"] + ["scipy>=1.0"]}
-    result = run(facts_with(extra=[old_with_more, {"name": "scipy", "version": "1.14.1"}], tensorflow=IMPORTED))
-    assert commands(result) == [[PY, "-m", "pip", "uninstall", "-y", "tensorflow-cpu"],
-                                [PY, "-m", "pip", "install", "tensorflow==2.21.0", "tf-keras==2.21.*"]]
+    assert [r.packages for r in result.remediation.repairs] == [("tf-keras==2.21.0",)]
+    # tf-keras 2.21.0 requires only `tensorflow`, which tensorflow-cpu provides: --no-deps, no second build
+    assert commands(result, facts) == [[PY, "-m", "pip", "install", "--no-deps", "tf-keras==2.21.0"]]
 
 
 def test_numpy_past_the_abi_tensorflow_was_built_for_fails_even_without_an_import():

@@ -13,7 +13,7 @@ from tfdoctor.model import Status
 from tests.plan_support import as_result, intents, plan_of
 
 PY = "/env/bin/python"
-TF_KERAS_221 = "tf-keras~=2.21.0"  # the tf-keras made for TensorFlow 2.21
+TF_KERAS_221 = "tf-keras==2.21.0"  # the tf-keras made for TensorFlow 2.21 (companion table)
 SITE = "/env/lib/python3.11/site-packages"
 # tensorflow-cpu 2.21.0's Requires-Dist (a part of it, as written in its METADATA)
 TF_221 = ["protobuf<8.0.0,>=6.31.1", "keras>=3.12.0", "numpy>=1.26.0", "h5py<3.15.0,>=3.11.0",

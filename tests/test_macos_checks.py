@@ -291,8 +291,9 @@ def test_legacy_keras_switch_without_tf_keras_fails():
     facts["distributions"] = [dist("tensorflow", "2.16.1"), dist("numpy", "1.26.4"), dist("keras", "3.3.3")]
     result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL
-    assert [(r.action.value, r.packages) for r in result.remediation.repairs] == [("install", ("tf-keras~=2.16.0",))]
-    assert "tf-keras~=2.16.0" in " ".join(planned(result, facts))
+    # the tf-keras release made for TensorFlow 2.16 (companion table); `tensorflow` is installed, so no --no-deps
+    assert [(r.action.value, r.packages) for r in result.remediation.repairs] == [("install", ("tf-keras==2.16.0",))]
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install 'tf-keras==2.16.0' 'tensorflow==2.16.1'"]
 
 
 def test_tensorflow_without_a_wheel_for_this_python_warns():

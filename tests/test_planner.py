@@ -121,6 +121,22 @@ def test_a_second_build_without_uninstalling_the_installed_one_is_a_conflict():
                            [PY, "-m", "pip", "install", "tensorflow[and-cuda]==2.21.0"]]
 
 
+def test_legacy_keras_without_tf_keras_is_one_no_deps_step_both_checks_point_at():
+    """TF_USE_LEGACY_KERAS=1, no tf-keras, tensorflow-cpu 2.21.0 (issue 17): tensorflow-install and keras ask for
+    the same tf-keras; tf-keras 2.21.0 requires `tensorflow` (companion table), so the plan installs it
+    --no-deps and no second TensorFlow build lands beside tensorflow-cpu."""
+    path = next(p for p in fixture_paths() if p.name == "tensorflow-2.21-legacy-keras-without-tf-keras.json")
+    facts = load_fixture(path)["facts"]
+    results = {r.check_id: r for r in run_checks(all_checks(), facts)}
+    assert results["tensorflow-install"].remediation.repairs == tuple(
+        Repair.install("tf-keras==2.21.0", reason=r.reason) for r in results["keras"].remediation.repairs)
+    plan = build_plan(list(results.values()), facts)
+    (step,) = plan.steps
+    assert step.no_deps and step.packages == ("tf-keras==2.21.0",) and step.command.endswith("--no-deps 'tf-keras==2.21.0'")
+    assert plan.steps_for("tensorflow-install") == plan.steps_for("keras") == [1]
+    assert not plan.conflicts and plan.moves_tensorflow is None
+
+
 # ---- the installer ---------------------------------------------------------------------------------
 
 def test_a_pip_too_old_is_upgraded_before_every_other_step():
