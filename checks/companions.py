@@ -7,8 +7,9 @@ library misses a TensorFlow symbol ("undefined symbol"), it checks the TensorFlo
 `import tensorflow` works. The TensorFlow child imports each installed one after TensorFlow and tf.keras
 and records its fate; this check names the companion at fault (an error inside keras-hub can be
 tensorflow-text's library) and asks for its release made for the installed TensorFlow, read from the
-installed distribution's metadata and the companion table (facts/made_for.py), narrowed by what the
-release checks at import (knowledge/companion_imports.toml).
+installed distribution's metadata and the companion table (facts/made_for.py, facts/companions.py, which
+knows tensorflow-probability's import floors), narrowed by what the release checks at import
+(tensorflow-addons' supported range, knowledge/companion_imports.toml).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from tfdoctor import knowledge
 from tfdoctor.facts import Facts, canonical_name, made_for, requirements, section, tfchild
+from tfdoctor.facts import companions as companions_table
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
 from tfdoctor.repairs import Repair
@@ -99,18 +101,29 @@ def culprit(entry: Mapping[str, Any], modules: Iterable[str]) -> str:
 
 
 def _import_specifier(distribution: str, version: str) -> Optional[SpecifierSet]:
-    for row in knowledge.rows("companion_imports", "import_requirements"):
-        if row["distribution"] == distribution and row["release"] == version:
-            try:
-                return SpecifierSet(row["tensorflow"])
-            except InvalidSpecifier:
-                return None
-    return None
+    """What the release checks at import: tensorflow-probability's floor (companions_curated.toml, through
+    facts/companions.py), tensorflow-addons' supported range (companion_imports.toml)."""
+    floor = companions_table.import_check(distribution, version)
+    texts = [floor.tensorflow] if floor else [row["tensorflow"] for row in
+                                               knowledge.rows("companion_imports", "import_requirements")
+                                               if row["distribution"] == distribution and row["release"] == version]
+    try:
+        return SpecifierSet(texts[0]) if texts else None
+    except InvalidSpecifier:
+        return None
+
+
+def _releases_with_import_checks(distribution: str) -> list[str]:
+    floors = [r.version for r in companions_table.releases(distribution)
+              if companions_table.import_check(distribution, r.version)]
+    ranges = [row["release"] for row in knowledge.rows("companion_imports", "import_requirements")
+              if row["distribution"] == distribution]
+    return list(dict.fromkeys(floors + ranges))
 
 
 def accepts_at_import(distribution: str, version: str, tf_version: str) -> Optional[bool]:
-    """Does this release accept this TensorFlow when imported (knowledge/companion_imports.toml)? None
-    when nothing is known about its import-time check."""
+    """Does this release accept this TensorFlow when imported? None when nothing is known about its
+    import-time check."""
     specifier = _import_specifier(distribution, version)
     return None if specifier is None else specifier.contains(tf_version, prereleases=True)
 
@@ -126,8 +139,7 @@ def release_made_for(facts: Facts, distribution: str) -> Optional[str]:
     release = made_for.release_for(facts, distribution)
     if release is not None and accepts_at_import(distribution, str(release.version), tf_version) is not False:
         return str(release.version)
-    fitting = [row["release"] for row in knowledge.rows("companion_imports", "import_requirements")
-               if row["distribution"] == distribution and accepts_at_import(distribution, row["release"], tf_version)]
+    fitting = [v for v in _releases_with_import_checks(distribution) if accepts_at_import(distribution, v, tf_version)]
     ceiling = requirements.version_of(release.version) if release is not None else None
     fitting = [v for v in fitting if ceiling is None or requirements.version_of(v) <= ceiling]
     return max(fitting, key=requirements.version_of) if fitting else None
