@@ -16,6 +16,11 @@ order, repairs the environment:
 6. what only the user's shell or project can do (set or unset a variable, rename a file that hides
    a module): shown, marked manual, never run by `tfdoctor fix`.
 
+A manual step that stops a copy from hiding a module (a tensorflow.py in the project folder, an old
+NumPy on PYTHONPATH: Repair.unhides) holds back steps 1-5: an install into the environment would be
+defeated by the copy that still comes first, and the other checks judged the environment with it in
+the way. The plan then holds only the manual steps and says to run the doctor again after them.
+
 What no install can satisfy (two requirers wanting disjoint versions, a repair asking for a second
 TensorFlow build) is a conflict naming both sides, never a command.
 """
@@ -264,6 +269,14 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
     builder = _Builder(spelling)
     conflicts: list[Conflict] = []
     notes: list[str] = []
+    hidden = list(dict.fromkeys(module for _, repair in planned for module in repair.unhides))
+    if hidden:
+        held = [repair for _, repair in planned if repair.action not in MANUAL]
+        planned = [(check_id, repair) for check_id, repair in planned if repair.action in MANUAL]
+        if held:
+            notes.append(f"{len(held)} install/uninstall repair(s) held back: another copy of {', '.join(hidden)} "
+                         f"comes first on sys.path, so they would not reach the code that imports it. Do the "
+                         f"manual steps, then run tfdoctor again for the rest.")
     by_action: dict[Action, list[tuple[str, Repair]]] = {}
     for check_id, repair in planned:
         by_action.setdefault(repair.action, []).append((check_id, repair))

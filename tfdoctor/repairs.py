@@ -45,6 +45,10 @@ class Repair:
     new_path: Optional[str] = None
     minimum: Optional[str] = None  # upgrade-installer: the oldest pip that does the job
     missing: bool = False  # upgrade-installer: there is no pip module at all (ensurepip first)
+    # set-env / unset-env / rename: the modules this manual step stops another copy from hiding. Until it is
+    # done, an install into the environment would be defeated (the hiding copy still comes first), so the
+    # planner withholds every runnable step (tfdoctor/planner.py).
+    unhides: tuple[str, ...] = ()
 
     @classmethod
     def install(cls, *requirements: str, reason: str, no_deps: bool = False, pre: bool = False) -> "Repair":
@@ -64,16 +68,16 @@ class Repair:
         return cls(Action.UPGRADE_INSTALLER, reason, ("pip",), minimum=minimum, missing=missing)
 
     @classmethod
-    def set_env(cls, variable: str, value: str, reason: str) -> "Repair":
-        return cls(Action.SET_ENV, reason, variable=variable, value=value)
+    def set_env(cls, variable: str, value: str, reason: str, unhides: tuple[str, ...] = ()) -> "Repair":
+        return cls(Action.SET_ENV, reason, variable=variable, value=value, unhides=tuple(unhides))
 
     @classmethod
-    def unset_env(cls, variable: str, reason: str) -> "Repair":
-        return cls(Action.UNSET_ENV, reason, variable=variable)
+    def unset_env(cls, variable: str, reason: str, unhides: tuple[str, ...] = ()) -> "Repair":
+        return cls(Action.UNSET_ENV, reason, variable=variable, unhides=tuple(unhides))
 
     @classmethod
-    def rename(cls, path: str, new_path: str, reason: str) -> "Repair":
-        return cls(Action.RENAME, reason, path=path, new_path=new_path)
+    def rename(cls, path: str, new_path: str, reason: str, unhides: tuple[str, ...] = ()) -> "Repair":
+        return cls(Action.RENAME, reason, path=path, new_path=new_path, unhides=tuple(unhides))
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"action": self.action.value, "reason": self.reason}
@@ -84,6 +88,8 @@ class Repair:
                 data[key] = True
         if self.copies != 1:
             data["copies"] = self.copies
+        if self.unhides:
+            data["unhides"] = list(self.unhides)
         for key in ("manager", "prefix", "variable", "value", "path", "new_path", "minimum"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
@@ -97,4 +103,5 @@ class Repair:
             manager=data.get("manager"), prefix=data.get("prefix"), variable=data.get("variable"),
             value=data.get("value"), path=data.get("path"), new_path=data.get("new_path"),
             minimum=data.get("minimum"), missing=bool(data.get("missing")),
+            unhides=tuple(str(m) for m in data.get("unhides") or ()),
         )

@@ -48,17 +48,21 @@ def cuda_tensorflow(facts: Facts, specifier: str, reason: str) -> tuple[Repair, 
     when another build provides `tensorflow` now (tensorflow-cpu, tf-nightly), that build uninstalled in
     the same remediation, so two builds never share site-packages/tensorflow/."""
     installed = canonical_name(str((tensorflow_distribution(facts) or {}).get("name") or "tensorflow"))
-    switch = (Repair.uninstall(installed, reason=f"the CUDA build replaces it: {reason}"),) if installed != "tensorflow" else ()
-    return (*switch, Repair.install(f"tensorflow[and-cuda]{specifier}", reason=reason))
+    nightly = installed.startswith("tf-nightly")
+    build = "tf-nightly" if nightly else "tensorflow"  # a nightly's CUDA build is tf-nightly, not a release
+    switch = (Repair.uninstall(installed, reason=f"the CUDA build replaces it: {reason}"),) if installed != build else ()
+    return (*switch, Repair.install(f"{build}[and-cuda]{specifier}", reason=reason, pre=nightly))
 
 
 def tensorflow_version(facts: Facts) -> str | None:
-    """The imported version when the child ran, else the installed distribution's."""
-    tf = section(facts, "tensorflow")
-    if tf.get("version"):
-        return str(tf["version"])
+    """The installed distribution's version, from its metadata (what pip installs and pins: '2.15.0.post1',
+    '2.21.0.dev20250722'); the imported tf.__version__ ('2.15.0', '2.21.0-dev20250722') only when no
+    distribution is recorded."""
     dist = tensorflow_distribution(facts)
-    return str(dist["version"]) if dist and dist.get("version") else None
+    if dist and dist.get("version"):
+        return str(dist["version"])
+    version = section(facts, "tensorflow").get("version")
+    return str(version) if version else None
 
 
 def build_info(facts: Facts) -> Mapping[str, Any]:

@@ -23,13 +23,19 @@ SIGNAL_MEANINGS = {
     "SIGTERM": "terminated",
 }
 
+# Companions the child imports after TensorFlow and tf.keras, when installed (child/tf_child.py
+# companion_imports), in this order: tf_keras first, as several of the others import it.
+COMPANION_MODULES = ("tf_keras", "tensorflow_hub", "tensorflow_text", "tensorflow_io", "tensorflow_probability",
+                     "tensorflow_decision_forests", "tensorflow_addons", "tensorflow_model_optimization",
+                     "tensorflow_datasets", "keras_hub", "keras_nlp", "keras_cv")
+
 # The child's stages (tfdoctor/child/tf_child.py), grouped by what was going on.
 _IMPORT_STAGES = {None, "started", "importing", "import_failed", "not_installed"}
 _DEVICE_STAGES = {"imported", "devices"}
 
 
 def phase_of(stage: str | None) -> str:
-    """'import' | 'devices' | 'probe' | 'keras' | 'workload' | 'done' for a recorded stage."""
+    """'import' | 'devices' | 'probe' | 'keras' | 'workload' | 'companions' | 'done' for a recorded stage."""
     if stage in _IMPORT_STAGES:
         return "import"
     if stage in _DEVICE_STAGES:
@@ -38,6 +44,8 @@ def phase_of(stage: str | None) -> str:
         return stage
     if str(stage).startswith("workload"):  # --deep runs after the probe and keras: their records stand
         return "workload"
+    if str(stage).startswith("companion:"):  # the companions' imports come last: every other record stands
+        return "companions"
     return "probe"  # listed, probe, probe:GPU:warmup, probe:timing, probe:check
 
 

@@ -156,6 +156,8 @@ def build_to_keep(platform: Optional[str], builds: list[tuple[str, Optional[str]
     if not versioned:
         return None
     name, version = max(versioned, key=lambda build: release(build[1]))
+    if canonical_name(name).startswith("tf-nightly"):
+        return f"{name}=={version}"  # a nightly exists only under its own name: 'tensorflow' has no dev builds
     parts = release(version)[:2]
     wanted = mk.install_name(platform, ".".join(map(str, parts))) if platform and len(parts) == 2 else None
     return f"{wanted or name}=={version}"
