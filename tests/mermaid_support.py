@@ -21,15 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.live.support import in_ci
+
 PACKAGES = {"mermaid": "11.17.2", "jsdom": "29.1.1"}
 NODE_AT_LEAST = (20, 19)  # jsdom 29's engines
 INSTALL_TIMEOUT_S = 180
 PARSE_TIMEOUT_S = 60
 SCRIPT = Path(__file__).with_name("mermaid") / "parse.mjs"
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
 
 
 def unavailable(reason: str) -> None:
