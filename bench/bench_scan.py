@@ -75,6 +75,15 @@ def scan(directory: Path, cwd: Path, jobs: int | None) -> tuple[float, float, di
     return wall, cpu, verdicts
 
 
+def same_verdict(scanned: dict | None, single_run: dict) -> bool:
+    """The same exit code and, where the doctor ran, every check's status. Where it could not run the
+    reason's wording is not compared: the target and TensorFlow collectors both notice an unusable
+    interpreter and whichever is first words it (`cannot run X: Exec format error` or `[Errno 8] ...`)."""
+    if scanned is None or scanned["exit_code"] != single_run["exit_code"]:
+        return False
+    return single_run["exit_code"] == 2 or scanned["results"] == single_run["results"]
+
+
 def short(verdict: dict) -> str:
     if verdict["exit_code"] == 2:
         return "cannot run"
@@ -126,7 +135,8 @@ def main() -> None:
         scan_wall, scan_cpu, scan_verdicts = scanned
         total = sum(wall for wall, _, _ in singles.values())
         bound = total / cores() * BOUND
-        mismatches = [name for name, (_, _, verdict) in singles.items() if scan_verdicts.get(pythons[name]) != verdict]
+        mismatches = [name for name, (_, _, verdict) in singles.items()
+                      if not same_verdict(scan_verdicts.get(pythons[name]), verdict)]
         missing = len(pythons) - len(scan_verdicts)
         rounds.append({"round": index + 1, "singles_s": {n: round(w, 3) for n, (w, _, _) in singles.items()},
                        "singles_sum_s": round(total, 2), "singles_cpu_s": round(sum(c for _, c, _ in singles.values()), 2),

@@ -418,12 +418,17 @@ def scan_command(
     config: Optional[str] = CONFIG,
     no_redact: bool = NO_REDACT,
 ) -> None:
+    import os
+
     from tfdoctor.render import scan_table
     from tfdoctor.scan import summary
     from tfdoctor.scan.find import Places, find_environments
     from tfdoctor.scan.run import ScanOptions, diagnose_all
 
     _config(config, True, None, None, None, None, None)  # a bad configuration: exit 2 before anything runs
+    missing = [path for path in paths or () if not os.path.lexists(os.path.expanduser(path))]
+    if missing:
+        raise _fail(f"{missing[0]}: no such file or directory")
     fmt = Format.json if as_json else fmt
     environments = find_environments(Places.default(paths or (), depth))
     options = ScanOptions(probe=probe or deep, deep=deep, timeout=timeout, strict=strict, config=config,

@@ -62,7 +62,7 @@ class Places:
         """The paths given, and nothing else; without paths, the working and home directories and
         every environment manager's list."""
         home = Path.home()
-        roots = tuple(Path(p).expanduser() for p in paths) or (Path.cwd(), home)
+        roots = tuple(dict.fromkeys(Path(p).expanduser() for p in paths)) or tuple(dict.fromkeys((Path.cwd(), home)))
         return cls(roots=roots, home=home, environ=dict(os.environ), managers=not paths, depth=depth)
 
 
