@@ -120,7 +120,7 @@ def test_no_chart_without_deep_figures_or_for_a_skipped_check():
     assert "mermaid" not in markdown(explained(report))
 
 
-@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -5.0, "480", True, None, {"x": 1}])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -5.0, 1e308, "480", True, None, {"x": 1}])
 def test_a_hostile_figure_is_a_question_mark_not_a_crash(bad):
     document = explained(deep_report(gpu=True))
     document["facts"]["tensorflow"]["workload"]["crossover"]["sizes"][1]["gpu"]["gflops"] = bad

@@ -3,11 +3,11 @@
 
 Two charts: the probe's (one size per device; in the terminal only, and only when it timed a GPU
 against the CPU: a lone bar compares with nothing) and the `--deep` crossover's (every size on every
-device; terminal and Markdown). Both are read from the
-document's facts (`facts.tensorflow.probe.sides`, `facts.tensorflow.workload.crossover.sizes`), which
-every JSON report keeps, so `tfdoctor explain` of a saved report draws them too and JSON stays as it
-was. A saved report comes from strangers: a figure is drawn only when it is a finite, non-negative
-number, and every label is the chart's own (sizes are integers, devices GPU or CPU).
+device; terminal and Markdown). Both are read from the document's facts (`facts.tensorflow.probe.sides`,
+`facts.tensorflow.workload.crossover.sizes`), which every JSON report keeps, so `tfdoctor explain` of a
+saved report draws them too and JSON stays as it was. A saved report comes from strangers: a figure is
+drawn only when it is a plausible number (finite, non-negative, below a zettaFLOPS), and every label is
+the chart's own (sizes are integers, devices GPU or CPU).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ BAR_STYLES = {"GPU": "magenta", "CPU": "cyan"}
 BAR_WIDTH = (8, 48)  # columns of the longest bar: at least, at most (compact, even on a wide terminal)
 CROSSOVER_TITLE = "float32 matmul GFLOPS by matrix size N (N x N), best block"
 PROBE_TITLE = "float32 matmul GFLOPS, the probe's size for each device, best block"
+PLAUSIBLE_GFLOPS = 1e12  # a zettaFLOPS: beyond it a figure in a saved report is not drawn
 
 
 @dataclass(frozen=True)
@@ -52,10 +53,10 @@ class Chart:
 
 
 def figure(value: Any) -> Optional[float]:
-    """A GFLOPS figure from facts, or None when it is not a finite, non-negative number."""
+    """A GFLOPS figure from facts, or None when it is not a plausible number."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) and value >= 0 else None
+    return float(value) if math.isfinite(value) and 0 <= value < PLAUSIBLE_GFLOPS else None
 
 
 def size_of(value: Any) -> Optional[int]:
