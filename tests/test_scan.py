@@ -296,3 +296,37 @@ def test_scan_support_builds_interpreters_that_cannot_start(tmp_path):
     assert python.stat().st_mode & stat.S_IXUSR
     with pytest.raises(OSError):
         subprocess.run([str(python), "-V"], capture_output=True, timeout=10)
+
+
+@POSIX
+def test_one_diagnosis_giving_up_kills_its_own_children_only():
+    """Two diagnoses in one process (the scan's threads): an unusable interpreter ends the children of its
+    own diagnosis, and any it starts after; the other's keep running until an interrupt kills them all."""
+    from tfdoctor.collect.commands import CHILDREN, owned_by
+
+    def start(owner: object) -> subprocess.Popen:
+        def spawn() -> subprocess.Popen:
+            process = subprocess.Popen(["sleep", "60"], start_new_session=True)
+            CHILDREN.add(process)
+            return process
+        return owned_by(owner, spawn)
+
+    mine, other = object(), object()
+    doomed, bystander = start(mine), start(other)
+    started = [doomed, bystander]
+    try:
+        CHILDREN.kill_owned(mine)
+        assert doomed.wait(timeout=10) == -signal.SIGKILL
+        started.append(start(mine))  # started by a collector that had not noticed yet
+        assert started[-1].wait(timeout=10) == -signal.SIGKILL
+        time.sleep(0.2)
+        assert bystander.poll() is None
+        CHILDREN.kill_all()
+        assert bystander.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        for process in started:
+            CHILDREN.discard(process)
+            process.kill()
+            process.wait()
+        CHILDREN.release(mine)
+        CHILDREN.reopen()

@@ -420,24 +420,31 @@ def scan_command(
 ) -> None:
     import os
 
+    from tfdoctor.doctor import DoctorOptions
     from tfdoctor.render import scan_table
     from tfdoctor.scan import summary
     from tfdoctor.scan.find import Places, find_environments
-    from tfdoctor.scan.run import ScanOptions, diagnose_all
+    from tfdoctor.scan.run import diagnose_all
 
-    _config(config, True, None, None, None, None, None)  # a bad configuration: exit 2 before anything runs
+    settings = _config(config, True, None, None, None, None, None)  # as `tfdoctor --python ENV` reads it
     missing = [path for path in paths or () if not os.path.lexists(os.path.expanduser(path))]
     if missing:
         raise _fail(f"{missing[0]}: no such file or directory")
     fmt = Format.json if as_json else fmt
     environments = find_environments(Places.default(paths or (), depth))
-    options = ScanOptions(probe=probe or deep, deep=deep, timeout=timeout, strict=strict, config=config,
-                          redact=not no_redact)
+    requirements = settings.requirements.to_facts(settings.source) if not settings.requirements.empty else None
+
+    def options_for(environment) -> DoctorOptions:
+        return DoctorOptions(python=environment.python, only=settings.only, skip=settings.skip,
+                             timeout=timeout if timeout is not None else settings.timeout or 60.0,
+                             probe=probe or deep, deep=deep, requirements=requirements)
+
     text = _live_redactor(no_redact)
     bar = scan_table.ProgressBar(len(environments)) if environments and sys.stderr.isatty() else None
     with bar if bar is not None else _nullcontext():
         # timings need the machine to themselves: with --probe or --deep one environment at a time
-        diagnosed = diagnose_all(environments, options, workers=jobs or (1 if probe or deep else None),
+        diagnosed = diagnose_all(environments, options_for, lambda document: redact(document, no_redact),
+                                 strict=strict or bool(settings.strict), workers=jobs or (1 if probe or deep else None),
                                  done=(lambda d: bar(text(d.environment.prefix))) if bar is not None else None)
     rows = summary.sorted_rows([summary.row(d, text(d.environment.prefix), text(d.environment.python),
                                             text(d.reason) if d.reason else None) for d in diagnosed])
