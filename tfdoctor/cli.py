@@ -470,6 +470,87 @@ def fix_command(
     raise typer.Exit(code)
 
 
+@app.command(
+    "scan",
+    help="Find the Python environments on this machine and diagnose each: which has a TensorFlow that "
+    "works, with the GPU?\n\n"
+    "Without PATH: conda's environments, pyenv's versions, pipx and uv tool venvs, and every directory "
+    "holding a pyvenv.cfg a few levels under the working and home directories. With PATHs: only what is "
+    "under them (a PATH may also be an environment or an interpreter). Each is diagnosed as "
+    "'tfdoctor --python ENV --no-probe' would, several at once (one per core).\n\n"
+    "Exit codes: 0 at least one environment passes; 1 none does (or none was found); 2 bad arguments.",
+)
+def scan_command(
+    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH", help="Where to look (default: see above)."),
+    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format (github: as text)."),
+    as_json: bool = JSON,
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the table to FILE instead of stdout."),
+    probe: bool = typer.Option(False, "--probe", help="Time the GPU against the CPU in each environment."),
+    deep: bool = typer.Option(False, "--deep", help="Run the workload probe in each environment (implies --probe)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=1.0,
+                                            help="Seconds each TensorFlow import (and probe) may take (default 60)."),
+    depth: int = typer.Option(4, "--depth", min=0, help="Directory levels searched for pyvenv.cfg under each PATH."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1,
+                                       help="Environments diagnosed at once (default: the cores; 1 with --probe or "
+                                            "--deep, whose timings need the machine to themselves)."),
+    strict: bool = STRICT,
+    config: Optional[str] = CONFIG,
+    no_redact: bool = NO_REDACT,
+) -> None:
+    import os
+
+    from tfdoctor.doctor import DoctorOptions
+    from tfdoctor.render import scan_table
+    from tfdoctor.scan import summary
+    from tfdoctor.scan.find import Places, find_environments
+    from tfdoctor.scan.run import diagnose_all
+
+    settings = _config(config, True, None, None, None, None, None)  # as `tfdoctor --python ENV` reads it
+    missing = [path for path in paths or () if not os.path.lexists(os.path.expanduser(path))]
+    if missing:
+        raise _fail(f"{missing[0]}: no such file or directory")
+    fmt = Format.json if as_json else fmt
+    environments = find_environments(Places.default(paths or (), depth))
+    requirements = settings.requirements.to_facts(settings.source) if not settings.requirements.empty else None
+
+    def options_for(environment) -> DoctorOptions:
+        return DoctorOptions(python=environment.python, only=settings.only, skip=settings.skip,
+                             timeout=timeout if timeout is not None else settings.timeout or 60.0,
+                             probe=probe or deep, deep=deep, requirements=requirements)
+
+    text = _live_redactor(no_redact)
+    bar = scan_table.ProgressBar(len(environments)) if environments and sys.stderr.isatty() else None
+    with bar if bar is not None else _nullcontext():
+        # timings need the machine to themselves: with --probe or --deep one environment at a time
+        diagnosed = diagnose_all(environments, options_for, lambda document: redact(document, no_redact),
+                                 strict=strict or bool(settings.strict), workers=jobs or (1 if probe or deep else None),
+                                 done=(lambda d: bar(text(d.environment.prefix))) if bar is not None else None)
+    rows = summary.sorted_rows([summary.row(d, text(d.environment.prefix), text(d.environment.python),
+                                            text(d.reason) if d.reason else None) for d in diagnosed])
+    if fmt is Format.json:
+        rendered = scan_table.render_json(rows, redacted=not no_redact)
+    elif fmt is Format.markdown:
+        rendered = scan_table.render_markdown(rows)
+    else:
+        terminal = output is None and sys.stdout.isatty()
+        rendered = scan_table.render_text(rows, color=None if terminal else False,
+                                          width=_terminal_columns() if terminal else None)
+    write(rendered, output)
+    raise typer.Exit(summary.exit_code(rows))
+
+
+def _terminal_columns() -> int:
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
+def _nullcontext() -> Any:
+    from contextlib import nullcontext
+
+    return nullcontext()
+
+
 def main() -> None:
     from tfdoctor.report import EXIT_INTERRUPTED, EXIT_TERMINATED
 

@@ -5,10 +5,14 @@ nvidia-smi is known to hang and sysctl keys can be unknown; a collector records 
 
 Every child the collectors start is registered in `CHILDREN` while it runs, so that an interrupt
 (Ctrl-C, SIGTERM) can kill them all at once: the worker threads waiting on them then return at once.
+Each is registered under the diagnosis that started it (`owned_by`), so that one diagnosis giving up
+(an unusable interpreter) kills its own children and not those of another running beside it in the
+same process (`tfdoctor scan`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
 import shutil
 import signal
@@ -31,18 +35,20 @@ class RunningChildren:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._processes: set[subprocess.Popen] = set()
+        self._processes: dict[subprocess.Popen, object] = {}  # each child and the diagnosis it belongs to
         self._closed = False
+        self._closed_owners: set[object] = set()
 
     def add(self, process: subprocess.Popen) -> None:
+        owner = _OWNER.get()
         with self._lock:
-            self._processes.add(process)
-            if self._closed:
+            self._processes[process] = owner
+            if self._closed or (owner is not None and owner in self._closed_owners):
                 kill_tree(process)
 
     def discard(self, process: subprocess.Popen) -> None:
         with self._lock:
-            self._processes.discard(process)
+            self._processes.pop(process, None)
 
     @property
     def interrupted(self) -> bool:
@@ -54,12 +60,26 @@ class RunningChildren:
             for process in self._processes:
                 kill_tree(process)
 
+    def kill_owned(self, owner: object) -> None:
+        """Kill the children of one diagnosis, and any it starts from now on; the others run on."""
+        with self._lock:
+            self._closed_owners.add(owner)
+            for process, owned_by in self._processes.items():
+                if owned_by is owner:
+                    kill_tree(process)
+
+    def release(self, owner: object) -> None:
+        """The diagnosis is over: forget it (its children are gone)."""
+        with self._lock:
+            self._closed_owners.discard(owner)
+
     def reopen(self) -> None:
         """For a process that runs the doctor again after an interrupt (a notebook, the tests)."""
         with self._lock:
             self._closed = False
 
 
+_OWNER: contextvars.ContextVar[object] = contextvars.ContextVar("tfdoctor_children_owner", default=None)
 CHILDREN = RunningChildren()
 
 
@@ -93,6 +113,15 @@ def run_process(argv: Sequence[str], timeout: float, env: Mapping[str, str] | No
     finally:
         CHILDREN.discard(process)
     return Finished(process.returncode, out, err, timed_out)
+
+
+def owned_by(owner: object, function: Any, *args: Any) -> Any:
+    """function(*args), with the children it starts registered under `owner` (a collector's thread)."""
+    token = _OWNER.set(owner)
+    try:
+        return function(*args)
+    finally:
+        _OWNER.reset(token)
 
 
 def run_command(

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from tfdoctor.render import platform_line, summary_line
+from tfdoctor.render.charts import markdown_charts
 from tfdoctor.render.sanitize import clean_document
 
 EMOJI = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "➖", "error": "💥"}
@@ -192,6 +193,7 @@ def render(document: dict[str, Any], verbose: bool = False) -> str:
         if table and result["status"] != "skip":
             lines += [f"#### `{result['id']}` figures", "", "| Section | Figure | Value |", "|---|---|---|"]
             lines += ["| " + " | ".join(escape(cell) for cell in row) + " |" for row in table] + [""]
+    lines += markdown_charts(document, fenced)  # the --deep crossover as a Mermaid xychart (render/charts.py)
     if verbose:
         lines += _all_details(results)
     lines += ["<details><summary>Facts (JSON)</summary>", ""]

@@ -7,6 +7,7 @@ import io
 from typing import Any
 
 from tfdoctor.render import STATUS_SYMBOLS, platform_line, summary_line
+from tfdoctor.render.charts import terminal_chart
 from tfdoctor.render.sanitize import clean_document
 
 PROBLEMS = ("warn", "fail", "error")
@@ -112,6 +113,9 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
         for row in table:
             cells = [str(cell).ljust(width) for cell, width in zip(row, widths)] + [str(c) for c in row[2:]]
             console.print(indent + escape("  ".join(cells)), soft_wrap=True)
+        picture = terminal_chart(document, result, len(indent), console.width)  # GFLOPS by size (render/charts.py)
+        if picture is not None:
+            console.print(picture)
         show_details = verbose or status in ("fail", "error")
         for line in result.get("details") or () if show_details else ():
             console.print(f"{indent}[dim]{escape(line)}[/]", soft_wrap=True)
