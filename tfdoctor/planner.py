@@ -418,47 +418,69 @@ def _companions_without_second_build(facts: Facts, resolver: dict[str, _Wanted],
                                      tf_pin: Optional[str], uninstalled: Mapping[str, Any], notes: list[str]) -> None:
     """A companion release that requires `tensorflow` while `tensorflow-cpu` (or -macos, -intel...)
     provides the package: pip would add the `tensorflow` distribution beside it. Install that release
-    --no-deps and put its other requirements into the resolver step instead."""
+    --no-deps and put its other requirements into the resolver step instead. The same for a companion
+    that requires such a companion (tensorflow-hub requires tf-keras, which requires `tensorflow`): pip
+    resolves the dependencies of what it installs, installed or not, so it too goes --no-deps. Repeated
+    until no companion in the resolver step leads to another build."""
     from tfdoctor.facts import requirements as reqs
 
     if not tf_pin:
         return
-    try:
-        from tfdoctor.facts import companions
-    except ImportError:  # the companion table is not part of this build
-        return
+    from tfdoctor.facts import companions
+
     build = canonicalize_name(Requirement(tf_pin).name)
     tf_version = next(iter(Requirement(tf_pin).specifier)).version
     environment = reqs.marker_environment(facts)
-    for name in [n for n in resolver if n in companions.COMPANIONS]:
-        wanted = resolver[name]
-        release = _chosen_release(companions, name, wanted, tf_version, environment)
-        if release is None:
-            continue
-        builds = {canonicalize_name(r.name) for r in release.tensorflow_requirements(environment)}
-        if not builds or build in builds:
-            continue
-        resolver.pop(name)
-        exact = Requirement(f"{wanted.spelled}=={release.version}")
-        target = no_deps.setdefault(name, _Wanted(name, wanted.spelled))
-        for check_id, _, reason in wanted.who:
-            target.add(exact, check_id, str(exact), reason)
-        for other in release.other_requirements(environment):
-            other_name = canonicalize_name(other.name)
-            if other_name in uninstalled:
+    leads: dict[str, Optional[str]] = {}  # companion -> the other build its closure requires (None: none)
+
+    def other_build(name: str, spec: SpecifierSet, seen: frozenset[str]) -> Optional[str]:
+        if name in leads:
+            return leads[name]
+        release = _chosen_release(companions, name, spec, tf_version, environment)
+        found = None
+        if release is not None:
+            builds = {canonicalize_name(r.name) for r in release.tensorflow_requirements(environment)}
+            found = next(iter(sorted(builds - {build})), None) if builds and build not in builds else None
+            for other in release.other_requirements(environment):
+                other_name = canonicalize_name(other.name)
+                if found is None and other_name in companions.COMPANIONS and other_name not in seen:
+                    found = other_build(other_name, other.specifier, seen | {name})
+        leads[name] = found
+        return found
+
+    moved = True
+    while moved:
+        moved = False
+        for name in [n for n in resolver if n in companions.COMPANIONS]:
+            wanted = resolver[name]
+            second = other_build(name, wanted.specifier, frozenset())
+            release = _chosen_release(companions, name, wanted.specifier, tf_version, environment)
+            if second is None or release is None:
                 continue
-            resolver.setdefault(other_name, _Wanted(other_name, other.name)).add(
-                other, "", str(other), f"required by {name} {release.version}")
-        notes.append(f"{name} {release.version} requires {', '.join(sorted(builds))}, which {build} provides under "
-                     f"another name: it is installed --no-deps after its other requirements, so pip adds no second "
-                     f"TensorFlow build.")
+            resolver.pop(name)
+            exact = Requirement(f"{wanted.spelled}=={release.version}")
+            target = no_deps.setdefault(name, _Wanted(name, wanted.spelled))
+            for check_id, _, reason in wanted.who:
+                target.add(exact, check_id, str(exact), reason)
+            for other in release.other_requirements(environment):
+                other_name = canonicalize_name(other.name)
+                if other_name in uninstalled or other_name in no_deps:
+                    continue
+                resolver.setdefault(other_name, _Wanted(other_name, other.name)).add(
+                    other, "", str(other), f"required by {name} {release.version}")
+            notes.append(f"{name} {release.version} leads to {second}, which {build} provides under another name: "
+                         f"it is installed --no-deps after its other requirements, so pip adds no second TensorFlow "
+                         f"build.")
+            moved = True
 
 
-def _chosen_release(companions: Any, name: str, wanted: _Wanted, tf_version: str, environment: Mapping[str, str]) -> Any:
+def _chosen_release(companions: Any, name: str, specifier: SpecifierSet, tf_version: str,
+                    environment: Mapping[str, str]) -> Any:
     """The companion release the resolver step would install: the newest release made for the installed
     TensorFlow that the step's specifier admits."""
     for release in companions.releases(name):
-        if not wanted.specifier.contains(release.version, prereleases=True):
+        if not specifier.contains(release.version, prereleases=True) or release.installs_on(environment) is False \
+                or release.admits_python(environment) is False:
             continue
         requirements = release.tensorflow_requirements(environment)
         if all(r.specifier.contains(tf_version, prereleases=True) for r in requirements):
