@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from tfdoctor.render import platform_line, summary_line
+from tfdoctor.render import platform_line, step_reasons, steps_phrase, summary_line
 from tfdoctor.render.charts import markdown_charts
 from tfdoctor.render.sanitize import clean_document
 
@@ -141,12 +141,12 @@ def _plan(plan: dict[str, Any]) -> list[str]:
         return []
     lines = []
     if steps:
-        lines += [f"#### To fix this environment: {len(steps)} step{'s' if len(steps) != 1 else ''}", ""]
+        lines += [f"#### To fix this environment: {steps_phrase(len(steps))}", ""]
         runnable = [s["command"] for s in steps if not s.get("manual")]
         if runnable:
             lines += fenced("\n".join(runnable), "powershell" if plan.get("shell") == "powershell" else "sh") + [""]
         for step in steps:
-            why = "; ".join(dict.fromkeys(r.get("reason", "") for r in step.get("reasons") or () if r.get("reason")))
+            why = step_reasons(step)
             manual = " (in your shell or project)" if step.get("manual") else ""
             span = code(step["command"])
             lines.append(f"{step['number']}. {span}{manual}" + (f": {escape(why)}" if why else ""))

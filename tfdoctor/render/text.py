@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from tfdoctor.render import STATUS_SYMBOLS, platform_line, summary_line
+from tfdoctor.render import STATUS_SYMBOLS, platform_line, step_reasons, steps_phrase, summary_line
 from tfdoctor.render.charts import terminal_chart
 from tfdoctor.render.sanitize import clean_document
 
@@ -56,11 +56,10 @@ def plan_lines(plan: dict[str, Any]) -> list[str]:
     lines = []
     if steps:
         runnable = [s for s in steps if not s.get("manual")]
-        count = f"{len(steps)} step{'s' if len(steps) != 1 else ''}"
-        lines.append(f"[bold]To fix this environment: {count}[/] [dim](paste in order"
+        lines.append(f"[bold]To fix this environment: {steps_phrase(len(steps))}[/] [dim](paste in order"
                      + ("; or let `tfdoctor fix` verify and apply them" if runnable else "") + ")[/]")
         for step in steps:
-            why = "; ".join(dict.fromkeys(r.get("reason", "") for r in step.get("reasons") or () if r.get("reason")))
+            why = step_reasons(step)
             manual = " [dim](in your shell or project; `tfdoctor fix` does not do this)[/]" if step.get("manual") else ""
             lines.append(f"  {step['number']}. [cyan]{escape(step['command'])}[/]{manual}")
             if why:
