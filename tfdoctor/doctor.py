@@ -70,6 +70,7 @@ def diagnose(options: DoctorOptions) -> Report:
         timeout=options.timeout,
         probe=options.probe,
         deep=options.deep,
+        careful_probe=options.deep or bool((options.requirements or {}).get("min_gflops")),
         sections=needed,
         progress=EarlyResults(checks, options.requirements, options.progress) if options.progress else None,
     )
