@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
+from tfdoctor import knowledge
 from tfdoctor.registry import Check, all_checks, select
 from tfdoctor.report import Report
 from tfdoctor.runner import run_check, run_checks
@@ -74,11 +76,15 @@ def diagnose(options: DoctorOptions) -> Report:
         sections=needed,
         progress=EarlyResults(checks, options.requirements, options.progress) if options.progress else None,
     )
+    # the checks' knowledge tables are parsed while the children work, not after them
+    preloading = threading.Thread(target=knowledge.preload, name="preload-knowledge", daemon=True)
+    preloading.start()
     try:
         facts = gather(collect_options)
     except TargetUnusableError as exc:
         raise DoctorError(f"the target interpreter is unusable: {exc}") from exc
     facts = with_requirements(facts, options.requirements)
+    preloading.join()  # done long before the children; joined so no table is parsed twice
     return Report(facts=facts, results=run_checks(checks, facts))
 
 
