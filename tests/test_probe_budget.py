@@ -23,7 +23,7 @@ from tfdoctor.doctor import DoctorOptions, diagnose
 def test_the_long_probe_is_asked_for_by_deep_and_min_gflops(monkeypatch, deep, requirements, careful):
     seen: list[CollectOptions] = []
 
-    def gather(options: CollectOptions) -> dict:
+    def gather(options: CollectOptions, alongside=None) -> dict:
         seen.append(options)
         return {}
 
@@ -48,3 +48,20 @@ def test_the_child_is_given_the_cpu_only_budget_the_options_ask_for(monkeypatch,
     assert configs[0]["cpu_only_budget_s"] == budget
     assert configs[0]["budget_s"] == tensorflow_collector.PROBE_BUDGET_S  # a GPU is always compared at length
     assert tensorflow_collector.CPU_ONLY_PROBE_BUDGET_S < tensorflow_collector.PROBE_BUDGET_S
+
+
+def test_what_runs_alongside_the_collectors_is_done_when_gather_returns():
+    """The doctor's preparation (knowledge.preload) runs on the collectors' pool and is finished by
+    the time the checks run."""
+    import threading
+    import time
+
+    finished = threading.Event()
+
+    def prepare() -> None:
+        time.sleep(0.3)  # longer than the host collector: gather must wait for it
+        finished.set()
+
+    facts = tfdoctor.collect.gather(CollectOptions(python=sys.executable, sections=frozenset({"host"})),
+                                    alongside=prepare)
+    assert finished.is_set() and "host" in facts

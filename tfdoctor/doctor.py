@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
@@ -76,15 +75,12 @@ def diagnose(options: DoctorOptions) -> Report:
         sections=needed,
         progress=EarlyResults(checks, options.requirements, options.progress) if options.progress else None,
     )
-    # the checks' knowledge tables are parsed while the children work, not after them
-    preloading = threading.Thread(target=knowledge.preload, name="preload-knowledge", daemon=True)
-    preloading.start()
     try:
-        facts = gather(collect_options)
+        # the checks' knowledge tables are parsed while the children work, not after them
+        facts = gather(collect_options, alongside=knowledge.preload)
     except TargetUnusableError as exc:
         raise DoctorError(f"the target interpreter is unusable: {exc}") from exc
     facts = with_requirements(facts, options.requirements)
-    preloading.join()  # done long before the children; joined so no table is parsed twice
     return Report(facts=facts, results=run_checks(checks, facts))
 
 
