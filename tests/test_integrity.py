@@ -361,6 +361,22 @@ def test_hashing_gets_less_time_when_no_tensorflow_child_runs_beside_it():
     assert beside["integrity"]["budget_s"] == HASH_BUDGET_S
 
 
+def test_the_child_is_niced_only_beside_the_tensorflow_import(monkeypatch):
+    import tfdoctor.collect.integrity as collector
+    from tfdoctor.collect.options import CollectOptions
+
+    arguments: list[dict] = []
+
+    def run_command(argv, timeout):
+        arguments.append(json.loads(argv[-1]))
+        return {"status": "ok", "exit_code": 0, "stdout": json.dumps({"installers": {}}), "stderr": ""}
+
+    monkeypatch.setattr(collector, "run_command", run_command)
+    collector.collect_integrity(CollectOptions(python=sys.executable, sections=frozenset({"integrity", "tensorflow"})))
+    collector.collect_integrity(CollectOptions(python=sys.executable, sections=frozenset({"integrity"})))
+    assert [a["nice"] for a in arguments] == [True, False]
+
+
 def test_conda_version_from_the_environments_own_history(tmp_path):
     """conda writes '# conda version: X' into conda-meta/history at each change of the environment."""
     import venv

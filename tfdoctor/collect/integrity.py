@@ -30,9 +30,11 @@ CHILD_TIMEOUT_S = 30.0
 
 def collect_integrity(options: CollectOptions, budget_s: float | None = None) -> dict[str, Any]:
     verify = "integrity" in options.sections
+    beside_tensorflow = "tensorflow" in options.sections
     if budget_s is None:
-        budget_s = HASH_BUDGET_S if "tensorflow" in options.sections else HASH_BUDGET_ALONE_S
-    argument = json.dumps({"budget_s": budget_s, "verify": verify})
+        budget_s = HASH_BUDGET_S if beside_tensorflow else HASH_BUDGET_ALONE_S
+    # niced only beside the TensorFlow import, whose CPU it must not take; alone it is the critical path
+    argument = json.dumps({"budget_s": budget_s, "verify": verify, "nice": beside_tensorflow})
     # run_command: a timeout, its own session, and killed with the other children on an interrupt
     ran = run_command([options.python, "-c", source("integrity"), argument], CHILD_TIMEOUT_S)
     if ran["status"] != "ok":
