@@ -9,7 +9,7 @@ from tfdoctor.cli import run_command_line
 def _seen_options(monkeypatch, args):
     seen = []
 
-    def fake_gather(options):
+    def fake_gather(options, alongside=None):
         seen.append(options)
         return {}
 

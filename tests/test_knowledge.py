@@ -216,3 +216,15 @@ def test_curated_numpy_and_keras_pins_agree_with_pypi():
                 assert SpecifierSet(declared[0]) == SpecifierSet(row["spec"]), (wheel["version"], package, declared)
                 checked += 1
     assert checked > 100
+
+
+def test_preload_parses_every_table_but_the_on_demand_ones(monkeypatch):
+    """Run while the children work: the checks then find their tables parsed; companions.toml (194 KiB)
+    stays unread until a companion is involved."""
+    from tfdoctor import knowledge
+
+    parsed: list[str] = []
+    monkeypatch.setattr(knowledge, "load", lambda name: parsed.append(name))
+    knowledge.preload()
+    assert "companions" in knowledge.ON_DEMAND and "companions" not in parsed
+    assert sorted(parsed) == sorted(set(knowledge.names()) - knowledge.ON_DEMAND) and "releases" in parsed

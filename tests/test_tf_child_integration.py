@@ -47,6 +47,10 @@ def test_no_gpu_here_and_the_checks_say_so(report):
     if any(d["device_type"] == "GPU" for d in tf["devices"]):
         pytest.skip("this machine has a GPU")
     assert "gpu" not in tf["probe"]["sides"] and tf["probe"].get("speedup") is None
+    # with no GPU to compare, the short CPU run: its budget, not the GPU comparison's
+    from tfdoctor.collect.tensorflow import CPU_ONLY_PROBE_BUDGET_S, PROBE_BUDGET_S
+
+    assert tf["probe"]["budget_s"] == CPU_ONLY_PROBE_BUDGET_S < PROBE_BUDGET_S
     visible = _result(report, "gpu-visible")
     assert visible["status"] == "pass"
     assert "No GPU expected" in visible["summary"] and "runs on the CPU" in visible["summary"]

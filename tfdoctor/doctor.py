@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
+from tfdoctor import knowledge
 from tfdoctor.registry import Check, all_checks, select
 from tfdoctor.report import Report
 from tfdoctor.runner import run_check, run_checks
@@ -70,11 +71,13 @@ def diagnose(options: DoctorOptions) -> Report:
         timeout=options.timeout,
         probe=options.probe,
         deep=options.deep,
+        careful_probe=options.deep or bool((options.requirements or {}).get("min_gflops")),
         sections=needed,
         progress=EarlyResults(checks, options.requirements, options.progress) if options.progress else None,
     )
     try:
-        facts = gather(collect_options)
+        # the checks' knowledge tables are parsed while the children work, not after them
+        facts = gather(collect_options, alongside=knowledge.preload)
     except TargetUnusableError as exc:
         raise DoctorError(f"the target interpreter is unusable: {exc}") from exc
     facts = with_requirements(facts, options.requirements)

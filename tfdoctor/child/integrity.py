@@ -5,7 +5,8 @@
 # and records its installers (pip, conda) and the wheel tags those distributions were installed from.
 # Standard library only, Python 3.6 syntax; prints one JSON document. Never imports what it verifies.
 #
-# argv[1]: JSON options {"budget_s": seconds of sha256 hashing, "verify": false to record installers only}
+# argv[1]: JSON options {"budget_s": seconds of sha256 hashing, "verify": false to record installers only,
+#          "nice": false when no TensorFlow import runs beside it (it is then the run's critical path)}
 #
 # Per distribution it records counts and only the files that are missing or altered (a report stays
 # small with 30,000-line RECORDs). Sizes are checked for every file (one stat each); sha256 only for
@@ -254,7 +255,7 @@ def main():
     options = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     budget_s = float(options.get("budget_s", 0.3))
     started = time.perf_counter()
-    if hasattr(os, "nice"):
+    if options.get("nice", True) and hasattr(os, "nice"):
         try:
             os.nice(10)  # hashing takes only the CPU the TensorFlow import leaves
         except OSError:

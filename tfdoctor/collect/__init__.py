@@ -63,8 +63,12 @@ def _timed(collector: Collector, options: CollectOptions) -> tuple[dict[str, Any
     return sections, (time.perf_counter() - started) * 1000
 
 
-def gather(options: CollectOptions) -> dict[str, Any]:
+def gather(options: CollectOptions, alongside: Callable[[], None] | None = None) -> dict[str, Any]:
     """Run every collector whose sections the selected checks need (plus the cheap always-on ones).
+
+    `alongside` (the doctor's own preparation, e.g. parsing the checks' tables) runs on the pool too,
+    submitted after every collector, so its Python work never delays a child's start; it is done when
+    this returns.
 
     An interrupt (KeyboardInterrupt, or the CLI's SIGTERM exception) while waiting kills every child
     the collectors started, so their threads end at once, and leaves without waiting for them. An
@@ -75,9 +79,11 @@ def gather(options: CollectOptions) -> dict[str, Any]:
     errors: dict[str, str] = {}
     CHILDREN.reopen()
     owner = object()  # this gathering's children, apart from any other's in this process
-    pool = ThreadPoolExecutor(max_workers=len(chosen), thread_name_prefix="collect")
+    pool = ThreadPoolExecutor(max_workers=len(chosen) + 1, thread_name_prefix="collect")
     try:
         futures = {pool.submit(owned_by, owner, _timed, c, options): c for c in chosen}
+        if alongside is not None:
+            pool.submit(alongside)
         for future in as_completed(futures):
             collector = futures[future]
             try:

@@ -15,6 +15,8 @@ class CollectOptions:
     timeout: float = 60.0  # for the TensorFlow child
     probe: bool = True  # time the GPU against the CPU after import
     deep: bool = False  # the workload probe (crossover, dispatch, input pipeline, ...): up to ~15 s more
+    # the long probe even with no GPU to compare (else a short CPU run): for --deep and a --min-gflops to judge
+    careful_probe: bool = False
     sections: frozenset[str] = field(default_factory=frozenset)  # what the selected checks need
     command_timeout: float = 10.0  # for sysctl, nvidia-smi and friends
     progress: Optional[Progress] = field(default=None, compare=False, repr=False)

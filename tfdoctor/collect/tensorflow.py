@@ -31,6 +31,11 @@ from tfdoctor.facts.tfchild import COMPANION_MODULES
 # Seconds of timing the probe may spend after the import (the ladder, warm-ups and blocks of every
 # device). On a 2-core VM the whole probe then takes about 0.5 s after the import (notes/tfchild.md).
 PROBE_BUDGET_S = 0.45
+# With no GPU to compare, the probe is a short correctness-and-GFLOPS run on the CPU: the same checks
+# (placement, numbers, at least three timed blocks) at a smaller N, whose GFLOPS read lower than the
+# long run's (TensorFlow's CPU matmul gains with N). The long run is for GPUs, --deep and --min-gflops
+# (CollectOptions.careful_probe).
+CPU_ONLY_PROBE_BUDGET_S = 0.12
 # Seconds of the --deep workload probe after the probe (child/workload.py); it overruns its budget by
 # ~5 % on a 2-core VM, and the issue allows 15 s more than a run without --deep.
 WORKLOAD_BUDGET_S = 11.0
@@ -315,6 +320,7 @@ def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="tfdoctor-") as scratch:
         out = os.path.join(scratch, "tf_child.json")
         config = {"out": out, "probe": bool(options.probe), "budget_s": PROBE_BUDGET_S,
+                  "cpu_only_budget_s": PROBE_BUDGET_S if options.careful_probe else CPU_ONLY_PROBE_BUDGET_S,
                   "timeout_s": float(options.timeout), "companions": list(COMPANION_MODULES)}
         if options.deep:  # the workload probe: its script goes beside the result file, the child exec()s it
             config["workload"] = {"script": os.path.join(scratch, "workload.py"), "budget_s": WORKLOAD_BUDGET_S}

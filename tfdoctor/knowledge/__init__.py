@@ -31,5 +31,21 @@ def load(name: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+# Read only when a companion (tensorflow-hub, tf-keras, ...) is installed: 194 KiB a run needs rarely.
+ON_DEMAND = frozenset({"companions"})
+
+
+def preload() -> None:
+    """Parse the tables the checks read (all but ON_DEMAND) into load's cache: called on a thread while
+    the collectors' children run, so the checks that follow find them parsed. A broken table is left
+    for the check that reads it to report."""
+    for name in names():
+        if name not in ON_DEMAND:
+            try:
+                load(name)
+            except Exception:  # noqa: BLE001 - reported by the check that reads it, not here
+                pass
+
+
 def rows(name: str, table: str) -> list[dict[str, Any]]:
     return list(load(name).get(table, ()))
