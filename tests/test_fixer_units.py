@@ -117,3 +117,18 @@ def test_only_the_newest_records_are_kept(venv):
     made = [rollback.create(environment, {"steps": []}).directory for _ in range(rollback.KEEP + 2)]
     kept = sorted(p for p in (venv / STATE_DIR / "rollback").iterdir())
     assert kept == sorted(made[-rollback.KEEP:])
+
+
+def test_a_system_python_is_never_copied_its_stand_in_is_a_temporary_venv_that_sees_its_packages():
+    from tfdoctor.fixer.environment import clone, prefix_of, remove
+
+    base = getattr(sys, "_base_executable", sys.executable)
+    system = Environment(base, prefix_of(base), "system")
+    copy = clone(system)
+    try:
+        assert not copy.prefix.startswith(system.prefix.rstrip("/") + "/")
+        assert prefix_of(copy.python) == os.path.realpath(copy.prefix) or prefix_of(copy.python) == copy.prefix
+        assert "include-system-site-packages = true" in (Path(copy.prefix) / "pyvenv.cfg").read_text()
+    finally:
+        remove(copy.prefix)
+    assert not Path(copy.prefix).exists()

@@ -112,7 +112,11 @@ def link_tree(source: Path, target: Path) -> None:
 
 
 def clone(environment: Environment) -> Environment:
-    """A throwaway copy of the environment beside it, to run the plan on first."""
+    """A throwaway copy of the environment beside it, to run the plan on first. A system Python's prefix
+    (/usr, a framework) is never copied: its stand-in is a temporary venv that sees its packages
+    (--system-site-packages), where the plan's installs land in front of them."""
+    if not environment.isolated:
+        return _stand_in(environment)
     source = Path(environment.prefix)
     target = source.parent / f".{source.name}.tfdoctor-verify-{uuid.uuid4().hex[:8]}"
     if environment.kind == "conda":
@@ -140,6 +144,20 @@ def clone(environment: Environment) -> Environment:
         remove(target)  # the copy's interpreter would install into the original: never run the plan there
         raise FixError(f"the copy's interpreter runs in {actual}, not in the copy: cannot verify the plan safely")
     return copy
+
+
+def _stand_in(environment: Environment) -> Environment:
+    import tempfile
+
+    target = Path(tempfile.mkdtemp(prefix="tfdoctor-verify-"))
+    result = run_command([environment.python, "-m", "venv", "--system-site-packages", str(target)],
+                         timeout=CLONE_TIMEOUT_S)
+    if result["status"] != "ok":
+        remove(target)
+        raise FixError(f"cannot make a stand-in environment for {environment.python}: "
+                       f"{(result['stderr'] or result['stdout']).strip()[-300:]}")
+    python = target / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
+    return Environment(str(python), str(target), "venv")
 
 
 def remove(path: Path | str) -> None:
