@@ -132,3 +132,13 @@ def test_a_system_python_is_never_copied_its_stand_in_is_a_temporary_venv_that_s
     finally:
         remove(copy.prefix)
     assert not Path(copy.prefix).exists()
+
+
+def test_keeping_one_of_two_builds_or_swapping_builds_is_no_tensorflow_move():
+    from tfdoctor.fixer.flow import _tensorflow_moved
+
+    two = ["keras==3.15.1", "tensorflow==2.21.0", "tensorflow-cpu==2.21.0"]
+    assert not _tensorflow_moved(two, ["keras==3.15.1", "tensorflow-cpu==2.21.0"])
+    assert not _tensorflow_moved(["tensorflow-cpu==2.21.0"], ["tensorflow==2.21.0"])
+    assert _tensorflow_moved(["tensorflow-cpu==2.21.0"], ["tensorflow-cpu==2.20.0"])
+    assert _tensorflow_moved(["tensorflow-cpu==2.21.0"], ["keras==3.15.1"])

@@ -83,6 +83,13 @@ def _tensorflow_versions(lines: list[str]) -> dict[str, str]:
     return {name: version for name, version in (line.split("==", 1) for line in lines) if is_tensorflow_build(name)}
 
 
+def _tensorflow_moved(before: list[str], after: list[str]) -> bool:
+    """Did the TensorFlow release change? A second build removed, or one build swapped for another of
+    the same version, is no move: the same TensorFlow imports afterwards."""
+    old, new = set(_tensorflow_versions(before).values()), set(_tensorflow_versions(after).values())
+    return bool(new - old) or (bool(old) and not new)
+
+
 def _run_plan(steps: list[Any], spelling: Spelling, options: FixOptions, ui: Ui, where: str,
               prefix: str, never_touch: Optional[str] = None) -> Optional[str]:
     """Run the steps in order in the environment at `prefix`; None when all worked, else what failed
@@ -169,8 +176,7 @@ def _verify(steps: list[Any], environment: Environment, options: FixOptions, ui:
             ui.say("On a copy of the environment the plan ran, but the doctor still finds: " + "; ".join(failures)
                    + ". Your environment is untouched.", "red")
             return None
-        moved = {k: v for k, v in _tensorflow_versions(before).items() if _tensorflow_versions(after).get(k) != v}
-        if moved and not tensorflow_may_move:
+        if _tensorflow_moved(before, after) and not tensorflow_may_move:
             ui.say(f"On the copy the plan moved TensorFlow ({', '.join(changes(before, after))}) though no check "
                    "asked for that: not applied. Your environment is untouched.", "red")
             return None
