@@ -22,4 +22,4 @@ def pytest_terminal_summary(terminalreporter):
             write(f"    then: {'tensorflow + tf.keras work' if seen['works'] else 'STILL BROKEN'}; doctor: {seen.get('after')}"
                   f"  ({seen.get('fix_seconds', 0):.0f} s, {seen.get('fix_download', 0) / 1e6:.0f} MB fetched)")
     write(f"live suite: {(ledger.finished or time.monotonic()) - ledger.started:.0f} s (base environment {ledger.base_seconds:.0f} s); "
-          f"case wheels {ledger.wheelhouse_bytes / 1e6:.0f} MB; pip network downloads {ledger.download_bytes / 1e6:.0f} MB")
+          f"wheelhouse (base and case wheels) {ledger.wheelhouse_bytes / 1e6:.0f} MB; pip network downloads {ledger.download_bytes / 1e6:.0f} MB")
