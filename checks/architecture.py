@@ -12,7 +12,7 @@ from typing import Optional
 
 from tfdoctor.facts import apple, macho, section
 from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts.macos_remedies import APPLE_PLUGIN_URL, native_environment
+from tfdoctor.facts.macos_remedies import APPLE_PLUGIN_URL, combo_words, native_environment
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.versions import release
@@ -103,10 +103,12 @@ def architecture(facts: Facts) -> Outcome:
             details.append(dead_ends)
         python_version = mk.newest_metal_python()
         name, commands = native_environment(facts, python_version)
+        combo = mk.gpu_combo(python_version)
         fix = Remediation(
             advice=(f"Create a new environment from a native arm64 Python ({name}) instead of repairing this one: "
                     "pip in an x86_64 interpreter only ever installs x86_64 wheels. In it, install TensorFlow with "
-                    "the Metal plugin. If the interpreter is universal2, 'arch -arm64 <python>' runs it natively."),
+                    "the Metal plugin" + (f": {combo_words(combo)}" if combo else "") + ". If the interpreter is "
+                    "universal2, 'arch -arm64 <python>' runs it natively."),
             commands=commands,
             url=APPLE_PLUGIN_URL,
         )

@@ -23,6 +23,7 @@ from tfdoctor.facts.cuda import tensorflow_distribution, tensorflow_version
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
+from tfdoctor.repairs import Repair
 
 HARDWARE_GUIDE = "https://www.tensorflow.org/install/pip#hardware_requirements"
 # Brands of virtual CPU models that hide host features (Proxmox/QEMU "Common KVM processor", "QEMU
@@ -113,9 +114,10 @@ def cpu_instructions(facts: Facts) -> Outcome:
             f"TensorFlow {version} needs {', '.join(m.upper() for m in missing)}, which this CPU lacks",
             f"The {version} Linux wheel contains unguarded Haswell (BMI2/FMA) instructions; "
             f"{special['fixed_in']} fixed it. Importing it crashes with 'Illegal instruction'.",
-            fix=Remediation(f"Install TensorFlow {special['fixed_in']} (or any later release).",
-                            (installer.install(f"{(dist or {}).get('name', 'tensorflow')}=={special['fixed_in']}"),),
-                            special["source"]),
+            fix=Remediation(f"Install TensorFlow {special['fixed_in']} (or any later release).", (), special["source"],
+                            (Repair.install(f"{(dist or {}).get('name', 'tensorflow')}=={special['fixed_in']}",
+                                            reason=f"TensorFlow {version}'s wheel uses {', '.join(m.upper() for m in missing)}, "
+                                                   f"which this CPU lacks; {special['fixed_in']} does not"),)),
             **evidence,
         )
     if _virtual_machine(flags, brand):

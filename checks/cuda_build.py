@@ -22,6 +22,7 @@ from tfdoctor import knowledge
 from tfdoctor.facts import Facts, canonical_name, installed_version, is_recorded, section
 from tfdoctor.facts.cuda import (
     compare,
+    cuda_tensorflow,
     is_cuda_build,
     minor_string,
     tensorflow_build,
@@ -29,10 +30,11 @@ from tfdoctor.facts.cuda import (
     tensorflow_version,
 )
 from tfdoctor.facts.nvidia import gpu_evidence, log_patterns, noise_kind, strip_log_prefix
+from tfdoctor.facts.requirements import marker_environment
 from tfdoctor.findings import Findings
-from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
+from tfdoctor.repairs import Repair
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import key as version_key
 from tfdoctor.versions import release
@@ -57,19 +59,25 @@ def _pip_cuda(facts: Facts) -> list[Mapping[str, Any]]:
             and str(d.get("name", "")).endswith(("-cu11", "-cu12", "-cu13"))]
 
 
+def _and_cuda(facts: Facts, version: str | None, reason: str) -> Repair:
+    """The installed CUDA build with its [and-cuda] libraries at the versions it pins (TensorFlow stays)."""
+    name = canonical_name(str((tensorflow_distribution(facts) or {}).get("name") or "tensorflow"))
+    return Repair.install(f"{name}[and-cuda]=={version}" if version else f"{name}[and-cuda]", reason=reason)
+
+
 def _judge_requirements(facts: Facts, version: str | None, gpu_present: bool, findings: Findings) -> None:
     """The [and-cuda] libraries: present, at the pinned versions; PyTorch's cuDNN pin; 2.16.1's RUNPATH."""
-    installer = installer_for(facts)
     requirements = [(n, s) for n, s in and_cuda_requirements(facts) if n.startswith("nvidia-")]
-    install_extra = installer.install(f"tensorflow[and-cuda]=={version}")
     pip_libraries = _pip_cuda(facts)
     if version in _trap("tf-2.16.1-pip-cuda-not-found")["tf_versions"] and pip_libraries:
         trap = _trap("tf-2.16.1-pip-cuda-not-found")
         findings.fail(
             f"TensorFlow {version} does not find its own pip-installed CUDA libraries: no GPU",
             trap["note"],
-            fix=Remediation(f"Install TensorFlow {trap['fixed_in']}, which finds them.",
-                            (installer.install(f"tensorflow[and-cuda]=={trap['fixed_in']}"),), trap["source"]),
+            fix=Remediation(f"Install TensorFlow {trap['fixed_in']}, which finds them.", (), trap["source"],
+                            cuda_tensorflow(facts, f"=={trap['fixed_in']}",
+                                            f"TensorFlow {version} does not find its own pip-installed CUDA "
+                                            f"libraries; {trap['fixed_in']} does")),
             trap=trap["id"],
         )
     if not requirements:
@@ -92,7 +100,8 @@ def _judge_requirements(facts: Facts, version: str | None, gpu_present: bool, fi
             f"TensorFlow {version}'s CUDA libraries (the [and-cuda] extra) are not installed: "
             + ("the GPU will not be used" if gpu_present else "no GPU use is possible"),
             f"Missing: {', '.join(missing)}.",
-            fix=Remediation("Install TensorFlow with its CUDA libraries.", (install_extra,), PIP_GUIDE),
+            fix=Remediation("Install TensorFlow with its CUDA libraries.", (), PIP_GUIDE,
+                            (_and_cuda(facts, version, f"TensorFlow {version}'s CUDA libraries are not installed"),)),
             missing=missing,
         )
         return
@@ -112,7 +121,9 @@ def _judge_requirements(facts: Facts, version: str | None, gpu_present: bool, fi
         findings.fail(
             f"{len(wrong) + len(missing)} of TensorFlow {version}'s CUDA libraries are missing or at the wrong version",
             *details,
-            fix=Remediation(advice, (install_extra,), PIP_GUIDE),
+            fix=Remediation(advice, (), PIP_GUIDE,
+                            (_and_cuda(facts, version, f"TensorFlow {version}'s pinned CUDA libraries are missing or at "
+                                                "the wrong version"),)),
             wrong=[n for n, _, _ in wrong], missing=missing,
         )
 
@@ -175,8 +186,9 @@ def _judge_shadowing(facts: Facts, log: dict[str, list[dict[str, Any]]], build: 
                 f"TensorFlow said: {signal['line']}",
                 "cuDNN needs the same major version and an equal or higher minor version at run time.",
                 fix=Remediation(f"Install cuDNN {compiled} or later for TensorFlow (its pinned [and-cuda] "
-                                "libraries), and make sure no older cuDNN comes first on LD_LIBRARY_PATH.",
-                                (installer_for(facts).install(f"tensorflow[and-cuda]=={version}"),), SOURCE_TABLE),
+                                "libraries), and make sure no older cuDNN comes first on LD_LIBRARY_PATH.", (),
+                                SOURCE_TABLE, (_and_cuda(facts, version, f"cuDNN {loaded} is older than the cuDNN {compiled} "
+                                                                  f"TensorFlow {version} was built with"),)),
                 loaded_cudnn=loaded, compiled_cudnn=compiled,
             )
 
@@ -188,10 +200,9 @@ def _judge_missing_libraries(facts: Facts, log: dict[str, list[dict[str, Any]]],
     if not missing:
         return
     libraries = sorted({s["library"] for s in missing if s.get("library")})
-    installer = installer_for(facts)
     if version and compare(version, "2.14") >= 0:
-        fix = Remediation("Install TensorFlow's CUDA libraries with its [and-cuda] extra.",
-                          (installer.install(f"tensorflow[and-cuda]=={version}"),), PIP_GUIDE)
+        fix = Remediation("Install TensorFlow's CUDA libraries with its [and-cuda] extra.", (), PIP_GUIDE,
+                          (_and_cuda(facts, version, "TensorFlow could not load its CUDA libraries"),))
     else:
         fix = Remediation(
             f"TensorFlow {version or ''} uses a system CUDA: install CUDA {build.get('cuda') or '(see the table)'} "
@@ -205,12 +216,11 @@ def _judge_missing_libraries(facts: Facts, log: dict[str, list[dict[str, Any]]],
     )
 
 
-def _judge_architecture(facts: Facts, gpus: list[dict[str, Any]], build: dict[str, Any],
-                        log: dict[str, list[dict[str, Any]]], version: str | None,
-                        proof: list[dict[str, Any]], findings: Findings) -> list[str]:
-    """Kernels for each GPU's compute capability; returns notes on what could not be checked."""
+def gpu_targets(gpus: list[dict[str, Any]], log: dict[str, list[dict[str, Any]]],
+                proof: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], list[str]]:
+    """([(GPU name, compute capability)], notes): from nvidia-smi (or a GPU's name), else from the GPUs
+    TensorFlow's own log names."""
     notes: list[str] = []
-    installer = installer_for(facts)
     from_log = {s.get("cc") for s in log["signals"] if s["id"] in ("ptx-jit", "gpu-below-minimum") and s.get("cc")}
     targets = []
     for gpu in gpus:
@@ -223,6 +233,101 @@ def _judge_architecture(facts: Facts, gpus: list[dict[str, Any]], build: dict[st
         targets = sorted({(str(line.get("name") or "the GPU"), line["cc"]) for line in proof if line.get("cc")})
         named = {cc for _, cc in targets}
         targets += [("the GPU", cc) for cc in sorted(from_log - named)]
+    return targets, notes
+
+
+# Lines that prove TensorFlow's kernels cannot run on the GPU (not that they might be slow): the driver
+# could not JIT its PTX, the kernel image does not fit the device, XLA's PTX cannot target it.
+KERNEL_PROOF = ("invalid-ptx", "kernel-image-invalid", "no-kernel-image", "ptx-target-unsupported")
+
+
+def kernel_proof(tf: Mapping[str, Any], log: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """The proof lines of TensorFlow's log, of the error the probe's GPU side raised, and of errors the
+    child recorded (the first GPU operation is where a missing kernel shows)."""
+    lines = [s["line"] for s in log["signals"] if s["id"] in KERNEL_PROOF]
+    gpu_side = ((tf.get("probe") or {}).get("sides") or {}).get("gpu") or {}
+    raised = [gpu_side.get("error")] + list((tf.get("errors") or {}).values()) + [tf.get("exception")]
+    texts = [f"{e.get('type')}: {e.get('message')}" for e in raised if isinstance(e, Mapping) and e.get("message")]
+    for signal in log_findings("\n".join(texts))["signals"]:
+        if signal["id"] in KERNEL_PROOF and signal["line"] not in lines:
+            lines.append(signal["line"])
+    return lines
+
+
+def cpu_build(facts: Facts, reason: str) -> tuple[str | None, tuple[Repair, ...]]:
+    """(name, repairs) that replace the installed CUDA build by the CPU build of the same version, when PyPI
+    has one (tensorflow-cpu; a nightly has none now)."""
+    from tfdoctor.facts.releases import wheels
+
+    installed = canonical_name(str((tensorflow_distribution(facts) or {}).get("name") or "tensorflow"))
+    version = tensorflow_version(facts)
+    if not version or not any(r["distribution"] == "tensorflow-cpu" and r["version"] == version
+                              and r["platform"] == "linux-x86_64" for r in wheels()):
+        return None, ()
+    return (f"tensorflow-cpu {version}",
+            (Repair.uninstall(installed, reason=f"the CPU build replaces it: {reason}"),
+             Repair.install(f"tensorflow-cpu=={version}", reason=reason)))
+
+
+def _judge_kernel_proof(facts: Facts, tf: Mapping[str, Any], gpus: list[dict[str, Any]],
+                        log: dict[str, list[dict[str, Any]]], version: str | None, proof: list[dict[str, Any]],
+                        findings: Findings) -> None:
+    """What TensorFlow said (or the probe met) proves its kernels cannot run on the GPU: a failure even where
+    the kernel table says nothing (a release it does not list, an unknown compute capability) or says they
+    should run; the fix is the release with kernels for that compute capability, else the CPU build."""
+    lines = kernel_proof(tf, log)
+    if not lines or any(f.status is Status.FAIL and f.evidence.get("compute_capability") for f in findings.items):
+        return  # nothing proven, or the kernel table already failed this GPU (its lines are shown there)
+    targets, _ = gpu_targets(gpus, log, proof)
+    label = ", ".join(f"{name} (compute capability {cc})" for name, cc in sorted(set(targets))) or "the GPU"
+    said = tuple(f"TensorFlow said: {line}" for line in lines[:2])
+    minor = minor_string(version)
+    python = str(marker_environment(facts).get("python_version") or "") or None
+    build = tensorflow_build(facts)
+    # where the table says the installed release has native kernels for the GPU, no other release is known to
+    # do better: the CPU build; else the newest release with native kernels for it
+    native = [cc for _, cc in targets if build.get("sass") and kernel_support(cc, build["sass"], build.get("ptx")) == "native"]
+    releases = {cc: None if native else newest_release_with_kernels(cc, python) for _, cc in targets}
+    wanted = [r for r in releases.values() if r and r != minor]
+    reason = f"TensorFlow {version} cannot run its kernels on {label}"
+    if len(set(wanted)) == 1 and len(wanted) == len(releases) and compare(wanted[0], "2.14") >= 0:
+        target = wanted[0]
+        fix = Remediation(f"Move TensorFlow to {target}, the newest release with kernels for {label}.", (),
+                          SOURCE_TABLE, cuda_tensorflow(facts, f"=={target}.*",
+                                                        f"{reason}; {target} is the newest release with kernels for it"))
+    else:
+        target = wanted[0] if len(set(wanted)) == 1 else None
+        why = (f"TensorFlow {target} has kernels for it, but needs a system CUDA (it predates the [and-cuda] extra)"
+               if target else "no TensorFlow release on PyPI is known to have kernels for it")
+        name, repairs = cpu_build(facts, f"{reason}; {why}")
+        fix = Remediation(f"{why[:1].upper()}{why[1:]}. Run on the CPU with {name or 'the CPU build of TensorFlow'}, "
+                          "or use a TensorFlow built for this GPU (NVIDIA's NGC container, or built from source).",
+                          (), SOURCE_TABLE, repairs)
+    findings.fail(f"TensorFlow {version}'s GPU kernels cannot run on {label}", *said, fix=fix,
+                  proof=lines[:4], kernel_release=target)
+
+
+def _no_release_runs(gpus: list[dict[str, Any]]) -> str | None:
+    """The GPUs (all of them, compute capability known) that no TensorFlow release has kernels for, in
+    words; None when one of them can run some release."""
+    labels = []
+    for gpu in gpus:
+        cc, _ = compute_capability(gpu)
+        if not cc:
+            return None
+        generation = gpu_generation(cc) or {}
+        jit = any(kernel_support(cc, r["sass"], r["ptx"]) == "ptx" for r in knowledge.rows("linux", "tf_cuda"))
+        if not generation.get("no_release_kernels") and (newest_release_with_kernels(cc) or jit):
+            return None
+        labels.append(f"{gpu.get('name')} (compute capability {cc})")
+    return ", ".join(sorted(set(labels))) or None
+
+
+def _judge_architecture(facts: Facts, gpus: list[dict[str, Any]], build: dict[str, Any],
+                        log: dict[str, list[dict[str, Any]]], version: str | None,
+                        proof: list[dict[str, Any]], findings: Findings) -> list[str]:
+    """Kernels for each GPU's compute capability; returns notes on what could not be checked."""
+    targets, notes = gpu_targets(gpus, log, proof)
     if not targets and gpus:
         notes.append("Compute capability not reported (the nvidia-smi query was unavailable): kernels not checked.")
     if not build.get("sass"):
@@ -239,27 +344,34 @@ def _judge_architecture(facts: Facts, gpus: list[dict[str, Any]], build: dict[st
         said = tuple(f"TensorFlow said: {line}" for line in evidence_lines[:2])
         if support == "none":
             older = newest_release_with_kernels(cc)
-            commands = ()
+            repairs = ()
             if older and compare(older, "2.14") >= 0:
-                commands = (installer.install(f"tensorflow[and-cuda]=={older}.*"),)
+                # no TensorFlow from this one on runs the GPU: TensorFlow must move back to get it
+                repairs = cuda_tensorflow(facts, f"=={older}.*", f"TensorFlow {version} has no kernels for {label}; "
+                                                                 f"{older} is the newest release with kernels for it")
             findings.fail(
                 f"{label} is older than every GPU TensorFlow {version} has kernels for (oldest: {build['sass'][0]})",
                 *said,
                 f"TensorFlow ignores it ('The minimum required Cuda capability is {build['sass'][0]}').",
                 fix=Remediation(f"Use a newer GPU, or pin TensorFlow {older}, the newest with kernels for it."
-                                if older else "Use a newer GPU.", commands, SOURCE_TABLE),
+                                if older else "Use a newer GPU.", (), SOURCE_TABLE, repairs),
                 compute_capability=cc, kernels=build["sass"],
             )
         elif support == "ptx" and generation.get("no_release_kernels"):
+            proven = kernel_proof(section(facts, "tensorflow"), log)
+            cpu, repairs = cpu_build(facts, f"TensorFlow {version} cannot run its kernels on {label} (its log says "
+                                     f"so) and no TensorFlow release ships kernels for it") if proven else (None, ())
             findings.fail(
                 f"{label}: no TensorFlow release ships kernels for this GPU; it would run only by JIT from "
-                f"compute_{build['ptx'].replace('.', '')} PTX, which is reported to fail",
-                *said,
+                f"compute_{build['ptx'].replace('.', '')} PTX, which "
+                + ("fails here" if proven else "is reported to fail"),
+                *(said + tuple(f"TensorFlow said: {line}" for line in proven[:2] if line not in evidence_lines[:2])),
                 f"Reported: {generation.get('reported_failures')}.",
                 fix=Remediation("Treat this GPU as unsupported by PyPI TensorFlow: users report NVIDIA's NGC "
                                 "TensorFlow container or a TensorFlow built from source with this architecture "
-                                "working; avoid XLA (jit_compile) otherwise.",
-                                (), generation.get("source")),
+                                "working; avoid XLA (jit_compile) otherwise."
+                                + (f" To run your code now, on the CPU: {cpu} (the plan's steps)." if cpu else ""),
+                                (), generation.get("source"), repairs),
                 compute_capability=cc, kernels=build["sass"],
             )
         elif support == "ptx":
@@ -270,9 +382,10 @@ def _judge_architecture(facts: Facts, gpus: list[dict[str, Any]], build: dict[st
                 *said,
                 "Keep the CUDA JIT cache enabled and large enough (CUDA_CACHE_MAXSIZE) so the cost is paid once.",
                 fix=Remediation(f"Upgrade to TensorFlow {newer} or later, which has native kernels for it."
-                                if newer else "Build TensorFlow from source for this GPU.",
-                                (installer.install(f"tensorflow[and-cuda]>={newer}"),) if newer else (),
-                                SOURCE_TABLE),
+                                if newer else "Build TensorFlow from source for this GPU.", (), SOURCE_TABLE,
+                                cuda_tensorflow(facts, f">={newer}", f"TensorFlow {version} has no native kernels for "
+                                                f"{label} (PTX JIT at first use); {newer} is the first release with them")
+                                if newer else ()),
                 compute_capability=cc, kernels=build["sass"],
             )
     return notes
@@ -312,13 +425,23 @@ def gpu_generation(cc: str | None) -> Mapping[str, Any] | None:
     return None
 
 
-def newest_release_with_kernels(cc: str) -> str | None:
-    """The newest TensorFlow minor whose kernels run this GPU natively (for 'pin tensorflow<=X')."""
+def newest_release_with_kernels(cc: str, python: str | None = None) -> str | None:
+    """The newest TensorFlow minor whose kernels run this GPU natively (for 'pin tensorflow<=X'); with
+    `python` ('3.6'), only minors with wheels for that Python (knowledge/releases.toml)."""
     best = None
     for row in knowledge.rows("linux", "tf_cuda"):
-        if kernel_support(cc, row["sass"], row["ptx"]) == "native" and (best is None or compare(row["tf"], best) > 0):
+        if kernel_support(cc, row["sass"], row["ptx"]) == "native" and (best is None or compare(row["tf"], best) > 0) \
+                and (python is None or _has_wheels(row["tf"], python)):
             best = row["tf"]
     return best
+
+
+def _has_wheels(minor: str, python: str) -> bool:
+    from tfdoctor.facts.releases import minor_rows
+
+    row = next((r for r in minor_rows() if r["tf"] == minor), None)
+    return row is not None and not row["prerelease"] \
+        and version_key(row["python_min"]) <= version_key(python) <= version_key(row["python_max"])
 
 
 def first_release_with_native(cc: str, after: str | None = None) -> str | None:
@@ -406,17 +529,19 @@ def cuda_build(facts: Facts) -> Outcome:
         if key == "linux-aarch64":
             return Outcome.skip("Linux aarch64 TensorFlow wheels are CPU-only builds (see platform-support)",
                                 **evidence)
+        unsupported = _no_release_runs(gpus)
+        if unsupported:  # the CPU build is what runs here (cuda-build's own fix when the CUDA build cannot)
+            return Outcome.ok(f"CPU-only TensorFlow ({name} {version}): no TensorFlow release ships kernels for "
+                              f"{unsupported}, so the CPU build is the one that runs here", *noise_note, **evidence)
         if gpus:
-            installer = installer_for(facts)
-            commands = tuple(c for c in (
-                installer.uninstall(name) if name != "tensorflow" else None,
-                installer.install(f"tensorflow[and-cuda]=={version}" if version else "tensorflow[and-cuda]"),
-            ) if c)
+            repairs = cuda_tensorflow(facts, f"=={version}" if version else "",
+                                      f"{name} {version} is a CPU-only build and the machine has an NVIDIA GPU "
+                                      f"({_names(gpus)})")
             return Outcome.warn(
                 f"CPU-only TensorFlow ({name} {version}) on a machine with an NVIDIA GPU ({_names(gpus)}): "
                 "the GPU is not used",
                 *noise_note,
-                fix=Remediation(f"Replace {name} with the CUDA build and its libraries.", commands, PIP_GUIDE),
+                fix=Remediation(f"Replace {name} with the CUDA build and its libraries.", (), PIP_GUIDE, repairs),
                 **evidence,
             )
         return Outcome.ok(f"CPU-only TensorFlow ({name} {version}) and no NVIDIA GPU: no CUDA needed",
@@ -433,6 +558,8 @@ def cuda_build(facts: Facts) -> Outcome:
     if gpu_present and not any(f.evidence.get("trap") for f in findings.items):
         _judge_missing_libraries(facts, log, build, version, findings)
     notes = _judge_architecture(facts, gpus, build, log, version, found["log"], findings)
+    if gpu_present:
+        _judge_kernel_proof(facts, tf, gpus, log, version, found["log"], findings)
     details = [*notes, *noise_note]
     if not is_recorded(facts, "nvidia"):
         details.append("NVIDIA facts not recorded: judged the installed packages only.")

@@ -4,24 +4,22 @@ requires one of them, against what is installed, with markers evaluated for the 
 The environment's own metadata says what each release needs, in any release: no table to go stale.
 An unmet pin fails when `import tensorflow` fails (or tf.keras, for a Keras pin; or NumPy past the ABI
 TensorFlow was built for), and warns while TensorFlow imports and works. The fix is one install
-command that satisfies every unmet pin together, with the specifiers as the metadata writes them,
-and keeps TensorFlow where it is; a dependent made for another TensorFlow is moved to the release
-made for the installed one when its versions follow TensorFlow's, else TensorFlow moves (and the
-advice says why).
+intent per unmet pin, with the specifier as the metadata writes it and the requirer named: the planner
+joins them into one step that keeps TensorFlow where it is, and reports requirers that disagree as a
+conflict. A dependent made for another TensorFlow is moved to its release made for the installed one
+(the companion table, offline); where none exists TensorFlow moves, and the reason says why.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-from tfdoctor.facts import requirements, section, tfchild
+from tfdoctor.facts import made_for, requirements, section, tfchild
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts.requirements import Unmet
-from tfdoctor.installers import Installer, installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.repairs import Repair
 
 PIP_URL = "https://pip.pypa.io/en/stable/topics/dependency-resolution/"
 KERAS_NAMES = ("keras", "tf-keras")
@@ -60,83 +58,55 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
     return None
 
 
-def _tracks_tensorflow(item: Unmet) -> bool:
-    """The requirer's releases follow TensorFlow's minor (tf-keras 2.15.x, tensorflow-text 2.15.x need
-    TensorFlow 2.15): the release made for another TensorFlow is the same minor as that TensorFlow."""
-    mine = requirements.version_of(item.requirer_version)
-    try:
-        bounds = [requirements.version_of(s.version.rstrip(".*")) for s in SpecifierSet(item.specifier)
-                  if s.operator in (">=", "~=", "==")]
-    except InvalidSpecifier:
-        return False
-    return mine is not None and any(b is not None and b.release[:2] == mine.release[:2] for b in bounds)
-
-
-def _needs_only_tensorflow(facts: Facts, name: str) -> bool:
-    """Every Requires-Dist line of this distribution that applies names a TensorFlow build."""
-    entry = requirements.first_copy(facts, name) or {}
-    lines = [requirements.parse(line) for line in entry.get("requires") or ()]
-    return bool(lines) and all(req is not None and (requirements.is_tensorflow_build(req.name) or req.marker is not None
-                                                    and "extra" in str(req.marker)) for req in lines)
-
-
-def _minor(version: Optional[str]) -> Optional[str]:
-    parsed = requirements.version_of(version)
-    return f"{parsed.major}.{parsed.minor}" if parsed else None
-
-
-def _moving_fix(facts: Facts, installer: Installer, unmet: list[Unmet], repair: tuple[str, ...]) -> Remediation:
-    """A dependent made for another TensorFlow: keep TensorFlow and install the dependent's release of the
-    same minor when its versions follow TensorFlow's; otherwise the only fix the metadata knows is to
-    move TensorFlow into the dependent's range (said in the advice, with the alternative)."""
-    moving = [u for u in unmet if u.moves_tensorflow]
-    pin = requirements.tensorflow_pin(facts)
-    tf_name, _, tf_version = (pin or "").partition("==")
-    others = [r for r in repair if r != pin]
-    tracked = [u for u in moving if _tracks_tensorflow(u)]
-    minor = _minor(tf_version)
-    if tf_version and minor and len(tracked) == len(moving):
-        wanted = [f"{u.requirer}=={minor}.*" for u in dict((u.requirer, u) for u in moving).values()]
-        switching = [u for u in moving if u.provided_by]
-        if switching and all(_needs_only_tensorflow(facts, u.requirer) for u in moving):
-            # Its only requirement is TensorFlow, which the installed build provides under another name:
-            # without --no-deps pip would add `tensorflow` next to it (two builds in one tensorflow/).
-            commands = (installer.install("--no-deps", *wanted),)
-            advice = (f"Install the release of {', '.join(sorted({u.requirer for u in moving}))} made for TensorFlow "
-                      f"{minor}, without its dependencies: it requires only `{switching[0].name}`, which {tf_name} "
-                      f"{tf_version} provides under another name (pip would install a second TensorFlow build).")
-            if others:
-                commands += (installer.install(*others, pin),)
-        elif switching:
-            # pip does not count tensorflow-cpu as `tensorflow`: it would install a second build next to it.
-            needed = switching[0].name
-            commands = (installer.uninstall(tf_name), installer.install(f"{needed}=={tf_version}", *wanted, *others))
-            advice = (f"{', '.join(sorted({u.requirer for u in moving}))} require the `{needed}` distribution, which "
-                      f"pip does not see in {tf_name}: replace {tf_name} by {needed} {tf_version} (the same TensorFlow) "
-                      f"and install the release of each made for TensorFlow {minor}.")
-        else:
-            commands = (installer.install(*wanted, *others, pin),)
-            advice = (f"Install the release of {', '.join(sorted({u.requirer for u in moving}))} made for TensorFlow "
-                      f"{minor}, keeping TensorFlow {tf_version} where it is. Or, if no such release exists yet, "
-                      f"move TensorFlow to what they need instead: "
-                      f"{installer.install(*(u.name + u.specifier for u in moving))}")
-        return Remediation(advice, commands, PIP_URL)
-    targets = list(dict.fromkeys(u.name + u.specifier for u in moving))
-    keep = [f"{u.requirer}=={u.requirer_version}" for u in moving if u.requirer_version]
-    # The TensorFlow that moves brings its own pins: only the other requirers' unmet pins stay in the command.
-    others = [r for r in requirements.repair_requirements(
-        facts, [u for u in unmet if not requirements.is_tensorflow_build(u.requirer)]) if r != pin]
-    commands: tuple[str, ...] = ()
-    names = {u.name for u in moving}
-    if tf_name and tf_name not in names:
-        commands += (installer.uninstall(tf_name),)  # another build is wanted: never two in one tensorflow/
-    commands += (installer.install(*targets, *dict.fromkeys(keep), *others),)
-    who = ", ".join(f"{u.requirer} {u.requirer_version}" for u in moving)
-    advice = (f"{who} {'declares' if len(moving) == 1 else 'declare'} {', '.join(targets)}: only another TensorFlow "
-              f"satisfies {'it' if len(moving) == 1 else 'them'}, so the command moves TensorFlow"
-              + (f" from {tf_name} {tf_version}" if tf_name else "") + ". Or keep TensorFlow and install a release of "
-              f"{', '.join(sorted({u.requirer for u in moving}))} made for it, if one exists.")
-    return Remediation(advice, commands, PIP_URL)
+def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, ...], bool]:
+    """(advice, repairs, whether TensorFlow moves) for dependents made for another TensorFlow: the
+    dependent's release made for the installed TensorFlow where the companion table knows one (TensorFlow
+    stays); otherwise TensorFlow has to move into the dependent's range, under the installed build's own
+    name (never a second build), and the reason says why."""
+    tf_name, tf_version = made_for.installed_tensorflow(facts) or ("", "")
+    # a TensorFlow shim (the Windows `tensorflow` 2.15 stands for tensorflow-intel) needs its real build
+    shims = [u for u in moving if requirements.is_tensorflow_build(u.requirer)]
+    repairs: list[Repair] = [Repair.install(f"{u.name}{u.specifier}", reason=f"{u.describe()}: the real build "
+                                            f"{u.requirer} {u.requirer_version} stands for") for u in shims]
+    matched: list[str] = []
+    stuck: dict[str, Unmet] = {}  # requirer -> a line of it that only another TensorFlow satisfies
+    for item in [u for u in moving if u not in shims]:
+        if item.requirer in stuck or any(m.startswith(f"{item.requirer} ") for m in matched):
+            continue
+        release = made_for.release_for(facts, item.requirer) if tf_version else None
+        if release is None:
+            stuck[item.requirer] = item
+            continue
+        matched.append(f"{item.requirer} {release.version}")
+        repairs.append(Repair.install(f"{item.requirer}=={release.version}", reason=(
+            f"{item.describe()}; {item.requirer} {release.version} is the release made for TensorFlow {tf_version}")))
+    blocking = [u for u in moving if u.requirer in stuck]
+    for item in blocking:
+        why = (f"no {item.requirer} release is made for TensorFlow {tf_version}"
+               if made_for.knows_releases(item.requirer)
+               else f"only another TensorFlow satisfies {item.requirer} {item.requirer_version}")
+        build = f" (as {tf_name}, the build installed)" if tf_name and tf_name != item.name else ""
+        repairs.append(Repair.install(f"{tf_name or item.name}{item.specifier}", reason=(
+            f"{item.describe()}, and {why}: TensorFlow must move into {item.name}{item.specifier}{build}")))
+    advice = [f"Install {u.name}{u.specifier}, the real build {u.requirer} {u.requirer_version} stands for."
+              for u in shims]
+    if matched:
+        advice.append(f"Install the release made for TensorFlow {tf_version} of each dependent made for another "
+                      f"({', '.join(matched)}), keeping TensorFlow {tf_version} where it is.")
+    if blocking:
+        one = len(stuck) == 1
+        who = ", ".join(f"{u.requirer} {u.requirer_version}" for u in stuck.values())
+        names = ", ".join(sorted(stuck))
+        targets = ", ".join(dict.fromkeys(u.name + u.specifier for u in blocking))
+        known = sorted(n for n in stuck if made_for.knows_releases(n))
+        advice.append((f"No release of {', '.join(known)} is made for TensorFlow {tf_version}. " if known else "")
+                      + f"{who} {'declares' if one else 'declare'} {targets}: only another TensorFlow satisfies "
+                      f"{'it' if one else 'them'}, so the plan moves TensorFlow"
+                      + (f" from {tf_name} {tf_version}" if tf_name else "") + ". "
+                      + (f"Or keep TensorFlow and uninstall {names} if nothing uses {'it' if one else 'them'}."
+                         if known else f"Or keep TensorFlow and install a release of {names} made for it, if one "
+                         "exists."))
+    return " ".join(advice), tuple(repairs), bool(blocking)
 
 
 def _clash_advice(unmet: list[Unmet]) -> str:
@@ -150,19 +120,24 @@ def _clash_advice(unmet: list[Unmet]) -> str:
 
 
 def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
-    installer = installer_for(facts)
-    repair = requirements.repair_requirements(facts, unmet)
+    """One install intent per unmet pin, each naming its requirer: the planner joins them into one
+    resolver step with TensorFlow pinned where it is, and reports requirers that disagree as a conflict."""
     moving = [u for u in unmet if u.moves_tensorflow]
     clash = _clash_advice(unmet)
     if moving:
-        fix = _moving_fix(facts, installer, unmet, repair)
-        return Remediation(f"{fix.advice} {clash}".strip(), fix.commands, fix.url)
+        advice, moves, moved = _moving_fix(facts, moving)
+        # a TensorFlow that moves brings its own pins: only the other requirers' unmet pins stay
+        kept = [u for u in unmet if not (moved and requirements.is_tensorflow_build(u.requirer))]
+        return Remediation(f"{advice} {clash}".strip(), url=PIP_URL,
+                           repairs=requirements.install_repairs(kept) + moves)
+    repairs = requirements.install_repairs(unmet)
+    clashes = requirements.clashing(unmet)
+    resolvable = any(u.name not in clashes for u in unmet)
     pin = requirements.tensorflow_pin(facts)
     keep = f", keeping {pin.replace('==', ' ')} where it is" if pin else ""
     advice = (f"Install what the metadata declares, every unmet pin in one command so the resolver satisfies "
-              f"them together{keep}." if repair else "")
-    commands = (installer.install(*repair),) if repair else ()
-    return Remediation(f"{advice} {clash}".strip(), commands, PIP_URL)
+              f"them together{keep}." if resolvable else "")
+    return Remediation(f"{advice} {clash}".strip(), url=PIP_URL, repairs=repairs)
 
 
 def _who(entries: list[Mapping[str, Any]]) -> str:

@@ -15,6 +15,7 @@ from tfdoctor.facts import host_system, is_recorded, signatures, tfchild
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.repairs import Repair
 
 
 @check("gpu-visible", "GPU visible to TensorFlow", needs=("tensorflow",),
@@ -92,7 +93,9 @@ def _plugin_fix(facts: Facts, expectation: Mapping[str, Any]) -> Remediation | N
     version = first_version(facts, "tensorflow-metal")
     return Remediation("The crash came from a device plugin. Check the metal-plugin verdict; uninstalling the "
                        "plugin confirms it (TensorFlow then runs on the CPU).",
-                       (installer_for(facts).uninstall("tensorflow-metal"),) if version else ())
+                       repairs=(Repair.uninstall("tensorflow-metal", reason="TensorFlow crashed while listing its "
+                                                 "devices with the plugin loaded; without it TensorFlow runs on the CPU"),)
+                       if version else ())
 
 
 def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[str, Any],
@@ -106,7 +109,9 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
             return Outcome.warn(f"{base}: CUDA_VISIBLE_DEVICES={hidden['value']!r} hides every GPU", fix=Remediation(
                 "CUDA only shows the GPUs CUDA_VISIBLE_DEVICES lists (by index from 0, or UUID); -1, an empty "
                 "value or an index that does not exist hides them all. Unset it or list an existing GPU.",
-                ("unset CUDA_VISIBLE_DEVICES",)), **evidence)
+                repairs=(Repair.unset_env("CUDA_VISIBLE_DEVICES",
+                                          reason=f"CUDA_VISIBLE_DEVICES={hidden['value']!r} hides every GPU"),)),
+                **evidence)
         build = tf.get("build_info") or {}
         if build and build.get("is_cuda_build") is False:
             where = ("TensorFlow 2.11 and later have no GPU support on native Windows; the platform-support "
@@ -137,7 +142,8 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
         return Outcome.fail(f"{base}: {why}", *details, fix=Remediation(
             "The metal-plugin check tells whether this tensorflow-metal fits this TensorFlow, Python and macOS. "
             "If it does, reinstalling the plugin restores a damaged install.",
-            (installer_for(facts).reinstall(f"tensorflow-metal=={version}"),)), **evidence)
+            repairs=(Repair.reinstall(f"tensorflow-metal=={version}", reason=f"{why[:1].upper()}{why[1:]}: a "
+                                      "reinstall restores a damaged plugin"),) if version else ()), **evidence)
     return Outcome.fail(f"{base}, and its log names no reason", *details, fix=Remediation(
         "The nvidia-driver and cuda-build checks cover the driver and the CUDA libraries; TensorFlow's own "
         "log of the GPU search is printed by:",

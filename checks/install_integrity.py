@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from tfdoctor.facts import integrity
 from tfdoctor.findings import Findings
-from tfdoctor.model import Outcome, Remediation
+from tfdoctor.model import Outcome
 from tfdoctor.registry import Facts, check
 
 TENSORFLOW_PREFIXES = ("tensorflow", "tf-nightly", "intel-tensorflow")
@@ -104,9 +104,10 @@ def install_integrity(facts: Facts) -> Outcome:
                       f"other's ({shared[0].requirement.replace('==', ' ')}: {shared[0].describe()})",
                       *[f"{p.requirement}: {p.describe()}" + (f", also installed by {', '.join(p.also_in)}" if p.clash else "")
                         for p in clashes[:SHOWN]],
-                      fix=Remediation("Keep one of these distributions: uninstall both and install one again "
-                                      "(tensorflow-install gives the commands when they are TensorFlow builds). "
-                                      "Reinstalling either one alone brings the clash back.", (), CLASH_URL))
+                      fix=integrity.clash_fix(facts, clashes, "Keep one of these distributions: uninstall both and "
+                                              "install one again (for TensorFlow builds the one tensorflow-install "
+                                              "keeps). Reinstalling either one alone brings the clash back.",
+                                              CLASH_URL))
     for entry in unverifiable:
         findings.note(f"cannot verify {entry.get('name')} {entry.get('version')}: {_why_unverifiable(entry)}")
     coverage = _coverage(verified, section)

@@ -7,7 +7,7 @@ than a tag's first supporting release (manylinux_x_y and macOS 11+ tags: pip 20.
 `pip install tensorflow==2.21.0` says "No matching distribution found" (TensorFlow has no sdist), a plain
 `pip install tensorflow` quietly takes an older release, and a distribution with an sdist is built
 from source instead (measured: pip 20.2.4 reinstalling ml-dtypes 0.6.0 started compiling NumPy). The rules themselves live in
-tfdoctor.installers, so every check's install commands upgrade such a pip first.
+tfdoctor.installers, so the repair plan upgrades such a pip before any of its pip steps.
 
 Verdicts: fail when pip cannot reinstall an installed TensorFlow-family wheel (every repair would fail)
 or cannot install the missing TensorFlow; warn when it only cannot reach the newest TensorFlow (nothing
@@ -23,6 +23,7 @@ from tfdoctor.facts import distributions, section
 from tfdoctor.installers import installer_for, pip_needs, pip_too_old, pip_version
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.repairs import Repair
 
 ENSUREPIP_URL = "https://docs.python.org/3/library/ensurepip.html"
 TENSORFLOW_NAMES = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-macos", "tensorflow-intel",
@@ -69,7 +70,9 @@ def installer_capability(facts: Facts) -> Outcome:
             "No pip in this environment: every `python -m pip` command fails with 'No module named pip'",
             *_others(facts),
             fix=Remediation("Install pip into this environment from the Python's own ensurepip, then upgrade it.",
-                            (installer.prepare_pip() or "",), ENSUREPIP_URL),
+                            url=ENSUREPIP_URL,
+                            repairs=(Repair.upgrade_pip("there is no pip in this environment: every pip step needs one",
+                                                        missing=True),)),
             **evidence)
     short = pip_too_old(facts)
     if short is None:
@@ -77,8 +80,11 @@ def installer_capability(facts: Facts) -> Outcome:
         return Outcome.ok(f"pip {pip} installs every wheel this environment needs{reason}",
                           *([f"{newest.distribution}: {newest.reason}"] if newest else []), *_others(facts),
                           **evidence)
-    upgrade = Remediation(f"Upgrade pip to {short.pip} or newer first (the command below takes the newest); "
-                          "then run the other checks' commands.", (installer.prepare_pip() or "",), short.url)
+    upgrade = Remediation(f"Upgrade pip to {short.pip} or newer first (the plan's first step takes the newest); "
+                          "the plan's other steps come after it.", url=short.url,
+                          repairs=(Repair.upgrade_pip(f"pip {pip} cannot install {short.distribution}'s wheel "
+                                                      f"({short.reason}): pip {short.pip} or newer can",
+                                                      minimum=short.pip),))
     unmet_installed = [n for n in needs if n.installed and Version(pip) < Version(n.pip)]
     if unmet_installed:
         need = unmet_installed[0]

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import import_causes, signatures, tfchild, tfdists
+from tfdoctor.facts import import_causes, made_for, signatures, tfchild, tfdists
 from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
@@ -40,17 +40,6 @@ def matching_tf_keras(tf_version: Any) -> Optional[str]:
     """'tf-keras~=2.16.0' for TensorFlow 2.16.x: tf-keras is released in step with TensorFlow."""
     minor = minor_of(tf_version)
     return f"tf-keras~={minor[0]}.{minor[1]}.0" if minor else None
-
-
-def install_tf_keras(facts: Facts, tf_version: Any) -> tuple[str, ...]:
-    """The command that installs the matching tf-keras. tf-keras requires `tensorflow` by that name: next to
-    tensorflow-cpu (or -intel, -macos, ...) pip would add a second TensorFlow build, so --no-deps there."""
-    wanted = matching_tf_keras(tf_version)
-    if not wanted:
-        return ()
-    builds = [copy.name for copy in tfdists.real_builds(facts)]
-    flags = ("--no-deps",) if builds and builds[0] != "tensorflow" else ()
-    return (installer_for(facts).install(*flags, wanted),)
 
 
 @check("keras", "tf.keras builds a layer", needs=("tensorflow",), uses=("python", "distributions", "integrity"))
@@ -86,8 +75,10 @@ def _works(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Outcome:
     if record.get("flavor") == "tf-keras" and wanted and minor_of(record.get("version")) != minor_of(tf_version):
         findings.warn(f"tf.keras is tf-keras {record.get('version')}, made for another TensorFlow than {tf_version}",
                       "tf-keras is released in step with TensorFlow; a Dense layer builds, but other parts may not.",
-                      fix=Remediation(f"Install the tf-keras of TensorFlow {tf_version}.",
-                                      install_tf_keras(facts, tf_version), KERAS_URL))
+                      fix=Remediation(f"Install the tf-keras of TensorFlow {tf_version}.", url=KERAS_URL,
+                                      repairs=made_for.tf_keras_repairs(facts, f"tf.keras is tf-keras "
+                                                                        f"{record.get('version')}, made for another "
+                                                                        f"TensorFlow than {tf_version}")))
     installed = tfdists.first_version(facts, "tf-keras")
     tf_minor = minor_of(tf_version)
     if (record.get("flavor") != "tf-keras" and installed and wanted and tf_minor and tf_minor >= LEGACY_FROM
@@ -96,7 +87,9 @@ def _works(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Outcome:
                       f"tf.keras is {describe(record)} here, but code that imports tf_keras, or runs with "
                       f"{LEGACY_VARIABLE}=1, gets a tf-keras that does not fit this TensorFlow.",
                       fix=Remediation(f"Install the tf-keras of TensorFlow {tf_version} (or uninstall tf-keras if "
-                                      "nothing uses it).", install_tf_keras(facts, tf_version), LEGACY_URL))
+                                      "nothing uses it).", url=LEGACY_URL,
+                                      repairs=made_for.tf_keras_repairs(facts, f"tf-keras {installed} is made for "
+                                                                        f"another TensorFlow than {tf_version}")))
     if record.get("legacy_env") is not None:
         findings.note(f"{LEGACY_VARIABLE}={record.get('legacy_env')}")
     seconds = record.get("seconds")
@@ -111,16 +104,17 @@ def _legacy_cause(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> O
     if not record.get("legacy_requested") or not tf_minor or tf_minor < LEGACY_FROM:
         return None
     installed = tfdists.first_version(facts, "tf-keras")
-    command = install_tf_keras(facts, tf_version)
     unset = f"Or unset {LEGACY_VARIABLE} to use Keras 3 instead."
     if not installed:
-        return (f"{LEGACY_VARIABLE} is set but tf-keras is not installed",
-                Remediation(f"{LEGACY_VARIABLE} makes tf.keras the tf_keras package: install the tf-keras of "
-                            f"TensorFlow {tf_version}. {unset}", command, LEGACY_URL))
+        summary = f"{LEGACY_VARIABLE} is set but tf-keras is not installed"
+        return (summary, Remediation(f"{LEGACY_VARIABLE} makes tf.keras the tf_keras package: install the tf-keras "
+                                     f"of TensorFlow {tf_version}. {unset}", url=LEGACY_URL,
+                                     repairs=made_for.tf_keras_repairs(facts, summary)))
     if minor_of(installed) != tf_minor:
-        return (f"tf-keras {installed} is made for another TensorFlow than {tf_version} ({LEGACY_VARIABLE} is set)",
-                Remediation(f"tf-keras is released in step with TensorFlow: install the tf-keras of TensorFlow "
-                            f"{tf_version}. {unset}", command, LEGACY_URL))
+        summary = f"tf-keras {installed} is made for another TensorFlow than {tf_version} ({LEGACY_VARIABLE} is set)"
+        return (summary, Remediation(f"tf-keras is released in step with TensorFlow: install the tf-keras of "
+                                     f"TensorFlow {tf_version}. {unset}", url=LEGACY_URL,
+                                     repairs=made_for.tf_keras_repairs(facts, summary)))
     return None
 
 

@@ -14,9 +14,9 @@ from tfdoctor.facts import apple, section, tfdists
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts.macos_parsers import product_version
 from tfdoctor.findings import Findings
-from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.repairs import Repair
 from tfdoctor.versions import release
 
 MACOS_TOO_OLD_URL = "https://github.com/tensorflow/tensorflow/issues/53309"
@@ -33,15 +33,18 @@ def macos_version(facts: Facts) -> Optional[str]:
     return mac_ver if mac_ver and not is_compat_version(mac_ver) else None
 
 
-def _upgrade_fix(facts: Facts, needed: str, metal: Optional[str], url: str = MACOS_TOO_OLD_URL) -> Remediation:
-    commands = ["softwareupdate --list"]
-    if metal:
-        commands.append(installer_for(facts).uninstall("tensorflow-metal"))
+def _upgrade_fix(needed: str, metal: Optional[str], url: str = MACOS_TOO_OLD_URL, cannot_load: bool = False) -> Remediation:
+    """The OS update is a manual step outside the environment. Inside it, the plan removes a plugin this
+    macOS cannot load (`cannot_load`), so TensorFlow works on the CPU until then; a plugin merely below
+    Apple's listed minimum may work, so removing it stays a choice in words."""
     return Remediation(
         advice=(f"Upgrade macOS to {needed} or later (System Settings > General > Software Update)"
                 + (", or uninstall tensorflow-metal and let TensorFlow use the CPU." if metal else ".")),
-        commands=tuple(commands),
+        commands=("softwareupdate --list",),
         url=url,
+        repairs=(Repair.uninstall("tensorflow-metal", reason=f"tensorflow-metal {metal} needs macOS {needed}: "
+                                                             "without it TensorFlow runs on the CPU"),)
+        if metal and cannot_load else (),
     )
 
 
@@ -70,10 +73,10 @@ def macos_version_check(facts: Facts) -> Outcome:
                 "From 0.3.0 the plugin uses MPSGraph classes that macOS 11 lacks, so 'import tensorflow' fails with "
                 "'Symbol not found: _OBJC_CLASS_$_MPSGraphCompilationDescriptor'. pip installs it anyway (the "
                 "wheels up to 0.5.0 are tagged macosx_11_0).",
-                fix=_upgrade_fix(facts, row["macos_min_hard"], metal))
+                fix=_upgrade_fix(row["macos_min_hard"], metal, cannot_load=True))
         elif row and not mk.within(version, row["macos_min"], None):
             findings.warn(f"Apple lists macOS {row['macos_min']}+ for tensorflow-metal {metal}; this is macOS {version}",
-                          fix=_upgrade_fix(facts, row["macos_min"], metal))
+                          fix=_upgrade_fix(row["macos_min"], metal))
         elif row:
             findings.note(f"tensorflow-metal {metal} needs macOS {row['macos_min']}+ (Apple's table)")
     elif silicon and not mk.within(version, "12.0", None):
@@ -82,13 +85,13 @@ def macos_version_check(facts: Facts) -> Outcome:
             f"macOS {version} is too old for GPU training: tensorflow-metal needs macOS 12",
             "TensorFlow's own arm64 wheels need macOS 12 from 2.10 on"
             + (f"; the newest this Mac can install is {newest[0]} {newest[1]}." if newest else "."),
-            fix=_upgrade_fix(facts, "12", None))
+            fix=_upgrade_fix("12", None))
 
     for copy in tfdists.tensorflow_copies(facts):
         row = mk.wheel_for(copy.name, copy.version, platform) if platform else None
         if row and row["macos_min"] and not mk.within(version, row["macos_min"], None):
             findings.warn(f"{copy.name} {copy.version} wheels are built for macOS {row['macos_min']}+; this is macOS {version}",
-                          fix=_upgrade_fix(facts, row["macos_min"], None, row["source"].split()[0]))
+                          fix=_upgrade_fix(row["macos_min"], None, row["source"].split()[0]))
 
     if platform == "macos-x86_64" and silicon is False:
         newest = mk.newest_installable("macos-x86_64", section(facts, "python").get("version"), version)
@@ -97,15 +100,18 @@ def macos_version_check(facts: Facts) -> Outcome:
             findings.warn(f"macOS {version} is older than the {last} that TensorFlow's newest x86_64 wheels need",
                           (f"The newest TensorFlow pip offers this Mac is {newest[0]} {newest[1]}." if newest else
                            "pip offers no TensorFlow wheel for this Python on this macOS."),
-                          fix=_upgrade_fix(facts, last, None, X86_64_WHEELS_URL))
+                          fix=_upgrade_fix(last, None, X86_64_WHEELS_URL))
 
     mac_ver = section(facts, "python").get("mac_ver")
     if is_compat_version(mac_ver) and release(version)[:1] >= (11,):
         findings.warn(
             f"This Python sees macOS {version} as 10.16 (built against a pre-11 SDK): pip refuses macosx_11_0+ wheels",
             "TensorFlow and tensorflow-metal for Apple silicon are macosx_11_0/12_0 wheels.",
-            fix=Remediation(advice="Tell the interpreter the real macOS version while installing, or use a newer Python build.",
-                            commands=(f"SYSTEM_VERSION_COMPAT=0 {installer_for(facts).install('tensorflow')}",),
-                            url=SYSTEM_VERSION_COMPAT_URL))
+            fix=Remediation(advice="Tell the interpreter the real macOS version (SYSTEM_VERSION_COMPAT=0) while "
+                                   "installing, or use a newer Python build.",
+                            url=SYSTEM_VERSION_COMPAT_URL,
+                            repairs=(Repair.set_env("SYSTEM_VERSION_COMPAT", "0",
+                                                    reason="the interpreter then reports the real macOS version, so "
+                                                           "pip accepts macosx_11_0+ wheels; set it before installing"),)))
 
     return findings.outcome(f"macOS {version}", **evidence)

@@ -15,11 +15,12 @@ from typing import Optional
 from tfdoctor.facts import apple, macho, section, tfdists
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts.macos_parsers import product_version
-from tfdoctor.facts.macos_remedies import APPLE_PLUGIN_URL, combo_requirements
+from tfdoctor.facts.macos_remedies import APPLE_PLUGIN_URL, combo_repairs, combo_words
 from tfdoctor.findings import Findings
-from tfdoctor.installers import Installer, installer_for
+from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.repairs import Repair
 from tfdoctor.versions import minor, release
 
 DUPLICATE_URL = "https://github.com/pleonard212/pix-plot/issues/268"
@@ -31,18 +32,41 @@ def _minor(version: Optional[str]) -> str:
     return ".".join(map(str, minor(version)))
 
 
-def _fresh_env_fix(facts: Facts, installer: Installer, python_version: str, why: str) -> Remediation:
+def _fresh_env_fix(facts: Facts, python_version: str, why: str) -> Remediation:
+    """A Python tensorflow-metal has no wheel for: the GPU needs a new environment (manual steps), and
+    what to install there is said in words (no plan runs in an environment that does not exist yet)."""
     combo = mk.gpu_combo(python_version)
-    inside = Installer(installer.kind, "python", installer.windows)
-    commands = installer.fresh_environment(python_version) + (inside.install(*combo_requirements(combo)),)
     return Remediation(f"{why} For the GPU, create an environment with Python {python_version} and install "
-                       f"TensorFlow {combo['tf'] if combo else ''} with tensorflow-metal {combo['metal'] if combo else ''} there; "
-                       "this one stays CPU-only.", commands, APPLE_PLUGIN_URL)
+                       f"{combo_words(combo) if combo else 'TensorFlow with tensorflow-metal'} there; "
+                       "this one stays CPU-only.", installer_for(facts).fresh_environment(python_version), APPLE_PLUGIN_URL)
 
 
 def _metal_advice(version: str, pairing: dict, tf: str) -> str:
     caveat = f" ({pairing['workaround']})" if pairing.get("workaround") else ""
     return f"Install tensorflow-metal {version}, the release that loads into TensorFlow {_minor(tf)}{caveat}."
+
+
+def _install_metal(version: str, tf: str) -> Repair:
+    return Repair.install(f"tensorflow-metal=={version}",
+                          reason=f"tensorflow-metal {version} is the release that loads into TensorFlow {_minor(tf)}")
+
+
+def _remove_metal(facts: Facts, reason: str) -> Repair:
+    """Uninstall the plugin, every recorded copy of it (pip removes one per call)."""
+    return Repair.uninstall(tfdists.METAL, reason=reason, copies=max(1, len(tfdists.installed(facts, tfdists.METAL))))
+
+
+def _no_metal_reason(tf: str) -> str:
+    cutoff = mk.no_metal_from_tf()
+    which = f"{cutoff} or later" if cutoff and mk.within(tf, cutoff, None) else _minor(tf)
+    return (f"no tensorflow-metal release loads into TensorFlow {which}: without the plugin `import tensorflow` "
+            "works, on the CPU")
+
+
+def _moves_back(combo: dict[str, str], tf: str) -> bool:
+    """Would the GPU pair take TensorFlow back to an older minor? The plan never does that for the GPU:
+    it keeps TensorFlow and says in words how to get the GPU."""
+    return release(combo["tf"]) < minor(tf)
 
 
 def _tf_build(facts: Facts) -> Optional[str]:
@@ -51,8 +75,7 @@ def _tf_build(facts: Facts) -> Optional[str]:
     return builds[0].name if builds else None
 
 
-def _build_fix(facts: Facts, installer: Installer, metal: str, tf: str, python: Optional[str],
-               build: str, wanted: str, pairing: dict) -> Remediation:
+def _build_fix(facts: Facts, metal: str, tf: str, python: Optional[str], build: str, wanted: str) -> Remediation:
     """The plugin was made for another TensorFlow build of this version: swap the build, keep the plugin."""
     platform = tfdists.platform_key(facts)
     tf_minor = _minor(tf)
@@ -60,53 +83,61 @@ def _build_fix(facts: Facts, installer: Installer, metal: str, tf: str, python: 
         mk.covers_minor(row, tf_minor) and (not python or mk.within(python, row["python_min"], row["python_max"]))
         for row in mk.wheel_rows(platform, wanted))
     if has_wheel:
+        why = (f"tensorflow-metal {metal} was built for {wanted}, not for the stock {build} wheel: it loads only "
+               f"into {wanted} {tf_minor}")
         return Remediation(f"tensorflow-metal {metal} was built for {wanted}, not for the stock {build} wheel: "
-                           f"replace {build} {tf} with {wanted} {tf_minor}.",
-                           (installer.uninstall(build), installer.install(f"{wanted}=={tf_minor}.*")), APPLE_PLUGIN_URL)
+                           f"replace {build} {tf} with {wanted} {tf_minor}.", (), APPLE_PLUGIN_URL,
+                           (Repair.uninstall(build, reason=f"{wanted} {tf_minor} replaces it (one TensorFlow build "
+                                                           "per environment)"),
+                            Repair.install(f"{wanted}=={tf_minor}.*", reason=why)))
     return Remediation(f"tensorflow-metal {metal} was built for {wanted}, which has no {tf_minor} wheel for Python "
-                       f"{_minor(python)} here: uninstall the plugin (TensorFlow then runs on the CPU).",
-                       (installer.uninstall("tensorflow-metal"),), APPLE_PLUGIN_URL)
+                       f"{_minor(python)} here: uninstall the plugin (TensorFlow then runs on the CPU).", (),
+                       APPLE_PLUGIN_URL,
+                       (_remove_metal(facts, f"tensorflow-metal {metal} loads only into {wanted}, which has no "
+                                             f"{tf_minor} wheel for this Python: without it TensorFlow runs on the CPU"),))
 
 
-def _pairing_fix(facts: Facts, installer: Installer, metal: str, tf: str, python: Optional[str],
-                 pairing: Optional[dict]) -> Remediation:
-    """Change the plugin to one that loads into this TF; or TF to one this plugin loads into."""
+def _pairing_fix(facts: Facts, metal: str, tf: str, python: Optional[str], pairing: Optional[dict]) -> Remediation:
+    """Change the plugin to one that loads into this TF; or, where none does, remove it (TensorFlow stays)
+    or move TensorFlow forward to the newest pair that loads, saying why it must move."""
     macos = product_version(section(facts, "os").get("sw_vers"))
     build = _tf_build(facts)
     wanted = (pairing or {}).get("built_for")
     if wanted and build and build != wanted:
-        return _build_fix(facts, installer, metal, tf, python, build, wanted, pairing)
+        return _build_fix(facts, metal, tf, python, build, wanted)
     choice = mk.metal_choice(tf, python, macos, build)
     right_metal = choice[0] if choice else None
-    commands = []
     if choice:
-        commands.append(installer.install(f"tensorflow-metal=={right_metal}"))
+        repairs: tuple[Repair, ...] = (_install_metal(right_metal, tf),)
         advice = _metal_advice(right_metal, choice[1], tf)
     else:
         combo = mk.gpu_combo(python, macos)
-        if combo:
-            if build and build != combo["tf_name"]:
-                # two real builds would share site-packages/tensorflow/: the old one goes first
-                commands.append(installer.uninstall(build))
-            commands.append(installer.install(*combo_requirements(combo)))
+        if combo and _moves_back(combo, tf):
+            repairs = (_remove_metal(facts, _no_metal_reason(tf)),)
+            advice = (f"No tensorflow-metal loads into TensorFlow {tf}: uninstall it, and TensorFlow runs on the CPU. "
+                      f"For the GPU, move TensorFlow back to the newest pair that loads instead: {combo_words(combo)}.")
+        elif combo:
+            repairs = combo_repairs(facts, combo, f"no tensorflow-metal loads into TensorFlow {tf}: TensorFlow must move "
+                                                  f"to {combo['tf']}, the newest release tensorflow-metal {combo['metal']} "
+                                                  "loads into")
             advice = (f"No tensorflow-metal loads into TensorFlow {tf}: move TensorFlow to {combo['tf']} with "
-                      f"tensorflow-metal {combo['metal']} for the GPU. Or stay on the CPU instead: "
-                      f"{installer.uninstall('tensorflow-metal')}")
+                      f"tensorflow-metal {combo['metal']} for the GPU. Or stay on the CPU instead: uninstall "
+                      "tensorflow-metal.")
         else:
             advice = f"No tensorflow-metal loads into TensorFlow {tf} on this Python: uninstall it and use the CPU."
-            commands.append(installer.uninstall("tensorflow-metal"))
+            repairs = (_remove_metal(facts, _no_metal_reason(tf)),)
     tf_for_metal = mk.newest_tf_minor_for_metal(metal)
     name = mk.install_name("macos-arm64", tf_for_metal) if tf_for_metal else None
     if right_metal and tf_for_metal and name and release(tf_for_metal) != minor(tf):
-        # commands are steps to run in order; the other way out is prose, or both would run
-        advice += (f" Or keep tensorflow-metal {metal} and pin TensorFlow to {tf_for_metal}.x instead: "
-                   f"{installer.install(f'{name}=={tf_for_metal}.*')}")
+        # the plan carries one way; the other way out is words, or both would run
+        advice += (f" Or keep tensorflow-metal {metal} and pin TensorFlow to {tf_for_metal}.x "
+                   f"({name}=={tf_for_metal}.*) instead.")
     source = (pairing or {}).get("source", "")
     url = source.split()[0] if source.startswith("http") else APPLE_PLUGIN_URL
-    return Remediation(advice, tuple(commands), url)
+    return Remediation(advice, (), url, repairs)
 
 
-def _not_installed(facts: Facts, installer: Installer, tf: Optional[str], python: Optional[str]) -> Outcome:
+def _not_installed(facts: Facts, tf: Optional[str], python: Optional[str]) -> Outcome:
     silicon = apple.apple_silicon(facts)
     if silicon is False:
         return Outcome.skip(f"Intel Mac: tensorflow-metal's x86_64 wheels ended at {mk.newest_x86_64_metal()} "
@@ -120,7 +151,7 @@ def _not_installed(facts: Facts, installer: Installer, tf: Optional[str], python
     if release(python)[:2] > release(newest_python)[:2]:
         return Outcome.warn(f"No tensorflow-metal exists for Python {_minor(python)}: TensorFlow runs on the CPU only",
                             f"The newest tensorflow-metal ({mk.newest_metal()}) has wheels up to Python {newest_python}.",
-                            fix=_fresh_env_fix(facts, installer, newest_python, "pip finds no tensorflow-metal wheel here."),
+                            fix=_fresh_env_fix(facts, newest_python, "pip finds no tensorflow-metal wheel here."),
                             **evidence)
     macos = product_version(section(facts, "os").get("sw_vers"))
     if macos and not mk.within(macos, "12.0", None):
@@ -130,8 +161,8 @@ def _not_installed(facts: Facts, installer: Installer, tf: Optional[str], python
     if choice:
         right, pairing = choice
         return Outcome.warn(f"tensorflow-metal is not installed: TensorFlow {tf} uses the CPU only",
-                            fix=Remediation(_metal_advice(right, pairing, tf),
-                                            (installer.install(f"tensorflow-metal=={right}"),), APPLE_PLUGIN_URL),
+                            fix=Remediation(_metal_advice(right, pairing, tf), (), APPLE_PLUGIN_URL,
+                                            (_install_metal(right, tf),)),
                             **evidence)
     combo = mk.gpu_combo(python, macos)
     cutoff = mk.no_metal_from_tf()
@@ -145,37 +176,47 @@ def _not_installed(facts: Facts, installer: Installer, tf: Optional[str], python
                f"TensorFlow {_minor(tf)}.")
     else:
         why = f"No tensorflow-metal is known to load into TensorFlow {_minor(tf)} on Python {_minor(python)}."
-    fix = Remediation(f"{why} For the GPU, install TensorFlow {combo['tf']} with tensorflow-metal {combo['metal']}.",
-                      (installer.install(*combo_requirements(combo)),), APPLE_PLUGIN_URL) if combo else None
+    fix = None
+    if combo:
+        # TensorFlow works here, on the CPU: the plan moves it forward for the GPU, never back
+        repairs = () if _moves_back(combo, tf) else combo_repairs(
+            facts, combo, f"{why} TensorFlow must move to {combo['tf']}, the newest release tensorflow-metal "
+                          f"{combo['metal']} loads into, for the GPU")
+        fix = Remediation(f"{why} For the GPU, install {combo_words(combo)}.", (), APPLE_PLUGIN_URL, repairs)
     return Outcome.warn(f"TensorFlow {tf} has no Metal plugin: it runs on the CPU only", why, fix=fix, **evidence)
 
 
-def _duplicates(facts: Facts, installer: Installer, findings: Findings, dirs: list[dict]) -> None:
+def _duplicates(facts: Facts, findings: Findings, dirs: list[dict]) -> None:
     python = section(facts, "python")
     user_site = str(python.get("user_site") or "")
     listing = "; ".join(f"{d['path']}" + (f" (tensorflow-metal {d['version']})" if d.get("version") else "") for d in dirs)
     in_user_site = [d for d in dirs if user_site and str(d["path"]).startswith(user_site)]
-    commands = []
     if in_user_site:
+        # the environment's pip does not uninstall outside the environment: the plan makes every Python
+        # ignore the user site instead; removing that copy is the base interpreter's job (words)
         version = ".".join(str(python.get("version") or "3").split(".")[:2])
         base = f"{python.get('base_prefix')}/bin/python{version}" if python.get("base_prefix") else f"python{version}"
-        commands.append(f"{base} -m pip uninstall -y tensorflow-metal  # run outside the environment: removes the user-site copy")
-        commands.append("export PYTHONNOUSERSITE=1  # or make every Python ignore the user site (same as python -s)")
+        advice = ("Keep exactly one tensorflow-metal: make every Python ignore the user site (PYTHONNOUSERSITE=1, "
+                  f"as python -s does), or uninstall the user-site copy with the Python it belongs to ({base}, "
+                  "outside this environment).")
+        repairs: tuple[Repair, ...] = (Repair.set_env(
+            "PYTHONNOUSERSITE", "1", reason="Python then ignores the user site, so only the environment's "
+                                            "tensorflow-metal is on TensorFlow's plugin path"),)
     else:
-        commands.extend(installer.uninstall("tensorflow-metal") for _ in dirs[1:])
+        advice = ("Keep exactly one tensorflow-metal: uninstall the copies that are not wanted (pip removes the "
+                  "first one on sys.path per call).")
+        repairs = (Repair.uninstall(tfdists.METAL, copies=len(dirs) - 1,
+                                    reason=f"{len(dirs)} copies register the METAL platform twice; one must stay"),)
     findings.fail(
         f"{len(dirs)} copies of libmetal_plugin.dylib are on TensorFlow's plugin path",
         f"Copies: {listing}.",
         "TensorFlow loads every tensorflow-plugins directory (user site included); the second copy registers the "
         "METAL platform again and the process aborts: 'platform is already registered with name: \"METAL\"'.",
-        fix=Remediation("Keep exactly one tensorflow-metal: pip uninstall tensorflow-metal where it is not wanted "
-                        "(the user site or the environment), or ignore the user site with python -s.",
-                        tuple(commands), DUPLICATE_URL))
+        fix=Remediation(advice, (), DUPLICATE_URL, repairs))
 
 
 @check("metal-plugin", "Metal plugin (tensorflow-metal)", needs=('python', 'distributions'), platforms=('Darwin',))
 def metal_plugin(facts: Facts) -> Outcome:
-    installer = installer_for(facts)
     python = section(facts, "python").get("version")
     tf = tfdists.tensorflow_version(facts)
     entries = tfdists.installed(facts, tfdists.METAL)
@@ -183,7 +224,7 @@ def metal_plugin(facts: Facts) -> Outcome:
     if not entries and not dirs:
         if tfdists.tensorflow_copies(facts) and not tf:
             return Outcome.skip("TensorFlow's version was not recorded: cannot name the tensorflow-metal for it")
-        return _not_installed(facts, installer, tf, python)
+        return _not_installed(facts, tf, python)
 
     metal = tfdists.newest([e.get("version") for e in entries]) or tfdists.newest([d.get("version") for d in dirs])
     findings = Findings()
@@ -191,7 +232,7 @@ def metal_plugin(facts: Facts) -> Outcome:
                 "plugin_dirs": [d["path"] for d in dirs]}
 
     if len(dirs) > 1:
-        _duplicates(facts, installer, findings, dirs)
+        _duplicates(facts, findings, dirs)
 
     machine = apple.interpreter_machine(facts)
     for record in dirs:
@@ -200,9 +241,10 @@ def metal_plugin(facts: Facts) -> Outcome:
             findings.fail(f"libmetal_plugin.dylib is {', '.join(archs)} but Python runs as {machine}",
                           f"In {record['path']}: dyld refuses it ('incompatible architecture').",
                           fix=Remediation("Reinstall tensorflow-metal from this interpreter, so pip picks the wheel "
-                                          "for its architecture.",
-                                          (installer.uninstall("tensorflow-metal"), installer.install(f"tensorflow-metal=={metal}")),
-                                          APPLE_PLUGIN_URL))
+                                          "for its architecture.", (), APPLE_PLUGIN_URL,
+                                          (Repair.reinstall(f"tensorflow-metal=={metal}",
+                                                            reason=f"pip picks the {machine} wheel for this interpreter"),)
+                                          if metal else ()))
         elif archs:
             evidence.setdefault("plugin_architectures", archs)
 
@@ -210,7 +252,7 @@ def metal_plugin(facts: Facts) -> Outcome:
     if release_row and python and not mk.metal_supports_python(release_row, python, "x86_64" if machine == "x86_64" else "arm64"):
         findings.fail(f"tensorflow-metal {metal} has no wheel for Python {_minor(python)} ({machine or 'this architecture'})",
                       f"Its wheels cover Python {release_row['python_min']}-{release_row['python_max']}; this copy was forced in.",
-                      fix=_fresh_env_fix(facts, installer, mk.newest_metal_python(),
+                      fix=_fresh_env_fix(facts, mk.newest_metal_python(),
                                          "This tensorflow-metal cannot work with this Python."))
 
     if not tfdists.tensorflow_copies(facts):
@@ -228,16 +270,16 @@ def metal_plugin(facts: Facts) -> Outcome:
     if pairing is None:
         findings.warn(f"No record of tensorflow-metal {metal} with TensorFlow {tf}",
                       "Neither Apple's table nor a tested report covers this pair.",
-                      fix=_pairing_fix(facts, installer, metal, tf, python, None))
+                      fix=_pairing_fix(facts, metal, tf, python, None))
     elif pairing["outcome"] == "import_fails":
         findings.fail(f"tensorflow-metal {metal} does not load into TensorFlow {tf}: 'import tensorflow' fails",
                       *( [f"The error: {pairing['error']}"] if pairing["error"] else []),
                       pairing["why"],
-                      fix=_pairing_fix(facts, installer, metal, tf, python, pairing))
+                      fix=_pairing_fix(facts, metal, tf, python, pairing))
     elif pairing["outcome"] == "crashes_in_use":
         findings.fail(f"tensorflow-metal {metal} imports into TensorFlow {tf} but crashes once training starts",
                       f"Reported: '{pairing['error']}'. {pairing['why']}",
-                      fix=_pairing_fix(facts, installer, metal, tf, python, pairing))
+                      fix=_pairing_fix(facts, metal, tf, python, pairing))
     elif pairing["outcome"] == "training_fails":
         findings.warn(f"TensorFlow {tf} with tensorflow-metal {metal}: model.fit fails with Keras {_minor(tf)}'s new optimizers",
                       f"The error: '{pairing['error']}: 0x...'. {pairing['why']}",
@@ -246,7 +288,7 @@ def metal_plugin(facts: Facts) -> Outcome:
                                       (), OPTIMIZER_URL))
     elif pairing["outcome"] == "loads_untested":
         findings.warn(f"tensorflow-metal {metal} with TensorFlow {tf} is untested", pairing["why"],
-                      fix=_pairing_fix(facts, installer, metal, tf, python, pairing))
+                      fix=_pairing_fix(facts, metal, tf, python, pairing))
     else:
         findings.note(f"tensorflow-metal {metal} loads into TensorFlow {_minor(tf)}"
                       + ("" if pairing["official"] else " (not in Apple's table; reproduced on a real Mac)"))
@@ -259,8 +301,13 @@ def metal_plugin(facts: Facts) -> Outcome:
                       f"Measured: {slow['measured']}.",
                       fix=Remediation(f"Use Keras 2 (tf_keras): install tf-keras for TensorFlow {_minor(tf)} and set "
                                       f"{legacy['variable']}=1 before TensorFlow is first imported.",
-                                      (installer.install(f"tf-keras~={_minor(tf)}.0"), f"export {legacy['variable']}=1"),
-                                      KERAS3_URL))
+                                      (), KERAS3_URL,
+                                      (Repair.install(f"tf-keras~={_minor(tf)}.0",
+                                                      reason=f"Keras 2 (tf_keras) for TensorFlow {_minor(tf)}: Keras 3 on "
+                                                             f"tensorflow-metal {metal} trains at CPU speed"),
+                                       Repair.set_env(legacy["variable"], "1",
+                                                      reason="tf.keras is then tf_keras (Keras 2); it must be set before "
+                                                             "TensorFlow is first imported"))))
     elif mk.within(tf, legacy["tf_min"], None) and not wants_legacy and pairing and pairing["outcome"] == "loads":
         findings.note("Keras 3 with Metal: the CPU-speed slowdown was measured with tensorflow-metal 1.1.0; the probe "
                       "measures this machine")

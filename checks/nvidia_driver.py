@@ -25,6 +25,7 @@ from tfdoctor import knowledge
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.cuda import (
     compare,
+    cuda_tensorflow,
     is_cuda_build,
     minor_string,
     platform_fact,
@@ -42,9 +43,9 @@ from tfdoctor.facts.nvidia import (
     tensorflow_gpu_lines,
 )
 from tfdoctor.findings import Findings
-from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
+from tfdoctor.repairs import Repair
 from tfdoctor.versions import key as version_key
 from tfdoctor.versions import release
 
@@ -172,7 +173,6 @@ def _judge_driver(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]
     column = driver_column(facts)
     names = ", ".join(sorted({str(g["name"]) for g in gpus}))
     reported = info["cuda_version"]
-    installer = installer_for(facts)
     # Forward compatibility: the CUDA nvidia-smi reports is that of the libcuda it loaded.
     if host_system(facts) == "Linux" and not wsl_version(facts) and driver and reported:
         native = max_cuda_for_driver(driver, "linux")
@@ -203,15 +203,19 @@ def _judge_driver(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]
         serves = reported or max_cuda_for_driver(driver, column)
         if minimum and compare(driver, minimum) < 0:
             older = newest_tensorflow_for_driver(driver, column)
-            commands = ()
+            repairs = ()
             if older and compare(older, "2.14") >= 0:
-                commands = (installer.install(f"tensorflow[and-cuda]=={older}.*"),)
+                # the alternative to a driver update: TensorFlow must move back to a release built for this driver
+                repairs = cuda_tensorflow(facts, f"=={older}.*",
+                                          f"driver {driver} is too old for the CUDA {build_cuda} TensorFlow "
+                                          f"{tf_version} was built with; {older} is the newest TensorFlow built for a "
+                                          "CUDA it serves")
             findings.fail(
                 f"driver {driver} is too old for TensorFlow {tf_version} (built with CUDA {build_cuda}): "
                 f"it needs {minimum} or later",
                 *((f"The newest TensorFlow built for this driver's CUDA is {older}.",) if older else ()),
                 fix=Remediation(f"Upgrade the NVIDIA driver to {minimum} or later"
-                                + (f", or pin TensorFlow {older}." if older else "."), commands, DRIVER_DOWNLOAD),
+                                + (f", or pin TensorFlow {older}." if older else "."), (), DRIVER_DOWNLOAD, repairs),
                 build_cuda=build_cuda, minimum_driver=minimum,
             )
         elif serves and build_cuda and compare(minor_string(serves), minor_string(build_cuda)) < 0:
@@ -232,7 +236,9 @@ def _judge_driver(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]
             f"index 0{'-' + str(len(gpus) - 1) if len(gpus) > 1 else ''})",
             "CUDA then reports CUDA_ERROR_NO_DEVICE and TensorFlow lists no GPU.",
             fix=Remediation("Unset CUDA_VISIBLE_DEVICES, or set it to existing GPU indices (nvidia-smi lists them).",
-                            ("unset CUDA_VISIBLE_DEVICES",) if host_system(facts) == "Linux" else (), None),
+                            repairs=(Repair.unset_env("CUDA_VISIBLE_DEVICES",
+                                                      reason=f"CUDA_VISIBLE_DEVICES={visible['value']!r} hides every "
+                                                             "GPU"),)),
             cuda_visible_devices=visible["value"],
         )
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import Facts, host_system, releases, section
+from tfdoctor.facts import Facts, host_system, is_recorded, releases, section
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts.cuda import compare, minor_string, platform_fact, tensorflow_version, wsl_version
 from tfdoctor.facts.nvidia import detected_gpus
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
+from tfdoctor.repairs import Repair
 
 WSL_GUIDE = "https://www.tensorflow.org/install/pip#windows-wsl2"
 INSTALL_GUIDE = "https://www.tensorflow.org/install/pip"
@@ -62,34 +63,10 @@ def platform_key(facts: Facts) -> str | None:
     return None
 
 
-def _available(row: Mapping[str, Any], key: str, glibc: str | None) -> bool:
-    if key == "linux-x86_64":
-        return not glibc or compare(glibc, row["glibc_min"]) >= 0
-    if key == "linux-aarch64":
-        return row["linux_aarch64"] != "none" and (not glibc or compare(glibc, row["glibc_min"]) >= 0)
-    if key == "windows-x86_64":
-        return True
-    if key == "macos-x86_64":
-        return bool(row["macos_x86_64"])
-    if key == "macos-arm64":
-        return bool(row["macos_arm64"])
-    return False
-
-
 def releases_for(key: str, python: str | None, glibc: str | None = None) -> list[Mapping[str, Any]]:
-    """Release rows with a wheel for this platform and Python (and glibc on Linux), oldest first."""
-    rows = []
-    for row in releases.minor_rows():
-        if python and not (compare(python, row["python_min"]) >= 0 and compare(python, row["python_max"]) <= 0):
-            continue
-        if _available(row, key, glibc):
-            rows.append(row)
-    return rows
-
-
-def _newest(rows: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    stable = [r for r in rows if not r["prerelease"]]
-    return stable[-1] if stable else None
+    """Per TensorFlow minor, the newest release with a wheel for this platform and Python (and glibc on
+    Linux), oldest first (facts/releases.py: the installer check reads the same rows)."""
+    return list(releases.tensorflow_minors(key, python, glibc))
 
 
 def _python_range(rows: list[Mapping[str, Any]]) -> str:
@@ -114,12 +91,13 @@ def _gpu_note(facts: Facts, key: str) -> tuple[str, Outcome | None]:
                 f"The DirectML plugin is paused ({platform_fact('windows-directml-last')}, Python <= 3.10, "
                 "TensorFlow 2.10 only).",
                 fix=Remediation(
-                    "pip install tensorflow[and-cuda] cannot work on native Windows (nvidia-nccl-cu12 has no "
+                    "TensorFlow's [and-cuda] extra cannot install on native Windows (nvidia-nccl-cu12 has no "
                     "Windows wheel). Run TensorFlow inside WSL2 (Windows 10 build "
                     f"{platform_fact('wsl-min-windows-build')} or later, NVIDIA driver >= "
-                    f"{platform_fact('wsl-min-driver')} on Windows) and install the CUDA build there; "
+                    f"{platform_fact('wsl-min-driver')} on Windows) and install the CUDA build there "
+                    "(tensorflow[and-cuda], with the Linux Python's pip inside WSL2); "
                     f"or stay on TensorFlow {last} with CUDA 11.2 and cuDNN 8.1 on Python 3.7-3.10.",
-                    ("wsl --install", "python3 -m pip install 'tensorflow[and-cuda]'"),
+                    ("wsl --install",),
                     WSL_GUIDE,
                 ),
                 gpus=[g.get("name") for g in gpus],
@@ -178,6 +156,8 @@ def platform_support(facts: Facts) -> Outcome:
     glibc = section(facts, "os").get("glibc") if host_system(facts) == "Linux" else None
     key = platform_key(facts)
     installer = installer_for(facts)
+    # an install is a repair only where no TensorFlow is installed yet: one that is installed stays
+    no_tensorflow = is_recorded(facts, "distributions") and tensorflow_version(facts) is None
     machine = python.get("machine") or section(facts, "host").get("machine")
     if python.get("pointer_bits") == 32:
         return Outcome.fail(
@@ -196,9 +176,9 @@ def platform_support(facts: Facts) -> Outcome:
         )
     label = _label(facts, key)
     everywhere = releases_for(key, None)  # this platform, any Python
-    platform_newest = _newest(everywhere)
+    platform_newest = releases.newest_tensorflow(key, None)
     supported = releases_for(key, python_version, glibc)
-    newest = _newest(supported)
+    newest = releases.newest_tensorflow(key, python_version, glibc)
     gpu_detail, gpu_outcome = _gpu_note(facts, key)
     details = [d for d in (gpu_detail,) if d]
     if rosetta(facts):
@@ -206,10 +186,10 @@ def platform_support(facts: Facts) -> Outcome:
                        "(see the architecture check).")
     evidence = {"platform": key, "python": python_version, "glibc": glibc,
                 "newest": newest["tf"] if newest else None,
+                "newest_release": newest["newest"] if newest else None,
                 "wsl": wsl_version(facts)}
     if newest is None:
         prerelease = [r for r in supported if r["prerelease"]]
-        without_glibc = releases_for(key, python_version) if glibc else supported
         if prerelease:
             return Outcome.warn(
                 f"{label}, Python {python_version}: only the pre-release TensorFlow {prerelease[-1]['tf']} has "
@@ -218,12 +198,15 @@ def platform_support(facts: Facts) -> Outcome:
                 fix=Remediation(
                     f"Use Python {_python_range(everywhere[:-1] or everywhere)} for a stable TensorFlow, or "
                     "install the pre-release.",
-                    (installer.install("--pre", "tensorflow"),),
+                    (),
                     INSTALL_GUIDE,
+                    (Repair.install("tensorflow", pre=True,
+                                    reason=f"only the pre-release TensorFlow {prerelease[-1]['tf']} has wheels for "
+                                           f"Python {python_version}"),) if no_tensorflow else (),
                 ),
                 **evidence,
             )
-        if glibc and _newest(without_glibc):
+        if glibc and releases.newest_tensorflow(key, python_version):
             return Outcome.fail(
                 f"{label}: glibc {glibc} is older than every TensorFlow wheel for Python {python_version} needs",
                 *details,
@@ -261,8 +244,10 @@ def platform_support(facts: Facts) -> Outcome:
             fix=Remediation(
                 f"Pin TensorFlow {last} on this Mac (conda-forge builds later versions for osx-64), or use "
                 "Linux or an Apple silicon Mac for newer TensorFlow.",
-                (installer.install(f"tensorflow=={last}"),),
+                (),
                 INSTALL_GUIDE,
+                (Repair.install(f"tensorflow=={last}", reason=f"TensorFlow's wheels for Intel Macs end at {last}; "
+                                                             "a later one is not found"),) if no_tensorflow else (),
             ),
             **evidence,
         )

@@ -17,9 +17,9 @@ from typing import Any, Mapping
 from tfdoctor import knowledge
 from tfdoctor.facts import host_system, section, signatures, tfchild
 from tfdoctor.findings import Findings
-from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.repairs import Repair
 
 
 @check("probe", "GPU vs CPU speed probe", needs=("tensorflow",),
@@ -60,11 +60,12 @@ def _probe_died(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     fix = None
     if device == "GPU":
         platform = _gpu_platform(facts, tf)
-        hide = {"cuda": ("export CUDA_VISIBLE_DEVICES=-1",),
-                "apple": (installer_for(facts).uninstall("tensorflow-metal"),)}.get(platform, ())
+        why = "a float32 matmul on the GPU crashed or hung the process: TensorFlow works on the CPU meanwhile"
+        hide = {"cuda": (Repair.set_env("CUDA_VISIBLE_DEVICES", "-1", reason=why),),
+                "apple": (Repair.uninstall("tensorflow-metal", reason=why),)}.get(platform or "", ())
         fix = Remediation("A float32 matmul on the GPU crashed or hung the process: the GPU path is broken (see "
                           "metal-plugin, nvidia-driver and cuda-build). Until it is fixed, keep TensorFlow off "
-                          "the GPU to work on the CPU.", hide)
+                          "the GPU to work on the CPU.", repairs=hide)
     return Outcome.fail(f"The probe {where} {tfchild.fate(tf)}", *details, fix=fix,
                         stage=stage, signal=tf.get("signal"), timed_out=tf.get("timed_out"))
 

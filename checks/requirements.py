@@ -17,10 +17,11 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import host_system, is_recorded, section, tfchild, tfdists
+from tfdoctor.facts.cuda import cuda_tensorflow
 from tfdoctor.findings import Findings
-from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.repairs import Repair
 
 APPLE_PLUGIN_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
 PIP_GUIDE = "https://www.tensorflow.org/install/pip"
@@ -85,8 +86,8 @@ def _tensorflow(findings: Findings, met: list[str], facts: Facts, wanted: str) -
 
 
 def _tensorflow_fix(facts: Facts, wanted: str, specifiers: SpecifierSet) -> Remediation:
-    """pip install 'tensorflow<wanted>' when a release known to tfdoctor for this Python satisfies it;
-    otherwise no command (pip would find nothing) and the newest release there is."""
+    """Install 'tensorflow<wanted>' (the installed build's name) when a release known to tfdoctor for this
+    Python satisfies it; otherwise no repair (pip would find nothing) and the newest release there is."""
     from tfdoctor.facts import releases
 
     python = str(section(facts, "python").get("version") or "")
@@ -99,9 +100,12 @@ def _tensorflow_fix(facts: Facts, wanted: str, specifiers: SpecifierSet) -> Reme
                            + (f" on Python {python} (the newest there is {newest})" if newest else "")
                            + ": check the requirement.", (), "https://pypi.org/project/tensorflow/#history")
     distribution = _tf_distribution(facts)
+    source = section(facts, "requirements").get("source")
     return Remediation(f"Install a TensorFlow that satisfies {wanted} (pip picks the newest one with a wheel for "
-                       "this Python and platform; tensorflow-install then says whether it fits the rest).",
-                       (installer_for(facts).install(f"{distribution}{wanted}"),), PIP_GUIDE)
+                       "this Python and platform; tensorflow-install then says whether it fits the rest).", (),
+                       PIP_GUIDE, (Repair.install(f"{distribution}{wanted}",
+                                                  reason=f"the team requires TensorFlow {wanted}"
+                                                         + (f" ({source})" if source else "")),))
 
 
 def _python_in(python: str, low: str, high: str) -> bool:
@@ -187,25 +191,24 @@ def _missing_gpu(facts: Facts, kind: str, what: str) -> tuple[str, Optional[Reme
                 Remediation("No command adds a GPU: run this job on a machine with an NVIDIA GPU (Linux, or "
                             "Windows with WSL2).", ()))
     names = ", ".join(str(g.get("name")) for g in nvidia)
-    installer = installer_for(facts)
     version = tfdists.tensorflow_version(facts) if is_recorded(facts, "distributions") else None
     build = _tf_distribution(facts)
-    extra = f"tensorflow[and-cuda]=={version}" if version else "tensorflow[and-cuda]"
-    commands = ([installer.uninstall(build)] if build != "tensorflow" else []) + [installer.install(extra)]
     advice = (f"TensorFlow lists no GPU although nvidia-smi lists {names}: install the CUDA build with its "
               "CUDA libraries (the [and-cuda] extra)"
               + (f", replacing {build}, which is CPU-only or another build" if build != "tensorflow" else "")
               + ". nvidia-driver and cuda-build say whether the driver fits it.")
     return (f"{what} required: TensorFlow lists no GPU although nvidia-smi lists {names}",
-            Remediation(advice, tuple(commands), PIP_GUIDE))
+            Remediation(advice, (), PIP_GUIDE,
+                        cuda_tensorflow(facts, f"=={version}" if version else "",
+                                        f"the team requires {what}; TensorFlow lists none although nvidia-smi lists "
+                                        f"{names}")))
 
 
 def _metal_fix(facts: Facts, what: str) -> tuple[str, Optional[Remediation]]:
     from tfdoctor.facts import macos_knowledge as mk
     from tfdoctor.facts.macos_parsers import product_version
-    from tfdoctor.facts.macos_remedies import combo_requirements
+    from tfdoctor.facts.macos_remedies import combo_repairs
 
-    installer = installer_for(facts)
     tf_version = tfdists.tensorflow_version(facts) if is_recorded(facts, "distributions") else None
     python = section(facts, "python").get("version")
     macos = product_version(section(facts, "os").get("sw_vers"))
@@ -218,14 +221,19 @@ def _metal_fix(facts: Facts, what: str) -> tuple[str, Optional[Remediation]]:
     fitting = mk.metal_for(tf_version, python, macos) if tf_version else None
     if fitting:
         return summary, Remediation(f"Install tensorflow-metal {fitting}, the release that loads into TensorFlow "
-                                    f"{tf_version} on this Python.",
-                                    (installer.install(f"tensorflow-metal=={fitting}"),), APPLE_PLUGIN_URL)
+                                    f"{tf_version} on this Python.", (), APPLE_PLUGIN_URL,
+                                    (Repair.install(f"tensorflow-metal=={fitting}",
+                                                    reason=f"the team requires {what}; tensorflow-metal {fitting} is "
+                                                           f"the release that loads into TensorFlow {tf_version}"),))
     combo = mk.gpu_combo(python, macos)
     if combo:
         return summary, Remediation(
             f"No tensorflow-metal loads into TensorFlow {tf_version or '(none installed)'} on this Python: install "
-            f"TensorFlow {combo['tf']} with tensorflow-metal {combo['metal']}, the newest pair that loads.",
-            (installer.install(*combo_requirements(combo)),), APPLE_PLUGIN_URL)
+            f"TensorFlow {combo['tf']} with tensorflow-metal {combo['metal']}, the newest pair that loads.", (),
+            APPLE_PLUGIN_URL,
+            combo_repairs(facts, combo, f"the team requires {what}: no tensorflow-metal loads into TensorFlow "
+                                        f"{tf_version or '(none installed)'}, so TensorFlow must move to {combo['tf']}, "
+                                        f"the newest release tensorflow-metal {combo['metal']} loads into"))
     return summary, Remediation(f"No tensorflow-metal release has a wheel for Python {python} with a TensorFlow that "
                                 "it loads into: create an environment with Python 3.9 to 3.12 for the GPU.", (),
                                 APPLE_PLUGIN_URL)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, import_causes, signatures, tfchild
+from tfdoctor.facts import host_system, import_causes, integrity, shadowing, signatures, tfchild
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.repairs import Repair
 
 INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")
 
@@ -39,7 +40,7 @@ def _imported(tf: Mapping[str, Any]) -> Outcome:
         details.append(f"plugin {state}: {plugin.get('path')}")
     later = tfchild.phase_of(tf.get("stage"))
     if tf.get("status") != "ok" and later != "done":
-        see = "keras" if later == "keras" else "gpu-visible and probe"
+        see = later if later in ("keras", "companions") else "gpu-visible and probe"
         details.append(f"after the import the child {tfchild.fate(tf)} (while {later}; see {see})")
     return Outcome.ok(f"TensorFlow {version} imported{took}", *details, version=version, import_s=seconds,
                       build_info=tf.get("build_info"))
@@ -60,6 +61,7 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     spec = tf.get("spec") or {}
     if spec.get("namespace"):
         return _namespace_package(facts, tf, spec)
+    hidden = shadowing.hiding_tensorflow_import(facts)
     matches = signatures.find(tf, tfchild.installed_names(facts), phases=("import",))
     what = f"`import tensorflow` {tfchild.fate(tf)}"
     details = _context_lines(tf)
@@ -78,6 +80,12 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
             # the cause is the summary; the error's own (often long) text moves to the details
             what = f"`import tensorflow` raised {tfchild.short_type(exception.get('type'))}"
             details.insert(0, f"error: {exception.get('type')}: {tfchild.first_line(exception.get('message'), 300)}")
+    raised = not tf.get("timed_out") and not tf.get("signal")  # a hang or a crash keeps its own tools
+    if hidden and raised and not matches and (cause is None or _hidden_explains(cause, hidden)):
+        # the copy that hides the installed one is what failed: not an unknown error, nor the installed pins
+        return _hidden(tf, hidden, details, evidence)
+    if hidden:
+        details.insert(0, f"note: the import loaded {_hidden_names(hidden)}, not the installed copy (see shadowing)")
     if not matches:
         if cause:
             return Outcome.fail(f"{what}: {cause.summary} (see {cause.check})", *details, fix=cause.fix, **evidence)
@@ -97,6 +105,30 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
         lines = [f"known error: {primary.signature.summary}"] + [line for line in lines if line.startswith("also:")]
         summary, fix = f"{cause.summary} (see {cause.check})", cause.fix
     return Outcome.fail(f"{what}: {summary}", *lines, *details, fix=fix, **evidence)
+
+
+def _hidden_names(hidden: list[shadowing.Hiding]) -> str:
+    return ", ".join(f"{h.imported_as} from {h.origin}" for h in hidden)
+
+
+def _hidden_explains(cause: import_causes.Cause, hidden: list[shadowing.Hiding]) -> bool:
+    """Does the copy that hides an installed module explain the failure better than the installed metadata?
+    Yes when it hides TensorFlow itself, or the distribution the cause blames."""
+    blamed = set(cause.distributions)
+    return any(h.imported_as == "tensorflow" or shadowing.DISTRIBUTION_OF.get(h.module) in blamed for h in hidden)
+
+
+def _hidden(tf: Mapping[str, Any], hidden: list[shadowing.Hiding], details: list[str],
+            evidence: dict[str, Any]) -> Outcome:
+    """The import met a copy from outside the installation (a tensorflow.py in the project folder, an old
+    NumPy on PYTHONPATH): that copy is the cause, and the shadowing check carries its fix."""
+    return Outcome.fail(
+        f"`import tensorflow` {tfchild.fate(tf)}: it imported {_hidden_names(hidden)}, not the installed copy "
+        "(see shadowing)",
+        *details,
+        fix=Remediation("The import met a copy from outside this installation: get it out of the way first (the "
+                        "shadowing check says how; its steps are in the plan), then run tfdoctor again."),
+        **{**evidence, "diagnosis": "module-shadowed", "hidden": [h.to_dict() for h in hidden]})
 
 
 def _context_lines(tf: Mapping[str, Any]) -> list[str]:
@@ -133,7 +165,11 @@ def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, A
     shared the directory (tensorflow and tensorflow-macos, ...) is uninstalled."""
     from tfdoctor.facts.tfdists import tensorflow_copies
 
-    names = [copy.name for copy in tensorflow_copies(facts)] or ["tensorflow"]
+    copies = tensorflow_copies(facts)
+    names = [copy.name for copy in copies] or ["tensorflow"]
+    version = copies[0].version if copies else None
+    pin = f"{names[0]}=={version}" if version else names[0]
+    by_conda, _ = integrity.by_installer(facts, [pin])
     locations = ", ".join(spec.get("locations") or ()) or "?"
     return Outcome.fail(
         "`import tensorflow` finds a tensorflow directory without its __init__.py (an incomplete install)",
@@ -142,7 +178,9 @@ def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, A
         fix=Remediation(
             "Two TensorFlow distributions that write the same tensorflow/ directory were installed and one "
             "was uninstalled, taking shared files with it. Reinstall the one you use.",
-            (installer_for(facts).reinstall(names[0]),),
+            repairs=(Repair.reinstall(pin, reason=f"tensorflow/ has no __init__.py: {pin.replace('==', ' ')} "
+                                      "lays its files down again", manager="conda" if by_conda else None,
+                                      prefix=integrity.conda_prefix(facts) if by_conda else None),),
         ),
         status=tf.get("status"), diagnosis="conflicting-tf-distributions",
     )

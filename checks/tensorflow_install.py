@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import PLATFORM_NAMES, apple, host_system, requirements, section, tfdists
+from tfdoctor.facts import PLATFORM_NAMES, apple, host_system, made_for, requirements, section, tfdists
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.facts.macos_parsers import product_version
 from tfdoctor.facts.macos_remedies import combo_requirements, native_environment
@@ -21,6 +21,7 @@ from tfdoctor.findings import Findings
 from tfdoctor.installers import Installer, installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.repairs import Repair
 from tfdoctor.versions import minor, release
 
 INSTALL_URL = "https://www.tensorflow.org/install/pip"
@@ -86,22 +87,23 @@ def _fresh_python(facts: Facts) -> str:
     return "3.12"
 
 
-def _install_fix(facts: Facts, installer: Installer, prefix: tuple[str, ...] = ()) -> Remediation:
+def _install_fix(facts: Facts, installer: Installer, why: str, first: tuple[Repair, ...] = ()) -> Remediation:
+    """Install TensorFlow as this platform and Python take it (`why`: the reason the plan shows); `first`:
+    repairs that come before it (uninstall a build pip would not pick)."""
     requirements, advice, url = install_plan(facts)
     if apple.is_mac(facts) and apple.apple_silicon(facts) and apple.translated(facts):
         name, commands = native_environment(facts, mk.newest_metal_python())
         return Remediation(f"This Python runs under Rosetta (see architecture): make a native arm64 environment "
                            f"from {name} and install TensorFlow there.", commands, APPLE_URL)
     if requirements is None:
+        # the new environment is not this one: creating it is the user's step, installing into it too
         version = _fresh_python(facts)
-        commands = installer.fresh_environment(version) + (
-            Installer(installer.kind, "python", installer.windows).install("tensorflow"),)
         return Remediation(f"{advice} Create an environment with Python {version} and install it there.",
-                           prefix + commands, url)
-    return Remediation(advice, prefix + (installer.install(*requirements),), url)
+                           installer.fresh_environment(version), url, first)
+    return Remediation(advice, url=url, repairs=first + (Repair.install(*requirements, reason=why),))
 
 
-def _check_pins(facts: Facts, findings: Findings, installer: Installer, tf: str, real_name: str) -> None:
+def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> None:
     """The curated NumPy and Keras rules, where TensorFlow's own Requires-Dist cannot say: reports without
     it, and NumPy past the ABI TensorFlow was built for when its pin does not already exclude it (old
     releases declare no upper bound). Where the metadata says it, the dependencies check speaks."""
@@ -128,14 +130,16 @@ def _check_pins(facts: Facts, findings: Findings, installer: Installer, tf: str,
         findings.fail(f"NumPy {numpy} with TensorFlow {tf}, which is built for NumPy {abi['numpy_major_max']}.x",
                       "Import fails with 'A module that was compiled using NumPy 1.x cannot be run in NumPy 2'. "
                       "TensorFlow 2.18 is the first built for NumPy 2.",
-                      fix=Remediation("Install a NumPy 1.x (or move to TensorFlow 2.18 or later).",
-                                      (installer.install("numpy<2"),), NUMPY2_URL))
+                      fix=Remediation("Install a NumPy 1.x (or move to TensorFlow 2.18 or later).", url=NUMPY2_URL,
+                                      repairs=(Repair.install("numpy<2", reason=f"TensorFlow {tf} is built for NumPy "
+                                                              f"{abi['numpy_major_max']}.x, not NumPy {numpy}"),)))
     elif numpy and numpy_pin and not metadata_says("numpy") and mk.pin_holds("numpy", tf, numpy) is False:
         findings.fail(f"NumPy {numpy} is outside TensorFlow {tf}'s pin numpy{numpy_pin['spec']}",
                       "Extensions built against a newer NumPy C API fail to import under an older NumPy "
                       "('module compiled against API version 0x10 but this version of numpy is 0xf').",
-                      fix=Remediation("Install the NumPy TensorFlow declares.",
-                                      (installer.install("numpy" + numpy_pin["spec"]),), INSTALL_URL))
+                      fix=Remediation("Install the NumPy TensorFlow declares.", url=INSTALL_URL,
+                                      repairs=(Repair.install("numpy" + numpy_pin["spec"], reason=f"numpy {numpy} is "
+                                                              f"outside TensorFlow {tf}'s numpy{numpy_pin['spec']}"),)))
     elif numpy:
         findings.note(f"numpy {numpy}")
 
@@ -146,20 +150,22 @@ def _check_pins(facts: Facts, findings: Findings, installer: Installer, tf: str,
         findings.fail(f"{legacy['variable']} is set but tf-keras is not installed",
                       f"tf.keras fails: '{legacy['error']}'.",
                       fix=Remediation(f"Install tf-keras for TensorFlow {'.'.join(map(str, minor(tf)))}, or unset "
-                                      f"{legacy['variable']}.",
-                                      (installer.install(f"tf-keras~={'.'.join(map(str, minor(tf)))}.0"),), LEGACY_KERAS_URL))
+                                      f"{legacy['variable']}.", url=LEGACY_KERAS_URL,
+                                      repairs=made_for.tf_keras_repairs(
+                                          facts, f"{legacy['variable']} is set but tf-keras is not installed")))
     if metadata_says("keras"):
         if keras:
             findings.note(f"keras {keras}" + (f", tf-keras {tf_keras}" if tf_keras else "")
                           + (" (outside TensorFlow's Requires-Dist: see dependencies)" if "keras" in unmet else ""))
     elif keras_pin and not tfdists.installed(facts, "keras"):
         findings.note(f"keras is not among the recorded distributions (tf.keras of TensorFlow {tf} needs "
-                      f"keras{keras_pin['spec']}: {installer.install('keras' + keras_pin['spec'])})")
+                      f"keras{keras_pin['spec']})")
     elif keras and keras_pin and mk.pin_holds("keras", tf, keras) is False:
         findings.fail(f"Keras {keras} does not fit TensorFlow {tf} (needs keras{keras_pin['spec']})",
                       "Keras 3 is the default from TensorFlow 2.16; 2.13-2.15 need the Keras 2 of the same minor.",
-                      fix=Remediation("Install the Keras TensorFlow declares.",
-                                      (installer.install("keras" + keras_pin["spec"]),), INSTALL_URL))
+                      fix=Remediation("Install the Keras TensorFlow declares.", url=INSTALL_URL,
+                                      repairs=(Repair.install("keras" + keras_pin["spec"], reason=f"Keras {keras} does "
+                                                              f"not fit TensorFlow {tf} (keras{keras_pin['spec']})"),)))
     elif keras:
         findings.note(f"keras {keras}" + (f", tf-keras {tf_keras}" if tf_keras else ""))
 
@@ -173,7 +179,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
     evidence = {"platform": platform, "python": python, "installer": installer.kind,
                 "distributions": [c.to_dict() for c in copies]}
     if not copies:
-        fix = _install_fix(facts, installer)
+        fix = _install_fix(facts, installer, "TensorFlow is not installed for this Python")
         return Outcome.fail("TensorFlow is not installed", f"Python {python} ({installer.label}) on {platform or 'an unknown platform'}.",
                             fix=fix, **evidence)
 
@@ -192,22 +198,25 @@ def tensorflow_install(facts: Facts) -> Outcome:
             (findings.fail if len(versions) > 1 else findings.warn)(
                 f"{name} is installed {len(same)} times ({', '.join(sorted(str(v) for v in versions))})",
                 f"Copies: {where}. The first one on sys.path wins; the other shadows or half-overwrites it.",
-                fix=Remediation("Uninstall until no copy is left, then install one.",
-                                tuple(installer.uninstall(name) for _ in same) + (installer.install(f"{name}=={same[0].version}"),),
-                                CONFLICT_URL))
+                fix=Remediation("Uninstall until no copy is left, then install one.", url=CONFLICT_URL, repairs=(
+                    Repair.uninstall(name, reason=f"{name} is installed {len(same)} times", copies=len(same)),
+                    Repair.install(f"{name}=={same[0].version}", reason=f"one copy of {name} {same[0].version}, the "
+                                   "one first on sys.path"))))
 
     distinct_reals = {c.name: c for c in reals}
     if len(distinct_reals) > 1:
         listing = ", ".join(f"{c.name} {c.version}" for c in distinct_reals.values())
-        newest = max(distinct_reals.values(), key=lambda c: release(c.version))
-        keep = f"{mk.install_name(platform, '.'.join(map(str, minor(newest.version))))}=={newest.version}" \
-            if platform and newest.version and mk.install_name(platform, '.'.join(map(str, minor(newest.version)))) \
-            else f"{newest.name}=={newest.version}"
+        keep = tfdists.build_to_keep(platform, [(c.name, c.version) for c in distinct_reals.values()])
         findings.fail(f"Two real TensorFlow builds write the same site-packages/tensorflow/: {listing}",
                       "Each overwrites the other's files; uninstalling one of them removes files the other needs.",
                       fix=Remediation("Uninstall every TensorFlow distribution, then install exactly one (its shim "
-                                      "comes with it when the version needs one).",
-                                      (installer.uninstall(*names), installer.install(keep)), CONFLICT_URL))
+                                      "comes with it when the version needs one).", url=CONFLICT_URL, repairs=(
+                                          Repair.uninstall(*names, reason=f"two real TensorFlow builds ({listing}) "
+                                                           "write one site-packages/tensorflow/"),
+                                          *((Repair.install(keep, reason=f"two real TensorFlow builds ({listing}) "
+                                                            f"write one site-packages/tensorflow/: only one is "
+                                                            f"installed again, {keep.replace('==', ' ')}, the "
+                                                            "newest"),) if keep else ()))))
 
     for shim in shims:
         target = shim.shim_of
@@ -217,14 +226,17 @@ def tensorflow_install(facts: Facts) -> Outcome:
         if not partners:
             findings.fail(f"{shim.name} {shim.version} is only a shim for {target}, which is not installed",
                           f"The {shim.name} wheel here has no tensorflow/ files; it depends on {target}=={shim.version}.",
-                          fix=Remediation(f"Install {target} at the same version.",
-                                          (installer.install(f"{target}=={shim.version}"),), INSTALL_URL))
+                          fix=Remediation(f"Install {target} at the same version.", url=INSTALL_URL, repairs=(
+                              Repair.install(f"{target}=={shim.version}", reason=f"{shim.name} {shim.version} is only "
+                                             f"a shim for {target}, which is not installed"),)))
         elif partners[0].version != shim.version:
             findings.fail(f"{shim.name} {shim.version} (shim) and {target} {partners[0].version} differ",
                           "A shim and its real package must have the same version.",
-                          fix=Remediation("Reinstall the pair at one version.",
-                                          (installer.uninstall(shim.name, target),
-                                           installer.install(f"{shim.name}=={partners[0].version}")), INSTALL_URL))
+                          fix=Remediation("Reinstall the pair at one version.", url=INSTALL_URL, repairs=(
+                              Repair.uninstall(shim.name, target, reason=f"{shim.name} {shim.version} (shim) and "
+                                               f"{target} {partners[0].version} differ"),
+                              Repair.install(f"{shim.name}=={partners[0].version}", reason=f"the pair at one version, "
+                                             f"{partners[0].version}: the shim brings {target} with it"))))
         else:
             findings.note(f"{shim.name} {shim.version} is the shim for {target} {shim.version} (normal for this version)")
 
@@ -236,12 +248,15 @@ def tensorflow_install(facts: Facts) -> Outcome:
             findings.warn(f"{real.name} {tf} has no wheel for Python {python} on {platform} "
                           f"(Python {row['python_min']}-{row['python_max']})",
                           "It was built from source, by conda, or forced in; pip would not pick it.",
-                          fix=_install_fix(facts, installer, (installer.uninstall(*names),)))
+                          fix=_install_fix(facts, installer, f"{real.name} {tf} has no wheel for Python {python}: "
+                                           "TensorFlow moves to the release pip installs for it",
+                                           (Repair.uninstall(*names, reason=f"{real.name} {tf} has no wheel for "
+                                                             f"Python {python} on {platform}"),)))
         elif not row and platform and mk.known_platform(platform) and release(tf) >= (2, 5) \
                 and mk.wheel_rows(platform, real.name):
             findings.warn(f"PyPI has no {real.name} {tf} wheel for {platform}",
                           "It came from another channel (conda-forge, a community build, a source build).")
-        _check_pins(facts, findings, installer, tf, real.name)
+        _check_pins(facts, findings, tf, real.name)
 
     summary = ", ".join(f"{c.name} {c.version or '(version not recorded)'}" for c in (reals or copies))
     return findings.outcome(f"TensorFlow installed: {summary}", **evidence)

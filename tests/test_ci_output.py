@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tfdoctor.render import STATUS_SYMBOLS
 from tfdoctor.render.github import annotation, escape_data, escape_property
 
 FIXTURE = str(Path(__file__).resolve().parent.parent / "fixtures" / "macos" / "m1-tf220-metal120-import-fails.json")
@@ -60,11 +61,15 @@ def test_format_github_without_the_environment():
     assert "::error title=tfdoctor metal-plugin" in run.stdout and "\x1b" not in run.stdout
 
 
-def test_quiet_prints_only_the_problems_and_the_summary_line():
+def test_quiet_prints_only_the_problems_the_plan_and_the_summary_line():
     run = tfdoctor("explain", FIXTURE, "--quiet")
-    ids = [m.group(1) for m in re.finditer(r"^\S+\s+([a-z0-9-]+)\s", run.stdout, re.M)]
+    symbols = re.escape("".join(STATUS_SYMBOLS.values()))
+    ids = [m.group(1) for m in re.finditer(rf"^[{symbols}]\s+([a-z0-9-]+)\s", run.stdout, re.M)]
     assert ids == ["tensorflow-import", "metal-plugin"]
-    assert run.stdout.rstrip().splitlines()[-1].startswith("problems found:")
+    # what to do stays in a quiet report: the plan, once, after the summary line (the last thing to paste)
+    assert run.stdout.count("To fix this environment: 1 step") == 1
+    summary, _, plan = run.stdout.partition("problems found:")
+    assert "uninstall -y tensorflow-metal" in plan and "To fix this environment" in plan
     assert "tfdoctor 0.1.0" not in run.stdout
 
 

@@ -6,18 +6,19 @@ tensorflow-cpu 2.21.0 with its real Requires-Dist)."""
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from tfdoctor.child import source
-from tfdoctor.facts import requirements
+from tfdoctor.facts import companions, requirements
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
+from tests.plan_support import argvs, plan_of
 
 CHECK = next(c for c in all_checks() if c.id == "dependencies")
 PY = "/work/env/bin/python"
@@ -72,8 +73,10 @@ def run(facts):
     return run_checks([CHECK], facts)[0]
 
 
-def commands(result) -> list[list[str]]:
-    return [shlex.split(c) for c in result.remediation.commands]
+def commands(result, facts) -> list[list[str]]:
+    """The plan's steps for this check's repairs (the check writes no command itself)."""
+    assert result.remediation.commands == ()
+    return argvs(plan_of(facts, [result]))
 
 
 def test_healthy_environment_passes_with_markers_and_extras_left_out():
@@ -84,35 +87,44 @@ def test_healthy_environment_passes_with_markers_and_extras_left_out():
 
 
 def test_pin_violated_below_warns_while_tensorflow_imports_and_names_the_pin():
-    result = run(facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED))
+    facts = facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED)
+    result = run(facts)
     assert result.status is Status.WARN
     assert result.summary == "protobuf 5.28.0 is outside tensorflow-cpu 2.21.0's protobuf<8.0.0,>=6.31.1"
-    assert commands(result) == [[PY, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
+    (repair,) = result.remediation.repairs
+    assert (repair.packages, repair.reason) == (("protobuf<8.0.0,>=6.31.1",), result.summary)
+    # the plan keeps TensorFlow where it is by pinning the installed build into the same step
+    assert commands(result, facts) == [[PY, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
 
 
 def test_pin_violated_above_fails_when_the_import_fails():
-    result = run(facts_with({"h5py": "3.15.1"}, tensorflow=IMPORT_FAILED))
+    facts = facts_with({"h5py": "3.15.1"}, tensorflow=IMPORT_FAILED)
+    result = run(facts)
     assert result.status is Status.FAIL
     assert result.summary == "h5py 3.15.1 is outside tensorflow-cpu 2.21.0's h5py<3.15.0,>=3.11.0"
     assert "Descriptors cannot be created directly" in result.details[0]
-    assert commands(result)[-1][-2:] == ["h5py<3.15.0,>=3.11.0", "tensorflow-cpu==2.21.0"]
+    assert commands(result, facts)[-1][-2:] == ["h5py<3.15.0,>=3.11.0", "tensorflow-cpu==2.21.0"]
 
 
-def test_every_unmet_pin_goes_into_one_command():
-    result = run(facts_with({"protobuf": "4.25.3", "ml-dtypes": "0.3.2", "numpy": "1.24.4"}, tensorflow=IMPORT_FAILED))
+def test_every_unmet_pin_is_one_repair_and_all_go_into_one_step():
+    facts = facts_with({"protobuf": "4.25.3", "ml-dtypes": "0.3.2", "numpy": "1.24.4"}, tensorflow=IMPORT_FAILED)
+    result = run(facts)
     assert result.status is Status.FAIL
-    assert len(result.remediation.commands) == 1
-    assert commands(result)[0][4:] == ["protobuf<8.0.0,>=6.31.1", "numpy>=1.26.0", "ml-dtypes<1.0.0,>=0.5.1",
-                                       "tensorflow-cpu==2.21.0"]
+    assert [r.packages for r in result.remediation.repairs] == [
+        ("protobuf<8.0.0,>=6.31.1",), ("numpy>=1.26.0",), ("ml-dtypes<1.0.0,>=0.5.1",)]
+    assert all("tensorflow-cpu 2.21.0's" in r.reason for r in result.remediation.repairs)
+    (step,) = commands(result, facts)
+    assert step[4:] == ["protobuf<8.0.0,>=6.31.1", "numpy>=1.26.0", "ml-dtypes<1.0.0,>=0.5.1", "tensorflow-cpu==2.21.0"]
     assert result.summary.endswith("(and 2 more unmet pins)")
     assert [u["name"] for u in result.evidence["unmet"]] == ["protobuf", "numpy", "ml-dtypes"]
 
 
 def test_a_missing_distribution_counts():
-    result = run(facts_with({"h5py": None}, tensorflow=IMPORTED))
+    facts = facts_with({"h5py": None}, tensorflow=IMPORTED)
+    result = run(facts)
     assert result.status is Status.WARN
     assert result.summary == "tensorflow-cpu 2.21.0 requires h5py<3.15.0,>=3.11.0, which is not installed"
-    assert "h5py<3.15.0,>=3.11.0" in commands(result)[0]
+    assert "h5py<3.15.0,>=3.11.0" in commands(result, facts)[0]
 
 
 def test_a_list_without_the_collector_count_is_not_taken_as_complete():
@@ -158,13 +170,30 @@ def test_and_cuda_counts_when_its_nvidia_libraries_are_installed():
     assert requirements.unmet_requirements(facts_with()) == []  # no nvidia-* library: the extra was not installed
 
 
-def test_other_extras_count_only_when_all_they_name_is_installed():
+def test_other_extras_count_only_when_an_installed_distribution_asks_for_them():
     gcs_old = {"name": "tensorflow-io-gcs-filesystem", "version": "0.20.0", "top_level": ["tensorflow_io_gcs_filesystem"]}
-    unmet = requirements.unmet_requirements(facts_with(extra=[gcs_old]))
+    # installed under the extra's name is no request: nobody asked for tensorflow-cpu[gcs-filesystem]
+    assert requirements.unmet_requirements(facts_with(extra=[gcs_old])) == []
+    asking = {"name": "my-app", "version": "1.0", "requires": ["tensorflow-cpu[gcs-filesystem]>=2.21"]}
+    unmet = requirements.unmet_requirements(facts_with(extra=[gcs_old, asking]))
     assert [(u.name, u.extra) for u in unmet] == [("tensorflow-io-gcs-filesystem", "gcs-filesystem")]
     dev = facts_with(requires=TF_221 + ['pytest>=8; extra == "dev"', 'pylint>=3; extra == "dev"'],
                      extra=[{"name": "pytest", "version": "7.4.0"}])
     assert requirements.unmet_requirements(dev) == []  # pylint absent: the dev extra was never installed
+
+
+def test_an_extra_named_like_an_installed_build_is_not_requested():
+    """tensorflow-io-gcs-filesystem 0.37.1 declares `tensorflow-cpu<2.17.0,>=2.16.0; extra == 'tensorflow-cpu'`
+    (its Requires-Dist on PyPI): a healthy tensorflow-cpu 2.15.1 environment, as pip installs it, has it."""
+    gcs = {"name": "tensorflow-io-gcs-filesystem", "version": "0.37.1", "top_level": ["tensorflow_io_gcs_filesystem"],
+           "requires": ['tensorflow<2.17.0,>=2.16.0; extra == "tensorflow"',
+                        'tensorflow-aarch64<2.17.0,>=2.16.0; extra == "tensorflow-aarch64"',
+                        'tensorflow-cpu<2.17.0,>=2.16.0; extra == "tensorflow-cpu"',
+                        'tensorflow-gpu<2.17.0,>=2.16.0; extra == "tensorflow-gpu"',
+                        'tensorflow-rocm<2.17.0,>=2.16.0; extra == "tensorflow-rocm"']}
+    facts = facts_with(tf_version="2.15.1", requires=["tensorflow-io-gcs-filesystem>=0.23.1"], extra=[gcs])
+    assert requirements.unmet_requirements(facts) == []
+    assert run(facts).status is Status.PASS
 
 
 def test_an_installed_prerelease_satisfies_a_plain_range():
@@ -181,45 +210,113 @@ def test_an_installed_prerelease_satisfies_a_plain_range():
     assert requirements.holds("not a version", ">=2.21") is None
 
 
-def test_a_dependent_made_for_another_tensorflow_is_named_and_moved_to_the_matching_release():
-    text = {"name": "tensorflow-text", "version": "2.15.0", "top_level": ["tensorflow_text"],
-            "requires": ["tensorflow<2.16,>=2.15.0; platform_machine != 'arm64' or platform_system != 'Darwin'"]}
-    facts = facts_with(tf_name="tensorflow", extra=[text], tensorflow=IMPORTED)
+# tensorflow-text 2.15.0's Requires-Dist as PyPI's wheel METADATA writes it (the companion table's row)
+TEXT_215 = {"name": "tensorflow-text", "version": "2.15.0", "top_level": ["tensorflow_text"],
+            "requires": ["tensorflow-hub >=0.13.0",
+                         'tensorflow <2.16,>=2.15.0 ; platform_machine != "arm64" or platform_system != "Darwin"',
+                         'tensorflow-macos <2.16,>=2.15.0 ; platform_machine == "arm64" and platform_system == "Darwin"',
+                         "tensorflow-cpu <2.14,>=2.13.0 ; extra == 'tensorflow_cpu'"]}
+HUB = {"name": "tensorflow-hub", "version": "0.16.1", "top_level": ["tensorflow_hub"],
+       "requires": ["numpy>=1.12.0", "protobuf>=3.19.6", "tf-keras>=2.14.1"]}
+TF_KERAS_221 = {"name": "tf-keras", "version": "2.21.0", "top_level": ["tf_keras"], "requires": ["tensorflow<2.22,>=2.21"]}
+
+
+def test_a_dependent_made_for_another_tensorflow_gets_its_release_made_for_the_installed_one():
+    """tensorflow-text 2.15.0 beside tensorflow-cpu 2.21.0 (issue 17): the tensorflow-text release made for 2.21
+    (companion table), exact, installed --no-deps since it requires `tensorflow`: never `tensorflow<2.16` and
+    never the extra's `tensorflow-cpu<2.14` (an extra nobody asked for)."""
+    facts = facts_with(extra=[TEXT_215, HUB, TF_KERAS_221], tensorflow=IMPORTED)
     result = run(facts)
     assert result.status is Status.WARN
-    assert result.summary == "tensorflow 2.21.0 is outside tensorflow-text 2.15.0's tensorflow<2.16,>=2.15.0"
-    assert commands(result) == [[PY, "-m", "pip", "install", "tensorflow-text==2.21.*", "tensorflow==2.21.0"]]
-    assert "move TensorFlow" in result.remediation.advice
-    assert requirements.repair_requirements(facts) == ()  # the reader leaves TensorFlow moves to the check
+    assert result.summary == "tensorflow-cpu 2.21.0 is outside tensorflow-text 2.15.0's tensorflow<2.16,>=2.15.0"
+    release = companions.release_for("tensorflow-text", "2.21.0", requirements.marker_environment(facts))
+    assert release is not None and release.version.startswith("2.21")
+    assert [r.packages for r in result.remediation.repairs] == [(f"tensorflow-text=={release.version}",)]
+    assert "made for TensorFlow 2.21.0" in result.remediation.repairs[0].reason
+    assert "keeping TensorFlow 2.21.0 where it is" in result.remediation.advice
+    plan = plan_of(facts, [result])
+    assert plan.moves_tensorflow is None and not plan.conflicts
+    installs = [words for words in argvs(plan) if "install" in words]
+    assert installs[-1] == [PY, "-m", "pip", "install", "--no-deps", f"tensorflow-text=={release.version}"]
+    named = {Requirement(w).name for words in installs for w in words[4:] if not w.startswith("-")}
+    assert "tensorflow" not in named and "tensorflow-macos" not in named  # no second build
 
 
-def test_a_dependent_that_does_not_follow_tensorflow_versions_moves_tensorflow_and_says_why():
-    probability = {"name": "tensorflow-probability", "version": "0.23.0", "top_level": ["tensorflow_probability"],
-                   "requires": ["tensorflow<2.16,>=2.15"]}
-    result = run(facts_with(tf_name="tensorflow", extra=[probability], tensorflow=IMPORTED))
+def test_a_companion_with_no_release_for_the_installed_tensorflow_moves_it_and_says_so():
+    """tensorflow-decision-forests follows TensorFlow's minor and has no release for 2.21 (companion table):
+    TensorFlow moves, as tensorflow-cpu, into the range of the installed release, and the plan says why."""
+    forests = {"name": "tensorflow-decision-forests", "version": "1.8.1", "top_level": ["tensorflow_decision_forests"],
+               "requires": ["numpy", "pandas", "tensorflow~=2.15.0", "six", "absl-py", "wheel", "wurlitzer"]}
+    facts = facts_with(extra=[forests], tensorflow=IMPORTED)
+    assert companions.release_for("tensorflow-decision-forests", "2.21.0", requirements.marker_environment(facts)) is None
+    result = run(facts)
+    repair = next(r for r in result.remediation.repairs if r.packages == ("tensorflow-cpu~=2.15.0",))
+    assert "no tensorflow-decision-forests release is made for TensorFlow 2.21.0" in repair.reason
+    assert "No release of tensorflow-decision-forests is made for TensorFlow 2.21.0" in result.remediation.advice
+    plan = plan_of(facts, [result])
+    assert plan.moves_tensorflow.target == "tensorflow-cpu~=2.15.0" and "TensorFlow must move" in plan.moves_tensorflow.why
+    assert not plan.conflicts
+
+
+MY_MODEL = {"name": "my-model", "version": "1.0", "top_level": ["my_model"], "requires": ["tensorflow<2.16,>=2.15"]}
+
+
+def test_a_dependent_only_another_tensorflow_satisfies_moves_tensorflow_and_says_why():
+    facts = facts_with(tf_name="tensorflow", extra=[MY_MODEL], tensorflow=IMPORTED)
+    result = run(facts)
     assert result.status is Status.WARN
-    assert commands(result) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15", "tensorflow-probability==0.23.0"]]
-    # the moved TensorFlow brings its own pins: the old one's unmet protobuf pin stays out of the command
-    result = run(facts_with({"protobuf": "4.25.3"}, tf_name="tensorflow", extra=[probability], tensorflow=IMPORTED))
-    assert commands(result) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15", "tensorflow-probability==0.23.0"]]
-    assert "only another TensorFlow" in result.remediation.advice
+    (repair,) = result.remediation.repairs
+    assert repair.packages == ("tensorflow<2.16,>=2.15",)
+    assert repair.reason.startswith("tensorflow 2.21.0 is outside my-model 1.0's tensorflow<2.16,>=2.15")
+    assert "TensorFlow must move" in repair.reason
+    assert "only another TensorFlow" in result.remediation.advice and "moves TensorFlow" in result.remediation.advice
+    plan = plan_of(facts, [result])
+    assert argvs(plan) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]
+    move = plan.moves_tensorflow
+    assert (move.source, move.target, move.why) == ("tensorflow==2.21.0", "tensorflow<2.16,>=2.15", repair.reason)
+    # the moved TensorFlow brings its own pins: the old one's unmet protobuf pin stays out of the step
+    facts = facts_with({"protobuf": "4.25.3"}, tf_name="tensorflow", extra=[MY_MODEL], tensorflow=IMPORTED)
+    result = run(facts)
+    assert [r.packages for r in result.remediation.repairs] == [("tensorflow<2.16,>=2.15",)]
+    assert argvs(plan_of(facts, [result])) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]
+
+
+def test_tensorflow_moves_under_the_installed_builds_name_never_a_second_build():
+    """tensorflow-cpu provides the `tensorflow` my-model requires: TensorFlow moves as tensorflow-cpu."""
+    facts = facts_with(extra=[MY_MODEL], tensorflow=IMPORTED)
+    result = run(facts)
+    assert result.summary == "tensorflow-cpu 2.21.0 is outside my-model 1.0's tensorflow<2.16,>=2.15"
+    assert [r.packages for r in result.remediation.repairs] == [("tensorflow-cpu<2.16,>=2.15",)]
+    assert "as tensorflow-cpu, the build installed" in result.remediation.repairs[0].reason
+    plan = plan_of(facts, [result])
+    assert argvs(plan) == [[PY, "-m", "pip", "install", "tensorflow-cpu<2.16,>=2.15"]]
+    assert not plan.conflicts and plan.moves_tensorflow.source == "tensorflow-cpu==2.21.0"
+
+
+def test_two_dependents_wanting_disjoint_tensorflows_are_a_conflict_naming_both():
+    other = {"name": "other-model", "version": "2.0", "top_level": ["other_model"], "requires": ["tensorflow>=2.18"]}
+    facts = facts_with({"protobuf": "4.25.3"}, tf_name="tensorflow", tf_version="2.17.0", extra=[MY_MODEL, other],
+                       tensorflow=IMPORTED)
+    result = run(facts)
+    plan = plan_of(facts, [result])
+    (conflict,) = plan.conflicts
+    assert conflict.distribution == "tensorflow"
+    reasons = " ".join(why for _, _, why in conflict.wants)
+    assert "my-model 1.0's" in reasons and "other-model 2.0's" in reasons
+    assert not any("tensorflow<" in step.command or "tensorflow>=" in step.command for step in plan.steps)
 
 
 def test_tensorflow_cpu_stands_in_for_tensorflow_at_a_fitting_version():
-    keras2 = {"name": "tf-keras", "version": "2.21.0", "top_level": ["tf_keras"], "requires": ["tensorflow<2.22,>=2.21"]}
-    assert requirements.unmet_requirements(facts_with(extra=[keras2])) == []
+    assert requirements.unmet_requirements(facts_with(extra=[TF_KERAS_221])) == []
     old = {"name": "tf-keras", "version": "2.15.1", "top_level": ["tf_keras"], "requires": ["tensorflow<2.16,>=2.15"]}
     facts = facts_with(extra=[old], tensorflow={**IMPORTED, "keras": {"layer_ok": False, "error": {
         "type": "ImportError", "message": "cannot import name 'keras' from 'tf_keras'"}}})
     result = run(facts)
     assert result.status is Status.FAIL  # tf.keras itself fails: a Keras pin known to break
     assert result.summary == "tensorflow-cpu 2.21.0 is outside tf-keras 2.15.1's tensorflow<2.16,>=2.15"
-    # tf-keras requires only `tensorflow`, which tensorflow-cpu provides: --no-deps, no second build
-    assert commands(result) == [[PY, "-m", "pip", "install", "--no-deps", "tf-keras==2.21.*"]]
-    old_with_more = {**old, "requires": old["requires"] + ["scipy>=1.0"]}
-    result = run(facts_with(extra=[old_with_more, {"name": "scipy", "version": "1.14.1"}], tensorflow=IMPORTED))
-    assert commands(result) == [[PY, "-m", "pip", "uninstall", "-y", "tensorflow-cpu"],
-                                [PY, "-m", "pip", "install", "tensorflow==2.21.0", "tf-keras==2.21.*"]]
+    assert [r.packages for r in result.remediation.repairs] == [("tf-keras==2.21.0",)]
+    # tf-keras 2.21.0 requires only `tensorflow`, which tensorflow-cpu provides: --no-deps, no second build
+    assert commands(result, facts) == [[PY, "-m", "pip", "install", "--no-deps", "tf-keras==2.21.0"]]
 
 
 def test_numpy_past_the_abi_tensorflow_was_built_for_fails_even_without_an_import():
@@ -232,10 +329,11 @@ def test_numpy_past_the_abi_tensorflow_was_built_for_fails_even_without_an_impor
 def test_uv_and_conda_environments_get_their_installer():
     uv = facts_with({"protobuf": "5.28.0"})
     uv["python"]["uv_version"] = "0.4.0"
-    assert run(uv).remediation.commands[0].startswith(f"uv pip install --python {PY} ")
+    assert commands(run(uv), uv) == [["uv", "pip", "install", "--python", PY, "protobuf<8.0.0,>=6.31.1",
+                                      "tensorflow-cpu==2.21.0"]]
     conda = facts_with({"protobuf": "5.28.0"})
     conda["python"].update(conda=True, in_venv=False)
-    assert run(conda).remediation.commands[0].startswith(f"{PY} -m pip install ")
+    assert commands(run(conda), conda)[0][:4] == [PY, "-m", "pip", "install"]
 
 
 def test_skips_without_recorded_requires_or_without_tensorflow():
@@ -345,10 +443,20 @@ def test_requirers_that_disagree_get_no_impossible_command_but_the_reason():
     both = facts_with({"protobuf": "5.29.0"}, extra=[metadata], tensorflow=IMPORTED)
     unmet = requirements.unmet_requirements(both)
     assert list(requirements.clashing(unmet)) == ["protobuf"]
-    assert not any(r.startswith("protobuf") for r in requirements.repair_requirements(both))
     result = run(both)
     assert "no protobuf satisfies both" in result.remediation.advice
-    assert not any("protobuf" in c for c in result.remediation.commands)
+    # each pin is asked for, naming its requirer; the plan finds they cannot meet: a conflict, never a command
+    assert [r.packages for r in result.remediation.repairs] == [
+        ("protobuf<8.0.0,>=6.31.1",), ("protobuf<4,>=3.20.3",), ("absl-py<2.0.0,>=0.9",)]
+    plan = plan_of(both, [result])
+    # what can be done is done (absl-py), the clash is not
+    assert [step.command for step in plan.steps] == [f"{PY} -m pip install 'absl-py<2.0.0,>=0.9' 'tensorflow-cpu==2.21.0'"]
+    (conflict,) = plan.conflicts
+    assert conflict.distribution == "protobuf"
+    assert [(check, requirement) for check, requirement, _ in conflict.wants] == [
+        ("dependencies", "protobuf<8.0.0,>=6.31.1"), ("dependencies", "protobuf<4,>=3.20.3")]
+    reasons = " ".join(reason for _, _, reason in conflict.wants)
+    assert "tensorflow-cpu 2.21.0's" in reasons and "tensorflow-metadata 1.13.1's" in reasons
 
 
 def test_target_info_keeps_what_other_checks_read_without_a_requirement_naming_it(tmp_path):
@@ -363,15 +471,18 @@ def test_target_info_keeps_what_other_checks_read_without_a_requirement_naming_i
     assert "left-out" not in names
 
 
-def test_a_distribution_requiring_tensorflow_only_under_an_extra_counts_when_that_extra_is_installed():
+def test_a_distribution_requiring_tensorflow_only_under_an_extra_counts_when_that_extra_is_requested():
     transformers = {"name": "transformers", "version": "4.40.0",
                     "requires": ["tokenizers<0.20,>=0.19", 'tensorflow<2.16,>2.9; extra == "tf"',
                                  'tf-keras; extra == "tf"']}
     tokenizers = {"name": "tokenizers", "version": "0.21.0"}
     bare = facts_with(tf_name="tensorflow", extra=[transformers, tokenizers])
-    assert requirements.unmet_requirements(bare) == []  # the tf extra's tf-keras is absent: not transformers[tf]
-    with_tf = facts_with(tf_name="tensorflow", extra=[transformers, tokenizers,
-                                                      {"name": "tf-keras", "version": "2.21.0", "requires": []}])
+    assert requirements.unmet_requirements(bare) == []  # nobody asked for transformers[tf]
+    tf_keras = {"name": "tf-keras", "version": "2.21.0", "requires": []}
+    # everything the extra names installed is still no request (pip records no extras)
+    assert requirements.unmet_requirements(facts_with(tf_name="tensorflow", extra=[transformers, tokenizers, tf_keras])) == []
+    app = {"name": "my-app", "version": "1.0", "requires": ["transformers[tf]>=4.40"]}
+    with_tf = facts_with(tf_name="tensorflow", extra=[transformers, tokenizers, tf_keras, app])
     assert sorted(u.name for u in requirements.unmet_requirements(with_tf)) == ["tensorflow", "tokenizers"]
 
 
@@ -385,8 +496,10 @@ def test_bounds_two_requirers_share_are_written_once_the_tighter_one():
     # the live numpy case: tensorflow-cpu 2.21 wants numpy>=1.26.0, the NumPy-ABI rule and a dependent
     # want >=2.0.0; the command once read 'numpy>=2.0.0,>=1.26.0' (pip takes it, a reader stumbles)
     jax_like = {"name": "jax-like", "version": "1.0", "requires": ["numpy<2.3,>=2.0.0", "tensorflow>=2.0"]}
-    result = run(facts_with({"numpy": "1.25.2"}, extra=[jax_like], tensorflow=IMPORTED))
-    numpy = [c for c in commands(result)[0] if c.startswith("numpy")]
+    facts = facts_with({"numpy": "1.25.2"}, extra=[jax_like], tensorflow=IMPORTED)
+    result = run(facts)
+    assert sorted(r.packages for r in result.remediation.repairs) == [("numpy<2.3,>=2.0.0",), ("numpy>=1.26.0",)]
+    numpy = [c for c in commands(result, facts)[0] if c.startswith("numpy")]
     assert numpy == ["numpy<2.3,>=2.0.0"]
 
 
@@ -399,3 +512,19 @@ def test_bounds_two_requirers_share_are_written_once_the_tighter_one():
 ])
 def test_tightest_drops_only_implied_bounds(clauses, kept):
     assert requirements.tightest(clauses) == kept
+
+
+def test_a_shim_without_its_real_build_gets_that_build_and_no_second_one():
+    """The Windows `tensorflow` 2.15.0 is a shim requiring tensorflow-intel==2.15.0 (its Requires-Dist on PyPI):
+    without it, the dependencies check and tensorflow-install ask for the same real build, nothing moves."""
+    lines = ['tensorflow-intel==2.15.0; platform_system == "Windows"', "numpy<2.0.0,>=1.23.5"]
+    facts = facts_with({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0", system="Windows",
+                       machine="AMD64")
+    facts["distributions"][0]["top_level"] = []  # the shim has no tensorflow/ of its own
+    assert requirements.tensorflow_pin(facts) is None  # no real build to keep where it is
+    results = run_checks([CHECK, next(c for c in all_checks() if c.id == "tensorflow-install")], facts)
+    assert [r.status for r in results] == [Status.WARN, Status.FAIL]
+    assert [r.remediation.repairs[0].packages for r in results] == [("tensorflow-intel==2.15.0",)] * 2
+    plan = plan_of(facts, results)
+    assert [step.command for step in plan.steps] == [f'{PY} -m pip install "tensorflow-intel==2.15.0"']
+    assert not plan.conflicts and plan.moves_tensorflow is None

@@ -7,6 +7,7 @@ import pytest
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
+from tfdoctor.report import Report
 from tfdoctor.runner import run_checks
 
 PATHS = fixture_paths()
@@ -31,13 +32,17 @@ def test_fixture_is_well_formed(path):
 @pytest.mark.parametrize("path", PATHS, ids=[fixture_id(p) for p in PATHS])
 def test_fixture_diagnosis(path):
     fixture = load_fixture(path)
-    results = {r.check_id: r for r in run_checks(all_checks(), fixture["facts"])}
+    ran = run_checks(all_checks(), fixture["facts"])
+    results = {r.check_id: r for r in ran}
     got = {cid: r.status.value for cid, r in results.items()}
     assert got == fixture["expected"], {cid: results[cid].summary for cid in got if got[cid] != fixture["expected"].get(cid)}
+    plan = Report(fixture["facts"], ran).plan
     for cid, needles in (fixture.get("expected_hints") or {}).items():
         fix = results[cid].remediation
         assert fix is not None, f"{cid} has no remediation"
-        text = " ".join([fix.advice, *fix.commands, fix.url or ""])
+        # the check's own words and manual steps, and the plan steps that carry out its repairs
+        steps = [step.command for step in plan.steps if step.number in plan.steps_for(cid)]
+        text = " ".join([fix.advice, *fix.commands, *steps, fix.url or ""])
         for needle in needles:
             assert needle in text, f"{cid}: hint lacks {needle!r}: {text}"
 

@@ -10,8 +10,10 @@ from tfdoctor.checks.keras import keras, matching_tf_keras
 from tfdoctor.checks.tensorflow_import import tensorflow_import
 from tfdoctor.facts import import_causes
 from tfdoctor.model import Status
+from tests.plan_support import as_result, intents, plan_of
 
 PY = "/env/bin/python"
+TF_KERAS_221 = "tf-keras==2.21.0"  # the tf-keras made for TensorFlow 2.21 (companion table)
 SITE = "/env/lib/python3.11/site-packages"
 # tensorflow-cpu 2.21.0's Requires-Dist (a part of it, as written in its METADATA)
 TF_221 = ["protobuf<8.0.0,>=6.31.1", "keras>=3.12.0", "numpy>=1.26.0", "h5py<3.15.0,>=3.11.0",
@@ -64,9 +66,12 @@ LIBRARY_MISSING = failed_import(
 UNKNOWN = failed_import("RuntimeError", "something nobody has seen", [f"{SITE}/tensorflow/__init__.py"])
 
 
-def install_command(outcome) -> list[str]:
-    assert len(outcome.remediation.commands) == 1, outcome.remediation.commands
-    return shlex.split(outcome.remediation.commands[0])
+def install_command(facts: dict, outcome, check_id: str = "tensorflow-import") -> list[str]:
+    """The one plan step this check's repairs make (the check itself writes no command)."""
+    assert outcome.remediation.commands == (), outcome.remediation.commands
+    plan = plan_of(facts, [as_result(check_id, outcome)])
+    assert len(plan.steps) == 1 and not plan.conflicts, plan
+    return shlex.split(plan.steps[0].command)
 
 
 def test_the_modules_an_error_names_map_to_installed_distributions():
@@ -77,11 +82,14 @@ def test_the_modules_an_error_names_map_to_installed_distributions():
 
 
 def test_protobuf_below_the_pin_names_the_pin_and_repairs_it_keeping_tensorflow():
-    outcome = tensorflow_import.run(facts_with({"protobuf": "3.20.3"}, tensorflow=PROTOBUF_TOO_OLD))
+    facts = facts_with({"protobuf": "3.20.3"}, tensorflow=PROTOBUF_TOO_OLD)
+    outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL
     assert "protobuf 3.20.3 is outside tensorflow-cpu 2.21.0's protobuf<8.0.0,>=6.31.1" in outcome.summary
     assert outcome.evidence["explained_by"] == "dependencies"
-    assert install_command(outcome)[-2:] == ["protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]
+    (repair,) = outcome.remediation.repairs
+    assert repair.packages == ("protobuf<8.0.0,>=6.31.1",) and repair.reason.startswith("protobuf 3.20.3 is outside")
+    assert install_command(facts, outcome)[-2:] == ["protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]
     assert "does not know" not in outcome.remediation.advice
 
 
@@ -99,18 +107,20 @@ def test_numpy_is_not_blamed_alone_when_protobuf_breaks_too():
                        tf_version="2.15.1", tensorflow=tensorflow)
     outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL and "numpy 2.0.0 is outside" in outcome.summary
-    words = install_command(outcome)
+    words = install_command(facts, outcome)
     assert "numpy<2.0.0,>=1.23.5" in words and any(w.startswith("protobuf") and "<5.0.0dev" in w for w in words)
     assert words[-1] == "tensorflow-cpu==2.15.1"
 
 
 def test_ml_dtypes_and_h5py_below_their_pins():
-    outcome = tensorflow_import.run(facts_with({"ml-dtypes": "0.4.1"}, tensorflow=ML_DTYPES_TOO_OLD))
+    facts = facts_with({"ml-dtypes": "0.4.1"}, tensorflow=ML_DTYPES_TOO_OLD)
+    outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL and "ml-dtypes 0.4.1 is outside" in outcome.summary
     assert "ml-dtypes-missing-type" in outcome.evidence["signatures"]
-    assert "ml-dtypes<1.0.0,>=0.5.1" in install_command(outcome)
-    outcome = tensorflow_import.run(facts_with({"h5py": "3.8.0"}, tensorflow=H5PY_FOR_NUMPY1))
-    assert "h5py 3.8.0 is outside" in outcome.summary and "h5py<3.15.0,>=3.11.0" in install_command(outcome)
+    assert "ml-dtypes<1.0.0,>=0.5.1" in install_command(facts, outcome)
+    facts = facts_with({"h5py": "3.8.0"}, tensorflow=H5PY_FOR_NUMPY1)
+    outcome = tensorflow_import.run(facts)
+    assert "h5py 3.8.0 is outside" in outcome.summary and "h5py<3.15.0,>=3.11.0" in install_command(facts, outcome)
 
 
 def test_a_signature_with_every_pin_held_keeps_its_own_fix():
@@ -124,20 +134,22 @@ def test_a_signature_with_every_pin_held_keeps_its_own_fix():
     outcome = tensorflow_import.run(facts)
     assert outcome.evidence["signatures"][0] == "protobuf-runtime-older-than-gencode"
     assert "explained_by" not in outcome.evidence
-    assert install_command(outcome)[-1] == "protobuf>=6.31.1,<7"
+    assert install_command(facts, outcome)[-2:] == ["protobuf>=6.31.1,<7", "tensorflow-cpu==2.21.0"]
 
 
 def test_a_library_missing_from_the_install_is_reinstalled_exactly():
     integrity = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "record": True, "problems": [
         {"path": "tensorflow/libtensorflow_framework.so.2", "problem": "missing", "expected_size": 40000000}]}]}
-    outcome = tensorflow_import.run(facts_with(tensorflow=LIBRARY_MISSING, integrity=integrity))
+    facts = facts_with(tensorflow=LIBRARY_MISSING, integrity=integrity)
+    outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL and outcome.evidence["explained_by"] == "install-integrity"
     assert "tensorflow/libtensorflow_framework.so.2 is missing" in outcome.summary
-    assert install_command(outcome)[-3:] == ["--force-reinstall", "--no-deps", "tensorflow-cpu==2.21.0"]
+    assert install_command(facts, outcome)[-3:] == ["--force-reinstall", "--no-deps", "tensorflow-cpu==2.21.0"]
     # without the integrity facts (an older report) the signature gives the same repair
-    outcome = tensorflow_import.run(facts_with(tensorflow=LIBRARY_MISSING))
+    facts = facts_with(tensorflow=LIBRARY_MISSING)
+    outcome = tensorflow_import.run(facts)
     assert outcome.evidence["signatures"][0] == "tensorflow-library-missing"
-    assert install_command(outcome)[-3:] == ["--force-reinstall", "--no-deps", "tensorflow-cpu==2.21.0"]
+    assert install_command(facts, outcome)[-3:] == ["--force-reinstall", "--no-deps", "tensorflow-cpu==2.21.0"]
 
 
 def test_an_unknown_error_with_unmet_pins_is_tied_to_them_not_unknown():
@@ -172,10 +184,15 @@ def test_keras3_building_a_layer_passes():
 
 
 def test_legacy_keras_without_tf_keras_fails_naming_the_matching_release():
-    outcome = keras.run(facts_with(tensorflow=imported(LEGACY_MISSING)))
+    facts = facts_with(tensorflow=imported(LEGACY_MISSING))
+    outcome = keras.run(facts)
     assert outcome.status is Status.FAIL and "tf-keras is not installed" in outcome.summary
-    # tf-keras requires `tensorflow` by that name: with tensorflow-cpu, pip must not add a second build
-    assert install_command(outcome)[-2:] == ["--no-deps", "tf-keras~=2.21.0"]
+    assert intents(outcome) == [("install", (TF_KERAS_221,))]
+    # tf-keras requires `tensorflow` by that name (companion table): with tensorflow-cpu, the plan installs it
+    # --no-deps after its other requirements, so pip adds no second build
+    plan = plan_of(facts, [as_result("keras", outcome)])
+    assert shlex.split(plan.steps[-1].command)[-2:] == ["--no-deps", TF_KERAS_221]
+    assert "tensorflow" not in {shlex.split(step.command)[-1].split("=")[0] for step in plan.steps}
 
 
 def test_legacy_keras_with_tf_keras_of_another_release():
@@ -184,16 +201,16 @@ def test_legacy_keras_with_tf_keras_of_another_release():
     facts = facts_with({"tf-keras": "2.15.1"}, tensorflow=imported(broken))
     outcome = keras.run(facts)
     assert outcome.status is Status.FAIL and "tf-keras 2.15.1 is made for another TensorFlow" in outcome.summary
-    assert install_command(outcome)[-1] == "tf-keras~=2.21.0"
+    assert intents(outcome) == [("install", (TF_KERAS_221,))]
     working = dict(broken, error=None, layer_ok=True, step="done")
     outcome = keras.run(facts_with({"tf-keras": "2.15.1"}, tensorflow=imported(working)))
-    assert outcome.status is Status.WARN and install_command(outcome)[-1] == "tf-keras~=2.21.0"
+    assert outcome.status is Status.WARN and intents(outcome) == [("install", (TF_KERAS_221,))]
 
 
 def test_an_unused_tf_keras_of_another_release_is_a_warning_naming_the_matching_one():
     outcome = keras.run(facts_with({"tf-keras": "2.15.1"}, tensorflow=imported(KERAS3_OK)))
     assert outcome.status is Status.WARN and "tf-keras 2.15.1 is installed" in outcome.summary
-    assert install_command(outcome)[-1] == "tf-keras~=2.21.0"
+    assert intents(outcome) == [("install", (TF_KERAS_221,))]
     assert keras.run(facts_with({"tf-keras": "2.21.0"}, tensorflow=imported(KERAS3_OK))).status is Status.PASS
 
 
@@ -201,9 +218,10 @@ def test_keras_below_tensorflow_pin_is_tied_to_the_pin():
     error = {"type": "ModuleNotFoundError", "message": "No module named 'keras.src'", "causes": [],
              "traceback": [f'  File "{SITE}/keras/__init__.py", line 1, in <module>']}
     record = dict(KERAS3_OK, flavor="keras2", version="2.15.0", layer_ok=False, step="resolve", error=error)
-    outcome = keras.run(facts_with({"keras": "2.15.0"}, tensorflow=imported(record)))
+    facts = facts_with({"keras": "2.15.0"}, tensorflow=imported(record))
+    outcome = keras.run(facts)
     assert outcome.status is Status.FAIL and "keras 2.15.0 is outside tensorflow-cpu 2.21.0's keras>=3.12.0" in outcome.summary
-    assert install_command(outcome)[-2:] == ["keras>=3.12.0", "tensorflow-cpu==2.21.0"]
+    assert install_command(facts, outcome, "keras")[-2:] == ["keras>=3.12.0", "tensorflow-cpu==2.21.0"]
 
 
 def test_keras_not_tried_or_not_recorded_is_a_skip():
@@ -230,8 +248,12 @@ def test_a_file_two_builds_share_is_no_reinstall_advice():
     integrity = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "record": True, "problems": [
         {"path": "tensorflow/libtensorflow_framework.so.2", "problem": "missing", "expected_size": 40000000,
          "also_in": ["tensorflow"]}]}]}
-    outcome = tensorflow_import.run(facts_with(tensorflow=LIBRARY_MISSING, integrity=integrity))
+    facts = facts_with(tensorflow=LIBRARY_MISSING, integrity=integrity)
+    outcome = tensorflow_import.run(facts)
     fix = outcome.remediation
     assert fix is not None
     assert "Reinstall" not in fix.advice and "keep one" in fix.advice, fix.advice
-    assert not any("--force-reinstall" in command for command in fix.commands), fix.commands
+    # the repair keeps one of them (as install-integrity and tensorflow-install do), never a reinstall
+    assert intents(outcome) == [("uninstall", ("tensorflow", "tensorflow-cpu")), ("install", ("tensorflow==2.21.0",))]
+    plan = plan_of(facts, [as_result("tensorflow-import", outcome)])
+    assert not any("--force-reinstall" in step.command for step in plan.steps), plan.steps

@@ -8,10 +8,12 @@ import copy
 import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
+from tests.plan_support import as_result, intents, plan_of
 from tfdoctor.checks.installer import installer_capability
 from tfdoctor.installers import installer_for, pip_needs, wheel_need
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
+from tfdoctor.repairs import Action
 from tfdoctor.runner import run_checks
 
 PYTHON = "/venv/bin/python"
@@ -57,7 +59,12 @@ def test_pip_too_old_for_the_installed_tensorflow_fails_and_upgrades_first():
     assert outcome.status is Status.FAIL
     assert "pip 19.3.1 cannot install tensorflow-cpu 2.21.0's wheel" in outcome.summary
     assert "manylinux_2_27" in outcome.summary and "20.3" in outcome.summary
-    assert outcome.remediation.commands == (UPGRADE,)
+    assert outcome.remediation.commands == ()
+    (repair,) = outcome.remediation.repairs
+    assert (repair.action, repair.minimum, repair.missing) == (Action.UPGRADE_INSTALLER, "20.3", False)
+    assert "pip 19.3.1 cannot install tensorflow-cpu 2.21.0's wheel" in repair.reason
+    plan = plan_of(facts("19.3.1", TF221), [as_result("installer", outcome)])
+    assert [step.command for step in plan.steps] == [UPGRADE]
 
 
 def test_pip_too_old_for_a_manylinux2014_tensorflow_fails():
@@ -69,7 +76,8 @@ def test_pip_that_reinstalls_what_is_there_but_not_the_newest_tensorflow_warns()
     outcome = installer_capability.run(facts("20.2.4", TF215))
     assert outcome.status is Status.WARN
     assert "the newest tensorflow (2.21.0)" in outcome.summary
-    assert outcome.remediation.commands == (UPGRADE,)
+    assert intents(outcome) == [("upgrade-installer", ("pip",))]
+    assert [s.command for s in plan_of(facts("20.2.4", TF215), [as_result("installer", outcome)]).steps] == [UPGRADE]
 
 
 def test_no_tensorflow_and_a_pip_that_cannot_see_its_wheel_fails():
@@ -116,7 +124,9 @@ def test_requires_python_needs_pip_9():
 def test_no_pip_warns_and_bootstraps_it():
     outcome = installer_capability.run(facts(None, TF221))
     assert outcome.status is Status.WARN and "No module named pip" in outcome.summary
-    assert outcome.remediation.commands == (f"{PYTHON} -m ensurepip --upgrade && {UPGRADE}",)
+    assert outcome.remediation.commands == () and outcome.remediation.repairs[0].missing
+    plan = plan_of(facts(None, TF221), [as_result("installer", outcome)])
+    assert [step.command for step in plan.steps] == [f"{PYTHON} -m ensurepip --upgrade", UPGRADE]
 
 
 def test_uv_environments_install_with_uv():
@@ -149,8 +159,8 @@ def test_needs_come_newest_first():
     assert [n.pip for n in needs] == ["20.3", "19.3", "9.0"]
 
 
-# ---- the property across every check: on a machine with an old pip, no check prints an install
-# ---- command for the target that the old pip would run before being upgraded
+# ---- the property across every check: on a machine with an old pip, the plan brings pip up before any
+# ---- pip step (every check's repairs are steps of that one plan; no check writes a pip command itself)
 
 def with_old_pip(path) -> dict:
     document = copy.deepcopy(load_fixture(path)["facts"])
@@ -158,31 +168,58 @@ def with_old_pip(path) -> dict:
     return document
 
 
-def target_install_commands(results, executable: str) -> list[str]:
-    return [command for result in results if result.remediation for command in result.remediation.commands
-            if f"{executable} -m pip install" in command]
+def pip_steps(plan, executable: str) -> list:
+    return [step for step in plan.runnable if step.command.startswith(f"{executable} -m pip ")]
 
 
 @pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
-def test_no_check_prints_an_install_command_an_old_pip_cannot_run(path):
+def test_no_plan_runs_pip_before_an_old_pip_is_upgraded(path):
     document = with_old_pip(path)
     executable = str(document.get("python", {}).get("executable") or "python3")
     installer = installer_for(document)
     results = run_checks(all_checks(), document)
-    commands = target_install_commands(results, executable)
-    if installer.upgrade_pip_to and installer.uses_pip:
-        for command in commands:
-            assert command.startswith(f"{executable} -m pip install --upgrade pip"), command
-    else:
-        assert all("--upgrade pip" not in command for command in commands)
+    plan = plan_of(document, results)
+    steps = pip_steps(plan, executable)
+    if installer.upgrade_pip_to and installer.uses_pip and len(steps) > 0:
+        assert steps[0].command == f"{executable} -m pip install --upgrade pip", [s.command for s in plan.steps]
+        assert steps[0].number == 1
+    elif not installer.upgrade_pip_to:
+        assert all("--upgrade pip" not in step.command for step in plan.steps)
 
 
 def test_the_property_is_exercised():
-    """At least some fixtures have an old-pip-sensitive install command (else the test above proves nothing)."""
+    """Some fixtures' plans run pip with an old pip (else the test above proves nothing), and there the
+    upgrade comes first with more steps after it."""
     exercised = 0
     for path in fixture_paths():
         document = with_old_pip(path)
         executable = str(document.get("python", {}).get("executable") or "python3")
         if installer_for(document).upgrade_pip_to:
-            exercised += len(target_install_commands(run_checks(all_checks(), document), executable))
+            steps = pip_steps(plan_of(document, run_checks(all_checks(), document)), executable)
+            exercised += len(steps) > 1
     assert exercised >= 3
+
+
+def test_old_pip_and_a_deleted_tensorflow_library_upgrade_pip_then_reinstall_exactly():
+    """The live case 'old-pip-and-deleted-library': pip 20.2.4 (no manylinux_2_27 wheels) and a deleted
+    libtensorflow_framework.so.2 of tensorflow-cpu 2.21.0. The plan: pip first, then the exact reinstall."""
+    document = facts("20.2.4", TF221, distributions=[])
+    document["distributions"] = [{"name": "tensorflow-cpu", "version": "2.21.0", "top_level": ["tensorflow"],
+                                  "location": "/venv/lib/python3.11/site-packages"}]
+    document["integrity"] = {"budget_s": 1.0, "hash_stopped": False, "distributions": [
+        {"name": "tensorflow-cpu", "version": "2.21.0", "installer": "pip", "record": True, "problems_total": 1,
+         "problems": [{"path": "tensorflow/libtensorflow_framework.so.2", "problem": "missing",
+                       "expected_size": 65222328, "size": None}]}]}
+    document["tensorflow"] = {"status": "import_failed", "imported": False, "stage": "import_failed", "exit_code": 1,
+                              "exception": {"type": "ImportError", "message": "libtensorflow_framework.so.2: cannot "
+                                            "open shared object file: No such file or directory"}}
+    results = run_checks(all_checks(), document)
+    statuses = {r.check_id: r.status for r in results}
+    assert statuses["installer"] is Status.FAIL and statuses["install-integrity"] is Status.FAIL
+    assert statuses["tensorflow-import"] is Status.FAIL
+    plan = plan_of(document, results)
+    assert [step.command for step in plan.steps] == [
+        UPGRADE, f"{PYTHON} -m pip install --force-reinstall --no-deps 'tensorflow-cpu==2.21.0'"]
+    assert not plan.conflicts and plan.moves_tensorflow is None
+    assert {r.check for r in plan.steps[1].reasons} == {"install-integrity", "tensorflow-import"}
+    assert plan.steps_for("installer") == [1]

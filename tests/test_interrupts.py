@@ -18,12 +18,12 @@ from tests import fakes
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 
 
-def start_doctor(root: Path, *args: str) -> subprocess.Popen:
+def start_doctor(root: Path, *args: str, **popen: object) -> subprocess.Popen:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(root)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["FAKE_TF_PIDFILE"] = str(root / "pids.txt")
     return subprocess.Popen([sys.executable, "-m", "tfdoctor", "--timeout", "60", *args], cwd=str(root), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
 def wait_for_import(root: Path, deadline_s: float = 60) -> list[int]:

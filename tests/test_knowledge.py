@@ -92,10 +92,12 @@ def test_memory_thresholds_are_ordered():
 # --- every source is public -------------------------------------------------------------------
 
 
-# a folder of this workspace, a file of the reference folder, or an absolute path: nobody else has them
-LOCAL = re.compile(r"shared/reference|\[local\]|(^|[\s(;,])/(work|home|tmp|root)/|(^|[\s(;,])fs:"
-                   r"|\b(compat-matrix|linux-matrix|linux-outputs|mac-system-outputs|probe-method|doctor-anchors)\.md"
-                   r"|\b(real-cases|linux-cases)\.json")
+# a file of the workspace's reference folder: nobody else has it (cite the public URL it gives instead)
+REFERENCE_FOLDER = (r"shared/reference|\[local\]"
+                    r"|\b(compat-matrix|linux-matrix|linux-outputs|mac-system-outputs|probe-method|doctor-anchors)\.md"
+                    r"|\b(real-cases|linux-cases)\.json")
+# ... or a folder of this workspace, or an absolute path: a source must be a public URL
+LOCAL = re.compile(REFERENCE_FOLDER + r"|(^|[\s(;,])/(work|home|tmp|root)/|(^|[\s(;,])fs:")
 
 
 def test_the_local_pattern_catches_what_it_must():
@@ -121,11 +123,27 @@ def test_every_fixture_cites_a_public_url_and_no_local_path(path):
     assert not [s for s in sources if LOCAL.search(s)]
 
 
-def test_no_package_file_names_the_reference_folder():
-    package = Path(knowledge.__file__).resolve().parent.parent
-    offenders = [str(p) for p in package.rglob("*") if p.is_file() and p.suffix in {".py", ".toml", ".json"}
-                 and "shared/reference" in p.read_text(encoding="utf-8", errors="replace")]
-    assert not offenders
+REPOSITORY = Path(__file__).resolve().parent.parent
+SOURCE_FOLDERS = ("checks", "tfdoctor", "tests", "tools", "bench", "fixtures", "docs")
+
+
+def _source_files():
+    for folder in SOURCE_FOLDERS:
+        for path in sorted((REPOSITORY / folder).rglob("*")):
+            if path.is_file() and path.suffix in {".py", ".toml", ".json", ".md", ".txt", ".sh"}:
+                yield path
+    yield REPOSITORY / "README.md"
+
+
+def test_no_code_comment_or_fixture_note_cites_the_reference_folder():
+    """Comments, docstrings, test labels and fixture descriptions cite public URLs, never the workspace's
+    reference files (this file names them only to forbid them)."""
+    pattern = re.compile(REFERENCE_FOLDER)
+    offenders = [f"{path.relative_to(REPOSITORY)}:{number}: {line.strip()[:100]}"
+                 for path in _source_files() if path != Path(__file__).resolve()
+                 for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+                 if pattern.search(line)]
+    assert not offenders, offenders
 
 
 # --- the generated release table and the curated tables agree -------------------------------------

@@ -13,7 +13,10 @@ from tfdoctor.model import Status
 from tfdoctor.runner import run_check
 from tfdoctor.versions import release
 
+from tests.plan_support import plan_commands, plan_of
+
 SITE = "/Users/me/.venvs/tf/lib/python3.10/site-packages"
+PYTHON = "/Users/me/.venvs/tf/bin/python"
 
 
 def mac(python: str, distributions: list[tuple[str, str]]) -> dict:
@@ -69,23 +72,28 @@ def test_the_table_has_usable_pairs_from_2_5_to_2_19():
 @pytest.mark.parametrize("metal, tf_minor, python", USABLE, ids=[f"metal{m}-tf{t}" for m, t, _ in USABLE])
 def test_a_hint_never_denies_a_plugin_the_table_lists(metal, tf_minor, python):
     assert mk.metal_for(f"{tf_minor}.0", python, "14.2") is not None
-    missing = run_check(metal_plugin, mac(f"{python}.10", tf_build(tf_minor)))
+    facts = mac(f"{python}.10", tf_build(tf_minor))
+    missing = run_check(metal_plugin, facts)
     assert f"No tensorflow-metal loads into TensorFlow {tf_minor}" not in fix_text(missing)
-    assert "pip install 'tensorflow-metal==" in fix_text(missing)
+    assert f"{PYTHON} -m pip install 'tensorflow-metal==" in plan_commands(facts, missing)[0]
     for other in mk.metal_versions():
         pairing = mk.metal_pairing(other, f"{tf_minor}.0")
         if pairing and pairing["outcome"] == "import_fails" and mk.metal_supports_python(mk.metal_release(other), python):
-            broken = run_check(metal_plugin, mac(f"{python}.10", tf_build(tf_minor) + [("tensorflow-metal", other)]))
+            facts = mac(f"{python}.10", tf_build(tf_minor) + [("tensorflow-metal", other)])
+            broken = run_check(metal_plugin, facts)
             assert broken.status is Status.FAIL
             text = fix_text(broken)
             assert f"No tensorflow-metal loads into TensorFlow {tf_minor}" not in text, (other, text)
-            assert "pip install 'tensorflow-metal==" in broken.remediation.commands[0], (other, text)
+            plan = plan_of(facts, broken)
+            assert f"{PYTHON} -m pip install 'tensorflow-metal==" in plan.steps[0].command, (other, text)
+            assert not plan.conflicts and plan.moves_tensorflow is None, (other, plan.to_dict())
 
 
 def test_tf_2_11_gets_metal_0_7_with_the_optimizer_caveat():
-    result = run_check(metal_plugin, mac("3.10.11", [("tensorflow-macos", "2.11.0"), ("tensorflow-metal", "0.8.0")]))
+    facts = mac("3.10.11", [("tensorflow-macos", "2.11.0"), ("tensorflow-metal", "0.8.0")])
+    result = run_check(metal_plugin, facts)
     assert result.status is Status.FAIL
-    assert result.remediation.commands[0].endswith("'tensorflow-metal==0.7.1'")
+    assert plan_commands(facts, result) == [f"{PYTHON} -m pip install 'tensorflow-metal==0.7.1' 'tensorflow-macos==2.11.0'"]
     assert "legacy optimizers" in result.remediation.advice
     assert mk.metal_for("2.11.0", "3.10") == "0.7.1"
 
@@ -97,11 +105,15 @@ EARLY = [row for row in mk.rows("metal_release") if release(row["version"]) <= (
 def test_an_early_plugin_in_stock_tensorflow_fails_and_swaps_the_build(row):
     metal, tf = row["version"], f"{row['apple_tf']}.0"
     python = f"{row['python_min']}.10"
-    stock = run_check(metal_plugin, mac(python, [("tensorflow", tf), ("tensorflow-metal", metal)]))
+    facts = mac(python, [("tensorflow", tf), ("tensorflow-metal", metal)])
+    stock = run_check(metal_plugin, facts)
     assert stock.status is Status.FAIL, stock.summary
-    assert stock.remediation.commands == (
-        "/Users/me/.venvs/tf/bin/python -m pip uninstall -y tensorflow",
-        f"/Users/me/.venvs/tf/bin/python -m pip install 'tensorflow-macos=={row['apple_tf']}.*'")
+    plan = plan_of(facts, stock)  # the build switch: uninstall and install in one remediation, no conflict
+    assert [s.command for s in plan.steps] == [
+        f"{PYTHON} -m pip uninstall -y tensorflow",
+        f"{PYTHON} -m pip install 'tensorflow-macos=={row['apple_tf']}.*'"]
+    assert not plan.conflicts and plan.moves_tensorflow.source == f"tensorflow=={tf}"
+    assert f"built for tensorflow-macos, not for the stock tensorflow wheel" in plan.moves_tensorflow.why
     apple = run_check(metal_plugin, mac(python, [("tensorflow-macos", tf), ("tensorflow-metal", metal)]))
     assert apple.status is not Status.FAIL, apple.summary
 

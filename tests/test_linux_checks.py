@@ -20,6 +20,8 @@ from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
 from tfdoctor.specifiers import satisfies
 
+from tests.plan_support import plan_commands, plan_of
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CHECKS = {c.id: c for c in all_checks()}
 QUERY = ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,compute_cap", "--format=csv"]
@@ -82,9 +84,18 @@ def test_platform_support_python_and_glibc(python, glibc, status, needle):
     assert result.status is status and needle in result.summary, result.summary
 
 
-def test_prerelease_hint_names_pip_pre():
-    result = run("platform-support", {"host": LINUX, "python": {"version": "3.14.0", "machine": "x86_64"}})
-    assert "--pre" in fix_text(result)
+def test_prerelease_hint_installs_the_pre_release_where_no_tensorflow_is_installed():
+    facts = {"host": LINUX, "python": {"version": "3.14.0", "machine": "x86_64"}, "distributions": []}
+    result = run("platform-support", facts)
+    assert result.status is Status.WARN
+    assert [r.to_dict() for r in result.remediation.repairs] == [
+        {"action": "install", "reason": result.remediation.repairs[0].reason, "packages": ["tensorflow"], "pre": True}]
+    assert plan_commands(facts, result) == ["python3 -m pip install --pre tensorflow"]
+    # an installed TensorFlow stays: the pre-release is then advice, not a plan step
+    facts["distributions"] = [tf("2.22.0rc0")]
+    kept = run("platform-support", facts)
+    assert kept.status is Status.WARN and "pre-release" in kept.remediation.advice
+    assert kept.remediation.repairs == () and plan_commands(facts, kept) == []
 
 
 def test_32_bit_python_and_unknown_architectures_fail():
@@ -101,6 +112,26 @@ def test_linux_aarch64_with_an_nvidia_gpu_warns_cpu_only():
     result = run("platform-support", facts)
     assert result.status is Status.WARN and "CPU-only" in result.summary and "ngc" in fix_text(result).lower()
     assert run("cuda-build", facts).status is Status.SKIP  # not reported twice
+
+
+def test_native_windows_gpu_points_to_wsl2_without_a_plan_step():
+    facts = fixture_facts("other/windows-tensorflow-2.11-nvidia-gpu.json")
+    result = run("platform-support", facts)
+    assert result.status is Status.WARN
+    assert result.remediation.commands == ("wsl --install",)  # inside WSL2 is another environment: words
+    assert "tensorflow[and-cuda]" in result.remediation.advice and plan_commands(facts, result) == []
+
+
+@pytest.mark.parametrize("installed, plan", [
+    ([], ["python3 -m pip install 'tensorflow==2.16.2'"]),  # nothing installed: the last Intel Mac release
+    ([tf("2.15.1")], []),  # an installed TensorFlow stays where it is
+])
+def test_intel_mac_pins_the_last_release_only_where_none_is_installed(installed, plan):
+    facts = {"host": {"system": "Darwin", "machine": "x86_64"}, "python": {"version": "3.11.9", "machine": "x86_64"},
+             "sysctl": {"hw.optional.arm64": "0"}, "distributions": installed}
+    result = run("platform-support", facts)
+    assert result.status is Status.WARN and "2.16.2" in result.remediation.advice
+    assert plan_commands(facts, result) == plan
 
 
 def test_windows_tensorflow_2_10_with_gpu_is_fine():
@@ -164,6 +195,14 @@ def test_arm_cpus_and_missing_flags():
     assert run("cpu-instructions", {"host": LINUX, "cpu": {"flags": None, "source": "unavailable: OSError"}}).status is Status.SKIP
 
 
+def test_tensorflow_2_4_0_without_avx2_moves_to_2_4_1_and_says_why():
+    facts = fixture_facts("linux/tensorflow-2.4.0-ivy-bridge-no-avx2.json")
+    result = run("cpu-instructions", facts)
+    plan = plan_of(facts, result)
+    assert [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow==2.4.1'"]
+    assert plan.moves_tensorflow.source == "tensorflow==2.4.0" and "AVX2" in plan.moves_tensorflow.why
+
+
 def test_tensorflow_2_4_1_needs_only_avx():
     facts = fixture_facts("linux/tensorflow-2.4.0-ivy-bridge-no-avx2.json")
     facts["distributions"][0]["version"] = "2.4.1"
@@ -180,7 +219,9 @@ def test_driver_too_old_for_tensorflow_cuda_12():
     facts.pop("tensorflow")
     result = run("nvidia-driver", facts)
     assert result.status is Status.FAIL and "525.60.13" in result.summary
-    assert "tensorflow[and-cuda]==2.14.*" in fix_text(result)
+    plan = plan_of(facts, result)
+    assert [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow[and-cuda]==2.14.*'"]
+    assert plan.moves_tensorflow.source == "tensorflow==2.21.0" and "driver 470" in plan.moves_tensorflow.why
 
 
 def test_wsl2_uses_the_windows_driver_minimum():
@@ -219,8 +260,12 @@ def test_cpu_only_tensorflow_with_an_nvidia_gpu_warns_with_the_fix():
     facts["distributions"] = [tf("2.21.0", name="tensorflow-cpu")]
     result = run("cuda-build", facts)
     assert result.status is Status.WARN and "CPU-only" in result.summary
-    assert result.remediation.commands == ("python3 -m pip uninstall -y tensorflow-cpu",
-                                           "python3 -m pip install 'tensorflow[and-cuda]==2.21.0'")
+    assert result.remediation.commands == ()
+    plan = plan_of(facts, result)  # the build switch: the CPU build out, the CUDA build of the same version in
+    assert [s.command for s in plan.steps] == ["python3 -m pip uninstall -y tensorflow-cpu",
+                                               "python3 -m pip install 'tensorflow[and-cuda]==2.21.0'"]
+    assert not plan.conflicts and plan.moves_tensorflow.target == "tensorflow[and-cuda]==2.21.0"
+    assert "CPU-only build" in plan.moves_tensorflow.why
 
 
 def test_build_info_is_believed_over_the_distribution_name():
@@ -252,7 +297,9 @@ def test_maxwell_hint_pins_the_last_release_with_its_kernels():
     lines, packages = and_cuda_packages("2.18.0")
     facts = {"host": LINUX, "distributions": [tf("2.18.0", requires=lines), *packages],
              "nvidia": query_only("name, driver_version, memory.total [MiB], compute_cap\nTesla M60, 535.1, 7618 MiB, 5.2\n")}
-    assert "tensorflow[and-cuda]==2.16.*" in fix_text(run("cuda-build", facts))
+    result = run("cuda-build", facts)
+    assert plan_commands(facts, result) == ["python3 -m pip install 'tensorflow[and-cuda]==2.16.*'"]
+    assert "no kernels for Tesla M60" in plan_of(facts, result).moves_tensorflow.why
 
 
 def test_wrong_cudnn_next_to_pytorch_names_the_trap():
@@ -271,7 +318,10 @@ def test_missing_cuda_libraries_fail_only_when_the_loader_was_inspected():
     assert run("cuda-build", facts).status is Status.PASS  # nothing recorded: no verdict on libraries
     facts["nvidia"]["ldconfig"] = {"status": "ok", "libraries": []}
     result = run("cuda-build", facts)
-    assert result.status is Status.FAIL and "tensorflow[and-cuda]==2.21.0" in fix_text(result)
+    assert result.status is Status.FAIL
+    plan = plan_of(facts, result)  # TensorFlow stays: the same version with its libraries
+    assert [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow[and-cuda]==2.21.0'"]
+    assert plan.moves_tensorflow is None
     facts["nvidia"]["ldconfig"]["libraries"] = ["libcudnn.so.9 => /usr/lib/x86_64-linux-gnu/libcudnn.so.9",
                                                 "libcudart.so.12 => /usr/local/cuda/lib64/libcudart.so.12"]
     assert run("cuda-build", facts).status is Status.PASS  # a system CUDA (Colab, NGC images)

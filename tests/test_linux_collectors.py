@@ -70,7 +70,7 @@ def test_wsl_detection(release, proc_version, environ, paths, version):
 
 
 def test_not_wsl():
-    # a non-WSL kernel string of the reference's local VM (linux-outputs.md §5)
+    # an ordinary Linux VM's kernel string (not WSL's)
     assert detect_wsl("6.18.44-fc-v669", "Linux version 6.18.44-fc-v669 (builder@sandboxing) (gcc (GCC) 15.3.0, GNU ld "
                                          "(GNU Binutils) 2.46) #1 SMP PREEMPT_DYNAMIC", {}, []) is None
 

@@ -15,8 +15,11 @@ from tfdoctor.checks.memory import memory
 from tfdoctor.checks.metal_plugin import metal_plugin
 from tfdoctor.checks.tensorflow_install import tensorflow_install
 
-from tfdoctor.model import Status
+from tfdoctor.model import CheckResult, Remediation, Status
+from tfdoctor.repairs import Repair
 from tfdoctor.runner import run_check
+
+from tests.plan_support import plan_commands, plan_of
 
 GB = 1024 ** 3
 METAL_120_ARM64_HEX = "cffaedfe0c0000010000000006000000"
@@ -80,7 +83,9 @@ def test_universal2_python_launched_under_rosetta_fails_with_a_new_arm64_environ
     assert "Open using Rosetta" in " ".join(result.details)
     commands = result.remediation.commands
     assert any(c.startswith("arch -arm64 ") and "-m venv" in c for c in commands)
-    assert not any("pip install" in c and VENV in c for c in commands), "never a pip command in the broken env"
+    assert not any("pip" in c for c in commands), "never a pip command: the broken env gets no repair, the new one words"
+    assert result.remediation.repairs == ()
+    assert "tensorflow==2.19.*, tensorflow-metal==1.2.0" in result.remediation.advice
     assert "2.16.2" in " ".join(result.details) and "1.0.0" in " ".join(result.details)
 
 
@@ -130,16 +135,23 @@ def test_compat_mode_python_sees_10_16():
     facts = mac(mac_ver="10.16")
     result = run(macos_version_check, facts)
     assert result.status is Status.WARN and "SYSTEM_VERSION_COMPAT=0" in fix_text(result)
+    plan = plan_of(facts, result)  # an environment variable: a manual step of the plan
+    assert [(s.command, s.manual) for s in plan.steps] == [("export SYSTEM_VERSION_COMPAT=0", True)]
 
 
 def test_metal_below_apples_minor_minimum_warns_and_hard_minimum_fails():
     facts = mac()
     facts["os"]["sw_vers"] = "ProductName:\tmacOS\nProductVersion:\t12.0\n"
     facts["distributions"] = [dist("tensorflow-macos", "2.9.2"), dist("tensorflow-metal", "0.5.0")]
-    assert run(macos_version_check, facts).status is Status.WARN  # Apple: 12.1+
+    below_listed = run(macos_version_check, facts)
+    assert below_listed.status is Status.WARN  # Apple: 12.1+
+    assert plan_commands(facts, below_listed) == []  # it may load: removing it is a choice, in words
+    assert "uninstall tensorflow-metal" in below_listed.remediation.advice
     facts["os"]["sw_vers"] = "ProductName:\tmacOS\nProductVersion:\t11.7.10\n"
     result = run(macos_version_check, facts)
     assert result.status is Status.FAIL and "MPSGraphCompilationDescriptor" in " ".join(result.details)
+    assert result.remediation.commands == ("softwareupdate --list",)  # the OS update is manual
+    assert plan_commands(facts, result) == [f"{VENV}/bin/python -m pip uninstall -y tensorflow-metal"]
 
 
 def test_macos_version_falls_back_to_mac_ver_but_not_to_10_16():
@@ -152,22 +164,36 @@ def test_macos_version_falls_back_to_mac_ver_but_not_to_10_16():
 
 # --- tensorflow-install ---------------------------------------------------------------------------
 
+def planned(result, facts) -> list[str]:
+    """The plan steps tensorflow-install's repairs make (it writes no install command itself)."""
+    from tfdoctor.planner import build_plan
+
+    assert not any(" -m pip " in command for command in result.remediation.commands)
+    return [step.command for step in build_plan([result], facts).steps]
+
+
 def test_nothing_installed_on_linux_fails_with_the_install_command():
-    result = run(tensorflow_install, linux())
+    facts = linux()
+    result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL
-    assert result.remediation.commands == ("/srv/venv/bin/python -m pip install tensorflow",)
+    assert result.remediation.commands == ()
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install tensorflow"]
 
 
 def test_nothing_installed_on_a_python_without_wheels_creates_a_new_environment():
-    result = run(tensorflow_install, linux(version="3.15.0"))
+    facts = linux(version="3.15.0")
+    result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL
-    assert result.remediation.commands[0] == "python3.12 -m venv ~/.venvs/tf"
+    # the new environment is the user's to make; nothing is installed into this one
+    assert result.remediation.commands == ("python3.12 -m venv ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
     assert "No TensorFlow wheel exists for Python 3.15.0" in result.remediation.advice
+    assert planned(result, facts) == []
 
 
 def test_nothing_installed_on_apple_silicon_installs_the_gpu_pair():
-    result = run(tensorflow_install, mac())
-    assert "'tensorflow==2.19.*' 'tensorflow-metal==1.2.0'" in result.remediation.commands[0]
+    facts = mac()
+    result = run(tensorflow_install, facts)
+    assert planned(result, facts) == [f"{VENV}/bin/python -m pip install 'tensorflow==2.19.*' 'tensorflow-metal==1.2.0'"]
 
 
 def test_nothing_installed_under_rosetta_never_pip_installs_there():
@@ -194,7 +220,7 @@ def test_shim_without_its_real_package_fails():
     facts["distributions"] = [dist("tensorflow", "2.15.0")]
     result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL and "only a shim for tensorflow-macos" in result.summary
-    assert "tensorflow-macos==2.15.0" in fix_text(result)
+    assert planned(result, facts) == [f"{VENV}/bin/python -m pip install 'tensorflow-macos==2.15.0'"]
 
 
 def test_shim_and_target_at_different_versions_fail():
@@ -242,7 +268,7 @@ def test_numpy_outside_tensorflow_pins_fails(tf, numpy, needle):
     facts = linux()
     facts["distributions"] = [dist("tensorflow", tf), dist("numpy", numpy), dist("keras", f"{tf[:4]}.0")]
     result = run(tensorflow_install, facts)
-    assert result.status is Status.FAIL and needle in fix_text(result)
+    assert result.status is Status.FAIL and needle in " ".join(planned(result, facts))
 
 
 def test_numpy_2_with_tensorflow_2_18_passes():
@@ -255,7 +281,8 @@ def test_keras_3_with_tensorflow_2_15_fails():
     facts = linux()
     facts["distributions"] = [dist("tensorflow", "2.15.0"), dist("numpy", "1.26.4"), dist("keras", "3.0.5")]
     result = run(tensorflow_install, facts)
-    assert result.status is Status.FAIL and "keras>=2.15.0,<2.16" in fix_text(result)
+    assert result.status is Status.FAIL
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install 'keras>=2.15.0,<2.16' 'tensorflow==2.15.0'"]
 
 
 def test_legacy_keras_switch_without_tf_keras_fails():
@@ -263,7 +290,10 @@ def test_legacy_keras_switch_without_tf_keras_fails():
     facts["environment"] = {"TF_USE_LEGACY_KERAS": "1"}
     facts["distributions"] = [dist("tensorflow", "2.16.1"), dist("numpy", "1.26.4"), dist("keras", "3.3.3")]
     result = run(tensorflow_install, facts)
-    assert result.status is Status.FAIL and "tf-keras~=2.16.0" in fix_text(result)
+    assert result.status is Status.FAIL
+    # the tf-keras release made for TensorFlow 2.16 (companion table); `tensorflow` is installed, so no --no-deps
+    assert [(r.action.value, r.packages) for r in result.remediation.repairs] == [("install", ("tf-keras==2.16.0",))]
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install 'tf-keras==2.16.0' 'tensorflow==2.16.1'"]
 
 
 def test_tensorflow_without_a_wheel_for_this_python_warns():
@@ -285,8 +315,24 @@ def test_two_plugin_copies_in_user_site_and_venv_fail():
                               dist("tensorflow-metal", "1.2.0", USER_SITE)]
     result = run(metal_plugin, facts)
     assert result.status is Status.FAIL and result.summary.startswith("2 copies of libmetal_plugin.dylib")
-    text = fix_text(result)
-    assert "PYTHONNOUSERSITE=1" in text and "pip uninstall -y tensorflow-metal" in text
+    # the environment's pip does not uninstall outside the environment: the plan hides the user site;
+    # removing that copy with the base interpreter is the alternative, in words
+    assert plan_commands(facts, result) == ["export PYTHONNOUSERSITE=1"]
+    assert "/opt/homebrew/opt/python@3.11/Frameworks/Python.framework/Versions/3.11/bin/python3.11" in fix_text(result)
+    assert result.remediation.commands == ()
+
+
+def test_two_plugin_copies_inside_the_environment_uninstall_all_but_one():
+    facts = mac()
+    other_site = f"{VENV}/lib/python3.11/site-packages/extra"
+    facts["python"]["tensorflow_plugin_dirs"] = [
+        {"path": f"{d}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_120_ARM64_HEX}]}
+        for d in (SITE, other_site, f"{VENV}/lib/python3.11/site-packages/third")]
+    facts["distributions"] = [dist("tensorflow", "2.19.0"), dist("tensorflow-metal", "1.2.0")]
+    result = run(metal_plugin, facts)
+    assert result.status is Status.FAIL and result.summary.startswith("3 copies")
+    uninstall = f"{VENV}/bin/python -m pip uninstall -y tensorflow-metal"
+    assert plan_commands(facts, result) == [uninstall, uninstall]  # pip removes one copy per call; one stays
 
 
 def test_a_plugin_named_by_tf_pluggable_device_library_path_counts_as_a_copy():
@@ -304,6 +350,9 @@ def test_plugin_built_for_the_other_architecture_fails():
     facts["distributions"] = [dist("tensorflow", "2.13.0"), dist("tensorflow-macos", "2.13.0"), dist("tensorflow-metal", "1.0.0")]
     result = run(metal_plugin, facts)
     assert result.status is Status.FAIL and "x86_64 but Python runs as arm64" in result.summary
+    plan = plan_of(facts, result)  # the same release again, from this interpreter: pip picks the arm64 wheel
+    assert [s.command for s in plan.steps] == [
+        f"{VENV}/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-metal==1.0.0'"]
 
 
 def test_matching_plugin_with_matching_architecture_passes():
@@ -320,7 +369,48 @@ def test_tensorflow_2_20_without_plugin_warns_with_the_working_pair():
     facts["distributions"] = [dist("tensorflow", "2.20.0")]
     result = run(metal_plugin, facts)
     assert result.status is Status.WARN and "CPU only" in result.summary
-    assert "'tensorflow==2.19.*' 'tensorflow-metal==1.2.0'" in fix_text(result)
+    # TensorFlow works here, on the CPU: the plan never moves it back for the GPU; the pair is advice
+    assert "tensorflow==2.19.*, tensorflow-metal==1.2.0" in result.remediation.advice
+    assert plan_commands(facts, result) == []
+
+
+def test_tensorflow_2_20_with_metal_uninstalls_the_plugin_in_one_step_with_tensorflow_import():
+    facts = mac(version="3.12.4")
+    facts["distributions"] = [dist("tensorflow", "2.20.0"), dist("tensorflow-metal", "1.2.0")]
+    result = run(metal_plugin, facts)
+    assert result.status is Status.FAIL
+    assert [(r.action.value, r.packages) for r in result.remediation.repairs] == [("uninstall", ("tensorflow-metal",))]
+    assert "2.20 or later" in result.remediation.repairs[0].reason
+    assert "tensorflow==2.19.*, tensorflow-metal==1.2.0" in result.remediation.advice  # the GPU way, in words
+    # tensorflow-import asks the same of this machine: one plan step that both point to, TensorFlow stays
+    import_failed = CheckResult("tensorflow-import", "import", Status.FAIL, "x", remediation=Remediation(
+        "x", repairs=(Repair.uninstall("tensorflow-metal", reason="the plugin breaks import tensorflow"),)))
+    plan = plan_of(facts, result, import_failed)
+    assert [s.command for s in plan.steps] == [f"{VENV}/bin/python -m pip uninstall -y tensorflow-metal"]
+    assert plan.steps_for("metal-plugin") == plan.steps_for("tensorflow-import") == [1]
+    assert plan.moves_tensorflow is None and not plan.conflicts
+
+
+def test_a_stock_tensorflow_without_a_fitting_plugin_moves_forward_to_the_newest_pair_and_says_why():
+    facts = mac(version="3.12.4")
+    facts["distributions"] = [dist("tensorflow", "2.16.1"), dist("tensorflow-metal", "1.2.0")]
+    result = run(metal_plugin, facts)
+    assert result.status is Status.WARN and "untested" in result.summary
+    plan = plan_of(facts, result)
+    assert [s.command for s in plan.steps] == [f"{VENV}/bin/python -m pip install 'tensorflow==2.19.*' "
+                                               "'tensorflow-metal==1.2.0'"]
+    assert plan.moves_tensorflow.source == "tensorflow==2.16.1"
+    assert "TensorFlow must move to 2.19" in plan.moves_tensorflow.why
+
+
+def test_keras_3_slowdown_installs_tf_keras_and_sets_the_switch_as_a_manual_step():
+    facts = mac()
+    facts["distributions"] = [dist("tensorflow", "2.16.1"), dist("tensorflow-metal", "1.1.0")]
+    result = run(metal_plugin, facts)
+    plan = plan_of(facts, result)
+    assert [(s.command, s.manual) for s in plan.steps] == [
+        (f"{VENV}/bin/python -m pip install 'tf-keras~=2.16.0' 'tensorflow==2.16.1'", False),
+        ("export TF_USE_LEGACY_KERAS=1", True)]
 
 
 def test_legacy_keras_switch_silences_the_keras_3_warning():

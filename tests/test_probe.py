@@ -10,7 +10,9 @@ import pytest
 from tfdoctor.checks.probe import cpu_peak, gpu_peak, grade, probe
 
 from tfdoctor import knowledge
-from tfdoctor.model import Status
+from tfdoctor.model import CheckResult, Status
+
+from tests.plan_support import plan_of
 
 M1_MAX_DISPLAYS = """Graphics/Displays:
 
@@ -135,6 +137,20 @@ def test_probe_skipped_and_probe_died():
     died = facts_with(None, None, status="crashed", stage="probe:GPU:warmup", signal="SIGSEGV", probe=None)
     outcome = verdict(died)
     assert outcome.status is Status.FAIL and "on the GPU died of SIGSEGV" in outcome.summary
+
+
+@pytest.mark.parametrize("system, step, manual", [
+    ("Linux", "export CUDA_VISIBLE_DEVICES=-1", True),  # the shell's part: hides the GPU from CUDA
+    ("Darwin", "python3 -m pip uninstall -y tensorflow-metal", False),  # the plugin is the GPU path
+])
+def test_a_gpu_probe_that_died_keeps_tensorflow_off_the_gpu_in_the_plan(system, step, manual):
+    died = facts_with(None, None, system=system, status="crashed", stage="probe:GPU:warmup", signal="SIGSEGV",
+                      probe=None)
+    outcome = verdict(died)
+    assert outcome.status is Status.FAIL and outcome.remediation.commands == ()
+    result = CheckResult("probe", "probe", outcome.status, outcome.summary, remediation=outcome.remediation)
+    plan = plan_of(died, result)
+    assert [(s.command, s.manual) for s in plan.steps] == [(step, manual)]
 
 
 # ------------------------------------------------------------------------------------------ peaks

@@ -10,10 +10,9 @@ from tfdoctor.collect.system import select_environment
 from tfdoctor.redact import (
     HOST_PLACEHOLDER,
     REDACTED,
-    SECRET_PRESENT,
     USER_PLACEHOLDER,
     Redactor,
-    hide_environment_secrets,
+    drop_environment_secrets,
     looks_secret,
     scrub_secrets,
 )
@@ -123,27 +122,31 @@ def test_environment_allowlist_and_secret_names():
         "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": "0", "PYTHONPATH": "/x", "CONDA_PREFIX": "/c",
         "PIP_INDEX_URL": "https://u:p4ss@pypi.example.com/simple", "MTL_DEBUG_LAYER": "1",
         "TF_HUB_TOKEN": "tok", "HF_TOKEN": "tok2", "AWS_SECRET_ACCESS_KEY": "k", "HOME": "/home/alice",
-        "USER": "alice", "HOSTNAME": "box",
+        "USER": "alice", "HOSTNAME": "box", "TF_VAR_db_pass": "hunter2", "TF_VAR_region": "eu-west-1",
+        "PIP_PASS": "p", "CONDA_DB_PWD": "p",
     }
     chosen = select_environment(environ)
     assert chosen["TF_CPP_MIN_LOG_LEVEL"] == "2" and chosen["CUDA_VISIBLE_DEVICES"] == "0"
     assert chosen["MTL_DEBUG_LAYER"] == "1" and chosen["CONDA_PREFIX"] == "/c"
-    assert chosen["TF_HUB_TOKEN"] == SECRET_PRESENT
     assert chosen["PIP_INDEX_URL"] == f"https://{REDACTED}@pypi.example.com/simple"
-    for absent in ("HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "HOME", "USER", "HOSTNAME"):
+    # secret-looking names whatever their prefix, and Terraform's variables, are not recorded at all
+    for absent in ("TF_HUB_TOKEN", "TF_VAR_db_pass", "TF_VAR_region", "PIP_PASS", "CONDA_DB_PWD", "HF_TOKEN",
+                   "AWS_SECRET_ACCESS_KEY", "HOME", "USER", "HOSTNAME"):
         assert absent not in chosen
 
 
-@pytest.mark.parametrize("name", ["HF_TOKEN", "tf_api_key", "PIP_PASSWORD", "AWS_SECRET_ACCESS_KEY", "GOOGLE_APPLICATION_CREDENTIALS"])
+@pytest.mark.parametrize("name", ["HF_TOKEN", "tf_api_key", "PIP_PASSWORD", "AWS_SECRET_ACCESS_KEY", "GOOGLE_APPLICATION_CREDENTIALS",
+                                  "TF_VAR_db_pass", "PIP_PASSPHRASE", "DB_PWD"])
 def test_secret_looking_names(name):
     assert looks_secret(name)
 
 
-def test_saved_reports_get_their_secret_environment_values_hidden():
-    document = {"facts": {"environment": {"TF_TOKEN": "plain-value", "TF_CPP_MIN_LOG_LEVEL": "1"}}}
-    assert hide_environment_secrets(document)["facts"]["environment"] == {
-        "TF_TOKEN": SECRET_PRESENT, "TF_CPP_MIN_LOG_LEVEL": "1"}
-    assert "plain-value" not in json.dumps(Redactor(None, None, None).document(document))
+def test_saved_reports_lose_their_secret_environment_variables():
+    document = {"facts": {"environment": {"TF_TOKEN": "plain-value", "TF_VAR_db_pass": "hunter2",
+                                          "TF_CPP_MIN_LOG_LEVEL": "1"}}}
+    assert drop_environment_secrets(document)["facts"]["environment"] == {"TF_CPP_MIN_LOG_LEVEL": "1"}
+    redacted = json.dumps(Redactor(None, None, None).document(document))
+    assert "plain-value" not in redacted and "hunter2" not in redacted and "TF_VAR_db_pass" not in redacted
 
 
 def _planted_document() -> dict:

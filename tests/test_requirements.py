@@ -14,6 +14,8 @@ from tfdoctor.config import Requirements
 from tfdoctor.model import Status
 from tfdoctor.runner import run_check
 
+from tests.plan_support import plan_commands, plan_of
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
@@ -54,10 +56,12 @@ def test_met_requirements_pass_and_name_what_was_found():
 
 
 def test_apple_silicon_without_metal_names_the_metal_release_that_fits():
-    result = judge(facts_of("macos/m1-tf215-no-metal-plugin.json", gpu="any"))
+    facts = facts_of("macos/m1-tf215-no-metal-plugin.json", gpu="any")
+    result = judge(facts)
     assert result.status is Status.FAIL
     assert "tensorflow-metal is not installed" in result.summary
-    assert result.remediation.commands == ("python3 -m pip install 'tensorflow-metal==1.1.0'",)
+    assert result.remediation.commands == ()
+    assert plan_commands(facts, result) == ["python3 -m pip install 'tensorflow-metal==1.1.0' 'tensorflow==2.15.0'"]
 
 
 def test_linux_nvidia_gpu_unused_by_a_cpu_build_names_the_cuda_build():
@@ -65,7 +69,7 @@ def test_linux_nvidia_gpu_unused_by_a_cpu_build_names_the_cuda_build():
     facts["tensorflow"]["devices"] = [{"name": "/physical_device:CPU:0", "device_type": "CPU"}]
     result = judge(facts)
     assert result.status is Status.FAIL and "nvidia-smi lists" in result.summary
-    assert result.remediation.commands[-1].endswith("'tensorflow[and-cuda]==2.11.0'")
+    assert plan_commands(facts, result) == ["python3 -m pip install 'tensorflow[and-cuda]==2.11.0'"]
 
 
 def test_cpu_only_linux_fails_without_a_command_no_command_adds_a_gpu():
@@ -74,20 +78,24 @@ def test_cpu_only_linux_fails_without_a_command_no_command_adds_a_gpu():
     facts["tensorflow"]["devices"] = [{"name": "/physical_device:CPU:0", "device_type": "CPU"}]
     result = judge(facts)
     assert result.status is Status.FAIL and "lists no GPU" in result.summary
-    assert result.remediation.commands == ()
+    assert result.remediation.commands == () and plan_commands(facts, result) == []
 
 
 def test_a_tensorflow_specifier_names_the_installed_version():
-    result = judge(facts_of("macos/m1-tf219-metal120-healthy.json", tensorflow=">=2.99"))
+    facts = facts_of("macos/m1-tf219-metal120-healthy.json", tensorflow=">=2.99")
+    result = judge(facts)
     assert result.status is Status.FAIL
     assert result.summary == "TensorFlow >=2.99 required: 2.19.0 is installed"
-    assert result.remediation.commands == ()  # no release satisfies it: pip would find nothing
+    assert plan_commands(facts, result) == []  # no release satisfies it: pip would find nothing
 
 
 def test_an_installable_tensorflow_specifier_gets_the_install_command():
-    result = judge(facts_of("macos/m1-tf215-no-metal-plugin.json", tensorflow=">=2.16,<2.18"))
+    facts = facts_of("macos/m1-tf215-no-metal-plugin.json", tensorflow=">=2.16,<2.18")
+    result = judge(facts)
     assert result.status is Status.FAIL and "2.15.0 is installed" in result.summary
-    assert result.remediation.commands == ("python3 -m pip install 'tensorflow>=2.16,<2.18'",)
+    plan = plan_of(facts, result)  # the requirement moves TensorFlow, and the plan says why
+    assert [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow>=2.16,<2.18'"]
+    assert plan.moves_tensorflow.why == "the team requires TensorFlow >=2.16,<2.18 (pyproject.toml)"
 
 
 def test_python_specifier():

@@ -1,4 +1,4 @@
-"""Failure signatures: each real error text (verbatim from the shared reference, with its source) leads to
+"""Failure signatures: each real error text (verbatim from a public report, with its URL) leads to
 its diagnosis; the table is well formed; harmless noise is not flagged where no GPU is expected."""
 
 from __future__ import annotations
@@ -9,73 +9,77 @@ import pytest
 
 from tfdoctor.facts import Facts, signatures
 from tfdoctor.model import Status
+from tests.plan_support import as_result, intents, plan_of
 
-# (text, where it was reported, the signature it must match first). Copied verbatim from
-# /work/shared/reference (real-cases.json, linux-cases.json, mac-system-outputs.md, linux-outputs.md).
+# (text, where it was reported, the signature it must match first). Copied verbatim from those reports.
+METAL_BLOG = ("https://github.com/ShapeLayer/blog.jonghyeon.me/blob/648c1a19a2fb7fd2c78e4350b37e1ecbfc7ca940/"
+              "_posts/2025-09-11-tensorflow-metal-compatibilities.md")
 REAL_TEXTS = [
     ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/opt/miniconda3/envs/metal/lib/python3.10/"
      "site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): Symbol not found: "
      "__ZN3tsl8internal10LogMessageC1EPKcii",
-     "real-cases blog-tf219-metal110-symbol", "metal-built-for-other-tensorflow"),
+     METAL_BLOG, "metal-built-for-other-tensorflow"),
     ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/opt/miniconda3/envs/metal/lib/python3.10/"
      "site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): symbol not found in flat namespace "
      "'__ZN3tsl8internal10LogMessage16VmoduleActivatedEPKci'",
-     "real-cases blog-tf210-metal070-tsl-symbol", "metal-built-for-other-tensorflow"),
+     METAL_BLOG, "metal-built-for-other-tensorflow"),
     ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/Users/user/env/miniforge3/lib/python3.9/"
      "site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): symbol not found in flat namespace "
      "'_TF_AllocateOutput'",
-     "real-cases tfmodels-10617-tf-allocateoutput", "metal-built-for-other-tensorflow"),
+     "https://github.com/tensorflow/models/issues/10617", "metal-built-for-other-tensorflow"),
     ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/Users/zhangjing/miniforge3/envs/tf3.7/lib/"
      "python3.8/site-packages/tensorflow-plugins/libmetal_plugin.dylib, 6): Symbol not found: "
      "_OBJC_CLASS_$_MPSGraphCompilationDescriptor",
-     "real-cases tf-53309-macos11-mpsgraph", "metal-needs-newer-macos"),
+     "https://github.com/tensorflow/tensorflow/issues/53309", "metal-needs-newer-macos"),
     ("Library not loaded: @rpath/_pywrap_tensorflow_internal.so",
-     "compat-matrix.md §1a (ShapeLayer blog, TF 2.20 + metal 1.2.0)", "metal-with-tensorflow-2.20"),
+     METAL_BLOG, "metal-with-tensorflow-2.20"),  # TF 2.20 + metal 1.2.0
     ("(mach-o file, but is an incompatible architecture (have (x86_64), need (arm64e)))",
-     "mac-system-outputs.md §1.5 (tensorflow/tensorflow#57483)", "mixed-architectures"),
+     "https://github.com/tensorflow/tensorflow/issues/57483", "mixed-architectures"),
     ("ImportError: dlopen(/Users/fzzfbyx/pythonvirtual/tff/lib/python3.8/site-packages/tensorflow/python/"
      "_pywrap_tensorflow_internal.so, 6): no suitable image found.  Did find:\n\t/Users/fzzfbyx/pythonvirtual/tff/"
      "lib/python3.8/site-packages/tensorflow/python/_pywrap_tensorflow_internal.so: mach-o, but wrong architecture",
-     "real-cases tensorflow_macos-28-wrong-architecture", "mixed-architectures"),
+     "https://github.com/apple/tensorflow_macos/issues/28", "mixed-architectures"),
     ("The TensorFlow library was compiled to use AVX instructions, but these aren't available on your machine.",
-     "real-cases envd-881-docker-amd64-on-apple-silicon", "cpu-without-avx-message"),
-    (">>> import tensorflow\nIllegal instruction: 4", "real-cases tf-25822-intel-mac-xeon-no-avx",
+     "https://github.com/tensorchord/envd/issues/881", "cpu-without-avx-message"),
+    (">>> import tensorflow\nIllegal instruction: 4", "https://github.com/tensorflow/tensorflow/issues/25822",
      "illegal-instruction"),
     (">>> import tensorflow as tf\nzsh: illegal hardware instruction  python",
-     "real-cases tf-45645-anaconda-x86-illegal-instruction", "illegal-instruction"),
+     "https://github.com/tensorflow/tensorflow/issues/45645", "illegal-instruction"),
     ("Illegal instruction (core dumped)\ntraps: python[434569] trap invalid opcode ip:7fb785029c48 sp:7ffd15a859a0 "
      "error:0 in libtensorflow_framework.so.2[7fb7842a2000+1c55000]",
-     "linux-cases tf-45744-tf240-avx-cpu-sigill-bmi2", "illegal-instruction"),
+     "https://github.com/tensorflow/tensorflow/issues/45744", "illegal-instruction"),
     ("A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash. To support both 1.x "
      "and 2.x\nversions of NumPy, modules must be compiled with NumPy 2.0.",
-     "real-cases numpy2-vs-tf-built-with-numpy1", "numpy2-with-numpy1-build"),
+     "https://github.com/CameronBodine/PINGMapper/issues/123", "numpy2-with-numpy1-build"),
     ("RuntimeError: module compiled against API version 0x10 but this version of numpy is 0xf\nImportError: "
-     "numpy.core.multiarray failed to import", "real-cases numpy-api-0x10-vs-0xf", "numpy-older-than-build"),
+     "numpy.core.multiarray failed to import", "https://github.com/mrdbourke/m1-machine-learning-test/issues/16",
+     "numpy-older-than-build"),
     ('F tensorflow/c/experimental/stream_executor/stream_executor.cc:808] Non-OK-status: '
      'stream_executor::MultiPlatformManager::RegisterPlatform( std::move(cplatform)) status: INTERNAL: platform is '
      'already registered with name: "METAL"\nAbort trap: 6',
-     "real-cases metal-platform-registered-twice", "metal-plugin-loaded-twice"),
-    ("TypeError: bases must be types", "real-cases tf-61182-protobuf-bases-must-be-types", "protobuf-mismatch"),
+     "https://github.com/pleonard212/pix-plot/issues/268", "metal-plugin-loaded-twice"),
+    ("TypeError: bases must be types", "https://github.com/tensorflow/tensorflow/issues/61182", "protobuf-mismatch"),
     ("tensorflow.python.framework.errors_impl.NotFoundError: C:\\Users\\user\\AppData\\Local\\Programs\\Python\\"
      "Python310\\lib\\site-packages\\tensorflow-plugins\\tfdml_plugin.dll not found",
-     "linux-outputs.md 2i (microsoft/tensorflow-directml-plugin#352)", "directml-plugin-with-newer-tensorflow"),
+     "https://github.com/microsoft/tensorflow-directml-plugin/issues/352", "directml-plugin-with-newer-tensorflow"),
     ("Could not load dynamic library 'libcusolver.so.11'; dlerror: libcusolver.so.11: cannot open shared object "
-     "file: No such file or directory", "linux-cases behaviormetrics-385-cusolver-cudnn-missing",
+     "file: No such file or directory", "https://github.com/JdeRobot/BehaviorMetrics/issues/385",
      "cuda-libraries-missing"),
     ("Loaded runtime CuDNN library: 9.0.0 but source was compiled with: 9.3.0.  CuDNN library needs to have "
-     "matching major version and equal or higher minor version.", "linux-cases kaggle-1435-cudnn90-vs-93",
+     "matching major version and equal or higher minor version.", "https://github.com/Kaggle/docker-python/issues/1435",
      "cudnn-older-than-build"),
     ("failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected",
-     "linux-cases mobilenet-ssd-keras-10-cuda-visible-devices", "cuda-no-device"),
+     "https://github.com/manishsoni1908/Mobilenet-ssd-keras/issues/10", "cuda-no-device"),
     ("failed call to cuInit: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-     "linux-cases omniglue-14-geforce-forward-compat", "cuda-forward-compat-unsupported"),
+     "https://github.com/google-research/omniglue/issues/14", "cuda-forward-compat-unsupported"),
     ("TensorFlow was not built with CUDA kernel binaries compatible with compute capability 9.0. CUDA kernels will "
-     "be jit-compiled from PTX, which could take 30 minutes or longer.", "linux-cases tf-62320-h100-tf215-ptx-jit",
-     "ptx-jit-compilation"),
+     "be jit-compiled from PTX, which could take 30 minutes or longer.",
+     "https://github.com/tensorflow/tensorflow/issues/62320", "ptx-jit-compilation"),
 ]
 
 
-@pytest.mark.parametrize("text, source, expected", REAL_TEXTS, ids=[f"{e}:{s}" for _, s, e in REAL_TEXTS])
+@pytest.mark.parametrize("text, source, expected", REAL_TEXTS,
+                         ids=[f"{e}-{i}" for i, (_, _, e) in enumerate(REAL_TEXTS)])
 def test_real_text_is_diagnosed(text, source, expected):
     found = signatures.match_text(text)
     assert found, f"nothing matched the text from {source}"
@@ -129,7 +133,8 @@ def test_the_exception_chain_and_traceback_are_searched():
 
 
 def test_noise_is_not_flagged_where_no_gpu_is_expected():
-    # linux-outputs.md 2b/2d: on a CPU-only machine a CUDA build prints these, harmlessly
+    # on a CPU-only machine a CUDA build prints these, harmlessly (https://github.com/tensorflow/tensorflow/issues/62328,
+    # https://github.com/tensorflow/tensorflow/issues/74459, https://github.com/kr-colab/ReLERNN/issues/63)
     lines = ("I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine, GPU will not be used.\n"
              "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
              "'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
@@ -148,7 +153,7 @@ def test_notable_lines_cover_every_pattern_and_the_metal_startup():
             if row.patterns:
                 assert pattern.search(example.encode()), row.id
     metal = b"2024-01-11 11:39:24.910238: I metal_plugin/src/device/metal_device.cc:1154] Metal device set to: Apple M3 Pro"
-    assert pattern.search(metal)  # mac-system-outputs.md §5.3
+    assert pattern.search(metal)  # https://github.com/msusol/jupyter-notebook-on-macos/blob/main/tensorflow.md
 
 
 # ------------------------------------------------------------------ the checks read the signatures
@@ -168,13 +173,17 @@ def test_import_check_names_the_fix_for_the_installer_in_use():
                                           {"name": "tensorflow-metal", "version": "1.2.0"}])
     outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL and "2.20" in outcome.summary
-    # commands run in order, so the other way out (back to the 2.19 pair) is advice, not a second command
-    assert outcome.remediation.commands == ("/venv/bin/python -m pip uninstall -y tensorflow-metal",)
-    assert "tensorflow-metal==1.2.0" in outcome.remediation.advice
+    # the plan's steps run in order, so the other way out (back to the 2.19 pair) is advice, not a second step
+    assert outcome.remediation.commands == ()
+    assert intents(outcome) == [("uninstall", ("tensorflow-metal",))]
+    assert "2.20" in outcome.remediation.repairs[0].reason
+    assert "tensorflow-metal==1.2.0" in outcome.remediation.advice and "pip install" not in outcome.remediation.advice
+    plan = plan_of(facts, [as_result("tensorflow-import", outcome)])
+    assert [step.command for step in plan.steps] == ["/venv/bin/python -m pip uninstall -y tensorflow-metal"]
 
 
 @pytest.mark.parametrize("tf_version, command", [
-    ("2.19.0", "/venv/bin/python -m pip install 'tensorflow-metal==1.2.0'"),  # blog-tf219-metal110-symbol's fix
+    ("2.19.0", "/venv/bin/python -m pip install 'tensorflow-metal==1.2.0' 'tensorflow==2.19.0'"),  # blog-tf219-metal110-symbol's fix
     ("2.17.0", "/venv/bin/python -m pip uninstall -y tensorflow-metal"),
 ])
 def test_fix_steps_follow_the_installed_tensorflow_version(tf_version, command):
@@ -183,7 +192,43 @@ def test_fix_steps_follow_the_installed_tensorflow_version(tf_version, command):
     text = REAL_TEXTS[0][0]
     facts = _failed_import(text, system="Darwin", distributions=[
         {"name": "tensorflow", "version": tf_version}, {"name": "tensorflow-metal", "version": "1.1.0"}])
-    assert tensorflow_import.run(facts).remediation.commands == (command,)
+    outcome = tensorflow_import.run(facts)
+    assert outcome.remediation.commands == ()
+    # the install keeps TensorFlow where it is: the planner pins the installed build next to it
+    assert [step.command for step in plan_of(facts, [as_result("tensorflow-import", outcome)]).steps] == [command]
+
+
+@pytest.mark.parametrize("text, row", [
+    ("ImportError: Failed to load the native TensorFlow runtime.\n(mach-o file, but is an incompatible architecture "
+     "(have (x86_64), need (arm64e)))", "mixed-architectures"),
+    ("TypeError: bases must be types", "protobuf-mismatch"),
+])
+def test_a_fresh_environment_is_the_users_step_and_nothing_is_installed_into_the_broken_one(text, row):
+    """fresh_environment rows: create and activate a new environment (manual commands); the install after it
+    belongs to that environment, so no repair of this one and no pip line for it."""
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    facts = _failed_import(text, distributions=[{"name": "tensorflow", "version": "2.15.0"}])
+    outcome = tensorflow_import.run(facts)
+    assert outcome.evidence["signatures"][0] == row
+    assert outcome.remediation.commands == ("python3.12 -m venv ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
+    assert outcome.remediation.repairs == ()
+    assert plan_of(facts, [as_result("tensorflow-import", outcome)]).steps == ()
+
+
+def test_a_reinstall_step_reinstalls_the_installed_build_exactly_with_its_installer():
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    text = "libtensorflow_framework.so.2: cannot open shared object file: No such file or directory"
+    facts = _failed_import(text, distributions=[{"name": "tensorflow-cpu", "version": "2.21.0", "top_level": ["tensorflow"]}])
+    outcome = tensorflow_import.run(facts)
+    assert outcome.evidence["signatures"] == ["tensorflow-library-missing"]
+    assert intents(outcome) == [("reinstall", ("tensorflow-cpu==2.21.0",))]
+    facts["integrity"] = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "installer": "conda",
+                                             "record": False}]}
+    facts["python"].update(conda=True, in_venv=False, prefix="/opt/conda/envs/tf")
+    repair = tensorflow_import.run(facts).remediation.repairs[0]
+    assert (repair.packages, repair.manager, repair.prefix) == (("tensorflow-cpu==2.21.0",), "conda", "/opt/conda/envs/tf")
 
 
 def test_illegal_instruction_under_rosetta_points_to_a_native_python():

@@ -13,7 +13,9 @@ import pytest
 from tfdoctor.checks.gpu_visible import gpu_visible
 from tfdoctor.checks.tensorflow_import import tensorflow_import
 
-from tfdoctor.model import Status
+from tfdoctor.model import CheckResult, Status
+
+from tests.plan_support import as_result, intents, plan_commands, plan_of
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CPU = {"name": "/physical_device:CPU:0", "device_type": "CPU"}
@@ -54,10 +56,15 @@ def test_nvidia_gpu_missing_with_libraries_missing_names_the_extra():
             "sure the missing libraries mentioned above are installed properly if you would like to use GPU. Follow "
             "the guide at https://www.tensorflow.org/install/gpu for how to download and setup the required "
             "libraries for your platform.\nSkipping registering GPU devices...")
-    outcome = gpu_visible.run(nvidia_machine(stderr_tail=line))
+    facts = nvidia_machine(stderr_tail=line)
+    outcome = gpu_visible.run(facts)
     assert outcome.status is Status.FAIL and "nvidia-smi lists" in outcome.summary
     assert outcome.evidence["signature"] == "cuda-libraries-missing"
-    assert outcome.remediation.commands == ("/venv/bin/python -m pip install 'tensorflow[and-cuda]==2.16.1'",)
+    # the signature's install, as a repair the plan carries out: 2.16.1 (the installed version, from its
+    # metadata) cannot find its pip CUDA libraries whatever is installed, so the release that does (2.16.2)
+    assert intents(outcome) == [("install", ("tensorflow[and-cuda]==2.16.2",))]
+    assert [s.command for s in plan_of(facts, [as_result("gpu-visible", outcome)]).steps] == [
+        "/venv/bin/python -m pip install 'tensorflow[and-cuda]==2.16.2'"]
 
 
 def test_nvidia_gpu_hidden_by_cuda_visible_devices_warns():
@@ -65,6 +72,17 @@ def test_nvidia_gpu_hidden_by_cuda_visible_devices_warns():
     facts["tensorflow"] = tf_ok()
     outcome = gpu_visible.run(facts)
     assert outcome.status is Status.WARN and "CUDA_VISIBLE_DEVICES='1'" in outcome.summary
+    # nvidia-driver says the same of this machine: one manual step, both checks point to it (a TensorFlow
+    # built with CUDA 12.3, which the recorded driver serves, so the variable is each check's worst finding)
+    from tfdoctor.registry import all_checks
+    from tfdoctor.runner import run_checks
+
+    facts["tensorflow"] = tf_ok(build_info={"is_cuda_build": True, "cuda_version": "12.3"})
+    results = run_checks([c for c in all_checks() if c.id in ("nvidia-driver", "gpu-visible")], facts)
+    assert [r.status for r in results] == [Status.WARN, Status.WARN]
+    plan = plan_of(facts, *results)
+    assert [(s.command, s.manual) for s in plan.steps] == [("unset CUDA_VISIBLE_DEVICES", True)]
+    assert plan.steps_for("nvidia-driver") == plan.steps_for("gpu-visible") == [1]
 
 
 def test_nvidia_gpu_with_a_cpu_only_build():
@@ -97,17 +115,19 @@ def _mac(metal: str | None, **tf_changes) -> dict:
 
 def test_metal_gpu_listed_is_named_from_the_plugin_line():
     line = ("2024-01-11 11:39:24.910238: I metal_plugin/src/device/metal_device.cc:1154] Metal device set to: "
-            "Apple M3 Pro")  # mac-system-outputs.md §5.3
+            "Apple M3 Pro")  # https://github.com/msusol/jupyter-notebook-on-macos/blob/main/tensorflow.md
     outcome = gpu_visible.run(_mac("1.2.0", devices=[CPU, GPU], metal_lines=[line]))
     assert outcome.status is Status.PASS and outcome.summary.endswith("Apple M3 Pro")
 
 
 def test_metal_installed_but_no_gpu_fails_with_a_reinstall():
     plugin = {"path": "/venv/lib/python3.11/site-packages/tensorflow-plugins/libmetal_plugin.dylib", "loaded": False}
-    outcome = gpu_visible.run(_mac("1.2.0", plugins=[plugin]))
+    facts = _mac("1.2.0", plugins=[plugin])
+    outcome = gpu_visible.run(facts)
     assert outcome.status is Status.FAIL and "did not load the plugin" in outcome.summary
-    assert outcome.remediation.commands == (
-        "/venv/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-metal==1.2.0'",)
+    result = CheckResult("gpu-visible", "GPU", outcome.status, outcome.summary, remediation=outcome.remediation)
+    assert outcome.remediation.commands == () and plan_commands(facts, result) == [
+        "/venv/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-metal==1.2.0'"]
 
 
 def test_apple_silicon_without_metal_expects_no_gpu():
@@ -146,4 +166,7 @@ def test_import_of_an_incomplete_package_directory():
              "distributions": [{"name": "tensorflow-macos", "version": "2.13.0"}], "tensorflow": tf}
     outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL and "without its __init__.py" in outcome.summary
-    assert "--force-reinstall" in outcome.remediation.commands[0]
+    assert outcome.remediation.commands == ()
+    assert intents(outcome) == [("reinstall", ("tensorflow-macos==2.13.0",))]
+    assert [s.command for s in plan_of(facts, [as_result("tensorflow-import", outcome)]).steps] == [
+        "/venv/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-macos==2.13.0'"]

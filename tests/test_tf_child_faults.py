@@ -39,18 +39,20 @@ def test_import_dies_of_a_signal(tmp_path, signal_name, signature):
 def test_import_aborts_on_a_duplicate_metal_platform(tmp_path):
     line = ('F tensorflow/c/experimental/stream_executor/stream_executor.cc:808] Non-OK-status: '
             'stream_executor::MultiPlatformManager::RegisterPlatform( std::move(cplatform)) status: INTERNAL: '
-            'platform is already registered with name: "METAL"')  # real-cases.json metal-platform-registered-twice
+            'platform is already registered with name: "METAL"')  # https://github.com/pleonard212/pix-plot/issues/268
     run = fakes.run_doctor(fakes.install(tmp_path, fakes.aborts_after(line)), *MINE)
     result = _import_result(run)
     assert run.returncode == 1 and run.tensorflow["signal"] == "SIGABRT"
     assert result["evidence"]["signatures"][0] == "metal-plugin-loaded-twice"
-    assert "uninstall" in " ".join(result["remediation"]["commands"])
-    assert "tensorflow-metal" in " ".join(result["remediation"]["commands"])
+    # the fix is a repair of the report's plan: uninstall the plugin
+    assert [(r["action"], r["packages"]) for r in result["remediation"]["repairs"]] == [("uninstall", ["tensorflow-metal"])]
+    steps = [run.report["plan"]["steps"][n - 1]["command"] for n in result["remediation"]["plan_steps"]]
+    assert len(steps) == 1 and "-m pip uninstall -y tensorflow-metal" in steps[0]
 
 
 def test_import_aborts_in_the_cpu_feature_guard(tmp_path):
     line = ("F tensorflow/core/platform/cpu_feature_guard.cc:37] The TensorFlow library was compiled to use AVX "
-            "instructions, but these aren't available on your machine.")  # linux-outputs.md 2h
+            "instructions, but these aren't available on your machine.")  # https://github.com/scale-lab/DRiLLS/issues/9
     run = fakes.run_doctor(fakes.install(tmp_path, fakes.aborts_after(line)), *MINE)
     result = _import_result(run)
     assert run.tensorflow["signal"] == "SIGABRT"

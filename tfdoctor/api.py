@@ -65,7 +65,9 @@ class Report:
 
     def to_json(self, indent: Optional[int] = 2) -> str:
         """The JSON report, as `tfdoctor --json` writes it (the schema in tfdoctor/schema/)."""
-        return json.dumps(self.document, indent=indent, ensure_ascii=False) + "\n"
+        from tfdoctor.render.sanitize import json_dumps
+
+        return json_dumps(self.document, indent=indent) + "\n"
 
     def to_markdown(self, verbose: bool = False) -> str:
         from tfdoctor.render.markdown import render
@@ -121,9 +123,14 @@ def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: It
     apply when the arguments leave them unset. Raises DoctorError when the doctor cannot run."""
     import sys
 
+    from tfdoctor import config as config_module
     from tfdoctor import doctor
 
     settings = _load_config(config, discover=True)
+    try:
+        timeout = config_module.timeout_seconds(timeout)
+    except ValueError as exc:
+        raise DoctorError(f"timeout: {exc}") from None
     options = doctor.DoctorOptions(
         python=python or sys.executable,
         only=tuple(only) or settings.only,
@@ -149,9 +156,15 @@ def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, 
     from tfdoctor.explain import ReportError, parse_report, read_report
     from tfdoctor.explain import explain as explain_saved
 
+    if not isinstance(path_or_dict, (str, os.PathLike, Mapping)):
+        raise DoctorError(f"explain() takes a path, '-' or a report as a dict, not {type(path_or_dict).__name__}")
     try:
         if isinstance(path_or_dict, Mapping):
-            saved = parse_report(json.dumps(path_or_dict).encode("utf-8"), "<dict>")
+            try:
+                text = json.dumps(path_or_dict)
+            except (TypeError, ValueError) as exc:  # a set, bytes, a cycle, NaN: not JSON, so not a report
+                raise ReportError(f"the dict is not JSON: {exc}") from None
+            saved = parse_report(text.encode("utf-8"), "<dict>")
         else:
             saved = read_report(os.fspath(path_or_dict))
         document = explain_saved(saved, tuple(only), tuple(skip), redacted=redact)

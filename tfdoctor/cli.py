@@ -15,11 +15,19 @@ from tfdoctor import __version__
 if TYPE_CHECKING:
     from tfdoctor.config import Config
 
-EXIT_CODES_HELP = """\
+
+def _exit_codes_help(cannot_run: str) -> str:
+    return f"""\
 Exit codes: 0 no failures (warnings allowed); 1 at least one check failed or crashed
 (with --strict, a warning too; an unmet requirement is a failure); 2 the doctor could not run
-(bad arguments, unknown check id, unusable --python, unreadable report, bad configuration);
+({cannot_run});
 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
+
+
+EXIT_CODES_HELP = _exit_codes_help(
+    "bad arguments, unknown check id, unusable --python, unreadable report, bad configuration")
+EXPLAIN_EXIT_CODES_HELP = _exit_codes_help("bad arguments, unknown check id, unreadable report, bad configuration")
+REPORT_WIDTH = 100  # columns of the text report off a terminal (a file, a pipe, a CI log)
 
 app = typer.Typer(
     add_completion=True,  # typer's own --install-completion / --show-completion
@@ -47,13 +55,27 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
+def _complete_checks(incomplete: str) -> List[str]:
+    """Shell completion for --only and --skip: check ids and tags; in 'a,b,pr' the last part."""
+    from tfdoctor.registry import all_checks
+
+    checks = all_checks()
+    done, comma, last = incomplete.rpartition(",")
+    chosen = set(done.split(",")) if comma else set()
+    names = [c.id for c in checks] + sorted({tag for c in checks for tag in c.tags})
+    return [f"{done}{comma}{name}" for name in names if name.startswith(last) and name not in chosen]
+
+
 # --- options shared by `tfdoctor` (run) and `tfdoctor explain`, declared once ------------------------
 FORMAT = typer.Option(Format.text, "--format", "-f",
                       help="Output format (github: text plus GitHub Actions annotations and job summary).")
 JSON = typer.Option(False, "--json", help="Same as --format json.")
-OUTPUT = typer.Option(None, "--output", "-o", help="Write the report to FILE instead of stdout (atomically).")
-ONLY = typer.Option(None, "--only", metavar="ID", help="Run only these checks (ids or tags; repeat or comma-separate).")
-SKIP = typer.Option(None, "--skip", metavar="ID", help="Skip these checks (ids or tags).")
+OUTPUT = typer.Option(None, "--output", "-o",
+                      help="Write the report to FILE (a file is replaced whole; a device or pipe is written to).")
+ONLY = typer.Option(None, "--only", metavar="ID", autocompletion=_complete_checks,
+                    help="Run only these checks (ids or tags; repeat or comma-separate).")
+SKIP = typer.Option(None, "--skip", metavar="ID", autocompletion=_complete_checks,
+                    help="Skip these checks (ids or tags).")
 STRICT = typer.Option(False, "--strict", help="Exit 1 on warnings too.")
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Show details and timings for every check.")
 QUIET = typer.Option(False, "--quiet", "-q", help="Text: only the problems and the summary line; no progress.")
@@ -76,9 +98,23 @@ def _split(values: Optional[List[str]]) -> tuple[str, ...]:
     return tuple(part.strip() for value in values or () for part in value.split(",") if part.strip())
 
 
-def _fail(message: str) -> "typer.Exit":
-    typer.echo(f"tfdoctor: error: {message}", err=True)
+ERROR_LINE_LIMIT = 300  # characters of an error line; -v shows the whole message
+
+
+def _fail(message: str, verbose: Optional[bool] = None) -> "typer.Exit":
+    """One line on stderr and exit 2. `verbose`: False for a command with -v (the line is cut and
+    says so), True shows it whole, None for a command without -v (cut)."""
+    typer.echo(f"tfdoctor: error: {_one_line(message, verbose)}", err=True)
     return typer.Exit(2)
+
+
+def _one_line(message: str, verbose: Optional[bool] = None) -> str:
+    from tfdoctor.render.sanitize import clean  # messages can quote a report or a config file
+
+    line = " ".join(clean(message).split("\n"))
+    if verbose or len(line) <= ERROR_LINE_LIMIT:
+        return line
+    return line[:ERROR_LINE_LIMIT] + (" … (-v shows all)" if verbose is False else " …")
 
 
 def _write_stdout(text: str) -> None:
@@ -91,52 +127,21 @@ def _write_stdout(text: str) -> None:
 
 
 def write(text: str, output: Optional[Path]) -> None:
-    """The report to stdout in one write, or to FILE through a temporary file beside it and a rename,
-    so an interrupt never leaves half a report. Signals wait until the write is done."""
-    with _SignalsHeld():
-        if output is None:
+    """The report to stdout in one write (signals wait until it is done), or to FILE as
+    tfdoctor/output.py says: a file replaced whole, through a symlink; a device, FIFO or pipe written to."""
+    if output is None:
+        from tfdoctor.output import SignalsHeld
+
+        with SignalsHeld():
             _write_stdout(text)
-            return
-        try:
-            _write_atomically(output, text)
-        except OSError as exc:
-            raise _fail(f"cannot write {output}: {exc.strerror or exc}")
-    typer.echo(f"tfdoctor: report written to {output}", err=True)
+        return
+    from tfdoctor.output import write_report
 
-
-def _write_atomically(path: Path, text: str) -> None:
-    import os
-    import tempfile
-
-    directory = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(directory))
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
-class _SignalsHeld:
-    """Blocks SIGINT and SIGTERM while the report is written (POSIX); they are delivered after."""
-
-    def __enter__(self) -> None:
-        import signal
-
-        self.blocked = hasattr(signal, "pthread_sigmask")
-        if self.blocked:
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-
-    def __exit__(self, *exc: object) -> None:
-        import signal
-
-        if self.blocked:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+        write_report(str(output), text)
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}")
+    typer.echo(f"tfdoctor: report written to {output}", err=True)
 
 
 def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], quiet: bool = False) -> None:
@@ -147,20 +152,21 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
 
     from tfdoctor.render import renderer
 
-    github = fmt is Format.github or os.environ.get("GITHUB_ACTIONS") == "true"
+    github = _github(fmt)
     if fmt in (Format.text, Format.github):
         from tfdoctor.render.text import render
 
-        color = None if output is None and sys.stdout.isatty() and fmt is Format.text else False
-        text = render(document, verbose=verbose, color=color, quiet=quiet)
+        terminal = output is None and sys.stdout.isatty()
+        color = terminal and fmt is Format.text and not os.environ.get("NO_COLOR")
+        text = render(document, verbose=verbose, color=color, quiet=quiet, width=_report_width(terminal))
     else:
         text = renderer(fmt.value)(document, verbose=verbose)
     if github:
-        from tfdoctor.render.github import annotations, step_summary
+        from tfdoctor.render.github import annotations, guarded, step_summary
 
         notes = annotations(document)
         if output is None and fmt in (Format.text, Format.github):
-            text += notes
+            text = guarded(text) + notes  # the report's own lines run no workflow command
         elif notes:
             sys.stderr.write(notes)
         summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -172,6 +178,22 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
                 typer.echo(f"tfdoctor: cannot append to GITHUB_STEP_SUMMARY {summary_file}: {exc.strerror or exc}",
                            err=True)
     write(text, output)
+
+
+def _report_width(terminal: bool) -> int:
+    """The terminal's columns (COLUMNS first, as shutil and rich read them; at least 40), or 100 off one."""
+    if not terminal:
+        return REPORT_WIDTH
+    import shutil
+
+    return max(40, shutil.get_terminal_size((REPORT_WIDTH, 24)).columns)
+
+
+def _github(fmt: Format) -> bool:
+    """Output for GitHub Actions: --format github, or any run under Actions."""
+    import os
+
+    return fmt is Format.github or os.environ.get("GITHUB_ACTIONS") == "true"
 
 
 def redact(document: dict, no_redact: bool) -> dict:
@@ -261,6 +283,8 @@ def run(
         _list_checks()
         raise typer.Exit(0)
 
+    if python is not None and not python.strip():
+        raise _fail("--python needs the path of an interpreter; it is empty")
     settings = _config(config, True, require_gpu_kind or ("any" if require_gpu else None), require_tensorflow,
                        require_python, min_gflops, min_gpu_speedup)
     fmt = Format.json if as_json else fmt
@@ -284,7 +308,7 @@ def run(
         except DoctorError as exc:
             report, failure = None, str(exc)
     if report is None:  # said once the live display is gone
-        raise _fail(failure)
+        raise _fail(failure, verbose)
     strict = strict or bool(settings.strict)
     document = redact(report.to_dict(), no_redact)
     emit(document, fmt, verbose, output, quiet)
@@ -319,7 +343,7 @@ REPORT_HELP = "A report saved with --json (any 1.x schema), a fixture, or a hand
     "Facts the report lacks make the checks that need them skip ('not recorded'). The requirements the "
     "report recorded are judged again; --config and the --require-* flags replace them. The output is "
     "redacted unless --no-redact, even when the report was saved without redaction.\n\n"
-    f"{EXIT_CODES_HELP}",
+    f"{EXPLAIN_EXIT_CODES_HELP}",
 )
 def explain_command(
     report: str = typer.Argument(..., metavar="REPORT.json", help=REPORT_HELP),
@@ -356,7 +380,7 @@ def explain_command(
         document = explain(saved, _split(only) or settings.only, _split(skip) or settings.skip,
                            redacted=not no_redact)
     except (ReportError, DoctorError) as exc:
-        raise _fail(str(exc))
+        raise _fail(str(exc), verbose)
     code = exit_code_for([CheckResult.from_dict(r) for r in document["results"]], strict or bool(settings.strict))
     emit(redact(document, no_redact), Format.json if as_json else fmt, verbose, output, quiet)
     raise typer.Exit(code)
@@ -387,12 +411,153 @@ def diff_command(
         raise _fail(str(exc))
     document = redact(document, no_redact)
     fmt = Format.json if as_json else fmt
-    write(RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document), output)
+    text = RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document)
+    if output is None and fmt in (Format.text, Format.github) and _github(fmt):
+        from tfdoctor.render.github import guarded
+
+        text = guarded(text)  # the reports' lines run no workflow command in the Actions log
+    write(text, output)
     raise typer.Exit(exit_code(document))
 
 
+@app.command(
+    "fix",
+    help="Repair the environment with the doctor's one plan, proven first on a throwaway copy.\n\n"
+    "Diagnoses the environment, prints the plan and what it changes, runs the plan on a hard-link copy "
+    "of the environment (conda: conda create --clone) and the doctor on that copy; only if the copy "
+    "comes out with no failed check, and after you say yes (--yes for scripts), it writes a rollback "
+    "record and snapshot and applies the plan to the environment. If applying fails, the snapshot is "
+    "put back. --undo restores the last fix's snapshot. A system or externally managed Python is "
+    "changed only with both --yes and --system.\n\n"
+    "Exit codes: 0 repaired and the doctor passes (or nothing to repair); 1 the plan could not be "
+    "verified or applied (the environment is as it was); 2 fix cannot run (bad --python, a system "
+    "Python without --system, no terminal to ask and no --yes); 130/143 interrupted (any change undone).",
+)
+def fix_command(
+    python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
+                                         help="The environment's interpreter (default: the one running tfdoctor)."),
+    only: Optional[List[str]] = ONLY,
+    skip: Optional[List[str]] = SKIP,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Ask the installer's resolver whether the plan "
+                                 "resolves (needs the package index); change nothing."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before applying (scripts)."),
+    system: bool = typer.Option(False, "--system", help="Allow changing a system or externally managed Python "
+                                "(with --yes)."),
+    undo: bool = typer.Option(False, "--undo", help="Restore the environment as it was before the last fix."),
+    timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time limit of each TensorFlow import."),
+    no_redact: bool = NO_REDACT,
+) -> None:
+    from tfdoctor.doctor import DoctorError, validate_python
+    from tfdoctor.fixer.environment import FixError
+    from tfdoctor.fixer.flow import FixOptions, fix, undo as undo_fix
+    from tfdoctor.render.fix_console import ConsoleUi
+
+    if python == "":
+        raise _fail("--python: an empty path")
+    try:
+        target = validate_python(python or sys.executable)
+    except DoctorError as exc:
+        raise _fail(str(exc))
+    ui = ConsoleUi()
+    try:
+        if undo:
+            code = undo_fix(target, ui, yes)
+        else:
+            code = fix(FixOptions(target, _split(only), _split(skip), yes, system, dry_run, timeout,
+                                  redact=lambda document: redact(document, no_redact)), ui)
+    except (FixError, DoctorError) as exc:
+        raise _fail(str(exc))
+    raise typer.Exit(code)
+
+
+@app.command(
+    "scan",
+    help="Find the Python environments on this machine and diagnose each: which has a TensorFlow that "
+    "works, with the GPU?\n\n"
+    "Without PATH: conda's environments, pyenv's versions, pipx and uv tool venvs, and every directory "
+    "holding a pyvenv.cfg a few levels under the working and home directories. With PATHs: only what is "
+    "under them (a PATH may also be an environment or an interpreter). Each is diagnosed as "
+    "'tfdoctor --python ENV --no-probe' would, several at once (one per core).\n\n"
+    "Exit codes: 0 at least one environment passes; 1 none does (or none was found); 2 bad arguments.",
+)
+def scan_command(
+    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH", help="Where to look (default: see above)."),
+    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format (github: as text)."),
+    as_json: bool = JSON,
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the table to FILE instead of stdout."),
+    probe: bool = typer.Option(False, "--probe", help="Time the GPU against the CPU in each environment."),
+    deep: bool = typer.Option(False, "--deep", help="Run the workload probe in each environment (implies --probe)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=1.0,
+                                            help="Seconds each TensorFlow import (and probe) may take (default 60)."),
+    depth: int = typer.Option(4, "--depth", min=0, help="Directory levels searched for pyvenv.cfg under each PATH."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1,
+                                       help="Environments diagnosed at once (default: the cores; 1 with --probe or "
+                                            "--deep, whose timings need the machine to themselves)."),
+    strict: bool = STRICT,
+    config: Optional[str] = CONFIG,
+    no_redact: bool = NO_REDACT,
+) -> None:
+    import os
+
+    from tfdoctor.doctor import DoctorOptions
+    from tfdoctor.render import scan_table
+    from tfdoctor.scan import summary
+    from tfdoctor.scan.find import Places, find_environments
+    from tfdoctor.scan.run import diagnose_all
+
+    settings = _config(config, True, None, None, None, None, None)  # as `tfdoctor --python ENV` reads it
+    missing = [path for path in paths or () if not os.path.lexists(os.path.expanduser(path))]
+    if missing:
+        raise _fail(f"{missing[0]}: no such file or directory")
+    fmt = Format.json if as_json else fmt
+    environments = find_environments(Places.default(paths or (), depth))
+    requirements = settings.requirements.to_facts(settings.source) if not settings.requirements.empty else None
+
+    def options_for(environment) -> DoctorOptions:
+        return DoctorOptions(python=environment.python, only=settings.only, skip=settings.skip,
+                             timeout=timeout if timeout is not None else settings.timeout or 60.0,
+                             probe=probe or deep, deep=deep, requirements=requirements)
+
+    text = _live_redactor(no_redact)
+    bar = scan_table.ProgressBar(len(environments)) if environments and sys.stderr.isatty() else None
+    with bar if bar is not None else _nullcontext():
+        # timings need the machine to themselves: with --probe or --deep one environment at a time
+        diagnosed = diagnose_all(environments, options_for, lambda document: redact(document, no_redact),
+                                 strict=strict or bool(settings.strict), workers=jobs or (1 if probe or deep else None),
+                                 done=(lambda d: bar(text(d.environment.prefix))) if bar is not None else None)
+    rows = summary.sorted_rows([summary.row(d, text(d.environment.prefix), text(d.environment.python),
+                                            text(d.reason) if d.reason else None) for d in diagnosed])
+    if fmt is Format.json:
+        rendered = scan_table.render_json(rows, redacted=not no_redact)
+    elif fmt is Format.markdown:
+        rendered = scan_table.render_markdown(rows)
+    else:
+        terminal = output is None and sys.stdout.isatty()
+        rendered = scan_table.render_text(rows, color=None if terminal else False,
+                                          width=_terminal_columns() if terminal else None)
+    write(rendered, output)
+    raise typer.Exit(summary.exit_code(rows))
+
+
+def _terminal_columns() -> int:
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
+def _nullcontext() -> Any:
+    from contextlib import nullcontext
+
+    return nullcontext()
+
+
 def main() -> None:
-    sys.exit(run_command_line(sys.argv[1:]))
+    from tfdoctor.report import EXIT_INTERRUPTED, EXIT_TERMINATED
+
+    code = run_command_line(sys.argv[1:])
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        _end_after_interrupt(code)
+    sys.exit(code)
 
 
 # Typer has shipped click both as a dependency and vendored; find its classes by name, not by module.
@@ -400,7 +565,43 @@ _USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Usag
 
 
 def _raise_interrupted(signum: int, frame: object) -> None:
+    import signal
+
+    for each in (signal.SIGINT, signal.SIGTERM):  # the unwinding takes milliseconds: let it finish
+        signal.signal(each, _ignore_signal)
     raise Interrupted(signum)
+
+
+def _ignore_signal(signum: int, frame: object) -> None:
+    """A handler, not SIG_IGN: children started meanwhile must not inherit an ignored signal."""
+
+
+def _end_after_interrupt(code: int, grace_s: float = 1.0) -> None:
+    """Leave at once after an interrupt, with `code`. The collectors' threads end within moments once
+    their children are dead (removing their temporary directories on the way): they get `grace_s`.
+    Then os._exit, not the interpreter's shutdown: that joins threads without a bound and, at its very
+    end, restores the default handlers, so a second Ctrl-C there printed a traceback or killed the
+    process by the signal. Meanwhile a second signal ends it at once with the same code."""
+    import os
+    import signal
+    import threading
+    import time
+
+    def end(signum: int, frame: object) -> None:
+        os._exit(code)
+
+    for each in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(each, end)
+    deadline = time.monotonic() + grace_s
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 class _InterruptsUnwind:
@@ -429,10 +630,13 @@ def run_command_line(args: List[str]) -> int:
     an interrupt is "interrupted" on stderr and 130 (SIGINT) or 143 (SIGTERM), nothing on stdout."""
     from tfdoctor.report import EXIT_INTERRUPTED
 
-    command = typer.main.get_command(app)
     try:
         with _InterruptsUnwind():
-            code = command.main(args=args, prog_name="tfdoctor", standalone_mode=False)
+            try:
+                command = typer.main.get_command(app)
+                code = command.main(args=args, prog_name="tfdoctor", standalone_mode=False)
+            except Interrupted as exc:  # said while a second signal is still ignored
+                return _interrupted(128 + exc.signum)
     except Interrupted as exc:
         return _interrupted(128 + exc.signum)
     except _USAGE_ERROR as exc:
@@ -443,7 +647,7 @@ def run_command_line(args: List[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - the contract: a one-line reason, never a traceback
         if type(exc).__name__ == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
             return exc.exit_code
-        typer.echo(f"tfdoctor: internal error: {type(exc).__name__}: {exc}", err=True)
+        typer.echo(f"tfdoctor: internal error: {_one_line(f'{type(exc).__name__}: {exc}')}", err=True)
         return 2
     return code if isinstance(code, int) else 0
 

@@ -2,7 +2,7 @@
 its own (`--config FILE`: a pyproject.toml, or a TOML file whose top level is the same table).
 
     [tool.tfdoctor]
-    require-gpu = true              # or "metal" / "cuda"
+    require-gpu = true              # true / false, or "any" / "metal" / "cuda" (no "yes", no "1")
     tensorflow = ">=2.16"           # PEP 440 specifiers
     python = ">=3.10,<3.13"
     min-gflops = 200                # the best device's float32 matmul throughput (needs the probe)
@@ -14,7 +14,9 @@ its own (`--config FILE`: a pyproject.toml, or a TOML file whose top level is th
 
 The requirements become facts (`facts.requirements`), judged by the `requirements` check, so a saved
 report carries them and `tfdoctor explain` judges them again. Anything this module refuses is a
-`ConfigError` whose message is one line naming the file and the key (the CLI exits 2 with it).
+`ConfigError` whose message is one line naming the file and the key (the CLI exits 2 with it): a
+value of the wrong type (TOML has booleans: `require-gpu = "yes"` is refused, not guessed), an empty
+specifier, an unknown check id in only/skip, a pyproject.toml that is not a file, a file over 1 MiB.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.9/3.10
     import tomli as tomllib
 
 GPU_KINDS = ("any", "metal", "cuda")
+MAX_BYTES = 1024 * 1024  # a configuration is a few lines; anything this large is not one
 KEYS = ("require-gpu", "tensorflow", "python", "min-gflops", "min-gpu-speedup", "only", "skip", "strict", "timeout")
 
 
@@ -79,11 +82,14 @@ class Config:
 
 
 def find_pyproject(start: Path) -> Optional[Path]:
-    """The nearest pyproject.toml in `start` or above it."""
+    """The nearest pyproject.toml in `start` or above it. One that exists but is not a file (a
+    directory, a dangling link) is an error: skipping it would read another project's settings."""
     for directory in (start, *start.parents):
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             return candidate
+        if candidate.exists() or candidate.is_symlink():
+            raise ConfigError(f"{candidate}: not a file")
     return None
 
 
@@ -99,7 +105,11 @@ def load_config(path: Optional[str] = None, cwd: Optional[Path] = None) -> Confi
 
 def _load_file(path: Path, explicit: bool) -> Config:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_BYTES // 1024 // 1024} MiB: not a configuration file")
+        data = tomllib.loads(raw.decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -145,30 +155,36 @@ def parse_table(table: Mapping[str, Any], source: str, prefix: str = "") -> Conf
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad(key, "must be a list of check ids or tags")
         names[key] = tuple(part.strip() for v in value for part in v.split(",") if part.strip())
+        if names[key]:
+            from tfdoctor.registry import UnknownCheckError, all_checks, select
+
+            try:
+                select(all_checks(), **{key: names[key]})
+            except UnknownCheckError as exc:
+                raise bad(key, str(exc)) from None
     strict = table.get("strict")
     if strict is not None and not isinstance(strict, bool):
         raise bad("strict", "must be true or false")
-    timeout = table.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not math.isfinite(timeout) or timeout < 1):
-        raise bad("timeout", "must be a number of seconds, 1 or more")
-    return Config(requirements, names["only"], names["skip"], strict,
-                  float(timeout) if timeout is not None else None, source)
+    try:
+        timeout = timeout_seconds(table.get("timeout"))
+    except ValueError as exc:
+        raise bad("timeout", str(exc)) from None
+    return Config(requirements, names["only"], names["skip"], strict, timeout, source)
 
 
 # The value checkers raise ValueError(why); the command-line flags use them too.
 
 def gpu_requirement(value: Any) -> Optional[str]:
-    """true -> "any"; false -> None; "metal" / "cuda" / "any" as given."""
+    """true -> "any"; false -> None; "any" / "metal" / "cuda" as given (any case). Nothing else: a
+    string that reads as a boolean ("yes", "true", "1") is refused like its opposite ("no"), so a
+    value means the same wherever it is written."""
     if value is True:
         return "any"
     if value is False:
         return None
-    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "1"):
-        return "any"
     if isinstance(value, str) and value.strip().lower() in GPU_KINDS:
         return value.strip().lower()
-    raise ValueError(f"must be true, false, \"metal\" or \"cuda\", not {value!r}")
+    raise ValueError(f"must be true, false, \"any\", \"metal\" or \"cuda\", not {value!r}")
 
 
 def specifier(value: Any) -> Optional[str]:
@@ -177,6 +193,8 @@ def specifier(value: Any) -> Optional[str]:
     if not isinstance(value, str):
         raise ValueError(f"must be a PEP 440 specifier string like \">=2.16\", not {value!r}")
     text = value.strip()
+    if not text:  # SpecifierSet("") allows every version: an empty requirement is a mistake, not "any"
+        raise ValueError("must not be empty (leave the key out to require nothing)")
     if text[:1].isdigit():  # "2.16" means ==2.16.* to a person: say so rather than guess
         raise ValueError(f"{value!r} is not a PEP 440 specifier (write \">={text}\" or \"=={text}.*\")")
     try:
@@ -191,4 +209,13 @@ def positive_number(value: Any) -> Optional[float]:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"must be a positive number, not {value!r}")
+    return float(value)
+
+
+def timeout_seconds(value: Any) -> Optional[float]:
+    """The TensorFlow import and probe timeout, as --timeout takes it: a number of seconds, 1 or more."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 1:
+        raise ValueError(f"must be a number of seconds, 1 or more, not {value!r}")
     return float(value)

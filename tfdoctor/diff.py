@@ -8,13 +8,13 @@ Exit code: 0 when nothing differs, 1 when something does, 2 when a file is not a
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Callable, Iterator, Mapping
 
 from tfdoctor import __version__
 from tfdoctor.explain import SavedReport, explain
 from tfdoctor.facts import Facts, installed_version, section
+from tfdoctor.render.sanitize import clean_document, json_dumps
 
 Row = tuple[str, str, Any]  # section, field, value
 MISSING = "not recorded"
@@ -216,6 +216,7 @@ def _footer(document: Mapping[str, Any]) -> str:
 
 
 def render_text(document: Mapping[str, Any], verbose: bool = False) -> str:
+    document = clean_document(document)  # the reports' strings must not drive the terminal
     reports = document["reports"]
     lines = [f"tfdoctor {document['tool']['version']} diff",
              f"  A: {_describe(reports['a'])}", f"  B: {_describe(reports['b'])}"]
@@ -263,6 +264,7 @@ def _md(value: Any) -> str:
 def render_markdown(document: Mapping[str, Any], verbose: bool = False) -> str:
     from tfdoctor.render.markdown import EMOJI, escape
 
+    document = clean_document(document)
     reports = document["reports"]
     lines = [f"### tfdoctor {document['tool']['version']} diff", "",
              f"- **A**: {escape(_describe(reports['a']))}", f"- **B**: {escape(_describe(reports['b']))}", ""]
@@ -288,7 +290,7 @@ def render_markdown(document: Mapping[str, Any], verbose: bool = False) -> str:
 
 
 def render_json(document: Mapping[str, Any], verbose: bool = False) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json_dumps(document) + "\n"
 
 
 RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}

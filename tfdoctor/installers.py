@@ -62,17 +62,19 @@ TENSORFLOW_WHEEL_TAGS = {
 
 
 def newest_tensorflow_wheel(facts: Facts) -> Optional[tuple[str, str, str]]:
-    """(version, platform tag, source) of the newest TensorFlow wheel for the target's platform and
-    Python: what `pip install tensorflow` reaches for. None where no tag needs a recent pip."""
-    from tfdoctor.facts import macos_knowledge, tfdists  # knowledge tables: loaded when asked
+    """(version, platform tag, source) of the newest TensorFlow wheel for the target's platform, Python
+    and glibc: what `pip install tensorflow` reaches for (the release platform-support names: both read
+    facts/releases.py's newest_tensorflow). None where no tag needs a recent pip."""
+    from tfdoctor.facts import releases, tfdists  # knowledge tables: loaded when asked
 
     platform = tfdists.platform_key(facts)
     rows = TENSORFLOW_WHEEL_TAGS.get(platform or "")
     python = section(facts, "python").get("version")
-    newest = macos_knowledge.newest_installable(platform, python, None, distributions=("tensorflow",)) if rows else None
+    glibc = section(facts, "os").get("glibc") if host_system(facts) == "Linux" else None
+    newest = releases.newest_tensorflow(platform, str(python), glibc) if rows and python else None
     if not newest:
         return None
-    version = newest[1]
+    version = newest["newest"]
     row = next((r for r in rows if Version(version) >= Version(r[0])), None)
     return (version, row[1], row[2]) if row else None
 

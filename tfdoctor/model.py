@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
 
+from tfdoctor.repairs import Repair
+
 
 class Status(str, Enum):
     PASS = "pass"
@@ -26,16 +28,24 @@ class Status(str, Enum):
 
 @dataclass(frozen=True)
 class Remediation:
+    """Advice in words, the repairs it asks of the environment (intents the planner merges into the
+    run's one plan), and `commands`: steps outside the environment that no plan can carry out for the
+    user (create a native arm64 environment, reboot, update the driver). Install, uninstall and
+    reinstall commands are never written here: they come from the plan."""
+
     advice: str
     commands: tuple[str, ...] = ()
     url: str | None = None
+    repairs: tuple[Repair, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"advice": self.advice, "commands": list(self.commands), "url": self.url}
+        return {"advice": self.advice, "commands": list(self.commands), "url": self.url,
+                "repairs": [repair.to_dict() for repair in self.repairs]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Remediation":
-        return cls(data["advice"], tuple(data.get("commands") or ()), data.get("url"))
+        return cls(data["advice"], tuple(data.get("commands") or ()), data.get("url"),
+                   tuple(Repair.from_dict(r) for r in data.get("repairs") or () if isinstance(r, Mapping)))
 
 
 @dataclass(frozen=True)

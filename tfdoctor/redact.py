@@ -4,12 +4,16 @@ What is hidden, in every string of the report document (paths, TensorFlow's erro
 output, dictionary keys), in this order:
 
 1. Secrets (`scrub_secrets`, also applied when environment values are collected, so they are never
-   recorded at all): credentials in URLs (`https://user:pass@host` -> `https://<redacted>@host`),
-   `NAME=value` where NAME looks secret (`HF_TOKEN=...`, `?api_key=...`), `Bearer`/`Basic`
-   credentials, and values shaped like well-known tokens (TOKEN_PATTERNS: Hugging Face `hf_`,
-   GitHub `ghp_`/`github_pat_`, GitLab `glpat-`, OpenAI/Anthropic `sk-`, AWS `AKIA`, Slack `xox?-`,
-   Google `AIza`, npm, PyPI, JWTs). Shapes are matched, not guessed: a random-looking string with no
-   known prefix is left alone (a hash or a build id must stay readable).
+   recorded at all): PEM private-key blocks, credentials in URLs (`https://user:pass@host` ->
+   `https://<redacted>@host`), `NAME=value` where NAME looks secret (`HF_TOKEN=...`, `?api_key=...`,
+   `db_pass=...`, Azure's `AccountKey=...`), `"NAME": value` in quoted keys (JSON, a dict's repr), an
+   AWS secret access key after a name holding `secret` (`aws_secret_access_key = ...`,
+   `"SecretAccessKey": "..."`), `Bearer`/`Basic` credentials, and values shaped like well-known tokens
+   (TOKEN_SHAPES, each with its public definition: Hugging Face `hf_`, GitHub `ghp_`/`github_pat_`,
+   GitLab `glpat-`, OpenAI/Anthropic `sk-`, AWS `AKIA`/`ASIA`, Slack `xoxb-`..., Google `AIza`, npm,
+   PyPI; and JWTs). Shapes are matched, not guessed: a random-looking string with no known prefix or
+   context is left alone (a hash or a build id must stay readable), so a bare 40-character AWS secret
+   key in free text is not recognised. Every pattern runs in linear time (see SCRUBBERS).
 2. The home directory of this machine -> `~` (also its real path and its forward/doubled-backslash
    spellings on Windows).
 3. Any user directory, whoever's: `/home/NAME`, `/Users/NAME`, `C:\\Users\\NAME` -> `<user>` in place
@@ -21,9 +25,10 @@ output, dictionary keys), in this order:
    that would eat the report's own vocabulary (shorter than 3 characters, `root`, `ubuntu`, `python`,
    `ok`, ...; see NOT_IDENTIFYING) are not replaced as words; in paths they are still covered by 2-3.
 
-Environment variables are allowlisted and secret-looking names recorded as present only
-(collect/system.py); `hide_environment_secrets` enforces the same on reports read from disk, which
-may come from older versions or from people's hands. The redactor works on the JSON document, so
+Environment variables are allowlisted (collect/system.py); a secret-looking name, whatever its prefix,
+and another tool's variable (Terraform's `TF_VAR_*`) are never recorded (`never_recorded`);
+`drop_environment_secrets` enforces the same on reports read from disk, which may come from older
+versions or from people's hands. The redactor works on the JSON document, so
 every renderer shows the same redacted data.
 """
 
@@ -35,53 +40,210 @@ import re
 import socket
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 USER_PLACEHOLDER = "<user>"
 HOST_PLACEHOLDER = "<host>"
 REDACTED = "<redacted>"
-SECRET_PRESENT = "<set, value hidden>"
 
-# An environment variable whose name contains one of these is reported as set, never shown.
-SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "PRIVATE",
-                "COOKIE", "SESSION")
+# An environment variable whose name contains one of these is never recorded (substring, on purpose:
+# hiding a harmless variable costs little, showing a secret a lot). PASS covers PASSWORD and PASSWD.
+SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASS", "PWD", "CRED", "AUTH", "PRIVATE", "COOKIE", "SESSION",
+                "SIGNATURE")
+# Variables of other tools that share an allowlisted prefix: Terraform's input variables (TF_VAR_db_pass,
+# https://developer.hashicorp.com/terraform/language/values/variables#environment-variables) are never
+# recorded, whatever their name.
+FOREIGN_PREFIXES = ("TF_VAR_",)
 
 
 def looks_secret(name: str) -> bool:
-    """Substring match on purpose: hiding a harmless value costs little, showing a secret a lot."""
     upper = name.upper()
     return any(word in upper for word in SECRET_WORDS)
 
 
-# Well-known token shapes (prefixes published by the issuers). \b keeps them from matching mid-word.
-TOKEN_PATTERNS = (
-    r"hf_[A-Za-z0-9]{30,}",  # Hugging Face access token
-    r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub classic tokens
-    r"github_pat_[A-Za-z0-9_]{22,}",  # GitHub fine-grained token
-    r"glpat-[A-Za-z0-9_-]{20,}",  # GitLab personal access token
-    r"sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}",  # OpenAI, Anthropic, Stripe secret keys
-    r"(?:AKIA|ASIA)[0-9A-Z]{16}",  # AWS access key id
-    r"xox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
-    r"AIza[0-9A-Za-z_-]{35}",  # Google API key
-    r"npm_[A-Za-z0-9]{36}",  # npm access token
-    r"pypi-[A-Za-z0-9_-]{50,}",  # PyPI API token
-    r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",  # JSON Web Token
+def never_recorded(name: str) -> bool:
+    """An environment variable that no report may carry: a secret-looking name, or another tool's."""
+    return looks_secret(name) or name.upper().startswith(FOREIGN_PREFIXES)
+
+
+# --- secrets in text -------------------------------------------------------------------------------
+# Every pattern here runs in time linear in the text, because a saved report comes from strangers:
+# no nested or overlapping quantifiers, and where a failed attempt could scan far (a NAME=value pair, a
+# URL's user) a lookbehind lets an attempt start only where a run of its characters starts, so no
+# stretch of text is scanned again and again. tests/attack/test_hostile_reports.py's sweep holds every
+# pattern to that on 100 KB adversarial strings; bench/bench_hostile.py times them on 1 MB.
+
+
+@dataclass(frozen=True)
+class TokenShape:
+    """A credential recognised by its shape alone, as its issuer defines it: one of `prefixes`, then
+    `body`, then nothing of `ending` (a fixed-length shape must not be the start of a longer word)."""
+
+    name: str
+    prefixes: tuple[str, ...]
+    body: str
+    source: str  # the public definition of the shape
+    ending: str = ""
+
+    @property
+    def pattern(self) -> str:
+        """It starts where a word does (after '-' too, as in '${KEY:-sk-...}'); one character class follows
+        the prefix, so an attempt fails within the shape's minimum length or consumes what it scanned."""
+        ending = f"(?![{self.ending}])" if self.ending else ""
+        return f"(?<![A-Za-z0-9_])(?:{'|'.join(re.escape(p) for p in self.prefixes)}){self.body}{ending}"
+
+
+TOKEN_SHAPES = (
+    TokenShape("Hugging Face access token", ("hf_",), "[A-Za-z0-9]{30,}",
+               "https://huggingface.co/docs/hub/security-tokens"),
+    TokenShape("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "[A-Za-z0-9]{30,}",
+               "https://docs.github.com/en/authentication/keeping-your-account-and-data-secure/"
+               "about-authentication-to-github#githubs-token-formats"),
+    TokenShape("GitHub fine-grained token", ("github_pat_",), "[A-Za-z0-9_]{22,}",
+               "https://docs.github.com/en/authentication/keeping-your-account-and-data-secure/"
+               "about-authentication-to-github#githubs-token-formats"),
+    TokenShape("GitLab personal access token", ("glpat-",), "[A-Za-z0-9_-]{20,}",
+               "https://docs.gitlab.com/security/tokens/#token-prefixes"),
+    # sk-, sk-proj- (OpenAI project keys), sk-ant- (Anthropic).
+    TokenShape("OpenAI or Anthropic secret key", ("sk-",), "[A-Za-z0-9_-]{20,}",
+               "https://platform.openai.com/docs/api-reference/authentication"),
+    # AKIA: a long-term access key id, ASIA: a temporary (STS) one; 20 characters in all.
+    TokenShape("AWS access key id", ("AKIA", "ASIA"), "[0-9A-Z]{16}",
+               "https://docs.aws.amazon.com/STS/latest/APIReference/API_GetAccessKeyInfo.html", ending="0-9A-Za-z"),
+    # xoxb- bot, xoxp- user, xoxe- refresh and configuration, xapp- app-level; a, o, s, r older kinds.
+    TokenShape("Slack token", ("xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"),
+               "[A-Za-z0-9-]{10,}", "https://api.slack.com/authentication/token-types"),
+    # 'AIza' and 35 characters of [A-Za-z0-9_-].
+    TokenShape("Google API key", ("AIza",), "[0-9A-Za-z_-]{35}",
+               "https://learn.microsoft.com/en-us/purview/sit-defn-google-api-key", ending="0-9A-Za-z_-"),
+    TokenShape("npm access token", ("npm_",), "[A-Za-z0-9]{36}",
+               "https://github.blog/changelog/2021-09-23-npm-has-a-new-access-token-format/", ending="A-Za-z0-9"),
+    TokenShape("PyPI API token", ("pypi-",), "[A-Za-z0-9_-]{50,}", "https://pypi.org/help/#apitoken"),
 )
-_TOKENS = re.compile(r"\b(?:" + "|".join(TOKEN_PATTERNS) + r")\b")
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+# The lookahead on the first characters lets the engine skip every other position at C speed.
+_TOKENS = re.compile(f"(?=[{re.escape(''.join(sorted({p[0] for s in TOKEN_SHAPES for p in s.prefixes})))}])"
+                     f"(?:{'|'.join(shape.pattern for shape in TOKEN_SHAPES)})")
+
+# JSON Web Tokens (https://www.rfc-editor.org/rfc/rfc7519#section-3.1): header.payload.signature, each
+# base64url; a JSON header '{"' always encodes to 'eyJ'. Three parts can fail after long scans ('eyJ-eyJ-...'
+# without dots), so `_jwt_spans` moves past a failed attempt's first part: every start inside that part
+# reaches the same end and fails the same way.
+_JWT_START = re.compile(r"(?<![A-Za-z0-9_])eyJ")
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")
+_BASE64URL_RUN = re.compile(r"[A-Za-z0-9_-]*")
+
+
+def _jwt_spans(text: str) -> Iterator[tuple[int, int]]:
+    position = 0
+    while (start := _JWT_START.search(text, position)) is not None:
+        token = _JWT.match(text, start.start())
+        if token is None:
+            position = _BASE64URL_RUN.match(text, start.end()).end()
+        else:
+            yield token.span()
+            position = token.end()
+
+
+# scheme://user:password@host. The scheme starts a run of scheme characters; user and password stop at
+# the next '/', so two attempts never scan the same user or password.
+_URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+# Authorization credentials: a bearer token is b64token, 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" )
+# *"=" (https://www.rfc-editor.org/rfc/rfc6750#section-2.1); Basic is base64 (https://www.rfc-editor.org/rfc/rfc7617).
 _AUTH_HEADER = re.compile(r"(?i)\b(?P<kind>bearer|basic)\s+[A-Za-z0-9._~+/-]{12,}=*")
-_SECRET_ASSIGNMENT = re.compile(
-    r"(?i)(?P<name>\b[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|private[_-]?key"
-    r"|credentials?)[A-Za-z0-9_.-]*)(?P<eq>\s*=\s*)(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;&\"']+)"
+# PEM private keys (RFC 7468: 'PRIVATE KEY', 'ENCRYPTED PRIVATE KEY', https://www.rfc-editor.org/rfc/rfc7468#section-10;
+# 'RSA PRIVATE KEY' and 'OPENSSH PRIVATE KEY' are the same armour with another label).
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----")
+
+# NAME=value, NAME: value. NAME is a whole run of name characters (it starts where the run starts), so
+# a run is scanned once whatever follows it; whether NAME looks secret is decided afterwards.
+_NAME_THEN_SEPARATOR = re.compile(r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]+)(?P<quote>[\"']?)[ \t]*(?P<sep>[:=])[ \t]*")
+_VALUE = re.compile(r"\"[^\"\n]*\"?|'[^'\n]*'?|[^\s,;&\"']+")
+# Names that hold secrets. Azure: AccountKey and SharedAccessSignature in storage connection strings
+# (https://learn.microsoft.com/en-us/azure/storage/common/storage-configure-connection-string),
+# SharedAccessKey in Service Bus and Event Hubs ones.
+_SECRET_NAME = re.compile(
+    r"(?i)token|secret|passw(?:or)?d|passphrase|api[_-]?key|access[_-]?key|private[_-]?key|credential"
+    r"|account[_-]?key|shared[_-]?access[_-]?(?:key|signature)|(?<![a-z])(?:pass|pwd|auth)(?![a-z])")
+# An AWS secret access key is 40 characters of base64 (the documented example is
+# wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY, https://docs.aws.amazon.com/STS/latest/APIReference/API_GetAccessKeyInfo.html).
+# Alone it cannot be told from a hash, so it is hidden only after a name holding 'secret':
+# aws_secret_access_key in the config files (https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html),
+# AWS_SECRET_ACCESS_KEY (https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-envvars.html),
+# SecretAccessKey in STS's JSON (https://docs.aws.amazon.com/STS/latest/APIReference/API_Credentials.html).
+_AWS_SECRET_VALUE = re.compile(r"[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])[\"']?")
+
+
+def _hidden_value(text: str, match: re.Match[str]) -> re.Match[str] | None:
+    """The value after `NAME=` or `NAME:` that must be hidden, or None.
+
+    `=` after a secret-looking name always hides; `:` only in a quoted key ('"password": "x"', as in
+    JSON or a dict's repr), because prose says 'token: expected ...'; an AWS-secret-shaped value after a
+    name holding 'secret' is hidden after either."""
+    name = match["name"]
+    if "secret" in name.lower():
+        aws = _AWS_SECRET_VALUE.match(text, match.end())
+        if aws:
+            return aws
+    if not _SECRET_NAME.search(name):
+        return None
+    quoted = bool(match["quote"]) and text[match.start() - 1:match.start()] == match["quote"]
+    if match["sep"] == "=" or quoted:
+        return _VALUE.match(text, match.end())
+    return None
+
+
+def _assignment_spans(text: str) -> Iterator[tuple[int, int]]:
+    position = 0
+    while (match := _NAME_THEN_SEPARATOR.search(text, position)) is not None:
+        value = _hidden_value(text, match)
+        if value is None or not value.group():
+            position = match.end()
+        else:
+            yield value.span()
+            position = value.end()
+
+
+def _private_key_spans(text: str) -> Iterator[tuple[int, int]]:
+    """A PEM private-key block from BEGIN to END; an unterminated one (a cut log) to the end of the text."""
+    position = 0
+    while (begin := _PEM_BEGIN.search(text, position)) is not None:
+        end = _PEM_END.search(text, begin.end())
+        position = end.end() if end else len(text)
+        yield begin.start(), position
+
+
+def _hidden(spans: Callable[[str], Iterator[tuple[int, int]]]) -> Callable[[str], str]:
+    """A scrubber replacing the spans `spans(text)` finds, left to right and apart, with REDACTED."""
+
+    def scrub(text: str) -> str:
+        parts, done = [], 0
+        for start, end in spans(text):
+            parts += [text[done:start], REDACTED]
+            done = end
+        return "".join(parts) + text[done:] if parts else text
+
+    return scrub
+
+
+# In this order: private-key blocks first (their base64 would otherwise be half matched), then values
+# whose name or header says they are secret (hidden whole, not just a token inside them), JWTs before
+# the one-part tokens (whose shapes can occur inside a JWT's base64 and would break it up).
+SCRUBBERS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("private keys", _hidden(_private_key_spans)),
+    ("URL credentials", lambda text: _URL_CREDENTIALS.sub(rf"\g<scheme>{REDACTED}@", text)),
+    ("NAME=value", _hidden(_assignment_spans)),
+    ("Authorization", lambda text: _AUTH_HEADER.sub(lambda m: f"{m['kind']} {REDACTED}", text)),
+    ("JSON Web Tokens", _hidden(_jwt_spans)),
+    ("tokens", lambda text: _TOKENS.sub(REDACTED, text)),
 )
 
 
 def scrub_secrets(text: str) -> str:
     """Hide credentials and token-shaped values; everything else is left as it is."""
-    text = _URL_CREDENTIALS.sub(rf"\g<scheme>{REDACTED}@", text)
-    text = _SECRET_ASSIGNMENT.sub(lambda m: f"{m['name']}{m['eq']}{REDACTED}", text)
-    text = _AUTH_HEADER.sub(lambda m: f"{m['kind']} {REDACTED}", text)
-    return _TOKENS.sub(REDACTED, text)
+    for _, scrub in SCRUBBERS:
+        text = scrub(text)
+    return text
 
 
 # Names that identify nobody (default and CI accounts, shared folders) or that are words the report
@@ -205,9 +367,8 @@ class Redactor:
         return value
 
     def document(self, value: Any) -> Any:
-        """A redacted copy of a JSON-like value; for a report, secret environment values are hidden too."""
-        redacted = self._walk(value)
-        return hide_environment_secrets(redacted) if isinstance(redacted, dict) else redacted
+        """A redacted copy of a JSON-like value; for a report, secret environment variables are dropped too."""
+        return self._walk(drop_environment_secrets(value) if isinstance(value, dict) else value)
 
     def _walk(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -219,14 +380,14 @@ class Redactor:
         return value
 
 
-def hide_environment_secrets(document: dict[str, Any]) -> dict[str, Any]:
-    """In a report (a dict with facts.environment), show secret-looking variables as present only."""
+def drop_environment_secrets(document: dict[str, Any]) -> dict[str, Any]:
+    """A report (a dict with facts.environment) without the variables no report may carry."""
     facts = document.get("facts")
     environment = facts.get("environment") if isinstance(facts, dict) else None
-    if not isinstance(environment, dict) or not any(looks_secret(str(k)) for k in environment):
+    if not isinstance(environment, dict) or not any(never_recorded(str(k)) for k in environment):
         return document
-    hidden = {k: SECRET_PRESENT if looks_secret(str(k)) else v for k, v in environment.items()}
-    return {**document, "facts": {**facts, "environment": hidden}}
+    kept = {k: v for k, v in environment.items() if not never_recorded(str(k))}
+    return {**document, "facts": {**facts, "environment": kept}}
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Mapping
 
 from tfdoctor import __version__
 from tfdoctor.model import CheckResult, Status, totals
 
-# Major: a field removed or changed in meaning. Minor: fields added. Readers accept any 1.x.
-SCHEMA_VERSION = "1.0"
+if TYPE_CHECKING:
+    from tfdoctor.planner import Plan
+
+# Major: a field removed or changed in meaning. Minor: fields added (1.1: plan, repairs, plan_steps). Readers accept any 1.x.
+SCHEMA_VERSION = "1.1"
 
 EXIT_OK = 0  # no failures (warnings allowed unless --strict)
 EXIT_PROBLEMS = 1  # at least one fail or error (with --strict: or warn)
@@ -36,6 +40,13 @@ class Report:
     def exit_code(self, strict: bool = False) -> int:
         return exit_code_for(self.results, strict)
 
+    @cached_property
+    def plan(self) -> "Plan":
+        """The one repair plan: every repair the results ask for, merged (tfdoctor/planner.py)."""
+        from tfdoctor.planner import build_plan
+
+        return build_plan(self.results, self.facts)
+
     def to_dict(self) -> dict[str, Any]:
         document: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
@@ -44,12 +55,21 @@ class Report:
             "redacted": self.redacted,
             "target": {"python": self.target},
             "facts": dict(self.facts),
-            "results": [r.to_dict() for r in self.results],
+            "results": [self._result_dict(r) for r in self.results],
             "totals": totals(self.results),
+            "plan": self.plan.to_dict(),
         }
         if self.source:
             document["explained_from"] = self.source
         return document
+
+
+    def _result_dict(self, result: CheckResult) -> dict[str, Any]:
+        """A result, its remediation pointing at the plan steps that carry out its repairs."""
+        data = result.to_dict()
+        if data.get("remediation") is not None:
+            data["remediation"]["plan_steps"] = self.plan.steps_for(result.check_id)
+        return data
 
 
 def exit_code_for(results: list[CheckResult], strict: bool = False) -> int:

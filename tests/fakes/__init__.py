@@ -93,6 +93,22 @@ time.sleep(600)
 """
 
 
+def hanging_python(root: Path) -> Path:
+    """An interpreter that hangs at start, before it runs any code it is given: a wrapper around this
+    Python whose sitecustomize does what HANGS does (starts a helper, sleeps), noting both pids in
+    $FAKE_TF_PIDFILE. Only what runs through the wrapper hangs; `python -V` answers (no site import)."""
+    site = root / "hanging-site"
+    site.mkdir(parents=True, exist_ok=True)
+    # the helper HANGS starts must not load this sitecustomize again (it would start a helper in turn)
+    unhook = "os.environ.pop('PYTHONPATH', None)\n"
+    (site / "sitecustomize.py").write_text(PRELUDE + unhook + HANGS, encoding="utf-8")
+    wrapper = root / "python"
+    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={site}\nexport PYTHONPATH\nexec {sys.executable} \"$@\"\n",
+                       encoding="utf-8")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
 def floods_stderr(megabytes: int, first: str, then: str) -> str:
     """Writes `first`, then `megabytes` MB of log lines to stderr, then runs `then`."""
     return (f"sys.stderr.write({first!r} + '\\n')\n"

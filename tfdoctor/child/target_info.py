@@ -363,7 +363,251 @@ def describe_distributions():
     return found, len(scanned)
 
 
+# ---------------------------------------------------------------------------------------------------
+# What the user's code imports under the names TensorFlow's stack is imported by (issue 19). This child
+# runs as `python -c` from the doctor's working directory, so its sys.path is the one `python script.py`
+# run from that folder has: the folder first ('' here, the script's folder there), PYTHONPATH, the site
+# directories and what their .pth files add. Each module is located without being imported.
+
+RESOLVED_MODULES = ("tensorflow", "keras", "numpy", "google.protobuf", "ml_dtypes")
+# Shell start-up files that commonly export PYTHONPATH, under the home directory.
+SHELL_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
+               ".config/fish/config.fish")
+SHELL_LINE_LIMIT = 10
+SHELL_READ_BYTES = 256 * 1024
+OTHER_COPIES_LIMIT = 5
+
+
+def normalized(path):
+    """One spelling per directory: '' is the working directory; symbolic links resolved."""
+    return os.path.normcase(os.path.realpath(path or os.curdir))
+
+
+def installation_site_dirs():
+    """The installation's own site-packages (a venv's, conda's, the system's dist-packages): where its
+    installer puts distributions. The user site is not one of them."""
+    found = []
+    try:
+        found.extend(site.getsitepackages())
+    except AttributeError:  # old virtualenv's site.py
+        pass
+    for key in ("purelib", "platlib"):
+        path = sysconfig.get_path(key)
+        if path:
+            found.append(path)
+    return list(dict.fromkeys(found))
+
+
+def user_site_dir():
+    if not site.ENABLE_USER_SITE or not hasattr(site, "getusersitepackages"):
+        return None
+    return site.getusersitepackages()
+
+
+def pth_lines(directories):
+    """normalized path entry -> the .pth file that adds it (site.addsitedir() adds each line that is not a
+    comment and not an `import` line, relative to the file's directory)."""
+    found = {}
+    for directory in directories:
+        try:
+            names = sorted(name for name in os.listdir(directory) if name.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(directory, name)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    lines = handle.read(SHELL_READ_BYTES).splitlines()
+            except (OSError, IOError):
+                continue
+            for line in lines:
+                line = line.strip()
+                if not line or line.startswith("#") or re.match(r"import[ \t]", line):
+                    continue
+                found.setdefault(normalized(os.path.join(directory, line)), path)
+    return found
+
+
+def stdlib_dirs():
+    dirs = set()
+    for key in ("stdlib", "platstdlib"):
+        path = sysconfig.get_path(key)
+        if path:
+            dirs.add(normalized(path))
+            dirs.add(normalized(os.path.join(path, "lib-dynload")))
+    return dirs
+
+
+def classify_entries():
+    """[{'path': raw sys.path entry, 'kind', 'pth'}] in sys.path order. kind: 'working-directory' (sys.path[0]
+    of `python -c` and of `python script.py` run from the project folder), 'site-packages' (the
+    installation's), 'user-site', 'PYTHONPATH', 'pth' (added by a .pth file), 'stdlib', 'other'."""
+    site_dirs = set(normalized(p) for p in installation_site_dirs())
+    user_site = user_site_dir()
+    pythonpath = dict((normalized(p), p) for p in reversed(os.environ.get("PYTHONPATH", "").split(os.pathsep)) if p)
+    pth = pth_lines(list(site_dirs) + ([user_site] if user_site else []))
+    stdlib = stdlib_dirs()
+    entries = []
+    for index, raw in enumerate(sys.path):
+        real = normalized(raw)
+        if index == 0 and raw == "":
+            kind = "working-directory"
+        elif real in site_dirs:
+            kind = "site-packages"
+        elif user_site and real == normalized(user_site):
+            kind = "user-site"
+        elif real in pythonpath:
+            kind = "PYTHONPATH"
+        elif real in pth:
+            kind = "pth"
+        elif real in stdlib or re.match(r"python\d+\.zip$", os.path.basename(raw)):
+            kind = "stdlib"
+        else:
+            kind = "other"
+        entries.append({"path": raw, "kind": kind, "pth": pth.get(real) if kind == "pth" else None,
+                        "pythonpath_item": pythonpath.get(real) if kind == "PYTHONPATH" else None})
+    return entries
+
+
+def path_hits(name, locations):
+    """[(index into locations, spec)] of every location holding `name` (a module, a package, or a namespace
+    portion), without importing anything."""
+    from importlib.machinery import PathFinder
+
+    hits = []
+    for index, location in enumerate(locations):
+        try:
+            spec = PathFinder.find_spec(name, [location])
+        except Exception:  # an unreadable directory or a broken path hook: not a place it comes from
+            continue
+        if spec is not None:
+            hits.append((index, spec))
+    return hits
+
+
+def spec_origin(spec):
+    if spec.loader is None:  # a namespace portion: a directory without __init__.py
+        return list(spec.submodule_search_locations or [None])[0]
+    return spec.origin
+
+
+def locate(name, entries):
+    """Where `import name` finds it: the first sys.path entry holding a regular module or package (a
+    namespace portion counts only when no entry holds a regular one, as in the import system), and the
+    other copies further down sys.path. Dotted names are looked for inside their parent's locations."""
+    parent, _, leaf = name.rpartition(".")
+    if parent:
+        top = locate(parent, entries)
+        outer = {key: top.get(key) for key in ("origin", "entry", "kind", "namespace")}
+        if not top["found"]:
+            return {"module": name, "found": False, "parent": dict(outer, found=False)}
+        locations = top["package_dirs"]
+        owners = top["package_entries"]
+    else:
+        locations = [entry["path"] for entry in entries]
+        owners = list(range(len(entries)))
+    hits = path_hits(name, locations)
+    regular = [(i, spec) for i, spec in hits if spec.loader is not None]
+    chosen = regular or hits
+    found = {"module": name, "found": bool(chosen), "origin": None, "entry": None, "entry_index": None,
+             "kind": None, "namespace": False, "copies": [], "package_dirs": [], "package_entries": []}
+    if parent:
+        found["parent"] = dict(outer, found=True)
+    if not chosen:
+        return found
+    first_index, first = chosen[0]
+    if not regular:  # only namespace portions: the package is all of them together
+        found["package_dirs"] = [loc for _, spec in hits for loc in spec.submodule_search_locations or ()]
+        found["package_entries"] = [owners[i] for i, spec in hits for _ in spec.submodule_search_locations or ()]
+    else:
+        found["package_dirs"] = list(first.submodule_search_locations or ())
+        found["package_entries"] = [owners[first_index]] * len(found["package_dirs"])
+    entry_index = owners[first_index]
+    found.update(origin=spec_origin(first), entry=entries[entry_index]["path"], entry_index=entry_index,
+                 kind=entries[entry_index]["kind"], namespace=not regular)
+    for index, spec in (regular or hits)[1:OTHER_COPIES_LIMIT + 1]:
+        entry = entries[owners[index]]
+        found["copies"].append({"origin": spec_origin(spec), "entry": entry["path"], "kind": entry["kind"]})
+    if not parent:
+        found.update(finder_check(name, found))
+    return found
+
+
+def finder_check(name, found):
+    """The import system's own answer for a top-level name (sys.meta_path: editable-install finders come
+    after the path finder): when it differs from the path scan, a finder, not a sys.path entry, supplies it."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except Exception:
+        return {}
+    if spec is None or spec.origin in (None, "namespace") or found["origin"] is None:
+        return {}
+    if normalized(spec.origin) == normalized(found["origin"]):
+        return {}
+    return {"origin": spec.origin, "entry": None, "entry_index": None, "kind": "finder",
+            "finder": type(spec.loader).__name__ if spec.loader is not None else None}
+
+
+def shell_lines():
+    """Lines of the usual shell start-up files (and the environment's own activation scripts) that set
+    PYTHONPATH: where an entry found there comes from. Read only when PYTHONPATH is set."""
+    if not os.environ.get("PYTHONPATH"):
+        return []
+    home = os.path.expanduser("~")
+    files = [os.path.join(home, name) for name in SHELL_FILES]
+    files.append(os.path.join(sys.prefix, "bin", "activate"))
+    activate_d = os.path.join(sys.prefix, "etc", "conda", "activate.d")
+    try:
+        files.extend(os.path.join(activate_d, name) for name in sorted(os.listdir(activate_d)))
+    except OSError:
+        pass
+    found = []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(SHELL_READ_BYTES)
+        except (OSError, IOError):
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            stripped = line.strip()
+            if "PYTHONPATH" in stripped and not stripped.startswith("#") and \
+                    re.search(r"PYTHONPATH\s*=|setenv\s+PYTHONPATH|set\s+(-\w+\s+)*PYTHONPATH", stripped):
+                found.append({"file": path, "line": number, "text": stripped[:300]})
+                if len(found) >= SHELL_LINE_LIMIT:
+                    return found
+    return found
+
+
+def module_origins():
+    entries = classify_entries()
+    modules = []
+    for name in RESOLVED_MODULES:
+        try:
+            located = locate(name, entries)
+        except Exception as exc:  # never let one odd path hook cost the whole description
+            located = {"module": name, "found": False, "error": "%s: %s" % (type(exc).__name__, exc)}
+        for key in ("package_dirs", "package_entries"):
+            located.pop(key, None)
+        modules.append(located)
+    return {
+        "cwd": os.getcwd(),
+        "pythonpath": os.environ.get("PYTHONPATH"),
+        "safe_path": bool(getattr(sys.flags, "safe_path", False)),
+        "no_user_site": bool(sys.flags.no_user_site),
+        "installation_site_dirs": installation_site_dirs(),
+        "entries": entries,
+        "modules": modules,
+        "shell_lines": shell_lines(),
+    }
+
+
 if __name__ == "__main__":
     python = describe_python()
+    try:
+        python["module_origins"] = module_origins()
+    except Exception as exc:  # a describe that fails here must not cost the interpreter's description
+        python["module_origins"] = {"error": "%s: %s" % (type(exc).__name__, exc)}
     distributions, python["distribution_count"] = describe_distributions()
     print(json.dumps({"python": python, "distributions": distributions}))

@@ -206,7 +206,7 @@ CPU_SIZES = (128, 2048)  # smallest, largest N for the CPU side
 GPU_SIZES = (1024, 4096)  # below 1024 a GPU measures dispatch overhead, not compute
 # Throughput grows with N (threads and caches are used better): predicting a doubled size's time as
 # 8x the current one overshoots. Measured on a 2-core VM, TF-CPU 1024 -> 2048: 230 -> 400 GFLOPS (x0.57);
-# TF-metal on an M1 Max 1024 -> 2048: 6.7 -> 8.0 TFLOPS (x0.84, probe-method.md §1.2).
+# TF-metal on an M1 Max 1024 -> 2048: 6.7 -> 8.0 TFLOPS (x0.84, https://github.com/tlkh/tf-metal-experiments).
 LARGER_IS_FASTER = 0.6
 GPU_BLOCK_S = 0.02  # a GPU block lasts at least this long, so timer and sync noise vanish
 MAX_BLOCKS = 5
@@ -503,6 +503,66 @@ def keras_facts(tf, recorder):
     recorder.flush()
 
 
+# Companions (issue 19): imported after TensorFlow and tf.keras as user code imports them, each only when
+# installed, guarded and timed; its exception, its warnings and the log records it emitted are kept.
+COMPANION_RESERVE_S = 2.0  # of the --timeout, left for writing the result
+COMPANION_LOG_LIMIT = 10
+QUIET_WARNINGS = (DeprecationWarning, PendingDeprecationWarning)
+
+
+def companion_imports(recorder, config):
+    import importlib
+    import importlib.util
+    import logging
+    import warnings
+
+    class Records(logging.Handler):
+        def __init__(self):
+            logging.Handler.__init__(self, logging.WARNING)
+            self.lines = []
+
+        def emit(self, record):
+            if len(self.lines) < COMPANION_LOG_LIMIT:
+                self.lines.append(("%s:%s:%s" % (record.levelname, record.name, record.getMessage()))[:MESSAGE_LIMIT])
+
+    found = recorder.data["companions"] = []
+    for name in config["companions"]:
+        try:
+            if importlib.util.find_spec(name) is None:
+                continue
+        except Exception:  # a broken parent package: the import below tells
+            pass
+        entry = {"module": name, "status": "skipped", "version": None, "origin": None, "exception": None,
+                 "warnings": [], "log": [], "seconds": None}
+        found.append(entry)
+        left = config["deadline"] - now()
+        if left < COMPANION_RESERVE_S:
+            entry["reason"] = "only %.1f s of the --timeout left" % left
+            continue
+        recorder.stage("companion:" + name)  # a crash or hang from here on is this import's
+        records, root, started = Records(), logging.getLogger(), now()
+        root.addHandler(records)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    module = importlib.import_module(name)
+                    entry.update(status="ok", origin=getattr(module, "__file__", None),
+                                 version=str(getattr(module, "__version__", "") or "") or None)
+                except BaseException as exc:  # SystemExit too, as for TensorFlow's import
+                    entry.update(status="failed", exception=describe_exception(exc))
+        finally:
+            root.removeHandler(records)
+        entry["seconds"] = round(now() - started, 4)
+        for w in caught:
+            said = {"category": type_name(w.message), "message": str(w.message)[:MESSAGE_LIMIT]}
+            if not issubclass(w.category, QUIET_WARNINGS) and said not in entry["warnings"]:
+                entry["warnings"].append(said)
+        del entry["warnings"][COMPANION_LOG_LIMIT:]
+        entry["log"] = records.lines
+        recorder.flush()
+
+
 def main(argv):
     config = json.loads(argv[1])
     recorder = Recorder(config["out"])
@@ -578,6 +638,8 @@ def main(argv):
         except Exception as exc:
             data["workload"] = dict(data.get("workload") or {}, status="error",
                                     error=describe_exception(exc, with_traceback=False))
+    if config.get("companions"):
+        companion_imports(recorder, config)
     try:
         import faulthandler
 

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tfdoctor.collect.commands import CHILDREN
+from tfdoctor.collect.commands import CHILDREN, owned_by
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError
 from tfdoctor.facts import SECTIONS
@@ -67,15 +67,17 @@ def gather(options: CollectOptions) -> dict[str, Any]:
     """Run every collector whose sections the selected checks need (plus the cheap always-on ones).
 
     An interrupt (KeyboardInterrupt, or the CLI's SIGTERM exception) while waiting kills every child
-    the collectors started, so their threads end at once, and leaves without waiting for them."""
+    the collectors started, so their threads end at once, and leaves without waiting for them. An
+    unusable target kills the children of this gathering only: another may run beside it (tfdoctor scan)."""
     chosen = [c for c in COLLECTORS if c.always or set(c.sections) & options.sections]
     collected: dict[str, dict[str, Any]] = {}
     durations: dict[str, float] = {}
     errors: dict[str, str] = {}
     CHILDREN.reopen()
+    owner = object()  # this gathering's children, apart from any other's in this process
     pool = ThreadPoolExecutor(max_workers=len(chosen), thread_name_prefix="collect")
     try:
-        futures = {pool.submit(_timed, c, options): c for c in chosen}
+        futures = {pool.submit(owned_by, owner, _timed, c, options): c for c in chosen}
         for future in as_completed(futures):
             collector = futures[future]
             try:
@@ -91,11 +93,16 @@ def gather(options: CollectOptions) -> dict[str, Any]:
                 pending = [c.name for c in chosen if c.name not in collected and c.name not in errors]
                 options.progress("collected", {"collector": collector.name, "pending": pending,
                                                "facts": _merged(chosen, collected)})
+    except TargetUnusableError:
+        CHILDREN.kill_owned(owner)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
     except BaseException:
         CHILDREN.kill_all()
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+    CHILDREN.release(owner)
     facts = _merged(chosen, collected)
     ordered = {name: facts[name] for name in SECTIONS if name in facts}
     ordered.update((name, value) for name, value in facts.items() if name not in ordered)

@@ -5,16 +5,21 @@ nvidia-smi is known to hang and sysctl keys can be unknown; a collector records 
 
 Every child the collectors start is registered in `CHILDREN` while it runs, so that an interrupt
 (Ctrl-C, SIGTERM) can kill them all at once: the worker threads waiting on them then return at once.
+Each is registered under the diagnosis that started it (`owned_by`), so that one diagnosis giving up
+(an unusable interpreter) kills its own children and not those of another running beside it in the
+same process (`tfdoctor scan`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
 import shutil
 import signal
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 OUTPUT_LIMIT = 64 * 1024  # keep the head of long outputs; facts must stay small
@@ -30,18 +35,20 @@ class RunningChildren:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._processes: set[subprocess.Popen] = set()
+        self._processes: dict[subprocess.Popen, object] = {}  # each child and the diagnosis it belongs to
         self._closed = False
+        self._closed_owners: set[object] = set()
 
     def add(self, process: subprocess.Popen) -> None:
+        owner = _OWNER.get()
         with self._lock:
-            self._processes.add(process)
-            if self._closed:
+            self._processes[process] = owner
+            if self._closed or (owner is not None and owner in self._closed_owners):
                 kill_tree(process)
 
     def discard(self, process: subprocess.Popen) -> None:
         with self._lock:
-            self._processes.discard(process)
+            self._processes.pop(process, None)
 
     @property
     def interrupted(self) -> bool:
@@ -53,13 +60,68 @@ class RunningChildren:
             for process in self._processes:
                 kill_tree(process)
 
+    def kill_owned(self, owner: object) -> None:
+        """Kill the children of one diagnosis, and any it starts from now on; the others run on."""
+        with self._lock:
+            self._closed_owners.add(owner)
+            for process, owned_by in self._processes.items():
+                if owned_by is owner:
+                    kill_tree(process)
+
+    def release(self, owner: object) -> None:
+        """The diagnosis is over: forget it (its children are gone)."""
+        with self._lock:
+            self._closed_owners.discard(owner)
+
     def reopen(self) -> None:
         """For a process that runs the doctor again after an interrupt (a notebook, the tests)."""
         with self._lock:
             self._closed = False
 
 
+_OWNER: contextvars.ContextVar[object] = contextvars.ContextVar("tfdoctor_children_owner", default=None)
 CHILDREN = RunningChildren()
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int  # negative: killed by that signal (POSIX); -9 after a timeout or an interrupt
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+
+
+def run_process(argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None) -> Finished:
+    """argv in its own session (its own process group), listed in CHILDREN while it runs, its whole
+    group killed at the timeout. OSError when it cannot start."""
+    process = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env) if env is not None else None,
+        start_new_session=os.name == "posix",
+    )
+    CHILDREN.add(process)
+    timed_out = False
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_tree(process)
+        out, err = process.communicate()
+    finally:
+        CHILDREN.discard(process)
+    return Finished(process.returncode, out, err, timed_out)
+
+
+def owned_by(owner: object, function: Any, *args: Any) -> Any:
+    """function(*args), with the children it starts registered under `owner` (a collector's thread)."""
+    token = _OWNER.set(owner)
+    try:
+        return function(*args)
+    finally:
+        _OWNER.reset(token)
 
 
 def run_command(
@@ -72,31 +134,17 @@ def run_command(
         result["status"] = "not_found"
     else:
         try:
-            process = subprocess.Popen(
-                [executable, *argv[1:]],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=dict(env) if env is not None else None,
-                start_new_session=os.name == "posix",
-            )
+            finished = run_process([executable, *argv[1:]], timeout, env)
         except OSError as exc:
             result.update(status="error", stderr=str(exc))
         else:
-            CHILDREN.add(process)
-            try:
-                out, err = process.communicate(timeout=timeout)
-                result["exit_code"] = process.returncode
-                result["status"] = "ok" if process.returncode == 0 else "failed"
-            except subprocess.TimeoutExpired:
-                kill_tree(process)
-                out, err = process.communicate()
-                result["status"] = "timed_out"
-                result["timeout_s"] = timeout
-            finally:
-                CHILDREN.discard(process)
-            result["stdout"] = out.decode("utf-8", "replace")[:OUTPUT_LIMIT]
-            result["stderr"] = err.decode("utf-8", "replace")[:OUTPUT_LIMIT]
+            if finished.timed_out:
+                result.update(status="timed_out", timeout_s=timeout)
+            else:
+                result["exit_code"] = finished.returncode
+                result["status"] = "ok" if finished.returncode == 0 else "failed"
+            result["stdout"] = finished.stdout.decode("utf-8", "replace")[:OUTPUT_LIMIT]
+            result["stderr"] = finished.stderr.decode("utf-8", "replace")[:OUTPUT_LIMIT]
     result["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return result
 

@@ -21,7 +21,7 @@ from tfdoctor.collect.options import CollectOptions
 from tfdoctor.facts.nvidia import QUERY_FIELDS, QUERY_FIELDS_OLD_DRIVER, classify_smi, smi_query_argv
 
 # Inside WSL2 the Linux-side nvidia-smi is provided here and was not on PATH on early builds
-# (linux-outputs.md §1e, microsoft/WSL#6617).
+# (https://github.com/microsoft/WSL/issues/6617).
 WSL_SMI = "/usr/lib/wsl/lib/nvidia-smi"
 PROC_DRIVER_VERSION = "/proc/driver/nvidia/version"
 PCI_DEVICES = "/sys/bus/pci/devices"

@@ -9,7 +9,7 @@ from typing import Any
 
 from tfdoctor.collect.commands import run_command
 from tfdoctor.collect.options import CollectOptions
-from tfdoctor.redact import SECRET_PRESENT, looks_secret, scrub_secrets
+from tfdoctor.redact import never_recorded, scrub_secrets
 
 
 def collect_host(options: CollectOptions) -> dict[str, Any]:
@@ -40,10 +40,14 @@ def parse_os_release(text: str) -> dict[str, str]:
     return values
 
 
-# WSL signals (linux-matrix.md §4b; none is reliable alone): the kernel release ("4.4.0-20150-Microsoft"
-# on WSL1, "…-microsoft-standard[-WSL2]" on WSL2; custom kernels can say anything), environment
-# variables set by WSL's init (WSL_INTEROP only on WSL2; both can be missing under sudo/cron), and
-# files WSL creates (WSLInterop is "-late" with systemd; /dev/dxg is the WSL2 GPU device).
+# WSL signals (none is reliable alone): the kernel release ("4.4.0-20150-Microsoft" on WSL1,
+# https://github.com/microsoft/DirectML/issues/18; "…-microsoft-standard[-WSL2]" on WSL2,
+# https://github.com/microsoft/WSL/issues/5955 and https://github.com/microsoft/WSL/issues/423; custom
+# kernels can say anything, https://github.com/sindresorhus/is-wsl/issues/13), environment variables set by
+# WSL's init (WSL_INTEROP only on WSL2, https://github.com/ccdmb/predector/issues/29; both can be missing
+# under sudo/cron), and files WSL creates (WSLInterop, https://github.com/microsoft/WSL/issues/423, is
+# "-late" with systemd, https://github.com/antonbabenko/pre-commit-terraform/issues/871; /dev/dxg is the
+# WSL2 GPU device, https://github.com/NVIDIA/nvidia-docker/issues/1410).
 WSL_PATHS = (
     "/proc/sys/fs/binfmt_misc/WSLInterop",
     "/proc/sys/fs/binfmt_misc/WSLInterop-late",
@@ -170,13 +174,11 @@ ENVIRONMENT_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "SYSTEM_VERSION_CO
 
 
 def select_environment(environ: dict[str, str]) -> dict[str, str]:
-    """The allowlisted variables. A secret-looking name is recorded as present only, and credentials
-    or token-shaped values inside the others (a PIP_INDEX_URL with a password) are never recorded."""
-    chosen = {}
-    for name in sorted(environ):
-        if name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES):
-            chosen[name] = SECRET_PRESENT if looks_secret(name) else scrub_secrets(environ[name])
-    return chosen
+    """The allowlisted variables, less those no report may carry (a secret-looking name whatever its
+    prefix, Terraform's TF_VAR_*: redact.never_recorded); credentials or token-shaped values inside the
+    others (a PIP_INDEX_URL with a password) are never recorded either."""
+    return {name: scrub_secrets(environ[name]) for name in sorted(environ)
+            if (name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES)) and not never_recorded(name)}
 
 
 def collect_environment(options: CollectOptions) -> dict[str, Any]:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from typing import Any
 
 from tfdoctor.child import source
+from tfdoctor.collect.commands import run_process
 from tfdoctor.collect.options import CollectOptions
 
-TARGET_TIMEOUT_S = 30.0
+TARGET_TIMEOUT_S = 10.0  # a Python describes itself in well under a second; longer means it hangs
 VERSION_TIMEOUT_S = 10.0
 _PYTHON_VERSION = re.compile(r"^Python (\d+)\.(\d+)")
 
@@ -22,20 +21,18 @@ class TargetUnusableError(RuntimeError):
 
 def collect_target(options: CollectOptions) -> dict[str, Any]:
     try:
-        completed = subprocess.run(
-            [options.python, "-c", source("target_info")],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=TARGET_TIMEOUT_S,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise TargetUnusableError(f"cannot run {options.python}: {exc}") from exc
-    if completed.returncode != 0:
+        finished = run_process([options.python, "-c", source("target_info")], TARGET_TIMEOUT_S)
+    except OSError as exc:
+        raise TargetUnusableError(f"cannot run {options.python}: {exc.strerror or exc}") from exc
+    if finished.timed_out:
+        raise TargetUnusableError(f"{options.python} did not describe itself within {TARGET_TIMEOUT_S:g} s "
+                                  f"(does it hang at start? try '{options.python} -c pass')")
+    if finished.returncode != 0:
         confirm_python(options.python)  # raises the clearer reason when it is no Python at all
-        tail = completed.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-        raise TargetUnusableError(f"{options.python} exited {completed.returncode}: {tail[0]}")
+        tail = finished.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        raise TargetUnusableError(f"{options.python} exited {finished.returncode}: {tail[0]}")
     try:
-        described = json.loads(completed.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+        described = json.loads(finished.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
     except (ValueError, IndexError) as exc:
         confirm_python(options.python)
         raise TargetUnusableError(f"{options.python} did not describe itself: {exc}") from exc
@@ -45,11 +42,14 @@ def collect_target(options: CollectOptions) -> dict[str, Any]:
 def confirm_python(python: str) -> None:
     """The child wrote nothing: is the target a Python 3.6+ at all? If not, the doctor cannot run."""
     try:
-        completed = subprocess.run([python, "-V"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, timeout=VERSION_TIMEOUT_S, start_new_session=os.name == "posix")
-        said = completed.stdout.decode("utf-8", "replace").strip().splitlines()
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise TargetUnusableError(f"{python} is not a Python interpreter ({python} -V failed: {exc})") from exc
+        finished = run_process([python, "-V"], VERSION_TIMEOUT_S)
+    except OSError as exc:
+        raise TargetUnusableError(f"{python} is not a Python interpreter ({python} -V failed: "
+                                  f"{exc.strerror or exc})") from exc
+    if finished.timed_out:
+        raise TargetUnusableError(f"{python} is not a Python interpreter ({python} -V did not answer "
+                                  f"within {VERSION_TIMEOUT_S:g} s)")
+    said = (finished.stdout + finished.stderr).decode("utf-8", "replace").strip().splitlines()
     first = said[0] if said else ""
     version = _PYTHON_VERSION.match(first)
     if not version:

@@ -26,6 +26,7 @@ from tfdoctor.child import source
 from tfdoctor.collect.commands import CHILDREN
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError, confirm_python
+from tfdoctor.facts.tfchild import COMPANION_MODULES
 
 # Seconds of timing the probe may spend after the import (the ladder, warm-ups and blocks of every
 # device). On a 2-core VM the whole probe then takes about 0.5 s after the import (notes/tfchild.md).
@@ -288,6 +289,7 @@ def tensorflow_facts(result: Mapping[str, Any] | None, fate: ChildFate, timeout:
         "soft_placement_default": result.get("soft_placement_default"),
         "probe": result.get("probe"),
         "keras": result.get("keras"),
+        "companions": result.get("companions"),
         "log_level": {"TF_CPP_MIN_LOG_LEVEL": CHILD_LOG_LEVEL, "user_value": user_log_level},
     }
 
@@ -313,7 +315,7 @@ def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="tfdoctor-") as scratch:
         out = os.path.join(scratch, "tf_child.json")
         config = {"out": out, "probe": bool(options.probe), "budget_s": PROBE_BUDGET_S,
-                  "timeout_s": float(options.timeout)}
+                  "timeout_s": float(options.timeout), "companions": list(COMPANION_MODULES)}
         if options.deep:  # the workload probe: its script goes beside the result file, the child exec()s it
             config["workload"] = {"script": os.path.join(scratch, "workload.py"), "budget_s": WORKLOAD_BUDGET_S}
             with open(config["workload"]["script"], "w", encoding="utf-8") as handle:

@@ -25,6 +25,9 @@ that only one check uses lives in that check's module (checks/<id>.py), with its
   nvidia, cuda                  nvidia-smi and /proc outputs, whether an NVIDIA GPU is here (nvidia-smi,
                                 PCI, TensorFlow's own log); the installed TensorFlow's CUDA build
   tfchild, signatures           what the TensorFlow child recorded; known failure texts and their fixes
+  shadowing                     copies from outside the installation that `import` finds first
+  companions                    which TensorFlow each release of tf-keras, tensorflow-text... declares
+                                (knowledge/companions.toml); the release made for an installed TensorFlow
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Shared by nvidia-driver, cuda-build, platform-support and cpu-instructions: which TensorFlow is
 installed, whether it is a CUDA build, which CUDA/cuDNN and GPU architectures it was built for, the
-platform facts, and whether the Linux host is WSL. What only one check asks (a driver's CUDA, kernels
+platform facts, whether the Linux host is WSL, and the repairs that make the CUDA build the installed
+one (cuda_tensorflow). What only one check asks (a driver's CUDA, kernels
 for a GPU, the `[and-cuda]` pins) lives in that check.
 """
 
@@ -13,6 +14,7 @@ from typing import Any, Mapping
 
 from tfdoctor import knowledge
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
+from tfdoctor.repairs import Repair
 from tfdoctor.versions import compare, minor, release
 
 # Distributions that install the `tensorflow` package, most specific first.
@@ -41,13 +43,26 @@ def tensorflow_distribution(facts: Facts) -> Mapping[str, Any] | None:
     return (real or found)[0]
 
 
+def cuda_tensorflow(facts: Facts, specifier: str, reason: str) -> tuple[Repair, ...]:
+    """The repairs that make `tensorflow[and-cuda]<specifier>` the installed TensorFlow: the install, and,
+    when another build provides `tensorflow` now (tensorflow-cpu, tf-nightly), that build uninstalled in
+    the same remediation, so two builds never share site-packages/tensorflow/."""
+    installed = canonical_name(str((tensorflow_distribution(facts) or {}).get("name") or "tensorflow"))
+    nightly = installed.startswith("tf-nightly")
+    build = "tf-nightly" if nightly else "tensorflow"  # a nightly's CUDA build is tf-nightly, not a release
+    switch = (Repair.uninstall(installed, reason=f"the CUDA build replaces it: {reason}"),) if installed != build else ()
+    return (*switch, Repair.install(f"{build}[and-cuda]{specifier}", reason=reason, pre=nightly))
+
+
 def tensorflow_version(facts: Facts) -> str | None:
-    """The imported version when the child ran, else the installed distribution's."""
-    tf = section(facts, "tensorflow")
-    if tf.get("version"):
-        return str(tf["version"])
+    """The installed distribution's version, from its metadata (what pip installs and pins: '2.15.0.post1',
+    '2.21.0.dev20250722'); the imported tf.__version__ ('2.15.0', '2.21.0-dev20250722') only when no
+    distribution is recorded."""
     dist = tensorflow_distribution(facts)
-    return str(dist["version"]) if dist and dist.get("version") else None
+    if dist and dist.get("version"):
+        return str(dist["version"])
+    version = section(facts, "tensorflow").get("version")
+    return str(version) if version else None
 
 
 def build_info(facts: Facts) -> Mapping[str, Any]:

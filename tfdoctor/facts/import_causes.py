@@ -17,21 +17,23 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
 from tfdoctor.facts import Facts, canonical_name, integrity, requirements
-from tfdoctor.installers import installer_for
 from tfdoctor.model import Remediation
+from tfdoctor.repairs import Repair
 
 DEPENDENCIES_CHECK = "dependencies"
 INTEGRITY_CHECK = "install-integrity"
 PIP_URL = "https://pip.pypa.io/en/stable/cli/pip_install/"
 
 _FRAME = re.compile(r'File "([^"]+)"')
+# A name starts where a run of its characters starts (not at every \b inside 'a.a.a...'): an error text
+# comes from a saved report too, and a pattern tried at every dot of a long run is quadratic.
 _MESSAGE_MODULES = (
     re.compile(r"No module named '([\w.]+)'"),
     re.compile(r"cannot import name '\w+' from '([\w.]+)'"),
     re.compile(r"module '([\w.]+)' has no attribute"),
-    re.compile(r"\b([\w.]+) failed to import"),
+    re.compile(r"(?<![\w.])([\w.]+) failed to import"),
 )
-_LIBRARY = re.compile(r"([\w.+-]+\.(?:so(?:\.\d+)*|dylib|dll|pyd))(?::|,|\)|\s)")
+_LIBRARY = re.compile(r"(?<![\w.+-])([\w.+-]+\.(?:so(?:\.\d+)*|dylib|dll|pyd))(?::|,|\)|\s)")
 _TYPE_MODULE = re.compile(r"^([a-z_][\w]*(?:\.[a-z_]\w*)+)\.[A-Z]\w*$")
 
 
@@ -166,25 +168,24 @@ def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = 
     named_unmet = [u for u in unmet if u.name in names or (u.top_level and any(t in names for t in u.top_level))]
     if not damaged and not named_unmet and not (broad and unmet):
         return None
-    commands: list[str] = []
+    repairs: list[Repair] = []
     lines: list[str] = []
     checks: list[str] = []
     advice: list[str] = []
     if damaged:
         reinstall = integrity.reinstall_fix(facts, damaged)
-        commands += list(reinstall.commands if reinstall else ())
+        repairs += list(reinstall.repairs if reinstall else ())
         lines += [f"{p.distribution} {p.version}: {p.describe()} (RECORD)" for p in damaged[:3]]
         checks.append(INTEGRITY_CHECK)
         clash = integrity.clashing(damaged)
         if reinstall:
             advice.append(reinstall.advice)
         if clash:  # a reinstall of either would overwrite the other again: keep one (tensorflow-install)
+            repairs += list(integrity.clash_fix(facts, damaged, "").repairs)
             advice.append(f"{', '.join(sorted(clash))} write the same files: keep one of them (see "
                           "tensorflow-install), not a reinstall.")
     if named_unmet or (unmet and (broad or damaged)):
-        repair = requirements.repair_requirements(facts, unmet)
-        if repair:
-            commands.append(installer_for(facts).install(*repair))
+        repairs += list(requirements.install_repairs(unmet))
         lines += [u.describe() for u in unmet[:4]]
         if len(unmet) > 4:
             lines.append(f"and {len(unmet) - 4} more unmet pins (see {DEPENDENCIES_CHECK})")
@@ -197,7 +198,7 @@ def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = 
         check=" and ".join(checks),
         summary=first,
         details=tuple(lines),
-        fix=Remediation(" ".join(advice), tuple(commands), integrity.REINSTALL_URL if damaged else PIP_URL),
+        fix=Remediation(" ".join(advice), url=integrity.REINSTALL_URL if damaged else PIP_URL, repairs=tuple(repairs)),
         distributions=tuple(dict.fromkeys(blamed)),
         named=bool(damaged or named_unmet),
     )

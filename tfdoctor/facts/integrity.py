@@ -24,6 +24,7 @@ from typing import Any, Mapping, Optional
 
 from tfdoctor.facts import Facts, canonical_name, section
 from tfdoctor.model import Remediation
+from tfdoctor.repairs import Repair
 
 MISSING = "missing"
 SIZE = "size"
@@ -133,25 +134,90 @@ def reinstall_fix(facts: Facts, found: list[FileProblem]) -> Optional[Remediatio
     """The repair for missing or altered files: reinstall exactly those distributions at their installed
     versions, without touching their dependencies. Shared by install-integrity and tensorflow-import.
     Distributions that share files with another are left out: reinstalling one overwrites the other's
-    again (the repair keeps one of them; tensorflow-install says which for TensorFlow builds)."""
+    again (clash_fix keeps one of them)."""
     damaged = [p for p in found if p.distribution not in clashing(found)]
     requirements = affected_requirements(damaged)
     if not requirements:
         return None
-    from tfdoctor.installers import installer_for  # installers reads facts too: imported when needed
-
-    installer = installer_for(facts)
     # What conda installed, conda reinstalls: pip would lay its files over conda's package and leave
     # conda's record of it wrong. The rest goes through the environment's own installer.
-    by_conda = affected_requirements([p for p in damaged if p.installer == "conda"])
-    commands = []
-    if by_conda:
-        prefix = str(section(facts, "python").get("prefix") or "") or None
-        commands.append(installer.conda_reinstall(prefix, *by_conda))
-    others = [r for r in requirements if r not in by_conda]
+    by_conda, others = by_installer(facts, requirements)
+    repairs = [Repair.reinstall(*by_conda, reason=_damage(damaged, by_conda), manager="conda",
+                                prefix=conda_prefix(facts))] if by_conda else []
     if others:
-        commands.append(installer.reinstall(*others))
+        repairs.append(Repair.reinstall(*others, reason=_damage(damaged, others)))
     names = ", ".join(requirements)
     return Remediation(f"Reinstall {names} as it was (same version, dependencies untouched): the files RECORD "
-                       "lists come back.", tuple(commands), CONDA_REINSTALL_URL if by_conda and not others
-                       else REINSTALL_URL)
+                       "lists come back.", url=CONDA_REINSTALL_URL if by_conda and not others else REINSTALL_URL,
+                       repairs=tuple(repairs))
+
+
+def installed_by(facts: Facts, name: str) -> Optional[str]:
+    """The distribution's INSTALLER ("pip", "conda", "uv"), as the integrity collector read it."""
+    wanted = canonical_name(name)
+    for entry in verified_distributions(facts):
+        if canonical_name(str(entry.get("name") or "")) == wanted:
+            return str(entry.get("installer") or "").strip() or None
+    return None
+
+
+def by_installer(facts: Facts, pins: list[str]) -> tuple[list[str], list[str]]:
+    """('name==version' pins conda installed, the others): conda lays its own packages down again."""
+    conda = [pin for pin in pins if installed_by(facts, pin.split("==")[0]) == "conda"]
+    return conda, [pin for pin in pins if pin not in conda]
+
+
+def conda_prefix(facts: Facts) -> Optional[str]:
+    return str(section(facts, "python").get("prefix") or "") or None
+
+
+def _damage(found: list[FileProblem], requirements: list[str]) -> str:
+    """'tensorflow-cpu 2.21.0: tensorflow/libtensorflow_framework.so.2 is missing (RECORD)', per distribution."""
+    firsts = {p.requirement: p for p in reversed(found)}
+    return "; ".join(f"{r.replace('==', ' ')}: {firsts[r].describe()} (RECORD)" for r in requirements if r in firsts)
+
+
+def clash_groups(found: list[FileProblem]) -> list[set[str]]:
+    """Distributions that install the same files, each set one clash (tensorflow and tensorflow-cpu)."""
+    groups: list[set[str]] = []
+    for problem in found:
+        if not problem.clash:
+            continue
+        group = {problem.distribution} | {canonical_name(n) for n in problem.also_in}
+        for other in [g for g in groups if g & group]:
+            groups.remove(other)
+            group |= other
+        groups.append(group)
+    return groups
+
+
+def kept_of(facts: Facts, group: set[str], found: list[FileProblem]) -> Optional[str]:
+    """'name==version' of the one distribution of a clash to install again: for TensorFlow builds the one
+    tensorflow-install keeps (newest, under the name that installs it here); otherwise the one whose
+    shared files are intact, the one installed last."""
+    from tfdoctor.facts import requirements as reqs
+    from tfdoctor.facts import tfdists
+
+    versions = {canonical_name(str(e.get("name") or "")): str(e.get("version") or "") or None
+                for e in verified_distributions(facts)}
+    members = sorted(group)
+    if all(reqs.is_tensorflow_build(name) for name in members):
+        return tfdists.build_to_keep(tfdists.platform_key(facts), [(name, versions.get(name)) for name in members])
+    overwritten = {p.distribution for p in found if p.clash}
+    winner = next((name for name in members if name not in overwritten and versions.get(name)), None)
+    return f"{winner}=={versions[winner]}" if winner else None
+
+
+def clash_fix(facts: Facts, found: list[FileProblem], advice: str, url: Optional[str] = None) -> Remediation:
+    """Distributions that share files: uninstall all of them and install one again (a reinstall of either
+    alone brings the clash back)."""
+    repairs = []
+    for group in clash_groups(found):
+        names = ", ".join(sorted(group))
+        kept = kept_of(facts, group, found)
+        repairs.append(Repair.uninstall(*sorted(group), reason=f"{names} install the same files: the last one "
+                                        "installed overwrote the other's"))
+        if kept:
+            repairs.append(Repair.install(kept, reason=f"{names} install the same files: only one of them is "
+                                          f"installed again, {kept.replace('==', ' ')}"))
+    return Remediation(advice, url=url, repairs=tuple(repairs))

@@ -1,16 +1,19 @@
-"""Exact commands for the Mac fixes, for the installer in use (pip in a venv, conda/mamba, uv, system).
+"""The Mac fixes, as repair intents for the current environment and as manual steps for a new one.
 
-Commands in the *current* environment come from tfdoctor.installers; the way out of an x86_64
-(Rosetta) interpreter is a NEW native arm64 environment, never a pip command in the broken one.
+In the *current* environment a fix is a Repair (tfdoctor/repairs.py) that the planner merges into the
+run's one plan; the way out of an x86_64 (Rosetta) interpreter or a Python tensorflow-metal has no wheel
+for is a NEW native arm64 environment: the commands that create it, never a pip command in the broken
+one. What to install in that new environment is said in words (`combo_words`), as no plan runs there.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import Facts, apple
+from tfdoctor.facts import Facts, apple, tfdists
 from tfdoctor.facts import macos_knowledge as mk
 from tfdoctor.installers import installer_for
+from tfdoctor.repairs import Repair
 
 APPLE_PLUGIN_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
 CHECK_ARM64 = "python -c \"import platform; print(platform.machine())\"  # must print arm64"
@@ -23,14 +26,29 @@ def combo_requirements(combo: Optional[dict[str, str]]) -> tuple[str, ...]:
     return (f"{combo['tf_name']}=={combo['tf']}.*", f"tensorflow-metal=={combo['metal']}")
 
 
+def combo_words(combo: dict[str, str]) -> str:
+    """'TensorFlow 2.19 with tensorflow-metal 1.2.0 (tensorflow==2.19.*, tensorflow-metal==1.2.0)': the
+    pair named for a reader, with the requirements to ask pip for."""
+    return f"TensorFlow {combo['tf']} with tensorflow-metal {combo['metal']} ({', '.join(combo_requirements(combo))})"
+
+
+def combo_repairs(facts: Facts, combo: dict[str, str], reason: str) -> tuple[Repair, ...]:
+    """Move this environment to a GPU pair: the pair installed together, and, where the pair's TensorFlow
+    is another build than the installed one (tensorflow-macos -> tensorflow), that build uninstalled
+    first, so two builds never share site-packages/tensorflow/."""
+    builds = {copy.name for copy in tfdists.real_builds(facts)}
+    others = sorted(builds - {combo["tf_name"]})
+    removal = (Repair.uninstall(*others, reason=f"{combo['tf_name']} {combo['tf']} replaces it: {reason}"),) if others else ()
+    return (*removal, Repair.install(*combo_requirements(combo), reason=reason))
+
+
 def uses_conda(facts: Facts) -> bool:
     return installer_for(facts).kind == "conda" or apple.python_origin(facts)["kind"] in apple.CONDA_ORIGINS
 
 
 def native_environment(facts: Facts, python_version: str = "3.12") -> tuple[str, tuple[str, ...]]:
-    """(name of the arm64 Python to use, commands that create and fill a native environment)."""
-    combo = mk.gpu_combo(python_version)
-    requirements = " ".join(f"'{r}'" if "*" in r or "<" in r else r for r in combo_requirements(combo))
+    """(name of the arm64 Python to use, commands that create and activate a native environment and
+    confirm it is arm64). What to install there: `combo_words(mk.gpu_combo(python_version))`."""
     kind = installer_for(facts).kind
     if uses_conda(facts):
         row = mk.arm64_python("conda")
@@ -42,7 +60,6 @@ def native_environment(facts: Facts, python_version: str = "3.12") -> tuple[str,
             f"conda create -n tf python={python_version} -y",
             "conda activate tf",
             CHECK_ARM64,
-            f"python -m pip install {requirements}",
         ))
     if kind == "uv":
         request = f"cpython-{python_version}-macos-aarch64-none"
@@ -51,7 +68,6 @@ def native_environment(facts: Facts, python_version: str = "3.12") -> tuple[str,
             f"uv venv --python {request} ~/.venvs/tf",
             "source ~/.venvs/tf/bin/activate",
             CHECK_ARM64,
-            f"uv pip install {requirements}",
         ))
     framework = f"/Library/Frameworks/Python.framework/Versions/{python_version}/bin/python{python_version}"
     row = mk.arm64_python("python.org")
@@ -59,5 +75,4 @@ def native_environment(facts: Facts, python_version: str = "3.12") -> tuple[str,
         f"arch -arm64 {framework} -m venv ~/.venvs/tf",
         "source ~/.venvs/tf/bin/activate",
         CHECK_ARM64,
-        f"python -m pip install {requirements}",
     ))

@@ -298,6 +298,10 @@ _GPU_PROOF_LINES = (
      "https://github.com/tensorflow/tensorflow/issues/62170"),
     ("device-found", "it found a GPU device", r"Found device \d+ with properties:",
      "https://github.com/tensorflow/tensorflow/issues/45200"),
+    # TensorFlow 2.1-2.4 print the device's properties on the line after "Found device ... with properties:"
+    ("device-properties", "it found a GPU device",
+     r"pciBusID: \S+ name: (?P<name>.+?) computeCapability: (?P<cc>\d+\.\d+)",
+     "https://github.com/tensorflow/tensorflow/issues/41132"),
     ("gpu-libraries-not-loaded", "it logged 'Cannot dlopen some GPU libraries'", r"Cannot dlopen some GPU libraries",
      "https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/common_runtime/gpu/gpu_device.cc"),
     ("gpu-ignored", "it ignored a visible GPU",
@@ -309,6 +313,7 @@ _GPU_PROOF_LINES = (
      "https://github.com/tensorflow/tensorflow/issues/97387"),
     ("kernel-load-failed", "CUDA kernels failed to load on it",
      r"CUDA_ERROR_INVALID_PTX|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|device kernel image is invalid"
+     r"|no kernel image is available for execution on the device"
      r"|PTX version [\d.]+ does not support target '(?P<target>sm_\d+a?)'",
      "https://github.com/tensorflow/tensorflow/issues/99592"),
     ("cudnn-loaded", "cuDNN was loaded for it", r"Loaded runtime CuDNN library: [\d.]+ but source was compiled",

@@ -1,7 +1,9 @@
 """The one TensorFlow release table (tfdoctor/knowledge/releases.toml, generated from PyPI by
 tools/refresh_knowledge.py), read the ways the checks ask it: ranges of releases with the same wheels
-per distribution and platform (tensorflow-install, macos-version, metal-plugin, architecture) and one
-row per TensorFlow minor (platform-support). Pure lookups, computed once.
+per distribution and platform (tensorflow-install, macos-version, metal-plugin, architecture), one
+row per TensorFlow minor (requirements), and "the newest TensorFlow this Python gets on this platform"
+(`tensorflow_minors`, `newest_tensorflow`: platform-support and the installer check both ask it here,
+so they name the same release). Pure lookups, computed once.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any, Mapping
 
 from packaging.version import Version
 
-from tfdoctor import knowledge
+from tfdoctor import knowledge, versions
 
 Row = Mapping[str, Any]
 
@@ -103,3 +105,53 @@ def release_exists(distribution: str, version: str) -> bool:
     return any(row["distribution"] == distribution
                and (_minor(row["version"]) == version if wanted else Version(row["version"]) == Version(version))
                for row in wheels())
+
+
+def _minor_of(python: str) -> str:
+    return ".".join(python.split(".")[:2])
+
+
+@functools.lru_cache(maxsize=None)
+def tensorflow_minors(platform: str, python: str | None = None, glibc: str | None = None) -> tuple[dict[str, Any], ...]:
+    """Per TensorFlow minor, oldest first, the newest release of `tensorflow` with a wheel for `platform`
+    that this Python (any, when None) can install, and on Linux this glibc (any, when None):
+    {'tf', 'newest', 'python_min', 'python_max', 'glibc_min', 'prerelease', 'source'}. Judged release by
+    release: 2.11.0 has wheels for Python 3.7 and 2.11.1 has none, so Python 3.7 gets 2.11, not 2.10."""
+    wanted = _minor_of(python) if python else None
+    linux = platform.startswith("linux")
+    by_minor: dict[str, Row] = {}
+    for row in wheels():
+        if row["distribution"] != "tensorflow" or row["platform"] != platform:
+            continue
+        if wanted and wanted not in row["pythons"]:
+            continue
+        if linux and versions.release(glibc) and row["floor"] and versions.compare(glibc, row["floor"]) < 0:
+            continue
+        minor = _minor(row["version"])
+        best = by_minor.get(minor)
+        if best is None or _release_order(row) > _release_order(best):
+            by_minor[minor] = row
+    result = []
+    for minor in sorted(by_minor, key=_py_key):
+        row = by_minor[minor]
+        pythons = sorted(row["pythons"], key=_py_key)
+        result.append({
+            "tf": minor, "newest": row["version"],
+            "python_min": pythons[0] if pythons else "", "python_max": pythons[-1] if pythons else "",
+            "glibc_min": row["floor"] if linux else "",
+            "prerelease": Version(row["version"]).is_prerelease,
+            "source": row["source"],
+        })
+    return tuple(result)
+
+
+def _release_order(row: Row) -> tuple[bool, Version]:
+    version = Version(row["version"])
+    return (not version.is_prerelease, version)  # a final release before a pre-release of the same minor
+
+
+def newest_tensorflow(platform: str, python: str | None, glibc: str | None = None) -> dict[str, Any] | None:
+    """The newest final TensorFlow release this Python (and glibc) gets on `platform`, as a row of
+    `tensorflow_minors`; None when there is none."""
+    final = [row for row in tensorflow_minors(platform, python, glibc) if not row["prerelease"]]
+    return final[-1] if final else None

@@ -189,7 +189,7 @@ def _requirers(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str
         naming = [req for req in parsed if is_family(req.name)]
         if not naming:
             continue
-        extras = _active_extras(parsed, environment, copies) if any(_extra_of(r) for r in naming) else set()
+        extras = _active_extras(name, parsed, environment, copies) if any(_extra_of(r) for r in naming) else set()
         if any(_extra_of(req) is None or _extra_of(req) in extras for req in naming):
             chosen.append(entry)
     return chosen
@@ -222,21 +222,34 @@ def family_recorded(facts: Facts) -> list[Mapping[str, Any]]:
     return [entry for name, entry in _first_copies(facts).items() if is_family(name)]
 
 
-def _active_extras(lines: Iterable[Requirement], environment: Mapping[str, str],
+def _active_extras(requirer: str, lines: Iterable[Requirement], environment: Mapping[str, str],
                    copies: Mapping[str, Mapping[str, Any]]) -> set[str]:
-    """Extras the user evidently installed (pip records none): every distribution it names is there,
-    or, for `and-cuda`, any of its nvidia-* libraries is."""
-    named: dict[str, list[str]] = {}
+    """The requirer's extras that are evidently requested (pip records none): another installed
+    distribution's Requires-Dist asks for `requirer[extra]`, or, for `and-cuda`, one of its nvidia-*
+    libraries is installed. A distribution that happens to share an extra's name is no request:
+    tensorflow-io-gcs-filesystem's `tensorflow-cpu` extra is not asked for because tensorflow-cpu
+    is installed (issue 17)."""
+    requested = _requested_extras(copies, environment).get(canonical_name(requirer), set())
+    active = set()
     for requirement in lines:
         extra = _extra_of(requirement)
-        if extra and _applies(requirement, environment, extra):
-            named.setdefault(extra, []).append(canonical_name(requirement.name))
-    active = set()
-    for extra, names in named.items():
-        present = [n for n in names if n in copies]
-        if (extra in CUDA_EXTRAS and present) or (present and len(present) == len(names)):
+        if not extra or not _applies(requirement, environment, extra):
+            continue
+        if extra in requested or (extra in CUDA_EXTRAS and canonical_name(requirement.name) in copies):
             active.add(extra)
     return active
+
+
+def _requested_extras(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str, str]) -> dict[str, set[str]]:
+    """name -> the extras of it that installed distributions require (`tensorflow[and-cuda]` in a
+    Requires-Dist that applies here)."""
+    found: dict[str, set[str]] = {}
+    for entry in copies.values():
+        for requirement in map(parse, entry.get("requires") or ()):
+            if requirement is not None and requirement.extras and not _extra_of(requirement) \
+                    and _applies(requirement, environment, ""):
+                found.setdefault(canonical_name(requirement.name), set()).update(canonical_name(e) for e in requirement.extras)
+    return found
 
 
 def unmet_requirements(facts: Facts) -> list[Unmet]:
@@ -251,7 +264,7 @@ def unmet_requirements(facts: Facts) -> list[Unmet]:
         requirer = canonical_name(str(entry["name"]))
         lines = [(text, parse(text)) for text in entry.get("requires") or ()]
         parsed = [req for _, req in lines if req]
-        extras = _active_extras(parsed, environment, copies)
+        extras = _active_extras(requirer, parsed, environment, copies)
         for text, requirement in lines:
             if requirement is None:
                 continue
@@ -289,33 +302,29 @@ def _imported_build(copies: Mapping[str, Mapping[str, Any]]) -> Optional[Mapping
 
 
 def tensorflow_pin(facts: Facts) -> Optional[str]:
-    """'tensorflow-cpu==2.21.0': the installed real TensorFlow build, pinned (first on sys.path)."""
+    """'tensorflow-cpu==2.21.0': the installed real TensorFlow build, pinned (first on sys.path). A shim (the
+    2 kB `tensorflow` 2.13-2.15 on Apple silicon, which only requires tensorflow-macos) is no build: where
+    only shims are installed there is none to keep, and installing the shim's real build is no second one."""
+    from tfdoctor.facts import tfdists  # tfdists reads requirements: imported when asked
+
+    copies = tfdists.tensorflow_copies(facts)
+    if copies:
+        real = next((copy for copy in copies if copy.real), None)
+        return f"{canonical_name(real.name)}=={real.version}" if real is not None and real.version else None
     build = _imported_build(_first_copies(facts))
     if build is None or not build.get("version"):
         return None
     return f"{canonical_name(str(build['name']))}=={build['version']}"
 
 
-def repair_requirements(facts: Facts, unmet: Optional[list[Unmet]] = None) -> tuple[str, ...]:
-    """The requirement strings of one install command that satisfies every unmet pin together and
-    keeps TensorFlow where it is: each required name once, with every requirer's specifier joined
-    (as written in the metadata), then the installed TensorFlow pinned. Pins that only another
-    TensorFlow satisfies are left out (the caller says why); () when nothing is unmet."""
-    unmet = unmet_requirements(facts) if unmet is None else unmet
-    clashes = set(clashing(unmet))
-    specifiers: dict[str, list[str]] = {}
-    for item in unmet:
-        if item.moves_tensorflow or item.name in clashes:
-            continue
-        clauses = specifiers.setdefault(item.name, [])
-        for clause in filter(None, item.specifier.split(",")):
-            if clause not in clauses:
-                clauses.append(clause)
-    if not specifiers:
-        return ()
-    requirements = [name + ",".join(tightest(clauses)) for name, clauses in specifiers.items()]
-    pin = tensorflow_pin(facts)
-    return tuple(requirements + ([pin] if pin else []))
+def install_repairs(unmet: list[Unmet]) -> tuple["Repair", ...]:
+    """One install intent per unmet pin, as the metadata writes it, each naming its requirer; pins only
+    another TensorFlow satisfies are left out (the dependencies check decides those). The planner joins
+    the specifiers of one distribution and reports requirers that disagree as a conflict."""
+    from tfdoctor.repairs import Repair
+
+    return tuple(Repair.install(f"{item.name}{item.specifier}", reason=item.describe())
+                 for item in unmet if not item.moves_tensorflow)
 
 
 def tightest(clauses: list[str]) -> list[str]:

@@ -11,6 +11,7 @@ from tfdoctor import versions
 from tfdoctor.facts import Facts, canonical_name, section, signatures
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Remediation
+from tfdoctor.repairs import Repair
 
 SIGNAL_MEANINGS = {
     "SIGILL": "illegal instruction",
@@ -22,13 +23,19 @@ SIGNAL_MEANINGS = {
     "SIGTERM": "terminated",
 }
 
+# Companions the child imports after TensorFlow and tf.keras, when installed (child/tf_child.py
+# companion_imports), in this order: tf_keras first, as several of the others import it.
+COMPANION_MODULES = ("tf_keras", "tensorflow_hub", "tensorflow_text", "tensorflow_io", "tensorflow_probability",
+                     "tensorflow_decision_forests", "tensorflow_addons", "tensorflow_model_optimization",
+                     "tensorflow_datasets", "keras_hub", "keras_nlp", "keras_cv")
+
 # The child's stages (tfdoctor/child/tf_child.py), grouped by what was going on.
 _IMPORT_STAGES = {None, "started", "importing", "import_failed", "not_installed"}
 _DEVICE_STAGES = {"imported", "devices"}
 
 
 def phase_of(stage: str | None) -> str:
-    """'import' | 'devices' | 'probe' | 'keras' | 'workload' | 'done' for a recorded stage."""
+    """'import' | 'devices' | 'probe' | 'keras' | 'workload' | 'companions' | 'done' for a recorded stage."""
     if stage in _IMPORT_STAGES:
         return "import"
     if stage in _DEVICE_STAGES:
@@ -37,6 +44,8 @@ def phase_of(stage: str | None) -> str:
         return stage
     if str(stage).startswith("workload"):  # --deep runs after the probe and keras: their records stand
         return "workload"
+    if str(stage).startswith("companion:"):  # the companions' imports come last: every other record stands
+        return "companions"
     return "probe"  # listed, probe, probe:GPU:warmup, probe:timing, probe:check
 
 
@@ -134,14 +143,27 @@ def placeholders(facts: Facts, groups: Mapping[str, str] | None = None) -> dict[
     named groups of the matched error text ({gencode} and, for a version, {gencode_next_major})."""
     from tfdoctor.facts.tfdists import real_builds, tensorflow_version
 
-    values = {"tensorflow_version": tensorflow_version(facts) or str(section(facts, "tensorflow").get("version") or ""),
-              "tensorflow_distribution": next((copy.name for copy in real_builds(facts)), "tensorflow")}
+    installed = tensorflow_version(facts) or str(section(facts, "tensorflow").get("version") or "")
+    values = {"tensorflow_version": installed,
+              "tensorflow_distribution": next((copy.name for copy in real_builds(facts)), "tensorflow"),
+              "cuda_tensorflow_version": _finds_its_cuda_libraries(installed)}
     for key, value in (groups or {}).items():
         values[key] = value
         major = re.match(r"(\d+)\.\d+", value)
         if major:
             values[f"{key}_next_major"] = str(int(major.group(1)) + 1)
     return values
+
+
+def _finds_its_cuda_libraries(version: str) -> str:
+    """The release to install for TensorFlow's pip CUDA libraries: the installed one, unless a known trap
+    says that release cannot find them (2.16.1: its RUNPATH misses them; linux.toml [[traps]])."""
+    from tfdoctor import knowledge
+
+    for trap in knowledge.rows("linux", "traps"):
+        if trap["id"].endswith("pip-cuda-not-found") and version in trap.get("tf_versions", ()) and trap.get("fixed_in"):
+            return str(trap["fixed_in"])
+    return version
 
 
 def _fill(name: str, values: Mapping[str, str]) -> str | None:
@@ -153,34 +175,43 @@ def _fill(name: str, values: Mapping[str, str]) -> str | None:
     return filled if "==" not in filled or not filled.endswith("==") else None
 
 
-def commands_for(steps: Iterable[signatures.FixStep], facts: Facts,
-                 groups: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The exact commands for these fix steps, for the user's installer and TensorFlow version."""
-    installer = installer_for(facts)
+def repairs_for(steps: Iterable[signatures.FixStep], facts: Facts, reason: str,
+                groups: Mapping[str, str] | None = None) -> tuple[tuple[Repair, ...], tuple[str, ...]]:
+    """(repairs, manual commands) for these fix steps, for the installed TensorFlow: installs, uninstalls and
+    exact reinstalls become repair intents the plan carries out; a fresh environment is the user's to make
+    (the steps after it belong to that new environment, which the signature's advice says in words)."""
+    from tfdoctor.facts import integrity
+
     values = placeholders(facts, groups)
     tf_version = values["tensorflow_version"] or None
-    commands: list[str] = []
+    repairs: list[Repair] = []
     for step in steps:
-        if not _step_applies(step, tf_version) or (step.otherwise and commands):
+        if not _step_applies(step, tf_version) or (step.otherwise and repairs):
             continue
         filled = [_fill(n, values) for n in step.names]
         if any(n is None for n in filled):
             continue
         names = [n for n in filled if n is not None]
+        if step.action == "fresh_environment":
+            return tuple(repairs), installer_for(facts).fresh_environment()
         if step.action == "install":
-            commands.append(installer.install(*names))
+            repairs.append(Repair.install(*names, reason=reason))
         elif step.action == "uninstall":
-            commands.append(installer.uninstall(*names))
+            repairs.append(Repair.uninstall(*names, reason=reason))
         elif step.action == "reinstall":
-            commands.append(installer.reinstall(*names))
-        elif step.action == "fresh_environment":
-            commands.extend(installer.fresh_environment())
-    return tuple(commands)
+            by_conda, others = integrity.by_installer(facts, names)
+            if by_conda:
+                repairs.append(Repair.reinstall(*by_conda, reason=reason, manager="conda",
+                                                prefix=integrity.conda_prefix(facts)))
+            if others:
+                repairs.append(Repair.reinstall(*others, reason=reason))
+    return tuple(repairs), ()
 
 
 def remediation_for(match: signatures.Match, facts: Facts) -> Remediation:
     signature = match.signature
-    return Remediation(signature.advice, commands_for(signature.fix, facts, match.groups), signature.url)
+    repairs, manual = repairs_for(signature.fix, facts, signature.summary, match.groups)
+    return Remediation(signature.advice, manual, signature.url, repairs)
 
 
 def cpu_flags(facts: Facts) -> set[str] | None:
@@ -191,6 +222,7 @@ def cpu_flags(facts: Facts) -> set[str] | None:
     sysctl = section(facts, "sysctl")
     features = " ".join(str(sysctl.get(k) or "") for k in ("machdep.cpu.features", "machdep.cpu.leaf7_features"))
     if features.strip():
-        # sysctl spells AVX as AVX1.0 and AVX2 as AVX2 (mac-system-outputs.md §1.4)
+        # sysctl spells AVX as AVX1.0 (machdep.cpu.features, https://github.com/tensorflow/tensorflow/issues/47205)
+        # and AVX2 as AVX2 (leaf7_features, https://github.com/yaroslavvb/tensorflow-community-wheels/issues/95)
         return {f.lower().replace("avx1.0", "avx") for f in features.split()}
     return None

@@ -128,7 +128,8 @@ def metal_plugin_dirs(facts: Facts) -> list[dict[str, Any]]:
             if item.get("name") == METAL_LIBRARY:
                 found[_norm(record["path"])] = {"path": record["path"], "header_hex": item.get("header_hex"),
                                                  "version": None}
-    # TensorFlow also loads the library a TF_PLUGGABLE_DEVICE_LIBRARY_PATH names (compat-matrix.md §7 rule 6).
+    # TensorFlow also loads the library a TF_PLUGGABLE_DEVICE_LIBRARY_PATH names (its __init__.py:
+    # https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/api_template.__init__.py).
     extra = str(section(facts, "environment").get("TF_PLUGGABLE_DEVICE_LIBRARY_PATH") or "")
     for item in filter(None, extra.split(":")):
         if item.endswith(METAL_LIBRARY):
@@ -144,6 +145,22 @@ def metal_plugin_dirs(facts: Facts) -> list[dict[str, Any]]:
             record = found.setdefault(directory, {"path": directory, "header_hex": None, "version": None})
             record["version"] = entry.get("version")
     return list(found.values())
+
+
+def build_to_keep(platform: Optional[str], builds: list[tuple[str, Optional[str]]]) -> Optional[str]:
+    """'tensorflow==2.16.1': of several real TensorFlow builds writing one site-packages/tensorflow/, the one
+    to install again after removing them all: the newest version, under the name that installs that
+    version on this platform (tensorflow-macos for 2.9-2.12 on Apple silicon). Shared by tensorflow-install
+    and install-integrity, so their repairs agree."""
+    versioned = [(name, version) for name, version in builds if version]
+    if not versioned:
+        return None
+    name, version = max(versioned, key=lambda build: release(build[1]))
+    if canonical_name(name).startswith("tf-nightly"):
+        return f"{name}=={version}"  # a nightly exists only under its own name: 'tensorflow' has no dev builds
+    parts = release(version)[:2]
+    wanted = mk.install_name(platform, ".".join(map(str, parts))) if platform and len(parts) == 2 else None
+    return f"{wanted or name}=={version}"
 
 
 def newest(versions: list[Optional[str]]) -> Optional[str]:

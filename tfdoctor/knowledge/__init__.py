@@ -3,7 +3,7 @@
 Convention (tested in tests/test_knowledge.py): each file is a set of arrays of tables; every row has
 `source` (at least one public https:// URL, never a local path) and `verified` (true when read from
 the artefact itself or an official table, false for a single report or an inference). Checks read
-rows; they never hard-code a version fact. releases.toml is generated from PyPI by
+rows; they never hard-code a version fact. releases.toml and companions.toml are generated from PyPI by
 tools/refresh_knowledge.py (never at run time); the other files are curated by hand.
 """
 

@@ -46,3 +46,13 @@ def platform_line(document: dict[str, Any]) -> str:
         if python.get("executable"):
             bits.append(str(python["executable"]))
     return " · ".join(bits)
+
+
+def steps_phrase(count: int) -> str:
+    """'1 step', '3 steps' (the plan's heading in every format)."""
+    return f"{count} step{'s' if count != 1 else ''}"
+
+
+def step_reasons(step: dict) -> str:
+    """A plan step's reasons, each once, in the order the checks gave them."""
+    return "; ".join(dict.fromkeys(r.get("reason", "") for r in step.get("reasons") or () if r.get("reason")))

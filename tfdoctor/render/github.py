@@ -3,10 +3,17 @@
 Workflow commands (https://docs.github.com/en/actions/using-workflows/workflow-commands-for-github-actions)
 are single lines read from the step's output: `::error title=T::message`. Their escaping follows
 actions/toolkit's command.ts: in the message %, CR and LF; in a property value also ':' and ','.
+
+A report's text comes from strangers, and a newline in a fact would start a line of its own that the
+runner reads as a command (`::add-mask::`, `::error file=...`, or the older `##[command]` anywhere in
+a line). So untrusted text reaches the log only inside an annotation's escaped values, or inside a
+`::stop-commands::TOKEN` ... `::TOKEN::` block (`guarded`) with a random token that the text cannot
+guess, in which the runner runs no command at all.
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from tfdoctor.render.sanitize import clean, clean_document
@@ -20,6 +27,15 @@ def escape_data(text: str) -> str:
 
 def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def guarded(text: str) -> str:
+    """`text` (the report for people) between ::stop-commands::TOKEN and ::TOKEN::."""
+    token = secrets.token_hex(16)
+    while token in text:  # a 128-bit random token: only for the sake of the proof
+        token = secrets.token_hex(16)
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f"::stop-commands::{token}\n{body}::{token}::\n"
 
 
 def annotation(result: dict[str, Any]) -> str | None:

@@ -64,7 +64,8 @@ class LiveDisplay:
         from rich.console import Console
         from rich.live import Live
 
-        console = Console(file=sys.stdout, force_terminal=self.color, no_color=self.color is False,
+        # no_color None, not False: rich then honours NO_COLOR
+        console = Console(file=sys.stdout, force_terminal=self.color, no_color=True if self.color is False else None,
                           highlight=False)
         self._live = Live(console=console, get_renderable=self.renderable, refresh_per_second=10,
                           transient=True, redirect_stdout=False, redirect_stderr=False)

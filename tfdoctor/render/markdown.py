@@ -13,19 +13,22 @@ import json
 import re
 from typing import Any
 
-from tfdoctor.render import platform_line, summary_line
+from tfdoctor.render import platform_line, step_reasons, steps_phrase, summary_line
+from tfdoctor.render.charts import markdown_charts
 from tfdoctor.render.sanitize import clean_document
 
 EMOJI = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "➖", "error": "💥"}
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
 WRAP = 100
 
-_SPECIAL = re.compile(r"([\\`*_~\[\]|<>])")  # ~ too: GitHub strikes through ~a~
+_SPECIAL = {ord(c): "\\" + c for c in "\\`*_~[]|<>"}  # backslashed; ~ too: GitHub strikes through ~a~
 
 
 # GitHub turns these into mentions and cross-references (notifying people, back-linking issues)
-# even when escaped; inside a code span it does not.
-_REFERENCES = re.compile(r"(?<![\w.])@[A-Za-z0-9][\w-]*|\b[\w.-]+(?:/[\w.-]+)?#\d+\b|(?<![\w&])#\d+\b|\bGH-\d+\b")
+# even when escaped; inside a code span it does not. `owner/repo#1` starts where a run of its
+# characters starts (not at every \b inside 'a.a.a...'), so a long run is scanned once, not once per dot.
+_REFERENCES = re.compile(r"(?<![\w.])@[A-Za-z0-9][\w-]*|(?<![\w.-])[\w.-]+(?:/[\w.-]+)?#\d+\b|(?<![\w&])#\d+\b"
+                         r"|\bGH-\d+\b")
 
 
 def escape(text: Any) -> str:
@@ -33,9 +36,9 @@ def escape(text: Any) -> str:
     text = str(text).replace("\r", "").replace("\n", " ")
     parts, last = [], 0
     for match in _REFERENCES.finditer(text):
-        parts += [_SPECIAL.sub(r"\\\1", text[last:match.start()]), code(match.group())]
+        parts += [text[last:match.start()].translate(_SPECIAL), code(match.group())]
         last = match.end()
-    parts.append(_SPECIAL.sub(r"\\\1", text[last:]))
+    parts.append(text[last:].translate(_SPECIAL))
     return "".join(parts)
 
 
@@ -120,10 +123,42 @@ def _problem(result: dict[str, Any]) -> list[str]:
     fix = result.get("remediation")
     if fix:
         lines += [f"**Fix:** {escape(fix['advice'])}", ""]
+        if fix.get("plan_steps"):
+            numbers = ", ".join(str(n) for n in fix["plan_steps"])
+            lines += [f"Carried out by plan step{'s' if len(fix['plan_steps']) > 1 else ''} {numbers} (below).", ""]
         if fix.get("commands"):
             lines += fenced("\n".join(fix["commands"]), "sh") + [""]
         if fix.get("url"):
             lines += [f"See: <{fix['url']}>" if " " not in fix["url"] else f"See: {escape(fix['url'])}", ""]
+    return lines
+
+
+def _plan(plan: dict[str, Any]) -> list[str]:
+    """'To fix this environment: N steps': the commands once, in order, in one block to paste."""
+    steps = plan.get("steps") or []
+    conflicts = plan.get("conflicts") or []
+    if not steps and not conflicts:
+        return []
+    lines = []
+    if steps:
+        lines += [f"#### To fix this environment: {steps_phrase(len(steps))}", ""]
+        runnable = [s["command"] for s in steps if not s.get("manual")]
+        if runnable:
+            lines += fenced("\n".join(runnable), "powershell" if plan.get("shell") == "powershell" else "sh") + [""]
+        for step in steps:
+            why = step_reasons(step)
+            manual = " (in your shell or project)" if step.get("manual") else ""
+            span = code(step["command"])
+            lines.append(f"{step['number']}. {span}{manual}" + (f": {escape(why)}" if why else ""))
+        lines.append("")
+    move = plan.get("moves_tensorflow")
+    if move:
+        lines += [f"**TensorFlow moves** from {code(move['from'])} to {code(move['to'])}: {escape(move['why'])}", ""]
+    lines += [f"- {escape(note)}" for note in plan.get("notes") or ()] + ([""] if plan.get("notes") else [])
+    for conflict in conflicts:
+        lines += [f"**No command can satisfy** {escape(conflict['why'])}:", ""]
+        lines += [f"- {escape((w['check'] + ': ') if w.get('check') else '')}{code(w['requirement'])} ({escape(w.get('reason', ''))})"
+                  for w in conflict.get("wants") or ()] + [""]
     return lines
 
 
@@ -147,6 +182,7 @@ def render(document: dict[str, Any], verbose: bool = False) -> str:
         lines += ["#### Problems", ""]
         for result in problems:
             lines += _problem(result)
+    lines += _plan(document.get("plan") or {})
     passed = [r for r in results if r["status"] == "pass"]
     if passed:
         lines += ["#### Passed", "", "| Check | Result |", "|---|---|"]
@@ -157,6 +193,7 @@ def render(document: dict[str, Any], verbose: bool = False) -> str:
         if table and result["status"] != "skip":
             lines += [f"#### `{result['id']}` figures", "", "| Section | Figure | Value |", "|---|---|---|"]
             lines += ["| " + " | ".join(escape(cell) for cell in row) + " |" for row in table] + [""]
+    lines += markdown_charts(document, fenced)  # the --deep crossover as a Mermaid xychart (render/charts.py)
     if verbose:
         lines += _all_details(results)
     lines += ["<details><summary>Facts (JSON)</summary>", ""]

@@ -1,14 +1,18 @@
 """Terminal safety: text from facts or a saved report must not drive the terminal.
 
 A report comes from strangers (and TensorFlow colours its own log lines): an ESC sequence in it could
-clear the screen, retitle the window or hide text. Every string a text or Markdown renderer prints
-goes through `clean` first: ESC sequences (CSI, OSC and the like, 7-bit and 8-bit) are removed whole,
-then every other control character, C0 except tab and newline, DEL and C1. JSON needs none of this:
-json.dumps writes control characters as \\u escapes.
+clear the screen, retitle the window or hide text. Every renderer and command that prints a report's
+strings (text, Markdown, GitHub, `diff`) passes its document through `clean_document` first: ESC
+sequences (CSI, OSC and the like, 7-bit and 8-bit) are removed whole, then every other control
+character, C0 except tab and newline, DEL and C1. JSON keeps the data but writes it with `json_dumps`:
+C0 controls as json.dumps escapes them, DEL and C1 as \\u007f-\\u009f too (json.dumps leaves them raw
+when ensure_ascii is off), and `##[` as `\\u0023#[`, GitHub Actions' older workflow-command prefix, which
+the runner looks for anywhere in a line of the log. Every pattern here runs in linear time.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -36,3 +40,13 @@ def clean_document(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [clean_document(v) for v in value]
     return value
+
+
+# Raw in json.dumps(ensure_ascii=False) output only inside strings, where a \\u escape means the same.
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def json_dumps(value: Any, indent: int | None = 2) -> str:
+    """JSON text (non-ASCII kept readable) in which no character can drive a terminal or a CI log."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False).translate(_JSON_ESCAPES)
+    return text.replace("##[", "\\u0023#[")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from tfdoctor.render import STATUS_SYMBOLS, platform_line, summary_line
+from tfdoctor.render import STATUS_SYMBOLS, platform_line, step_reasons, steps_phrase, summary_line
+from tfdoctor.render.charts import terminal_chart
 from tfdoctor.render.sanitize import clean_document
 
 PROBLEMS = ("warn", "fail", "error")
@@ -35,6 +36,46 @@ def result_row(result: dict[str, Any], id_width: int, verbose: bool = False) -> 
     grid.add_row(f"[{STYLES[status]}]{STATUS_SYMBOLS[status]}[/]", f"[bold]{escape(result['id'])}[/]",
                  escape(result["summary"]) + timing)
     return grid
+
+
+def plan_pointer(numbers: list[int]) -> str:
+    """'fixed by plan step 2' / 'fixed by plan steps 1, 3' (the plan is printed once, at the end)."""
+    label = "step" if len(numbers) == 1 else "steps"
+    return f"fixed by plan {label} {', '.join(str(n) for n in numbers)} (below)"
+
+
+def plan_lines(plan: dict[str, Any]) -> list[str]:
+    """The plan as rich markup lines: 'To fix this environment: N steps', the commands once, in order;
+    then what no command can fix (conflicts) and why TensorFlow moves, where it does."""
+    from rich.markup import escape
+
+    steps = plan.get("steps") or []
+    conflicts = plan.get("conflicts") or []
+    if not steps and not conflicts:
+        return []
+    lines = []
+    if steps:
+        runnable = [s for s in steps if not s.get("manual")]
+        lines.append(f"[bold]To fix this environment: {steps_phrase(len(steps))}[/] [dim](paste in order"
+                     + ("; or let `tfdoctor fix` verify and apply them" if runnable else "") + ")[/]")
+        for step in steps:
+            why = step_reasons(step)
+            manual = " [dim](in your shell or project; `tfdoctor fix` does not do this)[/]" if step.get("manual") else ""
+            lines.append(f"  {step['number']}. [cyan]{escape(step['command'])}[/]{manual}")
+            if why:
+                lines.append(f"     [dim]{escape(why)}[/]")
+    move = plan.get("moves_tensorflow")
+    if move:
+        lines.append(f"[yellow]TensorFlow moves[/] from {escape(move['from'])} to {escape(move['to'])}: {escape(move['why'])}")
+    for note in plan.get("notes") or ():
+        lines.append(f"[dim]{escape(note)}[/]")
+    for conflict in conflicts:
+        lines.append(f"[red]No command can satisfy[/] {escape(conflict['why'])}:")
+        for want in conflict.get("wants") or ():
+            who = f"{want['check']}: " if want.get("check") else ""
+            lines.append(f"  - {escape(who + want['requirement'])} [dim]({escape(want.get('reason', ''))})[/]")
+    lines.append("")
+    return lines
 
 
 def render(document: dict[str, Any], verbose: bool = False, color: bool | None = None, width: int | None = None,
@@ -71,12 +112,17 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
         for row in table:
             cells = [str(cell).ljust(width) for cell, width in zip(row, widths)] + [str(c) for c in row[2:]]
             console.print(indent + escape("  ".join(cells)), soft_wrap=True)
+        picture = terminal_chart(document, result, len(indent), console.width)  # GFLOPS by size (render/charts.py)
+        if picture is not None:
+            console.print(picture)
         show_details = verbose or status in ("fail", "error")
         for line in result.get("details") or () if show_details else ():
             console.print(f"{indent}[dim]{escape(line)}[/]", soft_wrap=True)
         fix = result.get("remediation")
         if fix and status != "pass":
             console.print(f"{indent}[{STYLES[status]}]→[/] {escape(fix['advice'])}", soft_wrap=True)
+            if fix.get("plan_steps"):
+                console.print(f"{indent}    [cyan]{escape(plan_pointer(fix['plan_steps']))}[/]", soft_wrap=True)
             for command in fix.get("commands") or ():
                 console.print(f"{indent}    [cyan]$ {escape(command)}[/]", soft_wrap=True)
             if fix.get("url"):
@@ -88,5 +134,10 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
     verdict = "[red]problems found[/]" if totals.get("fail") or totals.get("error") else (
         "[yellow]warnings[/]" if totals.get("warn") else "[green]no problems found[/]")
     console.print(f"{verdict}: {summary_line(totals)}")
+    plan = plan_lines(document.get("plan") or {})
+    if plan:
+        console.print()
+        for line in plan[:-1]:  # the plan ends the report: the last thing on screen is what to paste
+            console.print(line, soft_wrap=True)
     # Table cells are padded to their width; trailing blanks only get in the way of copy and paste.
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"

@@ -1,0 +1,267 @@
+"""Companions of TensorFlow as user code imports them: tf-keras, tensorflow-text, -io, -probability,
+-decision-forests, -addons, -hub, -model-optimization, -datasets, keras-hub/-nlp/-cv.
+
+A companion built for another TensorFlow can declare that it fits and still not load: its native
+library misses a TensorFlow symbol ("undefined symbol"), it checks the TensorFlow version at import
+(tensorflow-probability raises, tensorflow-addons warns), or it imports Keras 2 internals, while
+`import tensorflow` works. The TensorFlow child imports each installed one after TensorFlow and tf.keras
+and records its fate; this check names the companion at fault (an error inside keras-hub can be
+tensorflow-text's library) and asks for its release made for the installed TensorFlow, read from the
+installed distribution's metadata and the companion table (facts/made_for.py, facts/companions.py, which
+knows tensorflow-probability's import floors), narrowed by what the release checks at import
+(tensorflow-addons' supported range, knowledge/companion_imports.toml).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from tfdoctor import knowledge
+from tfdoctor.facts import Facts, canonical_name, made_for, requirements, section, tfchild
+from tfdoctor.facts import companions as companions_table
+from tfdoctor.model import Outcome, Remediation, Status
+from tfdoctor.registry import check
+from tfdoctor.repairs import Repair
+
+PIP_URL = "https://pip.pypa.io/en/stable/topics/dependency-resolution/"
+BUILT_ELSEWHERE = "built-for-another-tensorflow"
+
+
+@dataclass(frozen=True)
+class Cause:
+    id: str
+    cause: str
+    meaning: str
+    source: str
+    line: str  # the text that matched
+    groups: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Problem:
+    module: str
+    status: Status
+    summary: str
+    details: list[str]
+    advice: str
+    repairs: tuple[Repair, ...] = ()
+    url: Optional[str] = None
+
+
+def _texts(entry: Mapping[str, Any]) -> dict[str, list[str]]:
+    exception = entry.get("exception") if isinstance(entry.get("exception"), Mapping) else None
+    said = [f"{exception.get('type')}: {exception.get('message')}"] if exception else []
+    if exception:
+        said += [f"{c.get('type')}: {c.get('message')}" for c in exception.get("causes") or () if isinstance(c, Mapping)]
+    return {"exception": said,
+            "warning": [str(w.get("message") or "") for w in entry.get("warnings") or () if isinstance(w, Mapping)],
+            "log": [str(line) for line in entry.get("log") or ()]}
+
+
+def cause_of(entry: Mapping[str, Any]) -> Optional[Cause]:
+    """The first known failure (knowledge/companion_imports.toml) in what the import raised, warned or logged."""
+    texts = _texts(entry)
+    for row in knowledge.rows("companion_imports", "import_failures"):
+        pattern = re.compile(row["pattern"])
+        for where in row["in"]:
+            for text in texts.get(where, ()):
+                match = pattern.search(text)
+                if match:
+                    return Cause(row["id"], row["cause"], row["meaning"], row["source"], text,
+                                 {k: v for k, v in match.groupdict().items() if v is not None})
+    return None
+
+
+def distribution_of(facts: Facts, module: str) -> tuple[str, Optional[str]]:
+    """(distribution, installed version) that installs a top-level module: the recorded distribution whose
+    files hold it (first on sys.path), else the module's name spelled as a distribution."""
+    for entry in facts.get("distributions") or ():
+        if isinstance(entry, Mapping) and module in (entry.get("top_level") or ()):
+            return canonical_name(str(entry.get("name"))), entry.get("version")
+    name = canonical_name(module)
+    copy = requirements.first_copy(facts, name) or {}
+    return name, copy.get("version")
+
+
+def culprit(entry: Mapping[str, Any], modules: Iterable[str]) -> str:
+    """The companion whose file the error names (keras_hub failing in tensorflow_text's library is
+    tensorflow_text's fault), else the one imported. Only companions can be at fault: TensorFlow's own
+    files appear in such errors too."""
+    text = "\n".join(line for lines in _texts(entry).values() for line in lines)
+    named = []
+    for module in set(modules) | set(tfchild.COMPANION_MODULES) | {str(entry.get("module"))}:
+        match = re.search(rf"[/\\]{re.escape(module)}[/\\]", text)
+        if match:
+            named.append((match.start(), module))
+    return min(named)[1] if named else str(entry.get("module"))
+
+
+def _import_specifier(distribution: str, version: str) -> Optional[SpecifierSet]:
+    """What the release checks at import: tensorflow-probability's floor (companions_curated.toml, through
+    facts/companions.py), tensorflow-addons' supported range (companion_imports.toml)."""
+    floor = companions_table.import_check(distribution, version)
+    texts = [floor.tensorflow] if floor else [row["tensorflow"] for row in
+                                               knowledge.rows("companion_imports", "import_requirements")
+                                               if row["distribution"] == distribution and row["release"] == version]
+    try:
+        return SpecifierSet(texts[0]) if texts else None
+    except InvalidSpecifier:
+        return None
+
+
+def _releases_with_import_checks(distribution: str) -> list[str]:
+    floors = [r.version for r in companions_table.releases(distribution)
+              if companions_table.import_check(distribution, r.version)]
+    ranges = [row["release"] for row in knowledge.rows("companion_imports", "import_requirements")
+              if row["distribution"] == distribution]
+    return list(dict.fromkeys(floors + ranges))
+
+
+def accepts_at_import(distribution: str, version: str, tf_version: str) -> Optional[bool]:
+    """Does this release accept this TensorFlow when imported? None when nothing is known about its
+    import-time check."""
+    specifier = _import_specifier(distribution, version)
+    return None if specifier is None else specifier.contains(tf_version, prereleases=True)
+
+
+def release_made_for(facts: Facts, distribution: str) -> Optional[str]:
+    """The version of the companion's release made for the installed TensorFlow: the companion table's
+    (from PyPI metadata, facts/made_for.py) unless that release refuses this TensorFlow at import; then,
+    or when the table knows none, the newest release whose import-time check accepts it."""
+    installed = made_for.installed_tensorflow(facts)
+    if installed is None:
+        return None
+    tf_version = installed[1]
+    release = made_for.release_for(facts, distribution)
+    if release is not None and accepts_at_import(distribution, str(release.version), tf_version) is not False:
+        return str(release.version)
+    fitting = [v for v in _releases_with_import_checks(distribution) if accepts_at_import(distribution, v, tf_version)]
+    ceiling = requirements.version_of(release.version) if release is not None else None
+    fitting = [v for v in fitting if ceiling is None or requirements.version_of(v) <= ceiling]
+    return max(fitting, key=requirements.version_of) if fitting else None
+
+
+def _tensorflow_words(facts: Facts) -> str:
+    installed = made_for.installed_tensorflow(facts)
+    return f"{installed[0]} {installed[1]}" if installed else "the installed TensorFlow"
+
+
+def _release_fix(facts: Facts, distribution: str, installed: Optional[str], why: str) -> tuple[str, tuple[Repair, ...]]:
+    """(advice, repairs) that put the companion's release made for the installed TensorFlow in place."""
+    tensorflow = _tensorflow_words(facts)
+    release = release_made_for(facts, distribution)
+    if release is None:
+        return (f"No release of {distribution} is known to be made for {tensorflow}: uninstall {distribution} if "
+                f"nothing needs it, or keep a TensorFlow it supports in an environment of its own.", ())
+    if installed and requirements.version_of(installed) == requirements.version_of(release):
+        return (f"{distribution} {installed} is the release made for {tensorflow}, yet it fails: reinstall it "
+                f"from the same index as TensorFlow, or report it to {distribution}.", ())
+    reason = f"{why}; {distribution} {release} is the release made for {tensorflow}"
+    return (f"Install {distribution} {release}, the release made for {tensorflow} (TensorFlow stays where it is).",
+            (Repair.install(f"{distribution}=={release}", reason=reason),))
+
+
+def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: Optional[str]) -> Optional[Problem]:
+    module = str(entry.get("module"))
+    found = cause_of(entry)
+    failed = entry.get("status") == "failed" or fate is not None
+    if not failed and (found is None or found.cause not in (BUILT_ELSEWHERE, "tensorflow-unsupported")):
+        return None
+    at_fault = culprit(entry, modules)
+    distribution, installed = distribution_of(facts, at_fault)
+    named = f"{distribution} {installed}" if installed else distribution
+    tensorflow = _tensorflow_words(facts)
+    exception = entry.get("exception") if isinstance(entry.get("exception"), Mapping) else {}
+    error = (f"{tfchild.short_type(exception.get('type'))}: {tfchild.first_line(exception.get('message'), 300)}"
+             if exception else tfchild.first_line(found.line, 300) if found else "")
+    how = fate or ("fails" if failed else "imports, but warns")
+    through = f" (in {at_fault}, which it imports)" if at_fault != module else ""
+    details = [f"error: {error}"] if error else []
+    if found is None:
+        why = f"{named} fails to import beside {tensorflow}"
+        advice, repairs = _release_fix(facts, distribution, installed, why)
+        advice = (f"The interpreter itself ended while importing {module}, most often because a native library of it was built "
+                  f"for another TensorFlow. {advice}" if fate else f"tfdoctor does not know this error. {advice}")
+        summary = f"`import {module}` {how}{through}" + (f": {error}" if error else "")
+        return Problem(module, Status.FAIL, summary, details, advice, repairs)
+    details.append(f"known: {found.meaning} ({found.source.split(' ', 1)[0]})")
+    if found.cause == "needs-tf-keras":
+        wanted = made_for.tf_keras_requirement(facts)
+        reason = f"{named} imports tf_keras, which is not installed"
+        summary = f"`import {module}` {how}{through}: {named} needs tf-keras, which is not installed"
+        return Problem(module, Status.FAIL, summary, details,
+                       f"Install {wanted or 'tf-keras'}, the tf-keras made for {tensorflow}.",
+                       made_for.tf_keras_repairs(facts, reason), found.source.split(" ", 1)[0])
+    if found.cause == "tensorflow-too-old":
+        summary = (f"`import {module}` {how}{through}: {named} requires TensorFlow >= {found.groups.get('required')} "
+                   f"when imported (its metadata does not say so)")
+    elif found.cause == "tensorflow-unsupported":
+        summary = (f"`import {module}` {how}{through}: {named} supports TensorFlow >= {found.groups.get('minimum')}, "
+                   f"< {found.groups.get('maximum')} (it warns at import), not {tensorflow}")
+    else:
+        summary = f"`import {module}` {how}{through}: {named} was built for another TensorFlow than {tensorflow}"
+    advice, repairs = _release_fix(facts, distribution, installed, f"{named} is not made for {tensorflow}")
+    status = Status.WARN if found.cause == "tensorflow-unsupported" and not failed else Status.FAIL
+    return Problem(module, status, summary, details, advice, repairs, found.source.split(" ", 1)[0])
+
+
+def _crashed_module(tf: Mapping[str, Any]) -> Optional[str]:
+    """The companion whose import the child died or hung in (its last stage), or None."""
+    stage = str(tf.get("stage") or "")
+    if stage.startswith("companion:") and tf.get("status") in ("crashed", "timed_out"):
+        return stage.split(":", 1)[1]
+    return None
+
+
+@check("companions", "TensorFlow's companions import", needs=("tensorflow",), uses=("distributions", "python"),
+       tags=("install",))
+def companions(facts: Facts) -> Outcome:
+    tf = section(facts, "tensorflow")
+    if tf.get("status") == "not_installed":
+        return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
+    if not tf.get("imported"):
+        return Outcome.skip("TensorFlow did not import (see tensorflow-import)")
+    entries = tf.get("companions")
+    crashed = _crashed_module(tf)
+    if entries is None:
+        if crashed is None:
+            return Outcome.skip("the companions' imports were not recorded (the child ended before them, or an "
+                                "older report)")
+        entries = [{"module": crashed, "status": "failed"}]
+    entries = [e for e in entries if isinstance(e, Mapping) and e.get("module")]
+    modules = [str(e["module"]) for e in entries]
+    evidence: dict[str, Any] = {"tensorflow": _tensorflow_words(facts),
+                                "companions": {str(e["module"]): e.get("status") for e in entries}}
+    problems: list[Problem] = []
+    notes: list[str] = []
+    for entry in entries:
+        fate = tfchild.fate(tf) if entry.get("module") == crashed else None
+        problem = _problem(facts, entry, modules, fate)
+        if problem is not None:
+            problems.append(problem)
+        elif entry.get("status") == "skipped" and entry.get("module") != crashed:
+            notes.append(f"{entry['module']} not imported: {entry.get('reason') or 'skipped'}")
+    if not problems:
+        imported = [f"{e['module']} {e.get('version') or ''}".strip() for e in entries if e.get("status") == "ok"]
+        if not entries:
+            return Outcome.ok("no companion of TensorFlow is installed", **evidence)
+        summary = f"{', '.join(imported)} import{'s' if len(imported) == 1 else ''} with {_tensorflow_words(facts)}" \
+            if imported else "no companion was imported"
+        return Outcome.ok(summary, *notes, **evidence)
+    problems.sort(key=lambda p: p.status is not Status.FAIL)
+    first = problems[0]
+    details = list(first.details)
+    for other in problems[1:]:
+        details.append(f"Also ({other.status.value}): {other.summary}")
+        details.extend(other.details)
+    repairs: list[Repair] = []
+    for problem in problems:
+        repairs += [r for r in problem.repairs if r not in repairs]
+    advice = " ".join(dict.fromkeys(p.advice for p in problems))
+    fix = Remediation(advice, (), first.url or PIP_URL, tuple(repairs))
+    evidence["problems"] = [{"module": p.module, "status": p.status.value, "summary": p.summary} for p in problems]
+    return Outcome(first.status, first.summary, tuple(details + notes), fix, evidence)

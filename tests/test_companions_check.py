@@ -1,0 +1,278 @@
+"""Companions of TensorFlow as user code imports them: the child's guarded imports (on stand-in packages,
+run for real in a subprocess), the companions check on constructed facts (each known cause, the companion at
+fault, a crash, the release made for the installed TensorFlow), and its repairs in the plan."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from checks.companions import accepts_at_import, cause_of, companions, culprit, release_made_for
+from tfdoctor import knowledge
+from tfdoctor.child import source
+from tfdoctor.model import CheckResult, Status
+from tfdoctor.planner import build_plan
+from tfdoctor.repairs import Action
+
+# --- the child ----------------------------------------------------------------------------------------------
+
+DRIVER = """
+import json, sys, time
+namespace = {"__name__": "tf_child"}
+exec(compile(sys.stdin.read(), "tf_child", "exec"), namespace)
+config = json.loads(sys.argv[1])
+config["deadline"] = time.perf_counter() + config.pop("left_s")
+recorder = namespace["Recorder"](config["out"])
+namespace["companion_imports"](recorder, config)
+print(json.dumps(recorder.data))
+"""
+
+
+def run_companions(tmp_path: Path, modules: list[str], left_s: float = 60.0) -> dict:
+    config = {"out": str(tmp_path / "result.json"), "companions": modules, "left_s": left_s}
+    completed = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(config)], input=source("tf_child"),
+                               capture_output=True, text=True, cwd=str(tmp_path), timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
+
+
+def stand_in(tmp_path: Path, name: str, body: str) -> None:
+    package = tmp_path / name
+    package.mkdir()
+    (package / "__init__.py").write_text(textwrap.dedent(body))
+
+
+def test_installed_companions_are_imported_in_order_and_their_fate_recorded(tmp_path):
+    stand_in(tmp_path, "fake_ok", "__version__ = '2.21.0'\n")
+    stand_in(tmp_path, "fake_broken", """
+        raise ImportError("/site-packages/fake_broken/_ops.so: undefined symbol: _ZN10tensorflow8OpKernelD2Ev")
+    """)
+    stand_in(tmp_path, "fake_warns", """
+        import logging, warnings
+        warnings.warn("Tensorflow Addons supports using Python ops for all Tensorflow versions above or equal "
+                      "to 2.13.0 and strictly below 2.16.0 (nightly versions are not supported). ", UserWarning)
+        warnings.warn("Tensorflow Addons supports using Python ops for all Tensorflow versions above or equal "
+                      "to 2.13.0 and strictly below 2.16.0 (nightly versions are not supported). ", UserWarning)
+        warnings.warn("old API", DeprecationWarning)
+        logging.getLogger().warning("Failure to load the inference.so custom c++ tensorflow ops.")
+    """)
+    stand_in(tmp_path, "fake_exits", "raise SystemExit(3)\n")
+    data = run_companions(tmp_path, ["fake_ok", "not_installed_here", "fake_broken", "fake_warns", "fake_exits"])
+    found = {entry["module"]: entry for entry in data["companions"]}
+    assert list(found) == ["fake_ok", "fake_broken", "fake_warns", "fake_exits"]  # absent ones are not listed
+    assert found["fake_ok"]["status"] == "ok" and found["fake_ok"]["version"] == "2.21.0"
+    assert found["fake_ok"]["origin"].endswith("fake_ok/__init__.py") and found["fake_ok"]["seconds"] >= 0
+    broken = found["fake_broken"]
+    assert broken["status"] == "failed" and broken["exception"]["type"] == "ImportError"
+    assert "undefined symbol" in broken["exception"]["message"] and broken["exception"]["traceback"]
+    warns = found["fake_warns"]
+    assert warns["status"] == "ok"
+    assert [w["category"] for w in warns["warnings"]] == ["UserWarning"]  # once, and no DeprecationWarning
+    assert warns["log"] == ["WARNING:root:Failure to load the inference.so custom c++ tensorflow ops."]
+    assert found["fake_exits"]["status"] == "failed" and found["fake_exits"]["exception"]["type"] == "SystemExit"
+    assert [name for name, _ in data["stages"]] == ["companion:fake_ok", "companion:fake_broken",
+                                                    "companion:fake_warns", "companion:fake_exits"]
+
+
+def test_with_too_little_time_left_a_companion_is_listed_but_not_imported(tmp_path):
+    stand_in(tmp_path, "fake_slow", "raise RuntimeError('must not be imported')\n")
+    (entry,) = run_companions(tmp_path, ["fake_slow"], left_s=0.5)["companions"]
+    assert entry["status"] == "skipped" and entry["reason"].startswith("only 0.")
+    assert entry["exception"] is None
+
+
+def test_without_companions_nothing_is_recorded_but_the_empty_list(tmp_path):
+    assert run_companions(tmp_path, ["tensorflow_text", "tf_keras_absent"])["companions"] == []
+
+
+# --- the check ----------------------------------------------------------------------------------------------
+
+SITE = "/home/user/.venv/lib/python3.11/site-packages"
+
+
+def facts_with(*entries: dict, distributions: tuple = (), tf: dict | None = None) -> dict:
+    return {"host": {"system": "Linux", "machine": "x86_64"},
+            "python": {"executable": "/home/user/.venv/bin/python", "version": "3.11.7", "in_venv": True,
+                       "distribution_count": 40,
+                       "marker_environment": {"python_version": "3.11", "sys_platform": "linux",
+                                              "platform_machine": "x86_64", "platform_system": "Linux"}},
+            "distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "location": SITE,
+                               "top_level": ["tensorflow"], "requires": []}, *distributions],
+            "tensorflow": {"status": "ok", "imported": True, "stage": "done", "version": "2.21.0",
+                           "companions": list(entries), **(tf or {})}}
+
+
+def entry(module: str, status: str = "failed", message: str = "", kind: str = "ImportError", **more) -> dict:
+    exception = {"type": kind, "message": message, "traceback": [], "causes": []} if status == "failed" else None
+    return {"module": module, "status": status, "version": None, "origin": None, "exception": exception,
+            "warnings": [], "log": [], "seconds": 0.01, **more}
+
+
+TEXT = {"name": "tensorflow-text", "version": "2.15.0", "location": SITE, "top_level": ["tensorflow_text"],
+        "requires": ["tensorflow<2.16,>=2.15.0; platform_machine != \"arm64\" or platform_system != \"Darwin\""]}
+UNDEFINED = (f"{SITE}/tensorflow_text/core/pybinds/tflite_registrar.so: undefined symbol: "
+             "_ZN4absl12lts_2023012516raw_log_internal21internal_log_functionB5cxx11E")
+
+
+def test_no_companion_installed_passes():
+    outcome = companions.run(facts_with())
+    assert outcome.status is Status.PASS and outcome.summary == "no companion of TensorFlow is installed"
+
+
+def test_companions_that_import_pass_with_their_versions():
+    outcome = companions.run(facts_with(entry("tensorflow_text", "ok", version="2.21.0")))
+    assert outcome.status is Status.PASS and outcome.summary == "tensorflow_text 2.21.0 imports with tensorflow-cpu 2.21.0"
+
+
+def test_skipped_when_tensorflow_did_not_import_or_nothing_was_recorded():
+    assert companions.run(facts_with(tf={"imported": False, "status": "import_error"})).status is Status.SKIP
+    assert companions.run(facts_with(tf={"companions": None})).status is Status.SKIP
+
+
+def test_an_undefined_symbol_fails_the_companion_built_for_another_tensorflow():
+    outcome = companions.run(facts_with(entry("tensorflow_text", message=UNDEFINED), distributions=(TEXT,)))
+    assert outcome.status is Status.FAIL
+    assert outcome.summary == ("`import tensorflow_text` fails: tensorflow-text 2.15.0 was built for another TensorFlow "
+                               "than tensorflow-cpu 2.21.0")
+    assert any(d.startswith("error: ImportError: ") and "undefined symbol" in d for d in outcome.details)
+    assert outcome.remediation.url == "https://github.com/tensorflow/text/issues/961"
+
+
+def test_keras_hub_failing_in_tensorflow_texts_library_blames_tensorflow_text():
+    hub = entry("keras_hub", message=UNDEFINED.replace("core/pybinds/tflite_registrar", "python/ops/_regex_split_ops"))
+    outcome = companions.run(facts_with(hub, distributions=(TEXT,)))
+    assert outcome.summary.startswith("`import keras_hub` fails (in tensorflow_text, which it imports): "
+                                      "tensorflow-text 2.15.0 was built")
+    assert culprit(hub, ["keras_hub", "tensorflow_text"]) == "tensorflow_text"
+
+
+def test_a_missing_tf_keras_asks_for_the_tf_keras_made_for_the_installed_tensorflow():
+    tfp = entry("tensorflow_probability", message="No module named 'tf_keras'", kind="ModuleNotFoundError")
+    outcome = companions.run(facts_with(tfp, distributions=(
+        {"name": "tensorflow-probability", "version": "0.25.0", "location": SITE,
+         "top_level": ["tensorflow_probability"], "requires": []},)))
+    assert outcome.status is Status.FAIL and "tensorflow-probability 0.25.0 needs tf-keras" in outcome.summary
+    (repair,) = outcome.remediation.repairs
+    assert repair.action is Action.INSTALL and repair.packages[0].startswith("tf-keras")
+    assert ("2.21" in repair.packages[0]) and "imports tf_keras" in repair.reason
+
+
+def test_tfp_refusing_an_old_tensorflow_asks_for_the_release_that_accepts_it():
+    message = ("This version of TensorFlow Probability requires TensorFlow version >= 2.18; Detected an installation "
+               "of version 2.17.1. Please upgrade TensorFlow to proceed.")
+    facts = facts_with(entry("tensorflow_probability", message=message), distributions=(
+        {"name": "tensorflow-probability", "version": "0.25.0", "location": SITE,
+         "top_level": ["tensorflow_probability"], "requires": []},))
+    facts["distributions"][0]["version"] = "2.17.1"
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL
+    assert "requires TensorFlow >= 2.18 when imported" in outcome.summary
+    (repair,) = outcome.remediation.repairs
+    assert repair.packages == ("tensorflow-probability==0.24.0",)
+
+
+def test_addons_warning_about_an_unsupported_tensorflow_warns_and_names_no_release():
+    warning = ("Tensorflow Addons supports using Python ops for all Tensorflow versions above or equal to 2.13.0 and "
+               "strictly below 2.16.0 (nightly versions are not supported). \n The versions of TensorFlow you are "
+               "currently using is 2.21.0 and is not supported. ")
+    addons = entry("tensorflow_addons", "ok", version="0.23.0",
+                   warnings=[{"category": "UserWarning", "message": warning}])
+    outcome = companions.run(facts_with(addons, distributions=(
+        {"name": "tensorflow-addons", "version": "0.23.0", "location": SITE, "top_level": ["tensorflow_addons"],
+         "requires": []},)))
+    assert outcome.status is Status.WARN
+    assert "supports TensorFlow >= 2.13.0, < 2.16.0 (it warns at import), not tensorflow-cpu 2.21.0" in outcome.summary
+    assert outcome.remediation.repairs == () and "No release of tensorflow-addons" in outcome.remediation.advice
+
+
+def test_a_crash_while_importing_a_companion_fails_that_companion():
+    tf = {"status": "crashed", "stage": "companion:tensorflow_addons", "signal": "SIGSEGV", "exit_code": -11,
+          "companions": [entry("tensorflow_text", "ok", version="2.21.0"), entry("tensorflow_addons", "skipped")]}
+    facts = facts_with(tf=tf)
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL
+    assert outcome.summary == "`import tensorflow_addons` died of SIGSEGV (segmentation fault)"
+    assert outcome.remediation.advice.startswith("The interpreter itself ended while importing tensorflow_addons")
+    from checks.tensorflow_import import tensorflow_import
+
+    imported = tensorflow_import.run(facts)  # the import itself worked: it points at the companions
+    assert imported.status is Status.PASS and any("(while companions; see companions)" in d for d in imported.details)
+
+
+def test_an_unknown_error_says_so_and_still_names_the_culprit():
+    outcome = companions.run(facts_with(entry("tensorflow_datasets", message="boom", kind="RuntimeError")))
+    assert outcome.status is Status.FAIL and outcome.summary == "`import tensorflow_datasets` fails: RuntimeError: boom"
+    assert outcome.remediation.advice.startswith("tfdoctor does not know this error.")
+
+
+def test_harmless_warnings_pass():
+    quiet = entry("tensorflow_hub", "ok", version="0.16.1", warnings=[{"category": "UserWarning", "message": "x"}])
+    assert companions.run(facts_with(quiet)).status is Status.PASS
+
+
+# --- import-time knowledge -----------------------------------------------------------------------------------
+
+def test_the_import_requirements_are_read_from_the_tagged_sources():
+    rows = knowledge.rows("companion_imports", "import_requirements")
+    assert {r["distribution"] for r in rows} == {"tensorflow-addons"}  # tensorflow-probability's: companions_curated
+    assert all(r["source"].startswith("https://github.com/tensorflow/") and f"/v{r['release']}/" in r["source"]
+               for r in rows)
+    assert accepts_at_import("tensorflow-probability", "0.25.0", "2.17.1") is False
+    assert accepts_at_import("tensorflow-probability", "0.25.0", "2.21.0") is True
+    assert accepts_at_import("tensorflow-addons", "0.23.0", "2.16.0") is False
+    assert accepts_at_import("tensorflow-text", "2.15.0", "2.21.0") is None
+
+
+@pytest.mark.parametrize("tf_version, distribution, expected", [
+    ("2.17.1", "tensorflow-probability", "0.24.0"),
+    ("2.21.0", "tensorflow-probability", "0.25.0"),
+    ("2.14.1", "tensorflow-addons", "0.23.0"),
+    ("2.21.0", "tensorflow-addons", None),
+])
+def test_the_release_made_for_tensorflow_respects_what_it_checks_at_import(tf_version, distribution, expected):
+    facts = facts_with()
+    facts["distributions"][0]["version"] = tf_version
+    assert release_made_for(facts, distribution) == expected
+
+
+def test_every_failure_pattern_matches_its_own_public_example():
+    examples = {
+        "undefined-symbol": {"exception": [UNDEFINED]},
+        "io-plugins-not-loaded": {"warning": ["file system plugins are not loaded: unable to open file: libtensorflow_io.so"]},
+        "decision-forests-ops-not-loaded": {"log": ["WARNING:root:Failure to load the inference.so custom c++ "
+                                                    "tensorflow ops. This error is likely caused the version of "
+                                                    "TensorFlow and TensorFlow Decision Forests are not compatible."]},
+        "keras-2-internals": {"exception": ["ModuleNotFoundError: No module named 'keras.src.engine'"]},
+        "needs-tf-keras": {"exception": ["ModuleNotFoundError: No module named 'tf_keras'"]},
+        "tfp-minimum-tensorflow": {"exception": ["ImportError: This version of TensorFlow Probability requires "
+                                                 "TensorFlow version >= 2.18; Detected an installation of version "
+                                                 "2.17.0. Please upgrade TensorFlow to proceed."]},
+        "addons-unsupported-tensorflow": {"warning": ["Tensorflow Addons supports using Python ops for all Tensorflow "
+                                                      "versions above or equal to 2.13.0 and strictly below 2.16.0 "
+                                                      "(nightly versions are not supported). "]},
+    }
+    assert set(examples) == {r["id"] for r in knowledge.rows("companion_imports", "import_failures")}
+    for row_id, texts in examples.items():
+        fake = {"exception": {"type": "", "message": texts["exception"][0]} if "exception" in texts else None,
+                "warnings": [{"message": m} for m in texts.get("warning", ())], "log": texts.get("log", [])}
+        found = cause_of(fake)
+        assert found is not None and found.id == row_id, row_id
+
+
+# --- the plan ---------------------------------------------------------------------------------------------------
+
+def test_the_companion_repairs_keep_tensorflow_where_it_is():
+    tfp = entry("tensorflow_probability", message="No module named 'tf_keras'", kind="ModuleNotFoundError")
+    facts = facts_with(tfp)
+    outcome = companions.run(facts)
+    result = CheckResult("companions", "c", outcome.status, outcome.summary, remediation=outcome.remediation)
+    plan = build_plan([result], facts)
+    assert not plan.conflicts and plan.moves_tensorflow is None
+    install = [s for s in plan.steps if s.action is Action.INSTALL]
+    assert install and any(p.startswith("tf-keras") for s in install for p in s.packages)
+    assert all(" -m pip " not in c for c in outcome.remediation.commands)

@@ -1,0 +1,226 @@
+"""`tfdoctor fix` end to end, offline: a real venv holding a fake TensorFlow wheel whose declared pin is
+violated, a local wheel directory standing in for the index (PIP_NO_INDEX, PIP_FIND_LINKS: pip's own
+settings, which the plan's steps inherit). The fix is proven on a clone, applied, undone; a plan that
+cannot work leaves the environment byte-for-byte as it was.
+
+The real thing, with real TensorFlow environments from PyPI, is the live suite (tests/live)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.fakes import HERE as FAKES
+
+DOCTOR = Path(sys.executable).with_name("tfdoctor")
+TF_VERSION = "2.21.0"
+
+
+def _wheel(directory: Path, name: str, version: str, files: dict[str, str], requires: tuple[str, ...] = ()) -> Path:
+    """A pure-Python wheel made by hand (zip, METADATA, WHEEL, RECORD with hashes), as pip expects."""
+    dist = f"{name.replace('-', '_')}-{version}"
+    info = f"{dist}.dist-info"
+    contents = dict(files)
+    contents[f"{info}/METADATA"] = "Metadata-Version: 2.1\nName: {}\nVersion: {}\n{}\n".format(
+        name, version, "".join(f"Requires-Dist: {r}\n" for r in requires))
+    contents[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: tfdoctor-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    record = []
+    for path, text in contents.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    contents[f"{info}/RECORD"] = "\n".join(record + [f"{info}/RECORD,,"]) + "\n"
+    wheel = directory / f"{dist}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in contents.items():
+            archive.writestr(path, text)
+    return wheel
+
+
+def _run(argv, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=600, **kwargs)
+
+
+def _offline_environ(wheels: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), FAKE_TF_MODE="cpu", NO_COLOR="1")
+    return env
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """wheels/: fake tensorflow-cpu 2.21.0 (requires fakedep>=2), fakedep 1.0 and 2.0; env/: a venv with
+    tensorflow-cpu and fakedep 1.0 (a violated pin; TensorFlow still imports: a warning) and NumPy
+    linked in from the test's own environment (the fake TensorFlow computes on it)."""
+    root = tmp_path_factory.mktemp("fix")
+    wheels = root / "wheels"
+    wheels.mkdir()
+    fake = (FAKES / "functional_tensorflow.py").read_text(encoding="utf-8")
+    _wheel(wheels, "tensorflow-cpu", TF_VERSION, {"tensorflow/__init__.py": fake.replace('"2.99.0"', repr(TF_VERSION))},
+           ("fakedep>=2", "numpy"))
+    _wheel(wheels, "fakedep", "1.0", {"fakedep/__init__.py": "VERSION = 1\n"})
+    _wheel(wheels, "fakedep", "2.0", {"fakedep/__init__.py": "VERSION = 2\n"})
+    base = root / "base"
+    python = Path(getattr(sys, "_base_executable", sys.executable))
+    assert _run([python, "-m", "venv", base]).returncode == 0
+    site = next((base / "lib").glob("python3*/site-packages"))
+    import numpy
+
+    numpy_dir = Path(numpy.__file__).parent
+    for entry in numpy_dir.parent.iterdir():
+        if entry.name == "numpy" or entry.name.startswith(("numpy-", "numpy.libs")):
+            shutil.copytree(entry, site / entry.name, copy_function=os.link) if entry.is_dir() else os.link(entry, site / entry.name)
+    env = _offline_environ(wheels)
+    installed = _run([base / "bin" / "python", "-m", "pip", "install", "--no-deps", "tensorflow-cpu==" + TF_VERSION,
+                      "fakedep==1.0"], env=env)
+    assert installed.returncode == 0, installed.stderr
+    return root, wheels, base, env
+
+
+def _copy(world, name: str) -> Path:
+    root, _, base, _ = world
+    target = root / name
+    assert _run(["cp", "-a", base, target]).returncode == 0  # a real copy: each test owns its files
+    # the venv's scripts and pyvenv.cfg name no absolute prefix that matters for `python -m pip`
+    return target
+
+
+def _freeze(env_dir: Path) -> list[str]:
+    out = _run([env_dir / "bin" / "python", "-I", "-c",
+                "import importlib.metadata as m; print('\\n'.join(sorted(d.metadata['Name'].lower() + '==' + d.version "
+                "for d in m.distributions())))"])
+    return out.stdout.split()
+
+
+def _hashes(env_dir: Path) -> dict[str, str]:
+    """sha256 of every file of the environment (symlinks by their target)."""
+    found = {}
+    for path in sorted(env_dir.rglob("*")):
+        if ".tfdoctor" in path.parts or "__pycache__" in path.parts:
+            continue
+        if path.is_symlink():
+            found[str(path.relative_to(env_dir))] = "-> " + os.readlink(path)
+        elif path.is_file():
+            found[str(path.relative_to(env_dir))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def _fix(env_dir: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return _run([DOCTOR, "fix", "--python", env_dir / "bin" / "python", "--only", "dependencies", *args],
+                env=env, stdin=subprocess.DEVNULL)
+
+
+def test_fix_proves_the_plan_on_a_clone_applies_it_and_undo_restores_the_freeze(world):
+    _, _, _, env = world
+    target = _copy(world, "repair")
+    before = _freeze(target)
+    assert "fakedep==1.0" in before
+    fixed = _fix(target, env, "--yes")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "Verified on a copy" in fixed.stdout
+    assert "fakedep 1.0 -> 2.0" in fixed.stdout
+    after = _freeze(target)
+    assert "fakedep==2.0" in after and f"tensorflow-cpu=={TF_VERSION}" in after
+    assert not list(target.parent.glob(".repair.tfdoctor-verify-*")), "the throwaway clone was left behind"
+    again = _fix(target, env, "--yes")
+    assert again.returncode == 0 and "Nothing to fix" in again.stdout
+    undone = _run([DOCTOR, "fix", "--python", target / "bin" / "python", "--undo", "--yes"], env=env)
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert _freeze(target) == before
+
+
+def test_a_plan_that_fails_on_the_clone_leaves_the_environment_byte_for_byte(world, tmp_path):
+    _, _, _, env = world
+    target = _copy(world, "unresolvable")
+    empty = tmp_path / "no-wheels"
+    empty.mkdir()
+    hashes = _hashes(target)
+    failed = _fix(target, {**env, "PIP_FIND_LINKS": str(empty)}, "--yes")  # fakedep 2.0 cannot be found
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "did not work on a copy" in failed.stdout and "untouched" in failed.stdout
+    assert _hashes(target) == hashes
+    assert not (target / ".tfdoctor").exists(), "no rollback record is written for a plan that was not applied"
+
+
+def test_fix_refuses_without_a_terminal_and_without_yes(world):
+    _, _, _, env = world
+    target = _copy(world, "no-terminal")
+    hashes = _hashes(target)
+    refused = _fix(target, env)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "--yes" in refused.stdout
+    assert _hashes(target) == hashes
+
+
+def test_a_healthy_environment_is_left_as_it_is(world):
+    _, _, _, env = world
+    target = _copy(world, "healthy")
+    assert _run([target / "bin" / "python", "-m", "pip", "install", "fakedep==2.0"], env=env).returncode == 0
+    hashes = _hashes(target)
+    result = _fix(target, env, "--yes")
+    assert result.returncode == 0 and "Nothing to fix" in result.stdout, result.stdout + result.stderr
+    assert _hashes(target) == hashes
+
+
+def test_dry_run_asks_the_resolver_and_changes_nothing(world):
+    _, _, _, env = world
+    target = _copy(world, "dry-run")
+    hashes = _hashes(target)
+    result = _fix(target, env, "--dry-run")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "resolves" in result.stdout and "fakedep 2.0" in result.stdout
+    assert _hashes(target) == hashes
+
+
+def test_ctrl_c_while_the_plan_runs_on_the_copy_removes_the_copy_and_leaves_nothing_running(world, tmp_path):
+    """pip is pointed at a loopback index that accepts connections and never answers, so step 1 hangs
+    on the copy; SIGINT to tfdoctor must end it at once: exit 130, the copy gone, no pip left."""
+    import signal
+    import socket
+    import time
+
+    import psutil
+
+    _, _, _, env = world
+    target = _copy(world, "interrupted")
+    hashes = _hashes(target)
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # never accepted: pip's request waits for its own timeout
+    port = silent.getsockname()[1]
+    hanging = {**env, "PIP_NO_INDEX": "", "PIP_FIND_LINKS": "", "PIP_INDEX_URL": f"http://127.0.0.1:{port}/simple/",
+               "PIP_TIMEOUT": "120", "PIP_RETRIES": "0"}
+    hanging = {k: v for k, v in hanging.items() if v != ""}
+    process = subprocess.Popen([str(DOCTOR), "fix", "--python", str(target / "bin" / "python"), "--only", "dependencies",
+                                "--yes"], env=hanging, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        pip = None
+        while time.monotonic() < deadline and pip is None:
+            for child in psutil.process_iter(["cmdline"]):
+                line = " ".join(child.info["cmdline"] or ())
+                if "-m pip install" in line and ".interrupted.tfdoctor-verify-" in line:
+                    pip = child
+            time.sleep(0.2)
+        assert pip is not None, "the plan never started on the copy"
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+        took = time.monotonic() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+        silent.close()
+    assert process.returncode == 130, out + err
+    assert took < 10, f"tfdoctor took {took:.1f} s to stop"
+    assert not pip.is_running() or pip.status() == psutil.STATUS_ZOMBIE, "pip outlived the doctor"
+    assert not list(target.parent.glob(".interrupted.tfdoctor-verify-*")), "the copy was left behind"
+    assert _hashes(target) == hashes

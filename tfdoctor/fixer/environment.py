@@ -1,0 +1,190 @@
+"""The environment `tfdoctor fix` works on: where it lives, what is installed in it (its freeze), and
+a throwaway clone of it to prove a plan on.
+
+A venv (pip's or uv's) is cloned as a hard-link copy: pip and uv replace a file by unlinking it and
+writing a new one, and delete by unlinking, so nothing they do to the clone reaches the original's
+files. The few files installers edit in place (`*.pth`, conda's records) are copied, not linked.
+A conda environment is cloned by conda itself (`conda create --clone`), which appends to its history
+in place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from tfdoctor.collect.commands import run_command
+
+STATE_DIR = ".tfdoctor"  # inside the environment's prefix: rollback snapshots (never cloned, never snapshotted)
+FREEZE_TIMEOUT_S = 60.0
+CLONE_TIMEOUT_S = 1800.0
+
+# Every distribution the environment's own sys.path shows (-I: no PYTHONPATH, no user site, no working
+# directory), each copy once: what `pip freeze --all` lists, without needing pip (a uv venv has none).
+_FREEZE = r"""
+import json, re, sys
+try:
+    from importlib import metadata
+except ImportError:
+    import importlib_metadata as metadata
+rows = []
+for dist in metadata.distributions():
+    name = dist.metadata["Name"]
+    if name:
+        rows.append(re.sub(r"[-_.]+", "-", name).lower() + "==" + str(dist.version))
+print(json.dumps({"prefix": sys.prefix, "freeze": sorted(rows)}))
+"""
+
+
+class FixError(Exception):
+    """`tfdoctor fix` cannot go on; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Environment:
+    python: str  # the interpreter, inside `prefix` for venvs and conda environments
+    prefix: str
+    kind: str  # tfdoctor.installers.Installer.kind: venv | uv | conda | system | managed
+    site_packages: tuple[str, ...] = ()
+
+    @classmethod
+    def from_facts(cls, facts: Mapping[str, Any]) -> "Environment":
+        from tfdoctor.installers import installer_for
+
+        python = facts.get("python") or {}
+        return cls(str(python.get("executable") or ""), str(python.get("prefix") or ""), installer_for(facts).kind,
+                   tuple(str(p) for p in python.get("site_packages") or ()))
+
+    @property
+    def isolated(self) -> bool:
+        """An environment of its own (a venv, uv's or conda's), not the system's or Homebrew's Python."""
+        return self.kind in ("venv", "uv", "conda")
+
+    @property
+    def state_dir(self) -> Path:
+        return Path(self.prefix) / STATE_DIR
+
+    def python_in(self, prefix: str) -> str:
+        """This environment's interpreter path, moved into another prefix (its clone)."""
+        relative = os.path.relpath(self.python, self.prefix)
+        if relative.startswith(os.pardir):
+            raise FixError(f"the interpreter {self.python} is not inside its environment {self.prefix}: cannot clone it")
+        return os.path.join(prefix, relative)
+
+
+def freeze(python: str) -> list[str]:
+    """Sorted 'name==version' of every distribution the interpreter sees on its own sys.path."""
+    result = run_command([python, "-I", "-c", _FREEZE], timeout=FREEZE_TIMEOUT_S)
+    if result["status"] != "ok":
+        raise FixError(f"cannot list the distributions of {python}: {result['status']} "
+                       f"{(result['stderr'] or result['stdout']).strip().splitlines()[-1:] or ''}")
+    return list(json.loads(result["stdout"])["freeze"])
+
+
+def prefix_of(python: str) -> str:
+    result = run_command([python, "-I", "-c", "import sys; print(sys.prefix)"], timeout=FREEZE_TIMEOUT_S)
+    if result["status"] != "ok":
+        raise FixError(f"{python} does not start: {result['status']}")
+    return result["stdout"].strip()
+
+
+def link_tree(source: Path, target: Path) -> None:
+    """A copy of `source` made of hard links (copies where linking fails: another filesystem, or a
+    file an installer edits in place). Symlinks stay symlinks. The state directory is left out."""
+
+    def link_or_copy(src: str, dst: str) -> str:
+        if src.endswith(".pth") or os.sep + "conda-meta" + os.sep in src:
+            return shutil.copy2(src, dst)
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+        return dst
+
+    shutil.copytree(source, target, symlinks=True, copy_function=link_or_copy,
+                    ignore=lambda directory, names: [STATE_DIR] if Path(directory) == source else [])
+
+
+def clone(environment: Environment) -> Environment:
+    """A throwaway copy of the environment beside it, to run the plan on first."""
+    source = Path(environment.prefix)
+    target = source.parent / f".{source.name}.tfdoctor-verify-{uuid.uuid4().hex[:8]}"
+    if environment.kind == "conda":
+        conda = shutil.which("conda") or shutil.which("mamba")
+        if conda is None:
+            raise FixError("cannot verify the plan: conda (or mamba) is not on PATH to clone this conda environment")
+        result = run_command([conda, "create", "-y", "--offline", "-p", str(target), "--clone", str(source)],
+                             timeout=CLONE_TIMEOUT_S)
+        if result["status"] != "ok":
+            remove(target)
+            raise FixError(f"conda could not clone the environment: {result['stderr'].strip()[-300:]}")
+    else:
+        try:
+            link_tree(source, target)
+        except OSError as exc:
+            remove(target)
+            raise FixError(f"cannot make a throwaway copy of {source} beside it: {exc}") from exc
+    copy = Environment(environment.python_in(str(target)), str(target), environment.kind)
+    try:
+        actual = prefix_of(copy.python)
+    except FixError:
+        remove(target)
+        raise
+    if os.path.realpath(actual) != os.path.realpath(target):
+        remove(target)  # the copy's interpreter would install into the original: never run the plan there
+        raise FixError(f"the copy's interpreter runs in {actual}, not in the copy: cannot verify the plan safely")
+    return copy
+
+
+def remove(path: Path | str) -> None:
+    """Remove a tree tfdoctor made (a clone, a restored snapshot's leftovers); never follows links."""
+    path = Path(path)
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def run_step(argv: list[str], timeout: float, env: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
+    """One plan step, no shell, no standard input, the installer told not to ask anything; in a session
+    of its own, killed with everything it started on a timeout or an interrupt (which unwinds through
+    here in the main thread: the step must not outlive the doctor)."""
+    from tfdoctor.collect.commands import CHILDREN, kill_tree
+
+    environ = dict(env if env is not None else os.environ)
+    environ.update(PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    try:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   env=environ, start_new_session=os.name == "posix")
+    except OSError as exc:
+        return {"status": "error", "exit_code": None, "stdout": str(exc), "stderr": ""}
+    CHILDREN.add(process)
+    try:
+        out, _ = process.communicate(timeout=timeout)
+        status = "ok" if process.returncode == 0 else "failed"
+    except subprocess.TimeoutExpired:
+        kill_tree(process)
+        out, _ = process.communicate()
+        status = "timed_out"
+    except BaseException:
+        kill_tree(process)
+        process.wait()
+        raise
+    finally:
+        CHILDREN.discard(process)
+    return {"status": status, "exit_code": process.returncode, "stdout": out.decode("utf-8", "replace"), "stderr": ""}
+
+
+def installer_available(argv: list[str]) -> Optional[str]:
+    """None when the step's program exists (uv, conda must be on PATH), else why not."""
+    program = argv[0]
+    if os.sep in program:
+        return None if os.access(program, os.X_OK) else f"{program} is not executable"
+    return None if shutil.which(program) else f"{program} is not on PATH"
+

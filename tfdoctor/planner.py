@@ -1,0 +1,488 @@
+"""One plan from every repair a run's checks asked for.
+
+The checks each see one problem; the planner sees them all and makes one ordered plan that, pasted in
+order, repairs the environment:
+
+1. bring the installer up first (pip too old for the wheels, or no pip at all);
+2. uninstall (a second TensorFlow build, a plugin that cannot load), each copy once;
+3. reinstall damaged distributions exactly as they were (conda's with conda, the rest with pip),
+   dependencies untouched;
+4. one resolver step: every install requirement, specifiers of one distribution intersected
+   (`packaging`), extras joined, and the installed TensorFlow pinned where it is, unless a repair
+   needs it to move (then the plan says from what, to what and why);
+5. companions whose release requires a TensorFlow build other than the installed one (`tensorflow`
+   beside `tensorflow-cpu`) installed `--no-deps` after their other requirements joined step 4,
+   so no second build lands in site-packages/tensorflow/;
+6. what only the user's shell or project can do (set or unset a variable, rename a file that hides
+   a module): shown, marked manual, never run by `tfdoctor fix`.
+
+A manual step that stops a copy from hiding a module (a tensorflow.py in the project folder, an old
+NumPy on PYTHONPATH: Repair.unhides) holds back steps 1-5: an install into the environment would be
+defeated by the copy that still comes first, and the other checks judged the environment with it in
+the way. The plan then holds only the manual steps and says to run the doctor again after them.
+
+What no install can satisfy (two requirers wanting disjoint versions, a repair asking for a second
+TensorFlow build) is a conflict naming both sides, never a command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from tfdoctor.facts import Facts, host_system
+from tfdoctor.model import CheckResult, Status
+from tfdoctor.render.commands import POSIX, POWERSHELL, Spelling, command
+from tfdoctor.repairs import Action, Repair
+
+PLANNED = (Status.WARN, Status.FAIL, Status.ERROR)
+MANUAL = (Action.SET_ENV, Action.UNSET_ENV, Action.RENAME)
+KEEP_TENSORFLOW = "keeps TensorFlow where it is (the resolver may not move it to satisfy the rest)"
+
+
+@dataclass(frozen=True)
+class Reason:
+    check: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"check": self.check, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Step:
+    number: int
+    action: Action
+    command: str
+    packages: tuple[str, ...] = ()
+    reasons: tuple[Reason, ...] = ()
+    no_deps: bool = False
+    manual: bool = False  # the user's shell or project: shown, not run by `tfdoctor fix`
+    pre: bool = False
+    manager: Optional[str] = None
+    prefix: Optional[str] = None
+    missing: bool = False
+
+    def argv(self, spelling: Spelling, prefix: Optional[str] = None) -> list[str]:
+        """The step for `tfdoctor fix` to run in the environment `spelling` names (the real one or its
+        throwaway clone); `prefix`, the clone's, replaces the real environment's in a conda step."""
+        from tfdoctor.render.commands import argv
+
+        return argv(spelling, self.action, self.packages, no_deps=self.no_deps, pre=self.pre, manager=self.manager,
+                    prefix=(prefix or self.prefix) if self.prefix else None, missing=self.missing)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"number": self.number, "action": self.action.value, "command": self.command,
+                "packages": list(self.packages), "no_deps": self.no_deps, "manual": self.manual,
+                "reasons": [r.to_dict() for r in self.reasons]}
+        data.update({key: getattr(self, key) for key in ("pre", "manager", "prefix", "missing") if getattr(self, key)})
+        return data
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Requirements no single install satisfies; `wants` names each side (check, requirement, why)."""
+
+    distribution: str
+    wants: tuple[tuple[str, str, str], ...]
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"distribution": self.distribution, "why": self.why,
+                "wants": [{"check": c, "requirement": r, "reason": why} for c, r, why in self.wants]}
+
+
+@dataclass(frozen=True)
+class TensorFlowMove:
+    source: str  # 'tensorflow-cpu==2.21.0'
+    target: str  # the requirement that replaces it
+    why: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"from": self.source, "to": self.target, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: tuple[Step, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+    moves_tensorflow: Optional[TensorFlowMove] = None
+    installer: str = "venv"
+    shell: str = POSIX
+    notes: tuple[str, ...] = ()
+
+    @property
+    def runnable(self) -> tuple[Step, ...]:
+        return tuple(step for step in self.steps if not step.manual)
+
+    def steps_for(self, check_id: str) -> list[int]:
+        return [step.number for step in self.steps if any(r.check == check_id for r in step.reasons)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"installer": self.installer, "shell": self.shell,
+                "steps": [step.to_dict() for step in self.steps],
+                "conflicts": [c.to_dict() for c in self.conflicts],
+                "moves_tensorflow": self.moves_tensorflow.to_dict() if self.moves_tensorflow else None,
+                "notes": list(self.notes)}
+
+
+# --- requirements, merged ---------------------------------------------------------------------------
+
+@dataclass
+class _Wanted:
+    """Everything the plan asks of one distribution in one install step."""
+
+    name: str
+    spelled: str  # the name as first written
+    extras: list[str] = field(default_factory=list)
+    clauses: list[str] = field(default_factory=list)
+    url: Optional[str] = None
+    who: list[tuple[str, str, str]] = field(default_factory=list)  # (check, requirement, reason)
+
+    def add(self, requirement: Requirement, check: str, written: str, reason: str) -> None:
+        self.extras += [e for e in sorted(requirement.extras) if e not in self.extras]
+        for clause in _clauses(written, requirement):
+            if clause not in self.clauses:
+                self.clauses.append(clause)
+        self.url = self.url or requirement.url
+        self.who.append((check, written, reason))
+
+    @property
+    def specifier(self) -> SpecifierSet:
+        return SpecifierSet(",".join(self.clauses))
+
+    def requirement(self) -> str:
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        if self.url:
+            return f"{self.spelled}{extras} @ {self.url}"
+        return f"{self.spelled}{extras}{','.join(_tightest(self.clauses))}"
+
+
+def _clauses(written: str, requirement: Requirement) -> list[str]:
+    """The requirement's clauses as the check wrote them ('<8.0.0,>=6.31.1' stays in that order)."""
+    from tfdoctor.facts.requirements import written_specifier
+
+    text = written_specifier(written, requirement)
+    return [c.strip() for c in text.split(",") if c.strip()]
+
+
+def _tightest(clauses: list[str]) -> list[str]:
+    from tfdoctor.facts.requirements import tightest
+
+    return tightest(clauses)
+
+
+def _bounds(clause: Specifier) -> list[tuple[str, Version, bool]]:
+    """('low'|'high', bound, strict) pairs a clause implies; '==X' is both bounds, '~=2.15.0' and
+    '==2.15.*' a range."""
+    version_text = clause.version
+    wildcard = version_text.endswith(".*")
+    try:
+        version = Version(version_text[:-2] if wildcard else version_text)
+    except InvalidVersion:
+        return []
+    op = clause.operator
+    if op in (">", ">="):
+        return [("low", version, op == ">")]
+    if op in ("<", "<="):
+        return [("high", version, op == "<")]
+    if op in ("==", "===") and not wildcard:
+        return [("low", version, False), ("high", version, False)]
+    if op in ("~=", "==") and (op == "~=" or wildcard):
+        release = version.release
+        prefix = release[:-1] if op == "~=" else release
+        if not prefix:
+            return [("low", version, False)]
+        upper = Version(".".join(map(str, (*prefix[:-1], prefix[-1] + 1))))
+        return [("low", version, False), ("high", upper, True)]
+    return []
+
+
+def satisfiable(specifier: SpecifierSet) -> bool:
+    """Can any version satisfy every clause together? (bounds and exact pins; `!=` exclusions of a
+    pinned version too). Pre-releases count: an installed rc or nightly satisfies an installer."""
+    lows, highs, pins = [], [], []
+    for clause in specifier:
+        for side, bound, strict in _bounds(clause):
+            (lows if side == "low" else highs).append((bound, strict))
+        if clause.operator in ("==", "===") and not clause.version.endswith(".*"):
+            pins.append(clause.version)
+    for pin in pins:
+        if not specifier.contains(pin, prereleases=True):
+            return False
+    if lows and highs:
+        low, low_strict = max(lows, key=lambda b: (b[0], b[1]))
+        high, high_strict = min(highs, key=lambda b: (b[0], not b[1]))
+        if low > high or (low == high and (low_strict or high_strict)):
+            return False
+    return True
+
+
+# --- the plan ---------------------------------------------------------------------------------------
+
+def _planned(results: Iterable[CheckResult]) -> list[tuple[str, Repair]]:
+    found = []
+    for result in results:
+        if result.status in PLANNED and result.remediation:
+            found += [(result.check_id, repair) for repair in result.remediation.repairs]
+    return found
+
+
+def spelling_for(facts: Facts) -> Spelling:
+    from tfdoctor.installers import installer_for
+
+    installer = installer_for(facts)
+    return Spelling(installer.kind, installer.python, POWERSHELL if host_system(facts) == "Windows" else POSIX)
+
+
+class _Builder:
+    """Collects the steps in plan order, numbering them at the end."""
+
+    def __init__(self, spelling: Spelling) -> None:
+        self.spelling = spelling
+        self.steps: list[dict[str, Any]] = []
+
+    def add(self, action: Action, packages: Sequence[str], reasons: Sequence[Reason], **how: Any) -> None:
+        line = command(self.spelling, action, packages, **how)
+        kept = {key: how[key] for key in ("no_deps", "pre", "manager", "prefix", "missing") if how.get(key)}
+        self.steps.append({"action": action, "command": line, "packages": tuple(packages),
+                           "reasons": tuple(dict.fromkeys(reasons)), "manual": action in MANUAL, **kept})
+
+    def build(self) -> tuple[Step, ...]:
+        return tuple(Step(number, **step) for number, step in enumerate(self.steps, 1))
+
+
+def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
+    """The run's one plan: every repair of a warn/fail/error result, merged and ordered."""
+    from tfdoctor.facts import requirements as reqs
+    from tfdoctor.installers import installer_for
+
+    planned = _planned(results)
+    spelling = spelling_for(facts)
+    if not planned:
+        return Plan(installer=spelling.kind, shell=spelling.shell)
+    builder = _Builder(spelling)
+    conflicts: list[Conflict] = []
+    notes: list[str] = []
+    hidden = list(dict.fromkeys(module for _, repair in planned for module in repair.unhides))
+    if hidden:
+        held = [repair for _, repair in planned if repair.action not in MANUAL]
+        planned = [(check_id, repair) for check_id, repair in planned if repair.action in MANUAL]
+        if held:
+            notes.append(f"{len(held)} install/uninstall repair(s) held back: another copy of {', '.join(hidden)} "
+                         f"comes first on sys.path, so they would not reach the code that imports it. Do the "
+                         f"manual steps, then run tfdoctor again for the rest.")
+    by_action: dict[Action, list[tuple[str, Repair]]] = {}
+    for check_id, repair in planned:
+        by_action.setdefault(repair.action, []).append((check_id, repair))
+
+    uninstalled: dict[str, tuple[int, list[Reason]]] = {}
+    for check_id, repair in by_action.get(Action.UNINSTALL, ()):
+        for name in repair.packages:
+            copies, reasons = uninstalled.get(canonicalize_name(name), (0, []))
+            uninstalled[canonicalize_name(name)] = (max(copies, repair.copies), reasons + [Reason(check_id, repair.reason)])
+
+    reinstalls: dict[tuple[Optional[str], Optional[str]], dict[str, list[Reason]]] = {}
+    for check_id, repair in by_action.get(Action.REINSTALL, ()):
+        group = reinstalls.setdefault((repair.manager, repair.prefix), {})
+        for pin in repair.packages:
+            if _name_of(pin) not in uninstalled:  # removed anyway: nothing to lay down again
+                group.setdefault(pin, []).append(Reason(check_id, repair.reason))
+
+    resolver, no_deps, pre = _merge_installs(by_action.get(Action.INSTALL, ()), conflicts)
+    tf_pin = reqs.tensorflow_pin(facts)
+    move = _keep_tensorflow(resolver, tf_pin, uninstalled, conflicts)
+    _companions_without_second_build(facts, resolver, no_deps, tf_pin if not move else None, uninstalled, notes)
+    if resolver and tf_pin and not move and not any(reqs.is_tensorflow_build(w.name) for w in resolver.values()):
+        pin_req = Requirement(tf_pin)
+        wanted = resolver.setdefault(canonicalize_name(pin_req.name), _Wanted(canonicalize_name(pin_req.name), pin_req.name))
+        wanted.add(pin_req, "", tf_pin, KEEP_TENSORFLOW)
+
+    installer = installer_for(facts)
+    runs_pip = spelling.kind != "uv" and (resolver or no_deps or uninstalled
+                                         or any(manager != "conda" for manager, _ in reinstalls))
+    asked = by_action.get(Action.UPGRADE_INSTALLER, ())
+    missing = installer.pip_missing or any(r.missing for _, r in asked)
+    if spelling.kind != "uv" and (asked or (runs_pip and (installer.upgrade_pip_to or missing))):
+        reasons = [Reason(c, r.reason) for c, r in asked] or [
+            Reason("installer", "pip must be able to install the wheels the other steps need")]
+        if missing:
+            builder.add(Action.UPGRADE_INSTALLER, ("pip",), reasons, missing=True)
+        builder.add(Action.UPGRADE_INSTALLER, ("pip",), reasons)
+
+    if uninstalled:  # one command for all; a name with more copies on sys.path gets more calls below
+        builder.add(Action.UNINSTALL, tuple(uninstalled), [r for _, reasons in uninstalled.values() for r in reasons])
+    for name, (copies, reasons) in uninstalled.items():
+        for _ in range(copies - 1):  # another copy further down sys.path: pip removes one per call
+            builder.add(Action.UNINSTALL, (name,), reasons)
+
+    for (manager, prefix), pins in sorted(reinstalls.items(), key=lambda item: item[0][0] != "conda"):
+        if pins:
+            builder.add(Action.REINSTALL, tuple(pins), [r for rs in pins.values() for r in rs],
+                        manager=manager, prefix=prefix)
+
+    if resolver:
+        builder.add(Action.INSTALL, tuple(w.requirement() for w in resolver.values()),
+                    [Reason(c, why) for w in resolver.values() for c, _, why in w.who if c], pre=pre)
+    if no_deps:
+        builder.add(Action.INSTALL, tuple(w.requirement() for w in no_deps.values()),
+                    [Reason(c, why) for w in no_deps.values() for c, _, why in w.who if c], no_deps=True, pre=pre)
+
+    for action in MANUAL:
+        # one step per distinct change: two checks that both want CUDA_VISIBLE_DEVICES unset share it
+        manual: dict[tuple[Optional[str], ...], list[Reason]] = {}
+        for check_id, repair in by_action.get(action, ()):
+            what = (repair.variable, repair.value, repair.path, repair.new_path)
+            manual.setdefault(what, []).append(Reason(check_id, repair.reason))
+        for (variable, value, path, new_path), reasons in manual.items():
+            builder.add(action, (), reasons, variable=variable, value=value, path=path, new_path=new_path)
+
+    return Plan(builder.build(), tuple(conflicts), move, spelling.kind, spelling.shell, tuple(notes))
+
+
+def _name_of(requirement: str) -> str:
+    try:
+        return canonicalize_name(Requirement(requirement).name)
+    except InvalidRequirement:
+        return canonicalize_name(requirement.split("=")[0])
+
+
+def _merge_installs(installs: Iterable[tuple[str, Repair]], conflicts: list[Conflict]
+                    ) -> tuple[dict[str, _Wanted], dict[str, _Wanted], bool]:
+    """(the resolver step's requirements, the --no-deps step's, pre-releases wanted), each distribution
+    once with its specifiers intersected; a distribution whose wants cannot meet becomes a conflict."""
+    resolver: dict[str, _Wanted] = {}
+    no_deps: dict[str, _Wanted] = {}
+    pre = False
+    for check_id, repair in installs:
+        pre = pre or repair.pre
+        target = no_deps if repair.no_deps else resolver
+        for written in repair.packages:
+            try:
+                requirement = Requirement(written)
+            except InvalidRequirement:
+                continue  # a check's typo must not become a command
+            name = canonicalize_name(requirement.name)
+            target.setdefault(name, _Wanted(name, requirement.name)).add(requirement, check_id, written, repair.reason)
+    for name in [n for n in no_deps if n in resolver]:
+        # one distribution wanted both ways: the resolver's requirement must admit the exact no-deps one
+        resolver[name].who += no_deps[name].who
+        resolver[name].clauses += [c for c in no_deps.pop(name).clauses if c not in resolver[name].clauses]
+    for group in (resolver, no_deps):
+        for name in list(group):
+            try:
+                ok = satisfiable(group[name].specifier)
+            except InvalidSpecifier:
+                ok = False
+            if not ok:
+                wanted = group.pop(name)
+                conflicts.append(Conflict(name, tuple(wanted.who),
+                                          f"no {name} release satisfies {' and '.join(r for _, r, _ in wanted.who)} together"))
+    return resolver, no_deps, pre
+
+
+def _keep_tensorflow(resolver: dict[str, _Wanted], tf_pin: Optional[str], uninstalled: Mapping[str, Any],
+                     conflicts: list[Conflict]) -> Optional[TensorFlowMove]:
+    """TensorFlow stays where it is unless a repair names a TensorFlow that the installed one is not;
+    then the plan says so. Installing another build without removing the installed one would put two
+    builds in one site-packages/tensorflow/: a conflict, never a command."""
+    from tfdoctor.facts import requirements as reqs
+
+    if not tf_pin:
+        return None
+    installed = Requirement(tf_pin)
+    name, version = canonicalize_name(installed.name), next(iter(installed.specifier)).version
+    for wanted in list(resolver.values()):
+        if not reqs.is_tensorflow_build(wanted.name):
+            continue
+        why = "; ".join(dict.fromkeys(reason for _, _, reason in wanted.who))
+        if wanted.name != name:
+            if name in uninstalled:
+                return TensorFlowMove(tf_pin, wanted.requirement(), why)
+            resolver.pop(wanted.name)
+            conflicts.append(Conflict(wanted.name, tuple(wanted.who) + (("", tf_pin, "installed"),),
+                                      f"installing {wanted.requirement()} beside {tf_pin} would put two TensorFlow "
+                                      f"builds in one site-packages/tensorflow/ (uninstall {name} first)"))
+            continue
+        if not wanted.specifier.contains(version, prereleases=True):
+            return TensorFlowMove(tf_pin, wanted.requirement(), why)
+    return None
+
+
+def _companions_without_second_build(facts: Facts, resolver: dict[str, _Wanted], no_deps: dict[str, _Wanted],
+                                     tf_pin: Optional[str], uninstalled: Mapping[str, Any], notes: list[str]) -> None:
+    """A companion release that requires `tensorflow` while `tensorflow-cpu` (or -macos, -intel...)
+    provides the package: pip would add the `tensorflow` distribution beside it. Install that release
+    --no-deps and put its other requirements into the resolver step instead. The same for a companion
+    that requires such a companion (tensorflow-hub requires tf-keras, which requires `tensorflow`): pip
+    resolves the dependencies of what it installs, installed or not, so it too goes --no-deps. Repeated
+    until no companion in the resolver step leads to another build."""
+    from tfdoctor.facts import requirements as reqs
+
+    if not tf_pin:
+        return
+    from tfdoctor.facts import companions
+
+    build = canonicalize_name(Requirement(tf_pin).name)
+    tf_version = next(iter(Requirement(tf_pin).specifier)).version
+    environment = reqs.marker_environment(facts)
+    leads: dict[str, Optional[str]] = {}  # companion -> the other build its closure requires (None: none)
+
+    def other_build(name: str, spec: SpecifierSet, seen: frozenset[str]) -> Optional[str]:
+        if name in leads:
+            return leads[name]
+        release = _chosen_release(companions, name, spec, tf_version, environment)
+        found = None
+        if release is not None:
+            builds = {canonicalize_name(r.name) for r in release.tensorflow_requirements(environment)}
+            found = next(iter(sorted(builds - {build})), None) if builds and build not in builds else None
+            for other in release.other_requirements(environment):
+                other_name = canonicalize_name(other.name)
+                if found is None and other_name in companions.COMPANIONS and other_name not in seen:
+                    found = other_build(other_name, other.specifier, seen | {name})
+        leads[name] = found
+        return found
+
+    moved = True
+    while moved:
+        moved = False
+        for name in [n for n in resolver if n in companions.COMPANIONS]:
+            wanted = resolver[name]
+            second = other_build(name, wanted.specifier, frozenset())
+            release = _chosen_release(companions, name, wanted.specifier, tf_version, environment)
+            if second is None or release is None:
+                continue
+            resolver.pop(name)
+            exact = Requirement(f"{wanted.spelled}=={release.version}")
+            target = no_deps.setdefault(name, _Wanted(name, wanted.spelled))
+            for check_id, _, reason in wanted.who:
+                target.add(exact, check_id, str(exact), reason)
+            for other in release.other_requirements(environment):
+                other_name = canonicalize_name(other.name)
+                if other_name in uninstalled or other_name in no_deps:
+                    continue
+                resolver.setdefault(other_name, _Wanted(other_name, other.name)).add(
+                    other, "", str(other), f"required by {name} {release.version}")
+            notes.append(f"{name} {release.version} leads to {second}, which {build} provides under another name: "
+                         f"it is installed --no-deps after its other requirements, so pip adds no second TensorFlow "
+                         f"build.")
+            moved = True
+
+
+def _chosen_release(companions: Any, name: str, specifier: SpecifierSet, tf_version: str,
+                    environment: Mapping[str, str]) -> Any:
+    """The companion release the resolver step would install: the newest release made for the installed
+    TensorFlow that the step's specifier admits."""
+    for release in companions.releases(name):
+        if not specifier.contains(release.version, prereleases=True) or release.installs_on(environment) is False \
+                or release.admits_python(environment) is False:
+            continue
+        requirements = release.tensorflow_requirements(environment)
+        if all(r.specifier.contains(tf_version, prereleases=True) for r in requirements):
+            return release
+    return None

@@ -1,0 +1,106 @@
+"""The one place where repair steps become command lines: for the environment's installer (pip in a
+venv or a system Python, uv, conda for what conda installed) and for its shell (POSIX shells, or
+PowerShell on Windows, where `&&` does not exist before PowerShell 7: every step is one line).
+
+Nothing else in tfdoctor writes an install, uninstall or reinstall command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from tfdoctor.repairs import Action
+
+POSIX, POWERSHELL = "posix", "powershell"
+_NEEDS_QUOTES = set("<>=!~*[];&|() $'\"`")
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How to write commands for one environment: its installer kind and interpreter, and the shell."""
+
+    kind: str  # "venv" | "system" | "conda" | "uv" | "managed" (tfdoctor.installers.Installer.kind)
+    python: str
+    shell: str = POSIX
+
+    def quote(self, word: str) -> str:
+        if word and not any(ch in _NEEDS_QUOTES for ch in word):
+            return word
+        if self.shell == POWERSHELL:
+            return '"' + word.replace('`', '``').replace('"', '`"').replace("$", "`$") + '"'
+        return "'" + word.replace("'", "'\"'\"'") + "'"
+
+    def words(self, words: Sequence[str]) -> str:
+        return " ".join(self.quote(w) for w in words)
+
+    def interpreter(self) -> str:
+        """The target Python as the first word of a line (PowerShell runs a quoted path only after `&`)."""
+        quoted = self.quote(self.python)
+        return f"& {quoted}" if self.shell == POWERSHELL and quoted != self.python else quoted
+
+    @property
+    def pip(self) -> str:
+        return f"{self.interpreter()} -m pip"
+
+    @property
+    def uv(self) -> bool:
+        return self.kind == "uv"
+
+    def _system_flag(self) -> list[str]:
+        # PEP 668: pip refuses to change an externally managed Python without this flag; `tfdoctor fix`
+        # asks for --system before it runs such a plan.
+        return ["--break-system-packages"] if self.kind == "managed" else []
+
+
+def argv(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no_deps: bool = False,
+         pre: bool = False, manager: Optional[str] = None, prefix: Optional[str] = None,
+         missing: bool = False) -> list[str]:
+    """An installer step as the argument vector `tfdoctor fix` runs (no shell in between)."""
+    s = spelling
+    python = [s.python, "-m", "pip"]
+    uv = ["uv", "pip"]
+    if action is Action.UPGRADE_INSTALLER:
+        if missing:
+            return [s.python, "-m", "ensurepip", "--upgrade"]
+        return [*python, "install", *s._system_flag(), "--upgrade", "pip"]
+    if action is Action.UNINSTALL:
+        if s.uv:
+            return [*uv, "uninstall", "--python", s.python, *packages]
+        return [*python, "uninstall", *s._system_flag(), "-y", *packages]
+    if action is Action.REINSTALL:
+        if manager == "conda":
+            # conda's own packages: conda lays its files down again ('name==1.2' is conda's 'name=1.2')
+            where = ["-p", prefix] if prefix else []
+            return ["conda", "install", *where, "--force-reinstall", "--no-deps", "-y",
+                    *(p.replace("==", "=", 1) for p in packages)]
+        if s.uv:
+            return [*uv, "install", "--python", s.python, "--reinstall", "--no-deps", *packages]
+        return [*python, "install", *s._system_flag(), "--force-reinstall", "--no-deps", *packages]
+    if action is Action.INSTALL:
+        flags = ["--no-deps"] if no_deps else []
+        if s.uv:
+            return [*uv, "install", "--python", s.python, *flags, *(["--prerelease=allow"] if pre else []), *packages]
+        return [*python, "install", *s._system_flag(), *flags, *(["--pre"] if pre else []), *packages]
+    raise ValueError(f"{action.value} is not an installer step")
+
+
+def command(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no_deps: bool = False,
+            pre: bool = False, manager: Optional[str] = None, prefix: Optional[str] = None,
+            variable: Optional[str] = None, value: Optional[str] = None, path: Optional[str] = None,
+            new_path: Optional[str] = None, missing: bool = False) -> str:
+    """One step as one command line for the user's shell."""
+    s = spelling
+    if action is Action.SET_ENV:
+        if s.shell == POWERSHELL:
+            return f"$env:{variable} = {s.quote(value) if value else chr(34) * 2}"
+        return f"export {variable}={s.quote(value) if value else chr(39) * 2}"
+    if action is Action.UNSET_ENV:
+        return f"Remove-Item Env:{variable}" if s.shell == POWERSHELL else f"unset {variable}"
+    if action is Action.RENAME:
+        if s.shell == POWERSHELL:
+            return f"Move-Item -LiteralPath {s.quote(path or '')} -Destination {s.quote(new_path or '')}"
+        return f"mv -- {s.quote(path or '')} {s.quote(new_path or '')}"
+    words = argv(s, action, packages, no_deps=no_deps, pre=pre, manager=manager, prefix=prefix, missing=missing)
+    first = s.interpreter() if words[0] == s.python else words[0]
+    return " ".join([first, *(s.quote(w) for w in words[1:])])
