@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -38,6 +39,7 @@ BASE_DISTRIBUTION = "tensorflow-cpu"  # what the test setup installs on Linux x8
 TENSORFLOW_WORKS = "import tensorflow as tf; layer = tf.keras.layers.Dense(2); print('works', tf.__version__, type(layer).__module__)"
 PIP_TIMEOUT = 900
 DOCTOR_TIMEOUT = 300
+FIX_TIMEOUT = 3600  # the plan twice (on the fixer's copy, then for real) and the doctor three times
 # The distributions that install the `tensorflow` package; an environment should hold exactly one.
 TENSORFLOW_BUILDS = frozenset({"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos",
                                "tensorflow-aarch64", "tf-nightly", "tf-nightly-cpu"})
@@ -180,12 +182,17 @@ class Ledger:
     base_seconds: float = 0.0
     workdir: str | None = None
     cases: dict[str, dict] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # environments are built in a second thread
 
-    def pip_output(self, text: str) -> None:
-        self.download_bytes += downloaded_bytes(text)
+    def pip_output(self, text: str) -> int:
+        fetched = downloaded_bytes(text)
+        with self._lock:
+            self.download_bytes += fetched
+        return fetched
 
     def note(self, case: str, **values) -> None:
-        self.cases.setdefault(case, {}).update(values)
+        with self._lock:
+            self.cases.setdefault(case, {}).update(values)
 
 
 LEDGER = Ledger()
@@ -256,27 +263,27 @@ def build_base(env: Path, wheels: list[Path]) -> Path:
     return env
 
 
-def build_resolved(env: Path, python: Path, requirements: tuple[str, ...]) -> Path:
+def build_resolved(env: Path, python: Path, requirements: tuple[str, ...]) -> int:
     """A fresh venv of that Python with its own pip (ensurepip's), then `pip install <requirements>`:
-    pip's resolver picks every other release, as it does for a user today."""
+    pip's resolver picks every other release, as it does for a user today. Returns the bytes pip fetched."""
     require(run([str(python), "-m", "venv", str(env)]), f"creating {env.name}")
-    completed = pip(env / "bin" / "python", "install", *requirements)
+    completed = run([str(env / "bin" / "python"), "-m", "pip", "install", *requirements])
+    fetched = LEDGER.pip_output(completed.stdout + completed.stderr)
     if completed.returncode != 0:
         unavailable(f"pip cannot install {' '.join(requirements)} from the index: "
                     + (completed.stderr or completed.stdout).strip()[-500:])
-    return env
+    return fetched
 
 
 def uv(*args: str) -> subprocess.CompletedProcess:
     return run([str(provide_uv()), *args])
 
 
-def build_with_uv(env: Path, python: Path, wheels: list[Path]) -> Path:
+def build_with_uv(env: Path, python: Path, wheels: list[Path]) -> None:
     """`uv venv` (no pip inside) and `uv pip install --no-deps` of these wheels."""
     require(uv("venv", "--python", str(python), str(env)), f"uv venv {env.name}")
     require(uv("pip", "install", "--python", str(env / "bin" / "python"), "--no-deps", *map(str, wheels)),
             f"uv pip install into {env.name}")
-    return env
 
 
 def clone(source: Path, target: Path) -> Path:
@@ -329,15 +336,17 @@ def names_cause(result: dict, tokens: tuple[str, ...]) -> bool:
     return bool(result.get("remediation")) and all(_normal(t) in text for t in tokens)
 
 
-def fix_commands(report: dict) -> list[str]:
-    """The commands of every failing and warning check, in report order, each once (a user pasting them
-    does not run the same line twice)."""
-    commands: list[str] = []
-    for result in problems(report, "fail", "warn", "error"):
-        for command in (result.get("remediation") or {}).get("commands", ()):
-            if command not in commands:
-                commands.append(command)
-    return commands
+def plan_commands(report: dict) -> list[str]:
+    """What a user pastes: the commands of the report's plan whose steps are not manual, in order."""
+    return [step["command"] for step in report["plan"]["steps"] if not step["manual"]]
+
+
+def tfdoctor_fix(env: Path, extra_env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """`tfdoctor fix --python <env>/bin/python <args>` as a script runs it (no terminal)."""
+    completed = run([str(DOCTOR), "fix", "--python", str(env / "bin" / "python"), *args], env=clean_environ(**extra_env),
+                    timeout=FIX_TIMEOUT)
+    LEDGER.pip_output(completed.stdout + completed.stderr)
+    return completed
 
 
 def paste(commands: list[str], env: Path, extra_env: dict[str, str]) -> list[dict]:
@@ -348,8 +357,7 @@ def paste(commands: list[str], env: Path, extra_env: dict[str, str]) -> list[dic
     ran = []
     for command in commands:
         completed = run(command, env=shell_env, shell=True)
-        LEDGER.pip_output(completed.stdout + completed.stderr)
-        ran.append({"command": command, "exit": completed.returncode,
+        ran.append({"command": command, "exit": completed.returncode, "fetched": LEDGER.pip_output(completed.stdout + completed.stderr),
                     "output": "\n".join((completed.stdout + completed.stderr).strip().splitlines()[-8:])})
         if completed.returncode != 0:
             break

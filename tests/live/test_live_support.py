@@ -27,14 +27,14 @@ def test_network_bytes_come_from_pips_downloading_lines_only():
     assert support.downloaded_bytes(output) == 572_400_000 + 1_700_000 + 319_000
 
 
-def test_commands_come_from_failing_and_warning_checks_in_report_order_each_once():
-    report = {"results": [
-        {"id": "a", "status": "pass", "remediation": {"advice": "", "commands": ["never"]}},
-        {"id": "b", "status": "fail", "remediation": {"advice": "", "commands": ["upgrade pip", "reinstall"]}},
-        {"id": "c", "status": "skip", "remediation": None},
-        {"id": "d", "status": "warn", "remediation": {"advice": "", "commands": ["reinstall", "pin"]}},
-    ]}
-    assert support.fix_commands(report) == ["upgrade pip", "reinstall", "pin"]
+def test_a_user_pastes_the_plans_steps_that_are_not_manual_in_order():
+    report = {"plan": {"steps": [
+        {"number": 1, "command": "python -m pip install --upgrade pip", "manual": False},
+        {"number": 2, "command": "export TF_USE_LEGACY_KERAS=1", "manual": True},
+        {"number": 3, "command": "python -m pip install 'protobuf>=6'", "manual": False},
+    ], "conflicts": [], "moves_tensorflow": None}}
+    assert support.plan_commands(report) == ["python -m pip install --upgrade pip", "python -m pip install 'protobuf>=6'"]
+    assert support.plan_commands({"plan": {"steps": [], "conflicts": [], "moves_tensorflow": None}}) == []
 
 
 def test_a_finding_names_the_cause_only_with_a_remediation_and_every_token():
