@@ -383,6 +383,7 @@ def test_a_plan_that_fails_on_the_copy_leaves_the_environment_byte_for_byte(live
                         expect="exit 1, the environment byte for byte as it was", fix_exit=fixed.returncode,
                         unchanged=after == before, files=len(before))
     assert fixed.returncode == 1, f"tfdoctor fix exited {fixed.returncode}:\n{fixed.stdout[-2000:]}\n{fixed.stderr[-1000:]}"
+    assert "did not work on a copy" in fixed.stdout + fixed.stderr, f"the plan did not fail on the copy:\n{fixed.stdout[-2000:]}"
     changed = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
     assert not changed, f"{len(changed)} installed files changed though the plan failed on the copy: {changed[:10]}"
     assert sorted(env.parent.iterdir()) == beside, "the fixer's copy was left behind"
