@@ -7,19 +7,44 @@ import time
 from tests.live import support
 
 
+def _case_lines(case: str, seen: dict) -> list[str]:
+    lines = [f"{case}: {seen.get('mechanism', '')}"]
+    if "before" in seen:
+        lines.append(f"    expected {seen.get('expect')}; doctor: {seen['before']}  "
+                     f"({seen.get('build_seconds', 0):.0f} s, {seen.get('build_download', 0) / 1e6:.0f} MB fetched)")
+    else:
+        lines.append(f"    expected {seen.get('expect')}")
+    if "pasted_works" in seen:
+        ran = "; ".join(f"[{code}] {command}" for command, code in seen.get("ran", ())) or "no commands"
+        lines.append(f"    plan pasted: {ran}")
+        lines.append(f"      then: {'tensorflow + tf.keras work' if seen['pasted_works'] else 'STILL BROKEN'}; "
+                     f"doctor: {seen.get('pasted_after')}  ({seen.get('pasted_seconds', 0):.0f} s, "
+                     f"{seen.get('pasted_download', 0) / 1e6:.0f} MB fetched)")
+    if "fix_exit" in seen:
+        line = f"    tfdoctor fix --yes: exit {seen['fix_exit']}"
+        if "fix_works" in seen:
+            line += f"; {'tensorflow + tf.keras work' if seen['fix_works'] else 'STILL BROKEN'}; doctor: {seen.get('fix_after')}"
+        if "undo_exit" in seen:
+            line += (f"; --undo: exit {seen['undo_exit']}, freeze {'restored' if seen.get('undo_restores') else 'DIFFERS'}"
+                     f"  ({seen.get('fix_seconds', 0):.0f} s)")
+        if "fix_changes" in seen:
+            line += f"; freeze {'unchanged' if not seen['fix_changes'] else 'CHANGED: ' + ', '.join(seen['fix_changes'])}"
+        if "unchanged" in seen:
+            line += f"; {seen.get('files', 0)} recorded files {'byte for byte unchanged' if seen['unchanged'] else 'CHANGED'}"
+        lines.append(line)
+    return lines
+
+
 def pytest_terminal_summary(terminalreporter):
     ledger = support.LEDGER
     if not ledger.cases:
         return
-    write = terminalreporter.write_line
     terminalreporter.section("live environments")
     for case, seen in ledger.cases.items():
-        write(f"{case}: {seen.get('mechanism', '')}")
-        write(f"    expected {seen.get('expect')}; doctor: {seen.get('before')}  ({seen.get('build_seconds', 0):.0f} s, {seen.get('build_download', 0) / 1e6:.0f} MB fetched)")
-        if "works" in seen:
-            ran = "; ".join(f"[{code}] {command}" for command, code in seen.get("ran", ())) or "no commands"
-            write(f"    fix: {ran}")
-            write(f"    then: {'tensorflow + tf.keras work' if seen['works'] else 'STILL BROKEN'}; doctor: {seen.get('after')}"
-                  f"  ({seen.get('fix_seconds', 0):.0f} s, {seen.get('fix_download', 0) / 1e6:.0f} MB fetched)")
-    write(f"live suite: {(ledger.finished or time.monotonic()) - ledger.started:.0f} s (base environment {ledger.base_seconds:.0f} s); "
-          f"case wheels {ledger.wheelhouse_bytes / 1e6:.0f} MB; pip network downloads {ledger.download_bytes / 1e6:.0f} MB")
+        for line in _case_lines(case, seen):
+            terminalreporter.write_line(line)
+    terminalreporter.write_line(
+        f"live suite: {(ledger.finished or time.monotonic()) - ledger.started:.0f} s (base environment {ledger.base_seconds:.0f} s); "
+        f"wheelhouse (base and case wheels) {ledger.wheelhouse_bytes / 1e6:.0f} MB; pip network downloads "
+        f"{ledger.download_bytes / 1e6:.0f} MB (pip's own 'Downloading' lines: the suite's builds and pasted plans; "
+        "uv and tfdoctor fix print none)")

@@ -2,14 +2,19 @@
 run the doctor's own commands on a copy, as a user pastes them.
 
 One base environment holds the test setup's own TensorFlow (the `tensorflow-cpu` that `.[test]` installs,
-with the exact versions of its dependency closure, installed `--no-deps`: no resolver, no surprise).
-Every case is a hard-link copy of it (`cp -al`): pip replaces a file by unlinking it and writing a new
-one, and deleting a file only unlinks it, so a copy never changes the base. Nothing here writes into an
-existing file of a copy.
+with the exact versions of its dependency closure, downloaded once into a wheelhouse and installed
+`--no-deps`: no resolver, no surprise). Most cases are a hard-link copy of it (`cp -al`): pip replaces a
+file by unlinking it and writing a new one, and deleting a file only unlinks it, so a copy never changes
+the base. Nothing here writes into an existing file of a copy. Other cases are made as a user makes them:
+a fresh venv of a pyenv Python and `pip install tensorflow-cpu==X` with pip's own resolver, or `uv venv`
+and `uv pip install` of the base's wheels (uv comes with the test setup; every command here finds it, and
+only it, on a `tools/` directory put first on PATH, with uv's cache inside the session's directory).
 """
 
 from __future__ import annotations
 
+import csv
+import hashlib
 import json
 import os
 import platform
@@ -17,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -25,6 +31,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import Version
 
 DOCTOR = Path(sys.executable).with_name("tfdoctor")
 BASE_DISTRIBUTION = "tensorflow-cpu"  # what the test setup installs on Linux x86-64 (pyproject's [test])
@@ -32,6 +39,10 @@ BASE_DISTRIBUTION = "tensorflow-cpu"  # what the test setup installs on Linux x8
 TENSORFLOW_WORKS = "import tensorflow as tf; layer = tf.keras.layers.Dense(2); print('works', tf.__version__, type(layer).__module__)"
 PIP_TIMEOUT = 900
 DOCTOR_TIMEOUT = 300
+FIX_TIMEOUT = 3600  # the plan twice (on the fixer's copy, then for real) and the doctor three times
+# The distributions that install the `tensorflow` package; an environment should hold exactly one.
+TENSORFLOW_BUILDS = frozenset({"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos",
+                               "tensorflow-aarch64", "tf-nightly", "tf-nightly-cpu"})
 _DOWNLOADING = re.compile(r"Downloading \S+ \(([\d.]+) (kB|MB|GB)\)")
 _UNIT = {"kB": 1e3, "MB": 1e6, "GB": 1e9}
 
@@ -60,9 +71,44 @@ def downloaded_bytes(pip_output: str) -> int:
 
 
 def clean_environ(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "TF_USE_LEGACY_KERAS"}}
+    """The caller's environment without what would point a command at another Python, Keras or uv
+    setup; within a session, the session's tools/ first on PATH and uv's cache in the session."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "TF_USE_LEGACY_KERAS"} and not k.startswith("UV_")}
+    if LEDGER.workdir:
+        env["PATH"] = f"{tools_dir()}{os.pathsep}{env.get('PATH', '')}"
+        env["UV_CACHE_DIR"] = str(Path(LEDGER.workdir) / "uv-cache")
+        env["UV_PYTHON_DOWNLOADS"] = "never"
     env.update(extra)
     return env
+
+
+def tools_dir() -> Path:
+    return Path(LEDGER.workdir) / "tools"
+
+
+def provide_uv() -> Path:
+    """Link the uv that the test setup installs beside the tests into the session's tools/ (alone: the
+    tests' own python and pip must not be found before a target's)."""
+    uv = shutil.which("uv", path=str(Path(sys.executable).parent))
+    if uv is None:
+        unavailable("uv is missing beside the tests (pyproject's [test] extra installs it)")
+    tools_dir().mkdir(parents=True, exist_ok=True)
+    link = tools_dir() / "uv"
+    if not link.exists():
+        link.symlink_to(uv)
+    return link
+
+
+def python_of(minor: str) -> Path:
+    """An interpreter of that minor ("3.11"): the tests' own base Python when it is one, else pyenv's newest."""
+    if minor == f"{sys.version_info.major}.{sys.version_info.minor}":
+        return Path(getattr(sys, "_base_executable", None) or sys.executable)
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    found = [p for p in (pyenv / "versions").glob(f"{minor}.*/bin/python") if re.fullmatch(r"\d+\.\d+\.\d+", p.parent.parent.name)]
+    if not found:
+        unavailable(f"no Python {minor} here (looked for {pyenv}/versions/{minor}.*)")
+    return max(found, key=lambda p: Version(p.parent.parent.name))
 
 
 def dependency_closure(root: str) -> dict[str, str]:
@@ -84,11 +130,45 @@ def dependency_closure(root: str) -> dict[str, str]:
 
 
 def site_packages(env: Path) -> Path:
-    return env / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    found = list(env.glob("lib/python3.*/site-packages"))
+    assert len(found) == 1, f"{env} has {len(found)} site-packages directories: {found}"
+    return found[0]
 
 
 def installed(env: Path) -> dict[str, metadata.Distribution]:
     return {canonicalize_name(d.metadata["Name"]): d for d in metadata.distributions(path=[str(site_packages(env))])}
+
+
+def freeze(env: Path) -> list[str]:
+    """`name==version` of every distribution in the environment (pip's freeze --all, without needing pip)."""
+    return sorted(f"{name}=={dist.version}" for name, dist in installed(env).items())
+
+
+def tensorflow_builds(env: Path) -> dict[str, str]:
+    return {name: dist.version for name, dist in installed(env).items() if name in TENSORFLOW_BUILDS}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def installed_bytes(env: Path) -> dict[str, tuple[int, str] | None]:
+    """Every RECORD of the environment and every file a RECORD lists with a sha256, as they are now:
+    (size, sha256), None for a missing file. Equal before and after means byte for byte the same install."""
+    root = site_packages(env)
+    state: dict[str, tuple[int, str] | None] = {}
+    for record in sorted(root.glob("*.dist-info/RECORD")):
+        listed = [record.relative_to(root).as_posix()]
+        with record.open(newline="", encoding="utf-8") as rows:
+            listed += [row[0] for row in csv.reader(rows) if len(row) >= 2 and row[1].startswith("sha256=")]
+        for relative in listed:
+            path = Path(os.path.normpath(root / relative))
+            state[relative] = (path.stat().st_size, _sha256(path)) if path.is_file() else None
+    return state
 
 
 @dataclass
@@ -102,12 +182,17 @@ class Ledger:
     base_seconds: float = 0.0
     workdir: str | None = None
     cases: dict[str, dict] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # environments are built in a second thread
 
-    def pip_output(self, text: str) -> None:
-        self.download_bytes += downloaded_bytes(text)
+    def pip_output(self, text: str) -> int:
+        fetched = downloaded_bytes(text)
+        with self._lock:
+            self.download_bytes += fetched
+        return fetched
 
     def note(self, case: str, **values) -> None:
-        self.cases.setdefault(case, {}).update(values)
+        with self._lock:
+            self.cases.setdefault(case, {}).update(values)
 
 
 LEDGER = Ledger()
@@ -130,38 +215,75 @@ def require(completed: subprocess.CompletedProcess, what: str) -> None:
     assert completed.returncode == 0, f"{what} failed ({completed.returncode}):\n{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}"
 
 
-def fetch_wheels(wheelhouse: Path, specs: list[str]) -> dict[str, Path]:
-    """Download exactly these releases (no dependencies) once; {canonical name==version: wheel}. A failure
-    here is the index being unreachable (or a release gone): skipped off CI, failed in CI."""
+def fetch_wheels(wheelhouse: Path, specs: list[str], python_minor: str) -> dict[str, Path]:
+    """Download exactly these releases (no dependencies) for that Python once; {canonical name==version:
+    wheel}. A failure here is the index being unreachable (or a release gone): skipped off CI, failed in CI."""
     wheelhouse.mkdir(parents=True, exist_ok=True)
-    completed = pip(Path(sys.executable), "download", "--no-deps", "--only-binary=:all:", "-d", str(wheelhouse), *specs)
-    if completed.returncode != 0:
-        tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
-        unavailable("the package index is unreachable or lacks a release the live cases need: " + " | ".join(tail))
+    for batch in _distinct_names(specs):  # pip refuses two releases of one name in one command
+        completed = pip(Path(sys.executable), "download", "--no-deps", "--only-binary=:all:", "--python-version", python_minor,
+                        "-d", str(wheelhouse), *batch)
+        if completed.returncode != 0:
+            tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
+            unavailable("the package index is unreachable or lacks a release the live cases need: " + " | ".join(tail))
     wheels = {}
     for wheel in wheelhouse.glob("*.whl"):
         name, version, _, _ = parse_wheel_filename(wheel.name)
         wheels[f"{name}=={version}"] = wheel
-    LEDGER.wheelhouse_bytes = sum(w.stat().st_size for w in wheels.values())
     return wheels
 
 
-def build_base(env: Path) -> Path:
-    """A venv with the test setup's TensorFlow and its dependency closure, exact versions, --no-deps."""
-    started = time.monotonic()
+def _distinct_names(specs: list[str]) -> list[list[str]]:
+    batches: list[list[str]] = []
+    for spec in specs:
+        name = canonicalize_name(Requirement(spec).name)
+        batch = next((b for b in batches if name not in {canonicalize_name(Requirement(x).name) for x in b}), None)
+        if batch is None:
+            batches.append(batch := [])
+        batch.append(spec)
+    return batches
+
+
+def base_pins() -> dict[str, str]:
     try:
-        pins = dependency_closure(BASE_DISTRIBUTION)
+        return dependency_closure(BASE_DISTRIBUTION)
     except metadata.PackageNotFoundError:
         unavailable(f"the test setup installs {BASE_DISTRIBUTION} on Linux x86-64, and it is missing here")
-    base_python = Path(getattr(sys, "_base_executable", None) or sys.executable)
-    require(run([str(base_python), "-m", "venv", str(env)]), "creating the base venv")
-    completed = pip(env / "bin" / "python", "install", "--no-deps", "--only-binary=:all:",
-                    *(f"{name}=={version}" for name, version in sorted(pins.items())))
+
+
+def build_base(env: Path, wheels: list[Path]) -> Path:
+    """A venv with the test setup's TensorFlow and its dependency closure (these wheels), --no-deps."""
+    started = time.monotonic()
+    require(run([str(python_of(f"{sys.version_info.major}.{sys.version_info.minor}")), "-m", "venv", str(env)]),
+            "creating the base venv")
+    completed = pip(env / "bin" / "python", "install", "--no-deps", *map(str, wheels))
     if completed.returncode != 0:
         unavailable("cannot install the test setup's TensorFlow into the base environment: "
                     + (completed.stderr or completed.stdout).strip()[-500:])
     LEDGER.base_seconds = time.monotonic() - started
     return env
+
+
+def build_resolved(env: Path, python: Path, requirements: tuple[str, ...]) -> int:
+    """A fresh venv of that Python with its own pip (ensurepip's), then `pip install <requirements>`:
+    pip's resolver picks every other release, as it does for a user today. Returns the bytes pip fetched."""
+    require(run([str(python), "-m", "venv", str(env)]), f"creating {env.name}")
+    completed = run([str(env / "bin" / "python"), "-m", "pip", "install", *requirements])
+    fetched = LEDGER.pip_output(completed.stdout + completed.stderr)
+    if completed.returncode != 0:
+        unavailable(f"pip cannot install {' '.join(requirements)} from the index: "
+                    + (completed.stderr or completed.stdout).strip()[-500:])
+    return fetched
+
+
+def uv(*args: str) -> subprocess.CompletedProcess:
+    return run([str(provide_uv()), *args])
+
+
+def build_with_uv(env: Path, python: Path, wheels: list[Path]) -> None:
+    """`uv venv` (no pip inside) and `uv pip install --no-deps` of these wheels."""
+    require(uv("venv", "--python", str(python), str(env)), f"uv venv {env.name}")
+    require(uv("pip", "install", "--python", str(env / "bin" / "python"), "--no-deps", *map(str, wheels)),
+            f"uv pip install into {env.name}")
 
 
 def clone(source: Path, target: Path) -> Path:
@@ -185,9 +307,10 @@ def run_doctor(env: Path, extra_env: dict[str, str], keep: Path) -> dict:
     return report
 
 
-def tensorflow_works(env: Path, extra_env: dict[str, str]) -> tuple[bool, str]:
-    completed = run([str(env / "bin" / "python"), "-c", TENSORFLOW_WORKS], env=clean_environ(**extra_env),
-                    timeout=DOCTOR_TIMEOUT)
+def tensorflow_works(env: Path, extra_env: dict[str, str], imports: tuple[str, ...] = ()) -> tuple[bool, str]:
+    """TensorFlow imports and a Keras layer builds (and these modules import, e.g. a companion's)."""
+    code = "".join(f"import {module}; " for module in imports) + TENSORFLOW_WORKS
+    completed = run([str(env / "bin" / "python"), "-c", code], env=clean_environ(**extra_env), timeout=DOCTOR_TIMEOUT)
     lines = (completed.stdout + completed.stderr).strip().splitlines()
     return completed.returncode == 0, "\n".join(lines[-6:])
 
@@ -213,26 +336,28 @@ def names_cause(result: dict, tokens: tuple[str, ...]) -> bool:
     return bool(result.get("remediation")) and all(_normal(t) in text for t in tokens)
 
 
-def fix_commands(report: dict) -> list[str]:
-    """The commands of every failing and warning check, in report order, each once (a user pasting them
-    does not run the same line twice)."""
-    commands: list[str] = []
-    for result in problems(report, "fail", "warn", "error"):
-        for command in (result.get("remediation") or {}).get("commands", ()):
-            if command not in commands:
-                commands.append(command)
-    return commands
+def plan_commands(report: dict) -> list[str]:
+    """What a user pastes: the commands of the report's plan whose steps are not manual, in order."""
+    return [step["command"] for step in report["plan"]["steps"] if not step["manual"]]
+
+
+def tfdoctor_fix(env: Path, extra_env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """`tfdoctor fix --python <env>/bin/python <args>` as a script runs it (no terminal)."""
+    completed = run([str(DOCTOR), "fix", "--python", str(env / "bin" / "python"), *args], env=clean_environ(**extra_env),
+                    timeout=FIX_TIMEOUT)
+    LEDGER.pip_output(completed.stdout + completed.stderr)
+    return completed
 
 
 def paste(commands: list[str], env: Path, extra_env: dict[str, str]) -> list[dict]:
     """Run the commands in order in bash, as a user with the environment activated; stop at the first
     that fails (a user would)."""
-    shell_env = clean_environ(**extra_env, VIRTUAL_ENV=str(env), PATH=f"{env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    shell_env = clean_environ(**extra_env, VIRTUAL_ENV=str(env))
+    shell_env["PATH"] = f"{env / 'bin'}{os.pathsep}{shell_env['PATH']}"
     ran = []
     for command in commands:
         completed = run(command, env=shell_env, shell=True)
-        LEDGER.pip_output(completed.stdout + completed.stderr)
-        ran.append({"command": command, "exit": completed.returncode,
+        ran.append({"command": command, "exit": completed.returncode, "fetched": LEDGER.pip_output(completed.stdout + completed.stderr),
                     "output": "\n".join((completed.stdout + completed.stderr).strip().splitlines()[-8:])})
         if completed.returncode != 0:
             break

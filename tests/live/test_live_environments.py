@@ -1,23 +1,34 @@
-"""Real broken TensorFlow environments, one mechanism each: the doctor's verdict, then its own fix.
+"""Real TensorFlow environments, healthy or broken one mechanism each: the doctor's verdict, then its own fix.
 
-Each case is the test setup's TensorFlow (tensorflow-cpu, latest) in a fresh venv, broken in one way with
-real releases from the package index. `test_verdict` runs the doctor on it and asserts the mechanism's
-verdict: a `fail` (a `warn` where TensorFlow still works) from a check that names the cause, and no
-`fail` on a healthy control. `test_fix_repairs` runs the doctor's commands (failing and warning checks,
-report order) in bash on a copy of that environment, then asserts that `import tensorflow` and
-`tf.keras.layers.Dense(2)` work and that the doctor reports no `fail` any more.
+Most cases are the test setup's TensorFlow (tensorflow-cpu, latest) in a fresh venv, broken in one way with
+real releases from the package index. Others are made as a user makes them: `pip install
+tensorflow-cpu==2.X` into a fresh Python 3.11 venv with pip's own resolver (healthy controls of older
+minors), `pip install tensorflow-cpu==2.10.1` on Python 3.10 (the resolver's NumPy 2 then breaks it), or
+`uv venv` with the test setup's TensorFlow installed by uv (no pip inside). `test_verdict` runs the doctor
+on each and asserts the mechanism's verdict: a `fail` (a `warn` where TensorFlow still works) from a check
+that names the cause, and neither a `fail` nor a `warn` on a healthy control. Then each broken case is
+repaired twice, on two hard-link copies: the report's plan pasted into bash (its steps that are not
+manual, in order), and `tfdoctor fix --yes`. After each, `import tensorflow` and `tf.keras.layers.Dense(2)`
+work (and the case's companion imports), the doctor reports neither a `fail` nor a `warn`, one TensorFlow
+build is installed, and its version is the one before unless the plan's `moves_tensorflow` said why and
+where. `tfdoctor fix --undo --yes` then restores the freeze before the fix. On a healthy control
+`tfdoctor fix --yes` changes nothing. A plan that cannot work (no package index) fails on the fixer's
+copy and leaves the environment byte for byte as it was (every file every RECORD lists: size, sha256).
 
 Expectations are written against mechanisms ("a finding names protobuf"), not one check id. Releases
 outside TensorFlow's pins are chosen for the TensorFlow the test setup installs (2.21 when written); each
-case asserts its own premise (that the release really violates the installed TensorFlow's Requires-Dist),
-so a newer TensorFlow that moves a pin makes the case say so rather than pass vacuously.
+case asserts its own premise (that the release really violates the installed TensorFlow's Requires-Dist,
+or that the companion's Requires-Dist excludes the installed TensorFlow), so a newer TensorFlow that moves
+a pin makes the case say so rather than pass vacuously.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +41,11 @@ from tests.live import support
 pytestmark = [pytest.mark.live, pytest.mark.integration]
 
 FAIL, WARN, PROBLEM, HEALTHY = "fail", "warn", "fail-or-warn", "healthy"
+BASE, RESOLVED, UV = "copy of the base", "pip's resolver", "uv"
+# Every tensorflow-cpu 2.12-2.15 and 2.17-2.19 that pip installs on Python 3.11 comes with
+# tensorflow-io-gcs-filesystem 0.37.1, which declares `tensorflow-cpu<2.17,>=2.16; extra == 'tensorflow-cpu'`:
+# an extra nobody asked for (issue 17).
+HEALTHY_RELEASES = ("2.13.1", "2.15.1", "2.17.1", "2.18.1")
 
 
 @dataclass(frozen=True)
@@ -37,111 +53,221 @@ class Case:
     id: str
     mechanism: str
     expect: str
-    cause: tuple[str, ...] = ()  # every token must appear in one finding ("{tf}", "{tf_minor}": TensorFlow's)
-    install: tuple[str, ...] = ()  # releases installed --no-deps on top of the base ("{tf}": its version)
+    causes: tuple[tuple[str, ...], ...] = ()  # each group: every token in one finding ("{tf}", "{tf_minor}": TensorFlow's)
+    origin: str = BASE
+    python: str | None = None  # RESOLVED: the Python minor of the fresh venv (None: the tests' own)
+    requirements: tuple[str, ...] = ()  # RESOLVED: what `pip install` is asked for
+    install: tuple[str, ...] = ()  # releases installed --no-deps on top ("{tf}": the base's TensorFlow version)
     uninstall: tuple[str, ...] = ()
     delete: tuple[str, ...] = ()  # files of the install, relative to site-packages, unlinked
     violates: str | None = None  # the distribution whose installed release breaks TensorFlow's pin
+    built_for_another: str | None = None  # the companion whose installed release requires another TensorFlow
+    imports: tuple[str, ...] = ()  # modules that must import after the fix, beside TensorFlow
     env: dict[str, str] = field(default_factory=dict)
-    xfail: str | None = None  # "verdict: why" / "fix: why" the doctor does not get it right yet
+    xfail: str | None = None  # "verdict: why", "plan: why" or "fix: why" the doctor does not get it right yet
 
 
+# Copies of the base first: the other environments are built meanwhile (see Live).
 CASES = (
     Case("healthy-tensorflow-cpu", "control: tensorflow-cpu with its dependencies at their pins", HEALTHY),
     Case("healthy-tensorflow", "control: tensorflow (the CUDA-capable build) instead of tensorflow-cpu", HEALTHY,
          uninstall=("tensorflow-cpu",), install=("tensorflow=={tf}",)),
     Case("protobuf-too-old", "protobuf below TensorFlow's pin: the import fails (gencode/runtime major mismatch)",
-         FAIL, cause=("protobuf 5.29",), install=("protobuf==5.29.5",), violates="protobuf"),
+         FAIL, causes=(("protobuf 5.29",),), install=("protobuf==5.29.5",), violates="protobuf"),
     Case("ml-dtypes-too-old", "ml-dtypes below TensorFlow's pin: the import fails (a dtype is missing)",
-         FAIL, cause=("ml-dtypes 0.4",), install=("ml-dtypes==0.4.1",), violates="ml-dtypes"),
+         FAIL, causes=(("ml-dtypes 0.4",),), install=("ml-dtypes==0.4.1",), violates="ml-dtypes"),
     Case("keras-2-with-tf2", "Keras 2 where TensorFlow pins Keras 3: TensorFlow imports, tf.keras fails",
-         FAIL, cause=("keras 2.15",), install=("keras==2.15.0",), violates="keras"),
+         FAIL, causes=(("keras 2.15",),), install=("keras==2.15.0",), violates="keras"),
     Case("h5py-too-new", "h5py above TensorFlow's pin while TensorFlow still imports and works",
-         WARN, cause=("h5py 3.16",), install=("h5py==3.16.0",), violates="h5py"),
+         WARN, causes=(("h5py 3.16",),), install=("h5py==3.16.0",), violates="h5py"),
     Case("numpy-too-old", "NumPy below TensorFlow's pin while TensorFlow still imports and works",
-         WARN, cause=("numpy 1.25",), install=("numpy==1.25.2",), violates="numpy"),
+         WARN, causes=(("numpy 1.25",),), install=("numpy==1.25.2",), violates="numpy"),
     Case("shared-library-deleted", "a shared library of the tensorflow package deleted: the import fails",
-         FAIL, cause=("libtensorflow_framework.so.2",), delete=("tensorflow/libtensorflow_framework.so.2",)),
+         FAIL, causes=(("libtensorflow_framework.so.2",),), delete=("tensorflow/libtensorflow_framework.so.2",)),
     Case("old-pip-and-deleted-library", "pip 20.2 (cannot install manylinux_2_27 wheels) in an environment "
-         "whose repair needs TensorFlow's wheel", FAIL, cause=("pip 20.2",), install=("pip==20.2.4",),
+         "whose repair needs TensorFlow's wheel", FAIL, causes=(("pip 20.2",),), install=("pip==20.2.4",),
          delete=("tensorflow/python/_pywrap_tensorflow_internal.so",)),
-    Case("tf-keras-of-another-release", "tf-keras 2.15 with TF_USE_LEGACY_KERAS=1 on TensorFlow 2.21: tf.keras fails",
-         FAIL, cause=("tf-keras", "{tf_minor}"), install=("tf-keras==2.15.1",), violates=None, env={"TF_USE_LEGACY_KERAS": "1"}),
+    Case("tf-keras-of-another-release", "tf-keras 2.15 with TF_USE_LEGACY_KERAS=1 on TensorFlow {tf}: tf.keras fails",
+         FAIL, causes=(("tf-keras", "{tf_minor}"),), install=("tf-keras==2.15.1",), env={"TF_USE_LEGACY_KERAS": "1"}),
+    Case("legacy-keras-without-tf-keras", "TF_USE_LEGACY_KERAS=1 and no tf-keras beside tensorflow-cpu {tf}: tf.keras fails",
+         FAIL, causes=(("tf-keras", "{tf_minor}"),), env={"TF_USE_LEGACY_KERAS": "1"}),
     Case("two-tensorflow-builds", "tensorflow and tensorflow-cpu both installed into one site-packages/tensorflow/",
-         PROBLEM, cause=("tensorflow {tf}", "tensorflow-cpu {tf}"), install=("tensorflow=={tf}",)),
+         PROBLEM, causes=(("tensorflow {tf}", "tensorflow-cpu {tf}"),), install=("tensorflow=={tf}",),
+         xfail="fix: the plan keeps tensorflow 2.21.0 and removes tensorflow-cpu 2.21.0; the fixer takes that for a TensorFlow "
+               "move no check asked for (moves_tensorflow is null) and refuses the verified plan"),
+    Case("tensorflow-text-of-another-release", "tensorflow-text 2.15.0 (made for TensorFlow 2.15; requires `tensorflow`) "
+         "beside tensorflow-cpu {tf}: import tensorflow_text fails while TensorFlow works", FAIL, causes=(("tensorflow-text 2.15",),),
+         install=("tensorflow-text==2.15.0",), built_for_another="tensorflow-text", imports=("tensorflow_text",)),
+    Case("uv-venv-protobuf-too-old", "a uv venv (no pip inside) with protobuf below TensorFlow's pin: the import fails",
+         FAIL, causes=(("protobuf 5.29",),), origin=UV, install=("protobuf==5.29.5",), violates="protobuf"),
+    *(Case(f"healthy-tensorflow-cpu-{release}", f"control: pip install tensorflow-cpu=={release} into a fresh Python 3.11 venv",
+           HEALTHY, origin=RESOLVED, python="3.11", requirements=(f"tensorflow-cpu=={release}",))
+      for release in HEALTHY_RELEASES),
+    Case("tensorflow-2.10-numpy-2-and-protobuf-4", "pip install tensorflow-cpu==2.10.1 on Python 3.10 (the resolver "
+         "picks NumPy 2.2, which 2.10's extensions cannot import), then protobuf 4.25 above its <3.20 pin",
+         FAIL, causes=(("numpy 2.2",), ("protobuf 4.25",)), origin=RESOLVED, python="3.10",
+         requirements=("tensorflow-cpu==2.10.1",), install=("numpy==2.2.6", "protobuf==4.25.9"), violates="protobuf"),
 )
 
 
-def _params(phase: str) -> list:
-    """xfail names the phase it is about ("verdict: ..." or "fix: ..."), strict: a pass means it's fixed."""
+def _params(phase: str, cases: tuple[Case, ...] = CASES) -> list:
+    """xfail names the phase it is about ("verdict: ...", "plan: ..." or "fix: ..."), strict: a pass means it's fixed."""
     return [pytest.param(case, id=case.id,
                          marks=[pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail and case.xfail.startswith(phase) else [])
-            for case in CASES]
+            for case in cases]
 
 
 class Live:
-    """The session's environments: the base, the wheelhouse, each case's broken environment and its report."""
+    """The session's environments: the wheelhouses, the base, each selected case's environment, its
+    report and what `tfdoctor fix` made of a copy of it. Two threads beside the tests' keep both cores
+    busy: one builds the environments not copied from the base (pip's resolver, uv) from the start,
+    while the copies are diagnosed; the other runs `tfdoctor fix` on a copy of each case as soon as the
+    case is diagnosed, while the tests go on (the fix tests then only read the outcome)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, cases: tuple[Case, ...], fixing: frozenset[str] = frozenset()):
         self.root = root
-        self.tf_version = support.dependency_closure(support.BASE_DISTRIBUTION)[canonicalize_name(support.BASE_DISTRIBUTION)]
+        self.fixing = fixing  # the cases whose fix test runs
+        pins = support.base_pins()
+        self.tf_version = pins[canonicalize_name(support.BASE_DISTRIBUTION)]
         self.tf_minor = ".".join(self.tf_version.split(".")[:2])
-        specs = sorted({spec.format(tf=self.tf_version) for case in CASES for spec in case.install})
-        self.wheels = support.fetch_wheels(root / "wheelhouse", specs)
-        self.base = support.build_base(root / "base")
+        self.own_python = f"{sys.version_info.major}.{sys.version_info.minor}"
+        self.wheels: dict[str, dict[str, Path]] = {}
+        for minor in sorted({self._python(case) for case in cases} | {self.own_python}):
+            specs = {spec.format(tf=self.tf_version) for case in cases if self._python(case) == minor for spec in case.install}
+            if minor == self.own_python:
+                specs |= {f"{name}=={version}" for name, version in pins.items()}
+            self.wheels[minor] = support.fetch_wheels(root / "wheelhouse" / minor, sorted(specs), minor)
+        support.LEDGER.wheelhouse_bytes = sum(w.stat().st_size for w in (root / "wheelhouse").rglob("*.whl"))
+        self.base_wheels = [self.wheels[self.own_python][f"{name}=={version}"] for name, version in sorted(pins.items())]
+        self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-build")
+        self._made: dict[str, Future] = {case.id: self._builder.submit(self._make, case) for case in cases if case.origin != BASE}
+        self.base = support.build_base(root / "base", self.base_wheels)
         self._broken: dict[str, tuple[Path, dict]] = {}
+        self._fixer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-fix")
+        self._fixes: dict[str, Future] = {}
+
+    def close(self) -> None:
+        for executor in (self._builder, self._fixer):
+            executor.shutdown(wait=True, cancel_futures=True)
+
+    def _python(self, case: Case) -> str:
+        return case.python or self.own_python
 
     def broken(self, case: Case) -> tuple[Path, dict]:
         if case.id not in self._broken:
-            started, fetched = time.monotonic(), support.LEDGER.download_bytes
-            env = support.clone(self.base, self.root / case.id)
+            started = time.monotonic()
+            env, made_seconds, fetched = self._made[case.id].result() if case.id in self._made else self._make(case)
             python = env / "bin" / "python"
             if case.uninstall:
                 support.require(support.pip(python, "uninstall", "-y", *case.uninstall), f"{case.id}: uninstall")
             if case.install:
-                wheels = [str(self._wheel(spec)) for spec in case.install]
-                support.require(support.pip(python, "install", "--no-deps", *wheels), f"{case.id}: install")
+                wheels = [str(self._wheel(case, spec)) for spec in case.install]
+                if case.origin == UV:
+                    support.require(support.uv("pip", "install", "--python", str(python), "--no-deps", *wheels), f"{case.id}: install")
+                else:
+                    support.require(support.pip(python, "install", "--no-deps", *wheels), f"{case.id}: install")
             for relative in case.delete:
                 os.unlink(support.site_packages(env) / relative)  # only unlinks: the base keeps its inode
             self._premise(case, env)
             report = support.run_doctor(env, case.env, self.root / "reports" / f"{case.id}.json")
-            support.LEDGER.note(case.id, mechanism=case.mechanism, expect=case.expect, before=support.verdict_line(report),
-                                build_seconds=time.monotonic() - started,
-                                build_download=support.LEDGER.download_bytes - fetched)
+            support.LEDGER.note(case.id, mechanism=case.mechanism.format(tf=self.tf_version), expect=case.expect,
+                                before=support.verdict_line(report),
+                                build_seconds=made_seconds + time.monotonic() - started, build_download=fetched)
             self._broken[case.id] = (env, report)
+            if case.id in self.fixing:
+                self._fixes[case.id] = self._fixer.submit(self._fix, case)
         return self._broken[case.id]
 
-    def _wheel(self, spec: str) -> Path:
+    def fixed(self, case: Case) -> dict:
+        """What `tfdoctor fix --yes` (and, on a broken case, `--undo --yes` after it) did to a copy."""
+        self.broken(case)
+        if case.id not in self._fixes:
+            self._fixes[case.id] = self._fixer.submit(self._fix, case)
+        return self._fixes[case.id].result()
+
+    def _fix(self, case: Case) -> dict:
+        broken, report = self._broken[case.id]
+        started = time.monotonic()
+        env = support.clone(broken, self.root / f"{case.id}-fixed")
+        before = support.freeze(env)
+        fixed = support.tfdoctor_fix(env, case.env, "--yes")
+        outcome = {"fixed": fixed, "before": before, "report": report}
+        if case.expect == HEALTHY:
+            outcome["after"] = support.freeze(env)
+            support.LEDGER.note(case.id, fix_exit=fixed.returncode, fix_changes=sorted(set(outcome["after"]) ^ set(before)))
+        else:
+            support.LEDGER.note(case.id, fix_exit=fixed.returncode)
+            outcome["seen"] = _repaired(self, case, report, broken, env, "fix")
+            outcome["undone"] = support.tfdoctor_fix(env, case.env, "--yes", "--undo")
+            outcome["restored"] = support.freeze(env)
+            support.LEDGER.note(case.id, undo_exit=outcome["undone"].returncode, undo_restores=outcome["restored"] == before,
+                                fix_seconds=time.monotonic() - started)
+        shutil.rmtree(env, ignore_errors=True)
+        return outcome
+
+    def _make(self, case: Case) -> tuple[Path, float, int]:
+        """The case's environment before it is broken: where, seconds taken, bytes pip fetched."""
+        started, fetched, target = time.monotonic(), 0, self.root / case.id
+        if case.origin == RESOLVED:
+            fetched = support.build_resolved(target, support.python_of(self._python(case)), case.requirements)
+        elif case.origin == UV:
+            support.build_with_uv(target, support.python_of(self.own_python), self.base_wheels)
+        else:
+            support.clone(self.base, target)
+        return target, time.monotonic() - started, fetched
+
+    def _wheel(self, case: Case, spec: str) -> Path:
         requirement = Requirement(spec.format(tf=self.tf_version))
         version = next(iter(requirement.specifier)).version
-        return self.wheels[f"{canonicalize_name(requirement.name)}=={version}"]
+        return self.wheels[self._python(case)][f"{canonicalize_name(requirement.name)}=={version}"]
 
     def _premise(self, case: Case, env: Path) -> None:
         dists = support.installed(env)
+        builds = support.tensorflow_builds(env)
+        tensorflow = dists[next(iter(builds))]
         if case.violates:
-            tensorflow = dists.get("tensorflow-cpu") or dists.get("tensorflow")
             pins = [Requirement(r) for r in tensorflow.requires or () if canonicalize_name(Requirement(r).name) == case.violates]
             version = dists[case.violates].version
             assert pins and not any(p.specifier.contains(version, prereleases=True) for p in pins), (
                 f"premise of {case.id} no longer holds: {case.violates} {version} satisfies TensorFlow "
                 f"{tensorflow.version}'s {[str(p) for p in pins]}; pick a release outside the pin")
-        if "tf-keras" in dists and case.env.get("TF_USE_LEGACY_KERAS"):
-            release = ".".join(dists["tf-keras"].version.split(".")[:2])
-            assert release != self.tf_minor, f"premise of {case.id}: tf-keras {release} is TensorFlow's own release"
+        if case.built_for_another:
+            companion = dists[case.built_for_another]
+            wanted = [Requirement(r) for r in companion.requires or () if canonicalize_name(Requirement(r).name) in support.TENSORFLOW_BUILDS
+                      and (Requirement(r).marker is None or Requirement(r).marker.evaluate({"extra": ""}))]
+            assert wanted and not any(r.specifier.contains(tensorflow.version, prereleases=True) for r in wanted), (
+                f"premise of {case.id}: {case.built_for_another} {companion.version} accepts TensorFlow {tensorflow.version}")
+        if case.env.get("TF_USE_LEGACY_KERAS"):
+            if "tf-keras" in dists:
+                release = ".".join(dists["tf-keras"].version.split(".")[:2])
+                assert release != self.tf_minor, f"premise of {case.id}: tf-keras {release} is TensorFlow's own release"
+        if case.origin == UV:
+            assert "pip" not in dists, f"premise of {case.id}: uv venv has pip inside"
         for relative in case.delete:
             assert not (support.site_packages(env) / relative).exists()
             assert (support.site_packages(self.base) / relative).exists(), "the base lost a file: a copy was modified in place"
 
 
 @pytest.fixture(scope="session")
-def live(tmp_path_factory):
+def live(tmp_path_factory, request):
     reason = support.platform_reason()
     if reason:
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("live")
     support.LEDGER.started = time.monotonic()
     support.LEDGER.workdir = str(root)
-    yield Live(root)
+    # only the cases this session runs (-k): their wheels, their environments
+    selected = {item.callspec.params["case"].id for item in request.session.items
+                if getattr(item, "callspec", None) and "case" in item.callspec.params}
+    if any(getattr(item, "originalname", "") == test_a_plan_that_fails_on_the_copy_leaves_the_environment_byte_for_byte.__name__
+           for item in request.session.items):
+        selected.add(OFFLINE_CASE)
+    fix_tests = {test_fix_repairs_and_undo_restores.__name__, test_fix_changes_nothing_when_healthy.__name__}
+    fixing = frozenset(item.callspec.params["case"].id for item in request.session.items
+                       if getattr(item, "originalname", "") in fix_tests)
+    live = Live(root, tuple(case for case in CASES if case.id in selected), fixing)
+    yield live
+    live.close()
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
 
@@ -160,31 +286,105 @@ def test_verdict(live, case):
     warns = support.problems(report, "warn")
     seen = support.verdict_line(report)
     if case.expect == HEALTHY:
-        assert not fails, f"a healthy environment got: {seen}"
+        assert not fails and not warns, f"a healthy environment got: {seen}"
         return
     wanted = {FAIL: fails, WARN: warns, PROBLEM: fails + warns}[case.expect]
     if case.expect == WARN:
         assert not fails, f"TensorFlow works here, so a pin violation is a warn, not a fail; got: {seen}"
-    cause = tuple(token.format(tf=live.tf_version, tf_minor=live.tf_minor) for token in case.cause)
-    assert any(support.names_cause(r, cause) for r in wanted), (
-        f"expected a {case.expect} naming {cause} with a remediation; got: {seen}\n"
-        + "\n".join(support.result_text(r)[:600] for r in fails + warns))
+    for tokens in case.causes:
+        cause = tuple(token.format(tf=live.tf_version, tf_minor=live.tf_minor) for token in tokens)
+        assert any(support.names_cause(r, cause) for r in wanted), (
+            f"expected a {case.expect} naming {cause} with a remediation; got: {seen}\n"
+            + "\n".join(support.result_text(r)[:600] for r in fails + warns))
 
 
-@pytest.mark.parametrize("case", _params("fix"))
-def test_fix_repairs(live, case):
+def _repaired(live: Live, case: Case, report: dict, broken: Path, env: Path, how: str) -> dict:
+    """What the case looks like after a repair (`how`: "pasted" or "fix"), noted in the ledger; asserts
+    nothing, so the ledger shows every case, repaired or not."""
+    works, output = support.tensorflow_works(env, case.env, case.imports)
+    after = support.run_doctor(env, case.env, live.root / "reports" / f"{case.id}-{how}.json")
+    seen = {"works": works, "output": output, "after": after, "builds_before": support.tensorflow_builds(broken),
+            "builds_after": support.tensorflow_builds(env), "moves": report["plan"]["moves_tensorflow"]}
+    support.LEDGER.note(case.id, **{f"{how}_works": works, f"{how}_after": support.verdict_line(after)})
+    return seen
+
+
+def _assert_repaired(case: Case, seen: dict) -> None:
+    assert seen["works"], f"TensorFlow, tf.keras or {case.imports or 'nothing else'} still fails:\n{seen['output']}"
+    problems = support.problems(seen["after"], "fail", "error", "warn")
+    assert not problems, f"after the repair the doctor still reports: {support.verdict_line(seen['after'])}"
+    builds = seen["builds_after"]
+    assert len(builds) == 1, f"one TensorFlow build expected after the repair, found {builds}"
+    (name, version), = builds.items()
+    moves = seen["moves"]
+    if moves is None:
+        assert seen["builds_before"].get(name) == version, (
+            f"TensorFlow moved from {seen['builds_before']} to {builds} though the plan's moves_tensorflow is null")
+    else:
+        assert moves["why"].strip() and Requirement(moves["to"]).specifier.contains(version, prereleases=True), (
+            f"TensorFlow is now {name} {version}; the plan said it moves {moves}")
+
+
+BROKEN = tuple(case for case in CASES if case.expect != HEALTHY)
+OFFLINE_CASE = "protobuf-too-old"  # the case whose plan is run with no package index
+
+
+@pytest.mark.parametrize("case", _params("plan", BROKEN))
+def test_pasted_plan_repairs(live, case):
+    """The report's plan, its steps that are not manual pasted in order into bash on a copy."""
     broken, report = live.broken(case)
-    started, fetched = time.monotonic(), support.LEDGER.download_bytes
-    env = support.clone(broken, live.root / f"{case.id}-fixed")
-    commands = support.fix_commands(report)
+    started = time.monotonic()
+    env = support.clone(broken, live.root / f"{case.id}-pasted")
+    commands = support.plan_commands(report)
     ran = support.paste([c.replace(str(broken), str(env)) for c in commands], env, case.env)
-    works, output = support.tensorflow_works(env, case.env)
-    after = support.run_doctor(env, case.env, live.root / "reports" / f"{case.id}-fixed.json")
-    support.LEDGER.note(case.id, commands=commands, ran=[(r["command"], r["exit"]) for r in ran],
-                        works=works, after=support.verdict_line(after), fix_seconds=time.monotonic() - started,
-                        fix_download=support.LEDGER.download_bytes - fetched)
+    support.LEDGER.note(case.id, ran=[(r["command"], r["exit"]) for r in ran])
+    seen = _repaired(live, case, report, broken, env, "pasted")
+    support.LEDGER.note(case.id, pasted_seconds=time.monotonic() - started, pasted_download=sum(r["fetched"] for r in ran))
     shutil.rmtree(env, ignore_errors=True)
+    assert commands, f"the report of a broken environment has no plan to paste: {report['plan']}"
     failed = [r for r in ran if r["exit"] != 0]
-    assert not failed, f"a remediation command failed: {failed[0]['command']}\n{failed[0]['output']}"
-    assert works, f"after {commands}, TensorFlow or tf.keras still fails:\n{output}"
-    assert not support.problems(after, "fail", "error"), f"after the fix the doctor still reports: {support.verdict_line(after)}"
+    assert not failed, f"a step of the plan failed: {failed[0]['command']}\n{failed[0]['output']}"
+    _assert_repaired(case, seen)
+
+
+@pytest.mark.parametrize("case", _params("fix", BROKEN))
+def test_fix_repairs_and_undo_restores(live, case):
+    """`tfdoctor fix --yes` on a copy repairs it; `tfdoctor fix --undo --yes` then puts back the freeze."""
+    outcome = live.fixed(case)
+    fixed, undone = outcome["fixed"], outcome["undone"]
+    assert fixed.returncode == 0, f"tfdoctor fix exited {fixed.returncode}:\n{fixed.stdout[-3000:]}\n{fixed.stderr[-2000:]}"
+    _assert_repaired(case, outcome["seen"])
+    assert undone.returncode == 0, f"tfdoctor fix --undo exited {undone.returncode}:\n{undone.stdout[-2000:]}\n{undone.stderr[-2000:]}"
+    changed = sorted(set(outcome["restored"]) ^ set(outcome["before"]))
+    assert outcome["restored"] == outcome["before"], f"--undo left {changed} different from before the fix"
+
+
+@pytest.mark.parametrize("case", _params("fix", tuple(case for case in CASES if case.expect == HEALTHY)))
+def test_fix_changes_nothing_when_healthy(live, case):
+    outcome = live.fixed(case)
+    fixed, before, after = outcome["fixed"], outcome["before"], outcome["after"]
+    assert fixed.returncode == 0, f"tfdoctor fix exited {fixed.returncode} on a healthy environment:\n{fixed.stdout[-2000:]}"
+    assert after == before, f"tfdoctor fix changed a healthy environment: {sorted(set(after) ^ set(before))}"
+    assert support.plan_commands(outcome["report"]) == [], f"a healthy environment got a plan: {outcome['report']['plan']}"
+
+
+def test_a_plan_that_fails_on_the_copy_leaves_the_environment_byte_for_byte(live):
+    """With no package index (pip told --no-index, an empty find-links), the plan cannot work on the
+    fixer's throwaway copy: fix exits 1, every file every RECORD lists is as it was, and the copy is gone."""
+    case = next(case for case in CASES if case.id == OFFLINE_CASE)
+    broken, _ = live.broken(case)
+    env = support.clone(broken, live.root / f"{case.id}-offline")
+    no_index = live.root / "no-index"
+    no_index.mkdir(exist_ok=True)
+    before, beside, inside = support.installed_bytes(env), sorted(env.parent.iterdir()), sorted(env.iterdir())
+    fixed = support.tfdoctor_fix(env, {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(no_index)}, "--yes")
+    after = support.installed_bytes(env)
+    support.LEDGER.note("a plan that fails on the copy", mechanism=f"{case.id}, tfdoctor fix with no package index",
+                        expect="exit 1, the environment byte for byte as it was", fix_exit=fixed.returncode,
+                        unchanged=after == before, files=len(before))
+    assert fixed.returncode == 1, f"tfdoctor fix exited {fixed.returncode}:\n{fixed.stdout[-2000:]}\n{fixed.stderr[-1000:]}"
+    assert "did not work on a copy" in fixed.stdout + fixed.stderr, f"the plan did not fail on the copy:\n{fixed.stdout[-2000:]}"
+    changed = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
+    assert not changed, f"{len(changed)} installed files changed though the plan failed on the copy: {changed[:10]}"
+    assert sorted(env.parent.iterdir()) == beside, "the fixer's copy was left behind"
+    assert sorted(env.iterdir()) == inside, "the environment's prefix gained or lost an entry"

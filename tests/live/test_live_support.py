@@ -27,14 +27,14 @@ def test_network_bytes_come_from_pips_downloading_lines_only():
     assert support.downloaded_bytes(output) == 572_400_000 + 1_700_000 + 319_000
 
 
-def test_commands_come_from_failing_and_warning_checks_in_report_order_each_once():
-    report = {"results": [
-        {"id": "a", "status": "pass", "remediation": {"advice": "", "commands": ["never"]}},
-        {"id": "b", "status": "fail", "remediation": {"advice": "", "commands": ["upgrade pip", "reinstall"]}},
-        {"id": "c", "status": "skip", "remediation": None},
-        {"id": "d", "status": "warn", "remediation": {"advice": "", "commands": ["reinstall", "pin"]}},
-    ]}
-    assert support.fix_commands(report) == ["upgrade pip", "reinstall", "pin"]
+def test_a_user_pastes_the_plans_steps_that_are_not_manual_in_order():
+    report = {"plan": {"steps": [
+        {"number": 1, "command": "python -m pip install --upgrade pip", "manual": False},
+        {"number": 2, "command": "export TF_USE_LEGACY_KERAS=1", "manual": True},
+        {"number": 3, "command": "python -m pip install 'protobuf>=6'", "manual": False},
+    ], "conflicts": [], "moves_tensorflow": None}}
+    assert support.plan_commands(report) == ["python -m pip install --upgrade pip", "python -m pip install 'protobuf>=6'"]
+    assert support.plan_commands({"plan": {"steps": [], "conflicts": [], "moves_tensorflow": None}}) == []
 
 
 def test_a_finding_names_the_cause_only_with_a_remediation_and_every_token():
@@ -43,3 +43,26 @@ def test_a_finding_names_the_cause_only_with_a_remediation_and_every_token():
     assert support.names_cause(finding, ("ml-dtypes 0.4",))
     assert not support.names_cause(finding, ("ml-dtypes 0.4", "protobuf"))
     assert not support.names_cause({**finding, "remediation": None}, ("ml-dtypes 0.4",))
+
+
+def test_wheels_are_fetched_in_batches_with_one_release_of_each_name():
+    batches = support._distinct_names(["h5py==3.14.0", "numpy==2.0", "H5py==3.16.0", "protobuf==5.29.5", "h5py==3.15.1"])
+    assert batches == [["h5py==3.14.0", "numpy==2.0", "protobuf==5.29.5"], ["H5py==3.16.0"], ["h5py==3.15.1"]]
+
+
+def test_installed_bytes_cover_every_recorded_file_and_see_one_changed_byte(tmp_path):
+    site = tmp_path / "env" / "lib" / "python3.11" / "site-packages"
+    (site / "demo").mkdir(parents=True)
+    (site / "demo" / "__init__.py").write_bytes(b"x = 1\n")
+    (site / "demo-1.0.dist-info").mkdir()
+    (site / "demo-1.0.dist-info" / "RECORD").write_text(
+        "demo/__init__.py,sha256=abc,6\ndemo-1.0.dist-info/RECORD,,\n../../../bin/demo,sha256=def,3\n", encoding="utf-8")
+    (tmp_path / "env" / "bin").mkdir()
+    (tmp_path / "env" / "bin" / "demo").write_bytes(b"#!\n")
+    before = support.installed_bytes(tmp_path / "env")
+    assert set(before) == {"demo-1.0.dist-info/RECORD", "demo/__init__.py", "../../../bin/demo"}
+    assert before["demo/__init__.py"][0] == 6
+    (site / "demo" / "__init__.py").write_bytes(b"x = 2\n")  # same size, one byte differs
+    assert support.installed_bytes(tmp_path / "env") != before
+    (site / "demo" / "__init__.py").unlink()
+    assert support.installed_bytes(tmp_path / "env")["demo/__init__.py"] is None
