@@ -92,9 +92,7 @@ CASES = (
     Case("legacy-keras-without-tf-keras", "TF_USE_LEGACY_KERAS=1 and no tf-keras beside tensorflow-cpu {tf}: tf.keras fails",
          FAIL, causes=(("tf-keras", "{tf_minor}"),), env={"TF_USE_LEGACY_KERAS": "1"}),
     Case("two-tensorflow-builds", "tensorflow and tensorflow-cpu both installed into one site-packages/tensorflow/",
-         PROBLEM, causes=(("tensorflow {tf}", "tensorflow-cpu {tf}"),), install=("tensorflow=={tf}",),
-         xfail="fix: the plan keeps tensorflow 2.21.0 and removes tensorflow-cpu 2.21.0; the fixer takes that for a TensorFlow "
-               "move no check asked for (moves_tensorflow is null) and refuses the verified plan"),
+         PROBLEM, causes=(("tensorflow {tf}", "tensorflow-cpu {tf}"),), install=("tensorflow=={tf}",)),
     Case("tensorflow-text-of-another-release", "tensorflow-text 2.15.0 (made for TensorFlow 2.15; requires `tensorflow`) "
          "beside tensorflow-cpu {tf}: import tensorflow_text fails while TensorFlow works", FAIL, causes=(("tensorflow-text 2.15",),),
          install=("tensorflow-text==2.15.0",), built_for_another="tensorflow-text", imports=("tensorflow_text",)),
