@@ -93,7 +93,8 @@ class Finished:
 
 def run_process(argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None) -> Finished:
     """argv in its own session (its own process group), listed in CHILDREN while it runs, its whole
-    group killed at the timeout. OSError when it cannot start."""
+    group killed at the timeout, or when an interrupt unwinds through the wait (a caller on the main
+    thread: the child must not outlive the doctor). OSError when it cannot start."""
     process = subprocess.Popen(
         list(argv),
         stdin=subprocess.DEVNULL,
@@ -110,6 +111,10 @@ def run_process(argv: Sequence[str], timeout: float, env: Mapping[str, str] | No
         timed_out = True
         kill_tree(process)
         out, err = process.communicate()
+    except BaseException:
+        kill_tree(process)
+        process.wait()
+        raise
     finally:
         CHILDREN.discard(process)
     return Finished(process.returncode, out, err, timed_out)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,32 +170,18 @@ def remove(path: Path | str) -> None:
 
 def run_step(argv: list[str], timeout: float, env: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
     """One plan step, no shell, no standard input, the installer told not to ask anything; in a session
-    of its own, killed with everything it started on a timeout or an interrupt (which unwinds through
-    here in the main thread: the step must not outlive the doctor)."""
-    from tfdoctor.collect.commands import CHILDREN, kill_tree
+    of its own, killed with everything it started on a timeout or an interrupt (run_process)."""
+    from tfdoctor.collect.commands import run_process
 
     environ = dict(env if env is not None else os.environ)
     environ.update(PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   env=environ, start_new_session=os.name == "posix")
+        finished = run_process(argv, timeout, environ)
     except OSError as exc:
         return {"status": "error", "exit_code": None, "stdout": str(exc), "stderr": ""}
-    CHILDREN.add(process)
-    try:
-        out, _ = process.communicate(timeout=timeout)
-        status = "ok" if process.returncode == 0 else "failed"
-    except subprocess.TimeoutExpired:
-        kill_tree(process)
-        out, _ = process.communicate()
-        status = "timed_out"
-    except BaseException:
-        kill_tree(process)
-        process.wait()
-        raise
-    finally:
-        CHILDREN.discard(process)
-    return {"status": status, "exit_code": process.returncode, "stdout": out.decode("utf-8", "replace"), "stderr": ""}
+    status = "timed_out" if finished.timed_out else "ok" if finished.returncode == 0 else "failed"
+    return {"status": status, "exit_code": finished.returncode,
+            "stdout": finished.stdout.decode("utf-8", "replace"), "stderr": finished.stderr.decode("utf-8", "replace")}
 
 
 def installer_available(argv: list[str]) -> Optional[str]:
