@@ -12,7 +12,7 @@ import re
 from typing import Any, Callable, Iterator, Mapping
 
 from tfdoctor import __version__
-from tfdoctor.explain import SavedReport, explain
+from tfdoctor.saved_reports import SavedReport, explain
 from tfdoctor.facts import Facts, installed_version, section
 from tfdoctor.render.sanitize import clean_document, json_dumps
 
