@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterator, Mapping
 
-from tfdoctor import __version__
+from tfdoctor._version import __version__
 from tfdoctor.saved_reports import SavedReport, explain
 from tfdoctor.facts import Facts, installed_version, section
 from tfdoctor.render.sanitize import clean_document, json_dumps
