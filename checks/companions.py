@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, made_for, requirements, section, tfchild
 from tfdoctor.facts import companions as companions_table
 from tfdoctor.model import Outcome, Remediation, Status
@@ -65,7 +65,7 @@ def _texts(entry: Mapping[str, Any]) -> dict[str, list[str]]:
 def cause_of(entry: Mapping[str, Any]) -> Optional[Cause]:
     """The first known failure (knowledge/companion_imports.toml) in what the import raised, warned or logged."""
     texts = _texts(entry)
-    for row in knowledge.rows("companion_imports", "import_failures"):
+    for row in knowledge_rows("companion_imports", "import_failures"):
         pattern = re.compile(row["pattern"])
         for where in row["in"]:
             for text in texts.get(where, ()):
@@ -105,7 +105,7 @@ def _import_specifier(distribution: str, version: str) -> Optional[SpecifierSet]
     facts/companions.py), tensorflow-addons' supported range (companion_imports.toml)."""
     floor = companions_table.import_check(distribution, version)
     texts = [floor.tensorflow] if floor else [row["tensorflow"] for row in
-                                               knowledge.rows("companion_imports", "import_requirements")
+                                               knowledge_rows("companion_imports", "import_requirements")
                                                if row["distribution"] == distribution and row["release"] == version]
     try:
         return SpecifierSet(texts[0]) if texts else None
@@ -116,7 +116,7 @@ def _import_specifier(distribution: str, version: str) -> Optional[SpecifierSet]
 def _releases_with_import_checks(distribution: str) -> list[str]:
     floors = [r.version for r in companions_table.releases(distribution)
               if companions_table.import_check(distribution, r.version)]
-    ranges = [row["release"] for row in knowledge.rows("companion_imports", "import_requirements")
+    ranges = [row["release"] for row in knowledge_rows("companion_imports", "import_requirements")
               if row["distribution"] == distribution]
     return list(dict.fromkeys(floors + ranges))
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.cuda import (
     compare,
@@ -54,14 +54,14 @@ COMPAT_GUIDE = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compat
 
 
 def _forward_compat_names() -> tuple[list[str], str]:
-    row = knowledge.rows("linux", "forward_compat")[0]
+    row = knowledge_rows("linux", "forward_compat")[0]
     return list(row["refused_name_words"]), str(row["error"])
 
 
 def newest_tensorflow_for_driver(driver: str, column: str) -> str | None:
     """The newest TensorFlow minor whose CUDA major this driver can run."""
     best = None
-    for row in knowledge.rows("linux", "tf_cuda"):
+    for row in knowledge_rows("linux", "tf_cuda"):
         needed = min_driver_for_cuda_major(row["cuda"], column)
         if needed and compare(driver, needed) >= 0 and (best is None or compare(row["tf"], best) > 0):
             best = row["tf"]
@@ -255,7 +255,7 @@ def max_cuda_for_driver(driver: str | None, column: str = "linux") -> str | None
         return None
     best = None
     last_listed = None
-    for row in knowledge.rows("linux", "cuda_driver"):
+    for row in knowledge_rows("linux", "cuda_driver"):
         needed = row.get(column) or ""
         if not needed:
             if last_listed is not None and compare(driver, last_listed) >= 0:
@@ -269,7 +269,7 @@ def max_cuda_for_driver(driver: str | None, column: str = "linux") -> str | None
 
 def min_driver_for_cuda_major(cuda: str | None, column: str = "linux") -> str | None:
     major = str(release(cuda)[0]) if release(cuda) else None
-    for row in knowledge.rows("linux", "cuda_major_driver"):
+    for row in knowledge_rows("linux", "cuda_major_driver"):
         if row["cuda_major"] == major:
             return str(row.get(column) or "") or None
     return None
@@ -280,7 +280,7 @@ def driver_for_cuda(cuda: str | None, column: str = "linux") -> str | None:
     if not cuda:
         return None
     wanted = version_key(cuda)
-    rows = [r for r in knowledge.rows("linux", "cuda_driver") if r.get(column)]
+    rows = [r for r in knowledge_rows("linux", "cuda_driver") if r.get(column)]
     at_least = [r for r in rows if version_key(r["cuda"]) >= wanted]
     exact = [r for r in rows if version_key(r["cuda"])[:len(release(cuda))] == wanted[:len(release(cuda))]]
     chosen = (exact or at_least)

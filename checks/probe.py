@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import host_system, section, signatures, tfchild
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
@@ -71,7 +71,7 @@ def _probe_died(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
 
 
 def threshold(name: str) -> Mapping[str, Any]:
-    return next(row for row in knowledge.rows("probe", "threshold") if row["id"] == name)
+    return next(row for row in knowledge_rows("probe", "threshold") if row["id"] == name)
 
 
 def grade(value: float, name: str) -> str:
@@ -285,7 +285,7 @@ def gpu_peak(facts: Facts, tf: Mapping[str, Any]) -> dict[str, Any] | None:
     chip = chip_name(facts, tf)
     if not chip:
         return None
-    row = _longest_prefix(knowledge.rows("probe", "apple_gpu"), chip)
+    row = _longest_prefix(knowledge_rows("probe", "apple_gpu"), chip)
     displays = parse_displays(section(facts, "system_profiler").get("SPDisplaysDataType"))
     cores = next((d["cores"] for d in displays if d.get("cores") and str(d.get("chipset") or d.get("name")
                                                                       or "").startswith("Apple")), None)
@@ -303,7 +303,7 @@ def cpu_peak(facts: Facts, result: Mapping[str, Any]) -> dict[str, Any] | None:
     """Apple: P-cores x clock x 32 (NEON); x86: physical cores x clock x FLOP/cycle of its ISA."""
     chip = chip_name(facts, {})
     if chip:
-        row = _longest_prefix(knowledge.rows("probe", "apple_cpu"), chip)
+        row = _longest_prefix(knowledge_rows("probe", "apple_cpu"), chip)
         if not row:
             return None
         gflops = row["p_cores"] * row["clock_ghz"] * row["flop_per_cycle"]
@@ -317,7 +317,7 @@ def cpu_peak(facts: Facts, result: Mapping[str, Any]) -> dict[str, Any] | None:
     clock = _clock_ghz(facts, result)
     if not flags or not cores or not clock:
         return None
-    row = next((r for r in knowledge.rows("probe", "x86_flops") if set(r["flags"]) <= flags), None)
+    row = next((r for r in knowledge_rows("probe", "x86_flops") if set(r["flags"]) <= flags), None)
     if not row:
         return None
     gflops = cores * clock * row["flop_per_cycle"]

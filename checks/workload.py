@@ -14,18 +14,18 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import tfchild
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 
 SECTIONS = ("crossover", "dispatch", "input_pipeline", "conv2d", "training_step", "memory")
-SOURCES = {row["id"]: row["source"] for row in knowledge.rows("workload", "threshold")}
+SOURCES = {row["id"]: row["source"] for row in knowledge_rows("workload", "threshold")}
 
 
 def threshold(name: str) -> Mapping[str, Any]:
-    return next(row for row in knowledge.rows("workload", "threshold") if row["id"] == name)
+    return next(row for row in knowledge_rows("workload", "threshold") if row["id"] == name)
 
 
 def beyond(value: float, name: str) -> bool:

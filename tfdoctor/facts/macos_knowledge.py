@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import releases
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import release
@@ -39,7 +39,7 @@ def _names(field: str) -> list[str]:
 
 
 def rows(table: str) -> list[dict[str, Any]]:
-    return knowledge.rows(FILE, table)
+    return knowledge_rows(FILE, table)
 
 
 # --- tensorflow-metal ---------------------------------------------------------------------------

@@ -265,9 +265,9 @@ def strip_log_prefix(line: str) -> str:
 
 
 def log_patterns(table: str) -> list[tuple[dict[str, Any], "re.Pattern[str]"]]:
-    from tfdoctor import knowledge
+    from tfdoctor.knowledge import rows as knowledge_rows
 
-    return [(row, re.compile(row["pattern"])) for row in knowledge.rows("linux", table)]
+    return [(row, re.compile(row["pattern"])) for row in knowledge_rows("linux", table)]
 
 
 def noise_kind(line: str, gpu_expected: bool = True) -> str | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
-from tfdoctor import versions
+from tfdoctor.versions import in_range
 from tfdoctor.facts import Facts, canonical_name, section, signatures
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Remediation
@@ -134,7 +134,7 @@ def _step_applies(step: signatures.FixStep, tf_version: str | None) -> bool:
     if step.when_tensorflow_below or step.when_tensorflow_at_least:
         if not tf_version:
             return False
-        return versions.in_range(tf_version, step.when_tensorflow_at_least, step.when_tensorflow_below)
+        return in_range(tf_version, step.when_tensorflow_at_least, step.when_tensorflow_below)
     return True
 
 
@@ -158,9 +158,9 @@ def placeholders(facts: Facts, groups: Mapping[str, str] | None = None) -> dict[
 def _finds_its_cuda_libraries(version: str) -> str:
     """The release to install for TensorFlow's pip CUDA libraries: the installed one, unless a known trap
     says that release cannot find them (2.16.1: its RUNPATH misses them; linux.toml [[traps]])."""
-    from tfdoctor import knowledge
+    from tfdoctor.knowledge import rows as knowledge_rows
 
-    for trap in knowledge.rows("linux", "traps"):
+    for trap in knowledge_rows("linux", "traps"):
         if trap["id"].endswith("pip-cuda-not-found") and version in trap.get("tf_versions", ()) and trap.get("fixed_in"):
             return str(trap["fixed_in"])
     return version
