@@ -20,7 +20,7 @@ from tfdoctor.checks.platform_support import platform_key
 
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, installed_version, is_recorded, section
-from tfdoctor.facts.cuda import (
+from tfdoctor.facts.tensorflow_build import (
     compare,
     cuda_tensorflow,
     is_cuda_build,
@@ -29,7 +29,8 @@ from tfdoctor.facts.cuda import (
     tensorflow_distribution,
     tensorflow_version,
 )
-from tfdoctor.facts.nvidia import gpu_evidence, log_patterns, noise_kind, strip_log_prefix
+from tfdoctor.facts.gpu_evidence import gpu_evidence
+from tfdoctor.facts.tensorflow_log import log_patterns, noise_kind, strip_log_prefix
 from tfdoctor.facts.requirements import marker_environment
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation, Status

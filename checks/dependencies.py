@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import made_for, requirements, section, tfchild
-from tfdoctor.facts import macos_knowledge as mk
+from tfdoctor.facts import made_for, requirements, section, tensorflow_child
+from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requirements import Unmet
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -33,7 +33,7 @@ def _import_state(facts: Facts) -> tuple[Optional[bool], Optional[str]]:
         return None, None
     if tf.get("imported"):
         return True, None
-    return False, f"`import tensorflow` {tfchild.fate(tf)}"
+    return False, f"`import tensorflow` {tensorflow_child.fate(tf)}"
 
 
 def _keras_error(facts: Facts) -> Optional[str]:
@@ -41,7 +41,7 @@ def _keras_error(facts: Facts) -> Optional[str]:
     if isinstance(keras, Mapping) and keras.get("error") and not keras.get("layer_ok"):
         error = keras["error"]
         text = error.get("message") if isinstance(error, Mapping) else error
-        return f"tf.keras fails: {tfchild.first_line(text, 160)}"
+        return f"tf.keras fails: {tensorflow_child.first_line(text, 160)}"
     return None
 
 
@@ -50,7 +50,7 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
     if keras_error and (item.name in KERAS_NAMES or item.requirer in KERAS_NAMES):
         return keras_error
     if item.name == "numpy" and item.installed and tf_version:
-        abi = mk.numpy_major_max(tf_version)
+        abi = tensorflow_pins.numpy_major_max(tf_version)
         major = requirements.version_of(item.installed)
         if abi and major is not None and major.major > abi["numpy_major_max"]:
             return (f"TensorFlow {tf_version} is built for NumPy {abi['numpy_major_max']}.x: its extensions fail "

@@ -3,7 +3,7 @@ installed TensorFlow was built with.
 
 - No nvidia-smi, no kernel module and no NVIDIA device on the PCI bus: skip, "no NVIDIA GPU" (the check
   does not apply; the other GPU checks then expect no GPU either), unless TensorFlow's log shows a GPU
-  (tfdoctor.facts.nvidia.gpu_evidence): then pass when TensorFlow lists it, else warn that the driver
+  (tfdoctor.facts.gpu_evidence.gpu_evidence): then pass when TensorFlow lists it, else warn that the driver
   cannot be checked without nvidia-smi.
 - nvidia-smi timed out (a wedged driver hangs it), cannot reach the driver (module not loaded), or the
   driver and its library differ (upgrade without reboot): fail, with what each means.
@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, host_system, section
-from tfdoctor.facts.cuda import (
+from tfdoctor.facts.tensorflow_build import (
     compare,
     cuda_tensorflow,
     is_cuda_build,
@@ -33,15 +33,8 @@ from tfdoctor.facts.cuda import (
     tensorflow_version,
     wsl_version,
 )
-from tfdoctor.facts.nvidia import (
-    classify_smi,
-    command_output,
-    cuda_visible_devices,
-    detected_gpus,
-    parse_smi_query,
-    parse_smi_table,
-    tensorflow_gpu_lines,
-)
+from tfdoctor.facts.nvidia_smi import classify_smi, command_output, detected_gpus, parse_smi_query, parse_smi_table
+from tfdoctor.facts.gpu_evidence import cuda_visible_devices, tensorflow_gpu_lines
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check

@@ -94,7 +94,7 @@ def _nvidia(facts: Facts) -> Iterator[Row]:
     if not isinstance(facts.get("nvidia"), Mapping):
         return
     try:  # provided by the Linux checks; a saved report must still diff if it cannot be read
-        from tfdoctor.facts.nvidia import detected_gpus
+        from tfdoctor.facts.nvidia_smi import detected_gpus
 
         gpus = detected_gpus(facts)
     except Exception:  # noqa: BLE001

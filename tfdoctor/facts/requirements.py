@@ -305,9 +305,9 @@ def tensorflow_pin(facts: Facts) -> Optional[str]:
     """'tensorflow-cpu==2.21.0': the installed real TensorFlow build, pinned (first on sys.path). A shim (the
     2 kB `tensorflow` 2.13-2.15 on Apple silicon, which only requires tensorflow-macos) is no build: where
     only shims are installed there is none to keep, and installing the shim's real build is no second one."""
-    from tfdoctor.facts import tfdists  # tfdists reads requirements: imported when asked
+    from tfdoctor.facts import tensorflow_distributions  # it reads requirements: imported when asked
 
-    copies = tfdists.tensorflow_copies(facts)
+    copies = tensorflow_distributions.tensorflow_copies(facts)
     if copies:
         real = next((copy for copy in copies if copy.real), None)
         return f"{canonical_name(real.name)}=={real.version}" if real is not None and real.version else None

@@ -94,7 +94,7 @@ def _noise_filter(gpu_expected: bool):
     """A predicate telling harmless lines (cuDNN factory registration, NUMA, ...), from the Linux
     knowledge's [[noise]] rows; a no-op if that table is absent."""
     try:
-        from tfdoctor.facts.nvidia import noise_kind
+        from tfdoctor.facts.tensorflow_log import noise_kind
     except ImportError:  # pragma: no cover - the Linux knowledge ships with the package
         return lambda line: False
     return lambda line: noise_kind(line, gpu_expected) is not None

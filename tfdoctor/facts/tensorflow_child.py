@@ -105,7 +105,7 @@ def stack_line(tf: Mapping[str, Any]) -> str | None:
 def stderr_excerpt(tf: Mapping[str, Any], count: int = 3, gpu_expected: bool = True) -> list[str]:
     """The last meaningful lines of the child's stderr: harmless noise and faulthandler's dump (shown
     by stack_line) left out."""
-    from tfdoctor.facts.nvidia import noise_kind
+    from tfdoctor.facts.tensorflow_log import noise_kind
 
     lines = [line.strip() for line in (tf.get("stderr_tail") or "").splitlines() if line.strip()]
     kept = [line for line in lines if not _TRACE_LINE.match(line) and noise_kind(line, gpu_expected) is None]
@@ -141,7 +141,7 @@ def _step_applies(step: signatures.FixStep, tf_version: str | None) -> bool:
 def placeholders(facts: Facts, groups: Mapping[str, str] | None = None) -> dict[str, str]:
     """Values for the {names} in fix steps: the installed TensorFlow's version and distribution, and the
     named groups of the matched error text ({gencode} and, for a version, {gencode_next_major})."""
-    from tfdoctor.facts.tfdists import real_builds, tensorflow_version
+    from tfdoctor.facts.tensorflow_distributions import real_builds, tensorflow_version
 
     installed = tensorflow_version(facts) or str(section(facts, "tensorflow").get("version") or "")
     values = {"tensorflow_version": installed,

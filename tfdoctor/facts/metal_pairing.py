@@ -1,59 +1,28 @@
-"""Questions answered from tfdoctor/knowledge/macos.toml (which tensorflow-metal loads into which
-TensorFlow, what TensorFlow pins) and from the generated release table (which wheels exist for a
-platform and Python). Pure lookups.
+"""Which tensorflow-metal loads into which TensorFlow (knowledge/macos.toml `metal_release`, `metal_tf`), the
+one to install beside a TensorFlow, and the newest TensorFlow + tensorflow-metal pair for a Python on Apple
+silicon (`gpu_combo`). Pure lookups.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from typing import Optional
 
+from tfdoctor.facts.installable_wheels import Row, covers_minor, install_name, wheel_rows, within
 from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.facts import releases
-from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import release
 
-Row = Mapping[str, Any]
 FILE = "macos"
-
-
-def within(version: Optional[str], low: Optional[str], high: Optional[str]) -> bool:
-    """low <= version <= high, inclusive; a two-part bound ('2.17') covers all of 2.17.x."""
-    have = release(version)
-    if not have:
-        return False
-    if low:
-        want = release(low)
-        width = max(len(have), len(want))
-        if have + (0,) * (width - len(have)) < want + (0,) * (width - len(want)):
-            return False
-    if high:
-        top = release(high)
-        head = (have + (0,) * len(top))[: len(top)]
-        if head > top:
-            return False
-    return True
-
-
-def _names(field: str) -> list[str]:
-    return field.split()
-
-
-def rows(table: str) -> list[dict[str, Any]]:
-    return knowledge_rows(FILE, table)
-
-
-# --- tensorflow-metal ---------------------------------------------------------------------------
 
 def metal_release(version: Optional[str]) -> Optional[Row]:
     wanted = release(version)
-    for row in rows("metal_release"):
+    for row in knowledge_rows(FILE, "metal_release"):
         if release(row["version"]) == wanted:
             return row
     return None
 
 
 def metal_versions() -> list[str]:
-    return [row["version"] for row in rows("metal_release")]
+    return [row["version"] for row in knowledge_rows(FILE, "metal_release")]
 
 
 def metal_supports_python(row: Row, python: Optional[str], machine: str = "arm64") -> bool:
@@ -77,13 +46,13 @@ def _for_build(row: Row, tf_distribution: Optional[str]) -> bool:
     """Does a metal_tf row apply to this TensorFlow build? Rows without `tf_distributions` apply to
     every build; a row naming builds applies only when the build is known to be one of them."""
     wanted = row.get("tf_distributions") or ""
-    return not wanted or bool(tf_distribution) and tf_distribution in _names(wanted)
+    return not wanted or bool(tf_distribution) and tf_distribution in wanted.split()
 
 
 def metal_pairing(metal: Optional[str], tf: Optional[str], tf_distribution: Optional[str] = None) -> Optional[Row]:
     """How `metal` behaves inside TensorFlow `tf` built as `tf_distribution` (the real build that
     `import tensorflow` loads: tensorflow, tensorflow-macos...), first matching row; None when nobody knows."""
-    for row in rows("metal_tf"):
+    for row in knowledge_rows(FILE, "metal_tf"):
         if within(metal, row["metal_min"], row["metal_max"]) and within(tf, row["tf_min"], row["tf_max"]) \
                 and _for_build(row, tf_distribution):
             return row
@@ -92,14 +61,14 @@ def metal_pairing(metal: Optional[str], tf: Optional[str], tf_distribution: Opti
 
 def built_for(metal: Optional[str]) -> Optional[str]:
     """The TensorFlow build an early tensorflow-metal was made for ('tensorflow-macos' for 0.1-0.6)."""
-    for row in rows("metal_tf"):
+    for row in knowledge_rows(FILE, "metal_tf"):
         if row.get("built_for") and within(metal, row["metal_min"], row["metal_max"]):
             return row["built_for"]
     return None
 
 
 def keras3_slowdown(metal: Optional[str], tf: Optional[str]) -> Optional[Row]:
-    for row in rows("keras3_metal"):
+    for row in knowledge_rows(FILE, "keras3_metal"):
         if within(metal, row["metal_min"], row["metal_max"]) and within(tf, row["tf_min"], None):
             return row
     return None
@@ -138,7 +107,7 @@ def metal_for(tf: Optional[str], python: Optional[str], macos: Optional[str] = N
 def newest_tf_minor_for_metal(metal: Optional[str]) -> Optional[str]:
     """The newest TensorFlow minor that `metal` is known to load into ('2.17' for 1.1.0)."""
     best: Optional[tuple[int, ...]] = None
-    for row in rows("metal_tf"):
+    for row in knowledge_rows(FILE, "metal_tf"):
         if row["outcome"] in RECOMMENDABLE and within(metal, row["metal_min"], row["metal_max"]):
             top = release(row["tf_max"])[:2]
             best = top if best is None or top > best else best
@@ -147,7 +116,7 @@ def newest_tf_minor_for_metal(metal: Optional[str]) -> Optional[str]:
 
 def no_metal_from_tf() -> Optional[str]:
     """The first TensorFlow minor no metal release loads into (2.20)."""
-    candidates = [row["tf_min"] for row in rows("metal_tf")
+    candidates = [row["tf_min"] for row in knowledge_rows(FILE, "metal_tf")
                   if row["outcome"] == "import_fails" and release(row["metal_max"]) == release(newest_metal())
                   and row["tf_max"].startswith("2.99")]
     return min(candidates, key=release) if candidates else None
@@ -159,84 +128,12 @@ def newest_metal() -> str:
 
 def newest_metal_python() -> str:
     """The newest CPython with any tensorflow-metal wheel."""
-    return max((row["python_max"] for row in rows("metal_release")), key=release)
+    return max((row["python_max"] for row in knowledge_rows(FILE, "metal_release")), key=release)
 
 
 def newest_x86_64_metal() -> Optional[str]:
-    found = [row["version"] for row in rows("metal_release") if row["x86_64_python_max"]]
+    found = [row["version"] for row in knowledge_rows(FILE, "metal_release") if row["x86_64_python_max"]]
     return max(found, key=release) if found else None
-
-
-# --- TensorFlow wheels --------------------------------------------------------------------------
-
-def tensorflow_distribution_names() -> list[str]:
-    return [row["name"] for row in rows("tensorflow_distribution")]
-
-
-def wheel_rows(platform: Optional[str], distribution: Optional[str] = None) -> list[Row]:
-    """Ranges of releases with the same wheels, from the generated release table (facts/releases.py)."""
-    found = []
-    for row in releases.wheel_ranges():
-        if platform and platform not in _names(row["platform"]):
-            continue
-        if distribution and distribution not in _names(row["distribution"]):
-            continue
-        found.append(row)
-    return found
-
-
-def wheel_for(distribution: str, version: Optional[str], platform: Optional[str]) -> Optional[Row]:
-    for row in wheel_rows(platform, distribution):
-        if within(version, row["version_min"], row["version_max"]):
-            return row
-    return None
-
-
-def known_platform(platform: Optional[str]) -> bool:
-    return bool(platform) and bool(wheel_rows(platform))
-
-
-def installable(platform: str, python: Optional[str], macos: Optional[str] = None,
-                distributions: Iterable[str] = ("tensorflow", "tensorflow-macos")) -> list[tuple[str, str]]:
-    """(distribution, newest version) of every non-prerelease wheel this Python (and macOS) can take,
-    newest first; 'tensorflow' before 'tensorflow-macos' at the same version."""
-    wanted = list(distributions)
-    found: list[tuple[str, str]] = []
-    for row in wheel_rows(platform):
-        if row["prerelease"] or not within(python, row["python_min"], row["python_max"]):
-            continue
-        if macos and row["macos_min"] and not within(macos, row["macos_min"], None):
-            continue
-        for name in _names(row["distribution"]):
-            if name in wanted:
-                found.append((name, row["newest"]))
-    found.sort(key=lambda item: (release(item[1]), -wanted.index(item[0])), reverse=True)
-    return found
-
-
-def newest_installable(platform: str, python: Optional[str], macos: Optional[str] = None,
-                       distributions: Iterable[str] = ("tensorflow", "tensorflow-macos")) -> Optional[tuple[str, str]]:
-    found = installable(platform, python, macos, distributions)
-    return found[0] if found else None
-
-
-def covers_minor(row: Row, minor: str) -> bool:
-    """Does a wheel row's version range include any release of `minor` ('2.13')?"""
-    wanted = release(minor)[:2]
-    return release(row["version_min"])[:2] <= wanted <= release(row["version_max"])[:2]
-
-
-def install_name(platform: str, tf_minor: str) -> Optional[str]:
-    """Which name installs TensorFlow `tf_minor` on `platform` ('tensorflow-macos' for 2.12 on arm64)."""
-    for name in ("tensorflow", "tensorflow-macos"):
-        if any(covers_minor(row, tf_minor) for row in wheel_rows(platform, name)):
-            return name
-    return None
-
-
-def python_range(distribution: str, version: Optional[str], platform: Optional[str]) -> Optional[tuple[str, str]]:
-    row = wheel_for(distribution, version, platform)
-    return (row["python_min"], row["python_max"]) if row else None
 
 
 def gpu_combo(python: Optional[str], macos: Optional[str] = None) -> Optional[dict[str, str]]:
@@ -257,36 +154,4 @@ def gpu_combo(python: Optional[str], macos: Optional[str] = None) -> Optional[di
         metal = metal_for(minor, python, macos) if takes_python else None
         if metal:
             return {"tf": minor, "tf_name": name, "metal": metal}
-    return None
-
-
-# --- pins ---------------------------------------------------------------------------------------
-
-def pin(package: str, tf: Optional[str]) -> Optional[Row]:
-    for row in rows("tensorflow_pin"):
-        if row["package"] == package and within(tf, row["tf_min"], row["tf_max"]):
-            return row
-    return None
-
-
-def pin_holds(package: str, tf: Optional[str], version: Optional[str]) -> Optional[bool]:
-    row = pin(package, tf)
-    return satisfies(version, row["spec"]) if row else None
-
-
-def numpy_major_max(tf: Optional[str]) -> Optional[Row]:
-    for row in rows("numpy_abi"):
-        if within(tf, row["tf_min"], row["tf_max"]):
-            return row
-    return None
-
-
-def legacy_keras() -> Row:
-    return rows("legacy_keras")[0]
-
-
-def arm64_python(kind: str) -> Optional[Row]:
-    for row in rows("arm64_python"):
-        if row["kind"] == kind:
-            return row
     return None
