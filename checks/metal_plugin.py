@@ -18,6 +18,7 @@ from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.facts.arm64_environment import APPLE_PLUGIN_URL, combo_repairs, combo_words
 from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
@@ -58,7 +59,7 @@ def _remove_metal(facts: Facts, reason: str) -> Repair:
 
 
 def _no_metal_reason(tf: str) -> str:
-    cutoff = metal_pairing.no_metal_from_tf()
+    cutoff = no_metal_from_tf()
     which = f"{cutoff} or later" if cutoff and installable_wheels.within(tf, cutoff, None) else _minor(tf)
     return (f"no tensorflow-metal release loads into TensorFlow {which}: without the plugin `import tensorflow` "
             "works, on the CPU")
@@ -128,7 +129,7 @@ def _pairing_fix(facts: Facts, metal: str, tf: str, python: Optional[str], pairi
         else:
             advice = f"No tensorflow-metal loads into TensorFlow {tf} on this Python: uninstall it and use the CPU."
             repairs = (_remove_metal(facts, _no_metal_reason(tf)),)
-    tf_for_metal = metal_pairing.newest_tf_minor_for_metal(metal)
+    tf_for_metal = newest_tf_minor_for_metal(metal)
     name = installable_wheels.install_name("macos-arm64", tf_for_metal) if tf_for_metal else None
     if right_metal and tf_for_metal and name and release(tf_for_metal) != minor(tf):
         # the plan carries one way; the other way out is words, or both would run
@@ -144,7 +145,7 @@ def _not_installed(facts: Facts, tf: Optional[str], python: Optional[str]) -> Ou
     if silicon is False:
         return Outcome.skip(f"Intel Mac: tensorflow-metal's x86_64 wheels ended at {metal_pairing.newest_x86_64_metal()} "
                             "(TensorFlow 2.13); TensorFlow runs on the CPU")
-    if not apple_silicon.interpreter_is_arm64(facts):
+    if not interpreter_is_arm64(facts):
         return Outcome.skip("Python runs as x86_64 (see architecture): no tensorflow-metal for it")
     if not tf:
         return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
@@ -167,7 +168,7 @@ def _not_installed(facts: Facts, tf: Optional[str], python: Optional[str]) -> Ou
                                             (_install_metal(right, tf),)),
                             **evidence)
     combo = metal_pairing.gpu_combo(python, macos)
-    cutoff = metal_pairing.no_metal_from_tf()
+    cutoff = no_metal_from_tf()
     untested = [v for v in metal_pairing.metal_versions()
                 if (metal_pairing.metal_pairing(v, tf) or {}).get("outcome") == "loads_untested"
                 and metal_pairing.metal_supports_python(metal_pairing.metal_release(v), python)]
@@ -228,8 +229,8 @@ def metal_plugin(facts: Facts) -> Outcome:
             return Outcome.skip("TensorFlow's version was not recorded: cannot name the tensorflow-metal for it")
         return _not_installed(facts, tf, python)
 
-    metal = (tensorflow_distributions.newest([e.get("version") for e in entries])
-             or tensorflow_distributions.newest([d.get("version") for d in dirs]))
+    metal = (newest([e.get("version") for e in entries])
+             or newest([d.get("version") for d in dirs]))
     findings = Findings()
     evidence = {"tensorflow_metal": metal, "tensorflow": tf, "python": python,
                 "plugin_dirs": [d["path"] for d in dirs]}
@@ -240,7 +241,7 @@ def metal_plugin(facts: Facts) -> Outcome:
     machine = apple_silicon.interpreter_machine(facts)
     for record in dirs:
         archs = mach_o.architectures_from_hex(record.get("header_hex"))
-        if archs and machine and mach_o.can_run_as(archs, machine) is False:
+        if archs and machine and can_run_as(archs, machine) is False:
             findings.fail(f"libmetal_plugin.dylib is {', '.join(archs)} but Python runs as {machine}",
                           f"In {record['path']}: dyld refuses it ('incompatible architecture').",
                           fix=Remediation("Reinstall tensorflow-metal from this interpreter, so pip picks the wheel "
@@ -297,7 +298,7 @@ def metal_plugin(facts: Facts) -> Outcome:
         findings.note(f"tensorflow-metal {metal} loads into TensorFlow {_minor(tf)}"
                       + ("" if pairing["official"] else " (not in Apple's table; reproduced on a real Mac)"))
 
-    slow = metal_pairing.keras3_slowdown(metal, tf)
+    slow = keras3_slowdown(metal, tf)
     legacy = tensorflow_pins.legacy_keras()
     wants_legacy = str(section(facts, "environment").get(legacy["variable"]) or "") in legacy["true_values"]
     if slow and not wants_legacy and pairing and pairing["outcome"] == "loads":
@@ -317,3 +318,46 @@ def metal_plugin(facts: Facts) -> Outcome:
                       "measures this machine")
 
     return findings.outcome(f"tensorflow-metal {metal} matches TensorFlow {tf}", **evidence)
+
+
+def keras3_slowdown(metal: Optional[str], tf: Optional[str]) -> Optional[installable_wheels.Row]:
+    for row in knowledge_rows("macos", "keras3_metal"):
+        if installable_wheels.within(metal, row["metal_min"], row["metal_max"]) and installable_wheels.within(tf, row["tf_min"], None):
+            return row
+    return None
+
+
+def newest_tf_minor_for_metal(metal: Optional[str]) -> Optional[str]:
+    """The newest TensorFlow minor that `metal` is known to load into ('2.17' for 1.1.0)."""
+    best: Optional[tuple[int, ...]] = None
+    for row in knowledge_rows("macos", "metal_tf"):
+        if row["outcome"] in metal_pairing.RECOMMENDABLE and installable_wheels.within(metal, row["metal_min"], row["metal_max"]):
+            top = release(row["tf_max"])[:2]
+            best = top if best is None or top > best else best
+    return ".".join(map(str, best)) if best else None
+
+
+def no_metal_from_tf() -> Optional[str]:
+    """The first TensorFlow minor no metal release loads into (2.20)."""
+    candidates = [row["tf_min"] for row in knowledge_rows("macos", "metal_tf")
+                  if row["outcome"] == "import_fails" and release(row["metal_max"]) == release(metal_pairing.newest_metal())
+                  and row["tf_max"].startswith("2.99")]
+    return min(candidates, key=release) if candidates else None
+
+
+def newest(versions: list[Optional[str]]) -> Optional[str]:
+    known = [v for v in versions if v]
+    return max(known, key=release) if known else None
+
+
+def can_run_as(archs: Optional[list[str]], machine: str) -> Optional[bool]:
+    """Does a file with these slices load into a process of `machine` ('arm64' / 'x86_64')? None: unknown."""
+    if not archs:
+        return None
+    if mach_o.is_arm64(machine):
+        return any(mach_o.is_arm64(a) for a in archs)
+    return machine in archs
+
+
+def interpreter_is_arm64(facts: Facts) -> bool:
+    return apple_silicon.interpreter_machine(facts) in apple_silicon.ARM64_MACHINES

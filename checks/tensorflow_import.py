@@ -61,7 +61,7 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     spec = tf.get("spec") or {}
     if spec.get("namespace"):
         return _namespace_package(facts, tf, spec)
-    hidden = shadowing.hiding_tensorflow_import(facts)
+    hidden = hiding_tensorflow_import(facts)
     matches = signatures.find(tf, tensorflow_child.installed_names(facts), phases=("import",))
     what = f"`import tensorflow` {tensorflow_child.fate(tf)}"
     details = _context_lines(tf)
@@ -223,3 +223,8 @@ def _native_arm64_fix(facts: Facts) -> Remediation:
     name, commands = native_environment(facts)
     return Remediation(f"Create a native arm64 environment from {name} and install TensorFlow there; "
                        "an x86_64 interpreter cannot be repaired in place.", commands)
+
+
+def hiding_tensorflow_import(facts: Facts) -> list[shadowing.Hiding]:
+    """The hiding copies that `import tensorflow` itself meets (keras only later, through tf.keras)."""
+    return [h for h in shadowing.hiding(facts) if h.imported_as in shadowing.IMPORTED_WITH_TENSORFLOW]

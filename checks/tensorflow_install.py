@@ -24,6 +24,7 @@ from tfdoctor.installers import Installer, installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
+from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import minor, release
 
 INSTALL_URL = "https://www.tensorflow.org/install/pip"
@@ -135,7 +136,7 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
                       fix=Remediation("Install a NumPy 1.x (or move to TensorFlow 2.18 or later).", url=NUMPY2_URL,
                                       repairs=(Repair.install("numpy<2", reason=f"TensorFlow {tf} is built for NumPy "
                                                               f"{abi['numpy_major_max']}.x, not NumPy {numpy}"),)))
-    elif numpy and numpy_pin and not metadata_says("numpy") and tensorflow_pins.pin_holds("numpy", tf, numpy) is False:
+    elif numpy and numpy_pin and not metadata_says("numpy") and pin_holds("numpy", tf, numpy) is False:
         findings.fail(f"NumPy {numpy} is outside TensorFlow {tf}'s pin numpy{numpy_pin['spec']}",
                       "Extensions built against a newer NumPy C API fail to import under an older NumPy "
                       "('module compiled against API version 0x10 but this version of numpy is 0xf').",
@@ -162,7 +163,7 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
     elif keras_pin and not tensorflow_distributions.installed(facts, "keras"):
         findings.note(f"keras is not among the recorded distributions (tf.keras of TensorFlow {tf} needs "
                       f"keras{keras_pin['spec']})")
-    elif keras and keras_pin and tensorflow_pins.pin_holds("keras", tf, keras) is False:
+    elif keras and keras_pin and pin_holds("keras", tf, keras) is False:
         findings.fail(f"Keras {keras} does not fit TensorFlow {tf} (needs keras{keras_pin['spec']})",
                       "Keras 3 is the default from TensorFlow 2.16; 2.13-2.15 need the Keras 2 of the same minor.",
                       fix=Remediation("Install the Keras TensorFlow declares.", url=INSTALL_URL,
@@ -254,7 +255,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
                                            "TensorFlow moves to the release pip installs for it",
                                            (Repair.uninstall(*names, reason=f"{real.name} {tf} has no wheel for "
                                                              f"Python {python} on {platform}"),)))
-        elif not row and platform and installable_wheels.known_platform(platform) and release(tf) >= (2, 5) \
+        elif not row and platform and known_platform(platform) and release(tf) >= (2, 5) \
                 and installable_wheels.wheel_rows(platform, real.name):
             findings.warn(f"PyPI has no {real.name} {tf} wheel for {platform}",
                           "It came from another channel (conda-forge, a community build, a source build).")
@@ -262,3 +263,12 @@ def tensorflow_install(facts: Facts) -> Outcome:
 
     summary = ", ".join(f"{c.name} {c.version or '(version not recorded)'}" for c in (reals or copies))
     return findings.outcome(f"TensorFlow installed: {summary}", **evidence)
+
+
+def known_platform(platform: Optional[str]) -> bool:
+    return bool(platform) and bool(installable_wheels.wheel_rows(platform))
+
+
+def pin_holds(package: str, tf: Optional[str], version: Optional[str]) -> Optional[bool]:
+    row = tensorflow_pins.pin(package, tf)
+    return satisfies(version, row["spec"]) if row else None

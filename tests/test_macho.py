@@ -9,6 +9,7 @@ import pytest
 
 from tfdoctor.child import target_info
 from tfdoctor.facts import mach_o
+from tfdoctor.checks import metal_plugin as metal_plugin_check
 
 # tensorflow-metal 1.2.0 libmetal_plugin.dylib (arm64, MH_DYLIB) and 1.0.0's x86_64 dylib: first 16 bytes.
 METAL_120_ARM64 = bytes.fromhex("cffaedfe0c0000010000000006000000")
@@ -34,7 +35,7 @@ def test_arm64e_is_told_apart_but_runs_natively():
     # launchd: cpu_type 16777228, cpu_subtype -2147483646 (osquery PR #7507)
     header = b"\xcf\xfa\xed\xfe" + struct.pack("<Ii", 16777228, -2147483646) + struct.pack("<I", 2)
     assert mach_o.architectures(header) == ["arm64e"]
-    assert mach_o.can_run_as(["arm64e"], "arm64") is True
+    assert metal_plugin_check.can_run_as(["arm64e"], "arm64") is True
 
 
 def test_x86_64_executable_subtype_flags_are_ignored():
@@ -55,10 +56,10 @@ def test_bad_hex_is_none():
 
 
 def test_can_run_as():
-    assert mach_o.can_run_as(["x86_64"], "arm64") is False
-    assert mach_o.can_run_as(["arm64"], "x86_64") is False
-    assert mach_o.can_run_as(["x86_64", "arm64"], "x86_64") is True
-    assert mach_o.can_run_as(None, "arm64") is None
+    assert metal_plugin_check.can_run_as(["x86_64"], "arm64") is False
+    assert metal_plugin_check.can_run_as(["arm64"], "x86_64") is False
+    assert metal_plugin_check.can_run_as(["x86_64", "arm64"], "x86_64") is True
+    assert metal_plugin_check.can_run_as(None, "arm64") is None
 
 
 def test_child_reads_thin_header_and_whole_fat_header(tmp_path):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tfdoctor.facts import installable_wheels, metal_pairing, tensorflow_pins
+from tfdoctor.checks import metal_plugin as metal_plugin_check
+from tfdoctor.checks import tensorflow_install as tensorflow_install_check
 
 
 @pytest.mark.parametrize("metal, tf, outcome", [
@@ -85,21 +87,21 @@ def test_shim_direction_flips_at_2_16():
 
 
 def test_numpy_and_keras_pins():
-    assert tensorflow_pins.pin_holds("numpy", "2.15.0", "2.0.0") is False
-    assert tensorflow_pins.pin_holds("numpy", "2.18.0", "2.0.2") is True
-    assert tensorflow_pins.pin_holds("numpy", "2.18.0", "2.1.0") is False
+    assert tensorflow_install_check.pin_holds("numpy", "2.15.0", "2.0.0") is False
+    assert tensorflow_install_check.pin_holds("numpy", "2.18.0", "2.0.2") is True
+    assert tensorflow_install_check.pin_holds("numpy", "2.18.0", "2.1.0") is False
     assert tensorflow_pins.numpy_major_max("2.17.1")["numpy_major_max"] == 1
     assert tensorflow_pins.numpy_major_max("2.18.0") is None
-    assert tensorflow_pins.pin_holds("keras", "2.15.0", "3.0.5") is False
-    assert tensorflow_pins.pin_holds("keras", "2.19.0", "3.9.1") is True
-    assert tensorflow_pins.pin_holds("keras", "2.21.0", "3.11.0") is False
+    assert tensorflow_install_check.pin_holds("keras", "2.15.0", "3.0.5") is False
+    assert tensorflow_install_check.pin_holds("keras", "2.19.0", "3.9.1") is True
+    assert tensorflow_install_check.pin_holds("keras", "2.21.0", "3.11.0") is False
 
 
 def test_dead_ends_for_x86_64_and_new_pythons():
     assert metal_pairing.newest_x86_64_metal() == "1.0.0"
     assert metal_pairing.newest_metal_python() == "3.12"
-    assert metal_pairing.no_metal_from_tf() == "2.20"
-    assert metal_pairing.newest_tf_minor_for_metal("1.1.0") == "2.17"
+    assert metal_plugin_check.no_metal_from_tf() == "2.20"
+    assert metal_plugin_check.newest_tf_minor_for_metal("1.1.0") == "2.17"
 
 
 def test_the_release_table_knows_pypi_flipped_the_shim_at_2_15_1():

@@ -53,10 +53,6 @@ def interpreter_machine(facts: Facts) -> str:
     return str(section(facts, "python").get("machine") or "")
 
 
-def interpreter_is_arm64(facts: Facts) -> bool:
-    return interpreter_machine(facts) in ARM64_MACHINES
-
-
 def translated(facts: Facts) -> Optional[bool]:
     """Is the target interpreter running under Rosetta 2?"""
     value = section(facts, "python").get("proc_translated")

@@ -53,10 +53,6 @@ def wheel_for(distribution: str, version: Optional[str], platform: Optional[str]
     return None
 
 
-def known_platform(platform: Optional[str]) -> bool:
-    return bool(platform) and bool(wheel_rows(platform))
-
-
 def installable(platform: str, python: Optional[str], macos: Optional[str] = None,
                 distributions: Iterable[str] = ("tensorflow", "tensorflow-macos")) -> list[tuple[str, str]]:
     """(distribution, newest version) of every non-prerelease wheel this Python (and macOS) can take,

@@ -67,13 +67,6 @@ def built_for(metal: Optional[str]) -> Optional[str]:
     return None
 
 
-def keras3_slowdown(metal: Optional[str], tf: Optional[str]) -> Optional[Row]:
-    for row in knowledge_rows(FILE, "keras3_metal"):
-        if within(metal, row["metal_min"], row["metal_max"]) and within(tf, row["tf_min"], None):
-            return row
-    return None
-
-
 def metal_choice(tf: Optional[str], python: Optional[str], macos: Optional[str] = None,
                  tf_distribution: Optional[str] = None) -> Optional[tuple[str, Row]]:
     """(version, pairing row) of the tensorflow-metal to install next to `tf`: it imports there, has a
@@ -102,24 +95,6 @@ def metal_for(tf: Optional[str], python: Optional[str], macos: Optional[str] = N
     """The version of metal_choice(): the tensorflow-metal that loads into `tf` on this Python."""
     choice = metal_choice(tf, python, macos, tf_distribution)
     return choice[0] if choice else None
-
-
-def newest_tf_minor_for_metal(metal: Optional[str]) -> Optional[str]:
-    """The newest TensorFlow minor that `metal` is known to load into ('2.17' for 1.1.0)."""
-    best: Optional[tuple[int, ...]] = None
-    for row in knowledge_rows(FILE, "metal_tf"):
-        if row["outcome"] in RECOMMENDABLE and within(metal, row["metal_min"], row["metal_max"]):
-            top = release(row["tf_max"])[:2]
-            best = top if best is None or top > best else best
-    return ".".join(map(str, best)) if best else None
-
-
-def no_metal_from_tf() -> Optional[str]:
-    """The first TensorFlow minor no metal release loads into (2.20)."""
-    candidates = [row["tf_min"] for row in knowledge_rows(FILE, "metal_tf")
-                  if row["outcome"] == "import_fails" and release(row["metal_max"]) == release(newest_metal())
-                  and row["tf_max"].startswith("2.99")]
-    return min(candidates, key=release) if candidates else None
 
 
 def newest_metal() -> str:

@@ -164,10 +164,5 @@ def build_to_keep(platform: Optional[str], builds: list[tuple[str, Optional[str]
     return f"{wanted or name}=={version}"
 
 
-def newest(versions: list[Optional[str]]) -> Optional[str]:
-    known = [v for v in versions if v]
-    return max(known, key=release) if known else None
-
-
 def tensorflow_distribution_names() -> list[str]:
     return [row["name"] for row in knowledge_rows("macos", "tensorflow_distribution")]

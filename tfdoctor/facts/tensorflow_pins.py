@@ -8,7 +8,6 @@ from typing import Optional
 
 from tfdoctor.facts.installable_wheels import Row, within
 from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.specifiers import satisfies
 
 FILE = "macos"
 
@@ -17,11 +16,6 @@ def pin(package: str, tf: Optional[str]) -> Optional[Row]:
         if row["package"] == package and within(tf, row["tf_min"], row["tf_max"]):
             return row
     return None
-
-
-def pin_holds(package: str, tf: Optional[str], version: Optional[str]) -> Optional[bool]:
-    row = pin(package, tf)
-    return satisfies(version, row["spec"]) if row else None
 
 
 def numpy_major_max(tf: Optional[str]) -> Optional[Row]:
