@@ -3,7 +3,7 @@
 The child (tfdoctor/child/tf_child.py companion_imports) looks for each companion with
 importlib.util.find_spec and imports only those installed. This bench runs that function in a fresh
 process of the target interpreter, after `import tensorflow` as in the child, with the real list
-(tfdoctor.facts.tfchild.COMPANION_MODULES): the first call (cold finder caches for these names) and the
+(tfdoctor.facts.tensorflow_child.COMPANION_MODULES): the first call (cold finder caches for these names) and the
 median of later calls; then the same in a process that has not imported TensorFlow (sys.path's
 directories not yet listed by the path finder), the worst case.
 
@@ -44,7 +44,7 @@ os._exit(0)
 
 def measure(python: str, rounds: int, import_tensorflow: bool) -> dict:
     from tfdoctor.child import source
-    from tfdoctor.facts.tfchild import COMPANION_MODULES
+    from tfdoctor.facts.tensorflow_child import COMPANION_MODULES
 
     with tempfile.TemporaryDirectory() as scratch:
         config = {"out": str(Path(scratch) / "result.json"), "companions": list(COMPANION_MODULES),

@@ -34,7 +34,7 @@ def _median_seconds(function, rounds: int) -> float:
 
 
 def bench_planning(rounds: int) -> None:
-    from tfdoctor.explain import explain, read_report
+    from tfdoctor.saved_reports import explain, read_report
     from tfdoctor.model import CheckResult, Remediation, Status
     from tfdoctor.planner import build_plan
     from tfdoctor.repairs import Repair

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import apple, macho, section
-from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts.macos_remedies import APPLE_PLUGIN_URL, combo_words, native_environment
+from tfdoctor.facts import apple_silicon, mach_o, section
+from tfdoctor.facts import installable_wheels, metal_pairing
+from tfdoctor.facts.arm64_environment import APPLE_PLUGIN_URL, combo_words, native_environment
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.versions import release
 
 
 def _x86_64_dead_ends() -> str:
-    newest_tf = mk.wheel_rows("macos-x86_64", "tensorflow")
+    newest_tf = installable_wheels.wheel_rows("macos-x86_64", "tensorflow")
     last = max(newest_tf, key=lambda row: release(row["newest"])) if newest_tf else None
-    metal = mk.newest_x86_64_metal()
+    metal = metal_pairing.newest_x86_64_metal()
     parts = []
     if last:
         parts.append(f"TensorFlow's x86_64 macOS wheels end at {last['newest']} (Python {last['python_min']}-{last['python_max']})")
@@ -39,7 +39,7 @@ def _origin_detail(origin: dict, archs: list[str] | None) -> list[str]:
     elif origin["kind"] == "pyenv":
         details.append("This pyenv Python was built for x86_64 (built from a Rosetta shell or with an x86_64 toolchain).")
     if archs:
-        if any(macho.is_arm64(a) for a in archs):
+        if any(mach_o.is_arm64(a) for a in archs):
             details.append(
                 f"The executable is universal ({', '.join(archs)}), so something launches it under Rosetta: a Terminal "
                 "set to 'Open using Rosetta', an 'arch -x86_64' wrapper, or a translated parent process. "
@@ -52,17 +52,17 @@ def _origin_detail(origin: dict, archs: list[str] | None) -> list[str]:
 
 def executable_architectures(facts: Facts) -> Optional[list[str]]:
     record = section(facts, "python").get("executable_macho") or {}
-    return macho.architectures_from_hex(record.get("header_hex")) if isinstance(record, dict) else None
+    return mach_o.architectures_from_hex(record.get("header_hex")) if isinstance(record, dict) else None
 
 
 @check("architecture", "Python runs natively (not under Rosetta)", needs=('host', 'python', 'sysctl'), platforms=('Darwin',))
 def architecture(facts: Facts) -> Outcome:
     python = section(facts, "python")
     sysctl = section(facts, "sysctl")
-    silicon = apple.apple_silicon(facts)
-    machine = apple.interpreter_machine(facts)
+    silicon = apple_silicon.apple_silicon(facts)
+    machine = apple_silicon.interpreter_machine(facts)
     archs = executable_architectures(facts)
-    origin = apple.python_origin(facts)
+    origin = apple_silicon.python_origin(facts)
     brand = sysctl.get("machdep.cpu.brand_string") or ("this Intel Mac" if silicon is False else "this Apple silicon Mac")
     evidence = {
         "apple_silicon": silicon,
@@ -85,7 +85,7 @@ def architecture(facts: Facts) -> Outcome:
         return Outcome.ok(f"{label}: x86_64 Python runs natively", *details, **evidence)
     if not machine:
         return Outcome.skip("the target interpreter's architecture (platform.machine()) was not recorded", **evidence)
-    if apple.translated(facts) or machine == "x86_64":
+    if apple_silicon.translated(facts) or machine == "x86_64":
         how = []
         if str(python.get("proc_translated") or "") == "1":
             how.append("sysctl.proc_translated = 1")
@@ -101,9 +101,9 @@ def architecture(facts: Facts) -> Outcome:
         dead_ends = _x86_64_dead_ends()
         if dead_ends:
             details.append(dead_ends)
-        python_version = mk.newest_metal_python()
+        python_version = metal_pairing.newest_metal_python()
         name, commands = native_environment(facts, python_version)
-        combo = mk.gpu_combo(python_version)
+        combo = metal_pairing.gpu_combo(python_version)
         fix = Remediation(
             advice=(f"Create a new environment from a native arm64 Python ({name}) instead of repairing this one: "
                     "pip in an x86_64 interpreter only ever installs x86_64 wheels. In it, install TensorFlow with "

@@ -20,8 +20,8 @@ from typing import Any, Iterable, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor import knowledge
-from tfdoctor.facts import Facts, canonical_name, made_for, requirements, section, tfchild
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.facts import Facts, canonical_name, made_for, requirements, section, tensorflow_child
 from tfdoctor.facts import companions as companions_table
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
@@ -65,7 +65,7 @@ def _texts(entry: Mapping[str, Any]) -> dict[str, list[str]]:
 def cause_of(entry: Mapping[str, Any]) -> Optional[Cause]:
     """The first known failure (knowledge/companion_imports.toml) in what the import raised, warned or logged."""
     texts = _texts(entry)
-    for row in knowledge.rows("companion_imports", "import_failures"):
+    for row in knowledge_rows("companion_imports", "import_failures"):
         pattern = re.compile(row["pattern"])
         for where in row["in"]:
             for text in texts.get(where, ()):
@@ -93,7 +93,7 @@ def culprit(entry: Mapping[str, Any], modules: Iterable[str]) -> str:
     files appear in such errors too."""
     text = "\n".join(line for lines in _texts(entry).values() for line in lines)
     named = []
-    for module in set(modules) | set(tfchild.COMPANION_MODULES) | {str(entry.get("module"))}:
+    for module in set(modules) | set(tensorflow_child.COMPANION_MODULES) | {str(entry.get("module"))}:
         match = re.search(rf"[/\\]{re.escape(module)}[/\\]", text)
         if match:
             named.append((match.start(), module))
@@ -105,7 +105,7 @@ def _import_specifier(distribution: str, version: str) -> Optional[SpecifierSet]
     facts/companions.py), tensorflow-addons' supported range (companion_imports.toml)."""
     floor = companions_table.import_check(distribution, version)
     texts = [floor.tensorflow] if floor else [row["tensorflow"] for row in
-                                               knowledge.rows("companion_imports", "import_requirements")
+                                               knowledge_rows("companion_imports", "import_requirements")
                                                if row["distribution"] == distribution and row["release"] == version]
     try:
         return SpecifierSet(texts[0]) if texts else None
@@ -116,7 +116,7 @@ def _import_specifier(distribution: str, version: str) -> Optional[SpecifierSet]
 def _releases_with_import_checks(distribution: str) -> list[str]:
     floors = [r.version for r in companions_table.releases(distribution)
               if companions_table.import_check(distribution, r.version)]
-    ranges = [row["release"] for row in knowledge.rows("companion_imports", "import_requirements")
+    ranges = [row["release"] for row in knowledge_rows("companion_imports", "import_requirements")
               if row["distribution"] == distribution]
     return list(dict.fromkeys(floors + ranges))
 
@@ -176,8 +176,9 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
     named = f"{distribution} {installed}" if installed else distribution
     tensorflow = _tensorflow_words(facts)
     exception = entry.get("exception") if isinstance(entry.get("exception"), Mapping) else {}
-    error = (f"{tfchild.short_type(exception.get('type'))}: {tfchild.first_line(exception.get('message'), 300)}"
-             if exception else tfchild.first_line(found.line, 300) if found else "")
+    error = (f"{tensorflow_child.short_type(exception.get('type'))}: "
+             f"{tensorflow_child.first_line(exception.get('message'), 300)}"
+             if exception else tensorflow_child.first_line(found.line, 300) if found else "")
     how = fate or ("fails" if failed else "imports, but warns")
     through = f" (in {at_fault}, which it imports)" if at_fault != module else ""
     details = [f"error: {error}"] if error else []
@@ -239,7 +240,7 @@ def companions(facts: Facts) -> Outcome:
     problems: list[Problem] = []
     notes: list[str] = []
     for entry in entries:
-        fate = tfchild.fate(tf) if entry.get("module") == crashed else None
+        fate = tensorflow_child.fate(tf) if entry.get("module") == crashed else None
         problem = _problem(facts, entry, modules, fate)
         if problem is not None:
             problems.append(problem)

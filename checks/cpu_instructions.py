@@ -17,9 +17,9 @@ from typing import Any, Iterable
 
 from tfdoctor.checks.platform_support import platform_key, rosetta
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, host_system, section
-from tfdoctor.facts.cuda import tensorflow_distribution, tensorflow_version
+from tfdoctor.facts.tensorflow_build import tensorflow_distribution, tensorflow_version
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
@@ -57,7 +57,7 @@ def required_flags(platform: str, tf_version: str | None) -> tuple[list[str], di
     """Flags the installed TensorFlow needs here (AVX for any x86 wheel; more for exact versions)."""
     needed: list[str] = []
     special: dict[str, Any] = {}
-    for row in knowledge.rows("linux", "cpu_requirements"):
+    for row in knowledge_rows("linux", "cpu_requirements"):
         if platform not in row["platforms"]:
             continue
         if row["tf_versions"]:

@@ -18,9 +18,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from tfdoctor.checks.platform_support import platform_key
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, installed_version, is_recorded, section
-from tfdoctor.facts.cuda import (
+from tfdoctor.facts.tensorflow_build import (
     compare,
     cuda_tensorflow,
     is_cuda_build,
@@ -29,7 +29,8 @@ from tfdoctor.facts.cuda import (
     tensorflow_distribution,
     tensorflow_version,
 )
-from tfdoctor.facts.nvidia import gpu_evidence, log_patterns, noise_kind, strip_log_prefix
+from tfdoctor.facts.gpu_evidence import gpu_evidence
+from tfdoctor.facts.tensorflow_log import log_patterns, noise_kind, strip_log_prefix
 from tfdoctor.facts.requirements import marker_environment
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation, Status
@@ -47,7 +48,7 @@ _SHADOWING = ("libcudnn", "libcublas", "libcudart", "libcufft", "libcusolver", "
 
 
 def _trap(trap_id: str) -> Mapping[str, Any]:
-    return next(r for r in knowledge.rows("linux", "traps") if r["id"] == trap_id)
+    return next(r for r in knowledge_rows("linux", "traps") if r["id"] == trap_id)
 
 
 def _names(gpus: list[dict[str, Any]]) -> str:
@@ -316,7 +317,7 @@ def _no_release_runs(gpus: list[dict[str, Any]]) -> str | None:
         if not cc:
             return None
         generation = gpu_generation(cc) or {}
-        jit = any(kernel_support(cc, r["sass"], r["ptx"]) == "ptx" for r in knowledge.rows("linux", "tf_cuda"))
+        jit = any(kernel_support(cc, r["sass"], r["ptx"]) == "ptx" for r in knowledge_rows("linux", "tf_cuda"))
         if not generation.get("no_release_kernels") and (newest_release_with_kernels(cc) or jit):
             return None
         labels.append(f"{gpu.get('name')} (compute capability {cc})")
@@ -411,7 +412,7 @@ def compute_capability(gpu: Mapping[str, Any]) -> tuple[str | None, str]:
     if gpu.get("compute_capability"):
         return str(gpu["compute_capability"]), "nvidia-smi"
     name = str(gpu.get("name") or "")
-    for row in knowledge.rows("linux", "gpu_names"):
+    for row in knowledge_rows("linux", "gpu_names"):
         if re.search(row["pattern"], name):
             return str(row["compute_capability"]), "name"
     return None, ""
@@ -419,7 +420,7 @@ def compute_capability(gpu: Mapping[str, Any]) -> tuple[str | None, str]:
 
 def gpu_generation(cc: str | None) -> Mapping[str, Any] | None:
     have = version_key(cc)
-    for row in knowledge.rows("linux", "gpu_generations"):
+    for row in knowledge_rows("linux", "gpu_generations"):
         if version_key(row["cc_min"]) <= have <= version_key(row["cc_max"]):
             return row
     return None
@@ -429,7 +430,7 @@ def newest_release_with_kernels(cc: str, python: str | None = None) -> str | Non
     """The newest TensorFlow minor whose kernels run this GPU natively (for 'pin tensorflow<=X'); with
     `python` ('3.6'), only minors with wheels for that Python (knowledge/releases.toml)."""
     best = None
-    for row in knowledge.rows("linux", "tf_cuda"):
+    for row in knowledge_rows("linux", "tf_cuda"):
         if kernel_support(cc, row["sass"], row["ptx"]) == "native" and (best is None or compare(row["tf"], best) > 0) \
                 and (python is None or _has_wheels(row["tf"], python)):
             best = row["tf"]
@@ -446,7 +447,7 @@ def _has_wheels(minor: str, python: str) -> bool:
 
 def first_release_with_native(cc: str, after: str | None = None) -> str | None:
     """The oldest TensorFlow minor (newer than `after`) with native kernels for this GPU."""
-    candidates = [r["tf"] for r in knowledge.rows("linux", "tf_cuda")
+    candidates = [r["tf"] for r in knowledge_rows("linux", "tf_cuda")
                   if kernel_support(cc, r["sass"], r["ptx"]) == "native" and (after is None or compare(r["tf"], after) > 0)]
     return min(candidates, key=version_key) if candidates else None
 
@@ -472,7 +473,7 @@ def and_cuda_requirements(facts: Facts) -> list[tuple[str, str]]:
     if from_metadata:
         return from_metadata
     version = tensorflow_version(facts)
-    for row in knowledge.rows("linux", "and_cuda"):
+    for row in knowledge_rows("linux", "and_cuda"):
         if version in row["tf_versions"]:
             return [_requirement(r)[:2] for r in row["requires"]]
     return []

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import made_for, requirements, section, tfchild
-from tfdoctor.facts import macos_knowledge as mk
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from tfdoctor.facts import made_for, requirements, section, tensorflow_child
+from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requirements import Unmet
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -33,7 +35,7 @@ def _import_state(facts: Facts) -> tuple[Optional[bool], Optional[str]]:
         return None, None
     if tf.get("imported"):
         return True, None
-    return False, f"`import tensorflow` {tfchild.fate(tf)}"
+    return False, f"`import tensorflow` {tensorflow_child.fate(tf)}"
 
 
 def _keras_error(facts: Facts) -> Optional[str]:
@@ -41,7 +43,7 @@ def _keras_error(facts: Facts) -> Optional[str]:
     if isinstance(keras, Mapping) and keras.get("error") and not keras.get("layer_ok"):
         error = keras["error"]
         text = error.get("message") if isinstance(error, Mapping) else error
-        return f"tf.keras fails: {tfchild.first_line(text, 160)}"
+        return f"tf.keras fails: {tensorflow_child.first_line(text, 160)}"
     return None
 
 
@@ -50,7 +52,7 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
     if keras_error and (item.name in KERAS_NAMES or item.requirer in KERAS_NAMES):
         return keras_error
     if item.name == "numpy" and item.installed and tf_version:
-        abi = mk.numpy_major_max(tf_version)
+        abi = tensorflow_pins.numpy_major_max(tf_version)
         major = requirements.version_of(item.installed)
         if abi and major is not None and major.major > abi["numpy_major_max"]:
             return (f"TensorFlow {tf_version} is built for NumPy {abi['numpy_major_max']}.x: its extensions fail "
@@ -112,7 +114,7 @@ def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, .
 def _clash_advice(unmet: list[Unmet]) -> str:
     """Requirers that disagree on one distribution: no install satisfies both; say who has to move."""
     parts = []
-    for name, items in requirements.clashing(unmet).items():
+    for name, items in clashing(unmet).items():
         wants = " but ".join(f"{i.requirer} {i.requirer_version} needs {name}{i.specifier}" for i in items)
         parts.append(f"{wants}: no {name} satisfies both, so one of them has to move (upgrade the one made for "
                      f"an older {name}, or uninstall it).")
@@ -131,7 +133,7 @@ def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
         return Remediation(f"{advice} {clash}".strip(), url=PIP_URL,
                            repairs=requirements.install_repairs(kept) + moves)
     repairs = requirements.install_repairs(unmet)
-    clashes = requirements.clashing(unmet)
+    clashes = clashing(unmet)
     resolvable = any(u.name not in clashes for u in unmet)
     pin = requirements.tensorflow_pin(facts)
     keep = f", keeping {pin.replace('==', ' ')} where it is" if pin else ""
@@ -194,3 +196,38 @@ def dependencies(facts: Facts) -> Outcome:
     if failing:
         return Outcome.fail(summary, *details, fix=fix, **evidence)
     return Outcome.warn(summary, *details, fix=fix, **evidence)
+
+
+def clashing(unmet: list[Unmet]) -> dict[str, list[Unmet]]:
+    """Required names whose requirers disagree: a lower bound at or above another's upper bound, so no
+    version can satisfy them together (one requirer has to move). name -> the unmet lines involved."""
+    by_name: dict[str, list[Unmet]] = {}
+    for item in unmet:
+        if not item.moves_tensorflow:
+            by_name.setdefault(item.name, []).append(item)
+    found = {}
+    for name, items in by_name.items():
+        if len({i.requirer for i in items}) < 2:
+            continue
+        lows, highs = [], []
+        for item in items:
+            try:
+                clauses = list(SpecifierSet(item.specifier))
+            except InvalidSpecifier:
+                continue
+            for clause in clauses:
+                bound = requirements.version_of(clause.version.rstrip(".*"))
+                if bound is None:
+                    continue
+                if clause.operator in (">", ">=", "==", "~=", "==="):
+                    lows.append((bound, clause.operator == ">"))
+                if clause.operator in ("<", "<="):
+                    highs.append((bound, clause.operator == "<"))
+                if clause.operator in ("==", "==="):
+                    highs.append((bound, False))
+        if lows and highs:
+            low, low_strict = max(lows)
+            high, high_strict = min(highs)
+            if low > high or (low == high and (low_strict or high_strict)):
+                found[name] = items
+    return found

@@ -1,7 +1,7 @@
 """GPU visible to TensorFlow: is a GPU expected here, and does TensorFlow list one?
 
 A GPU is expected when tensorflow-metal is installed (macOS) or an NVIDIA GPU is evidenced
-(tfdoctor.facts.nvidia.gpu_evidence: nvidia-smi's list, the PCI bus, or the lines TensorFlow logs only
+(tfdoctor.facts.gpu_evidence.gpu_evidence: nvidia-smi's list, the PCI bus, or the lines TensorFlow logs only
 after CUDA showed it a device). No GPU expected and none listed is a pass: a CPU-only machine is never
 blamed. When an expected GPU is missing, the child's log is matched against the "gpu" failure
 signatures (harmless noise left out) to say why.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, is_recorded, signatures, tfchild
+from tfdoctor.facts import host_system, is_recorded, signatures, tensorflow_child
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -29,11 +29,11 @@ def gpu_visible(facts: Facts) -> Outcome:
     expectation = gpu_expectation(facts)
     if tf.get("devices") is None:
         return _listing_failed(facts, tf, expectation)
-    gpus = tfchild.devices(tf, "GPU")
+    gpus = tensorflow_child.devices(tf, "GPU")
     evidence = {"expected": expectation["expected"], "why": expectation["why"],
                 "gpus": [g.get("name") for g in gpus]}
     if gpus:
-        names = tfchild.gpu_names(tf)
+        names = tensorflow_child.gpu_names(tf)
         what = ", ".join(names) if names else ", ".join(str(g.get("name")) for g in gpus)
         return Outcome.ok(f"{len(gpus)} GPU{'s' if len(gpus) > 1 else ''} visible to TensorFlow: {what}",
                           *[f"device: {g.get('name')}" for g in gpus], **evidence)
@@ -47,14 +47,14 @@ def gpu_visible(facts: Facts) -> Outcome:
 
 def gpu_expectation(facts: Facts) -> dict[str, Any]:
     """{'expected': True | False | None (cannot tell), 'why': reason, 'kind': 'metal' | 'nvidia' | None}."""
-    from tfdoctor.facts.tfdists import first_version
+    from tfdoctor.facts.tensorflow_distributions import first_version
 
     if host_system(facts) == "Darwin":
         metal = first_version(facts, "tensorflow-metal")
         if metal:
             return {"expected": True, "why": f"tensorflow-metal {metal} is installed", "kind": "metal"}
         return {"expected": False, "why": "tensorflow-metal is not installed", "kind": None}
-    from tfdoctor.facts.nvidia import gpu_evidence
+    from tfdoctor.facts.gpu_evidence import gpu_evidence
 
     found = gpu_evidence(facts)
     if found["present"]:
@@ -67,28 +67,28 @@ def gpu_expectation(facts: Facts) -> dict[str, Any]:
 
 
 def _listing_failed(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[str, Any]) -> Outcome:
-    if tf.get("status") == "ok" or tfchild.phase_of(tf.get("stage")) != "devices":
+    if tf.get("status") == "ok" or tensorflow_child.phase_of(tf.get("stage")) != "devices":
         error = (tf.get("errors") or {}).get("devices") or (tf.get("errors") or {}).get("imported")
         if error:
-            return Outcome.fail(f"Listing TensorFlow's devices raised {tfchild.short_type(error.get('type'))}: "
-                                f"{tfchild.first_line(error.get('message'))}", error=error)
+            return Outcome.fail(f"Listing TensorFlow's devices raised {tensorflow_child.short_type(error.get('type'))}: "
+                                f"{tensorflow_child.first_line(error.get('message'))}", error=error)
         return Outcome.skip("TensorFlow's devices were not recorded")
-    matches = signatures.find(tf, tfchild.installed_names(facts), phases=("import", "gpu"))
-    what = f"While listing its devices, TensorFlow {tfchild.fate(tf)}"
-    details = [f"stderr: {line}" for line in tfchild.stderr_excerpt(tf)]
-    stack = tfchild.stack_line(tf)
+    matches = signatures.find(tf, tensorflow_child.installed_names(facts), phases=("import", "gpu"))
+    what = f"While listing its devices, TensorFlow {tensorflow_child.fate(tf)}"
+    details = [f"stderr: {line}" for line in tensorflow_child.stderr_excerpt(tf)]
+    stack = tensorflow_child.stack_line(tf)
     if stack:
         details.insert(0, stack)
     if matches:
         return Outcome.fail(f"{what}: {matches[0].signature.summary}", *details,
-                            fix=tfchild.remediation_for(matches[0], facts), signature=matches[0].signature.id)
+                            fix=tensorflow_child.remediation_for(matches[0], facts), signature=matches[0].signature.id)
     return Outcome.fail(what, *details, fix=_plugin_fix(facts, expectation), stage=tf.get("stage"))
 
 
 def _plugin_fix(facts: Facts, expectation: Mapping[str, Any]) -> Remediation | None:
     if expectation.get("kind") != "metal":
         return None
-    from tfdoctor.facts.tfdists import first_version
+    from tfdoctor.facts.tensorflow_distributions import first_version
 
     version = first_version(facts, "tensorflow-metal")
     return Remediation("The crash came from a device plugin. Check the metal-plugin verdict; uninstalling the "
@@ -102,7 +102,7 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
                           evidence: dict[str, Any]) -> Outcome:
     base = f"{expectation['why']}, but TensorFlow lists no GPU"  # starts with a tool's name: no capital
     if expectation["kind"] == "nvidia":
-        from tfdoctor.facts.nvidia import cuda_visible_devices
+        from tfdoctor.facts.gpu_evidence import cuda_visible_devices
 
         hidden = cuda_visible_devices(facts, int(expectation.get("count") or 0))
         if hidden and hidden["hides_all"]:
@@ -120,21 +120,21 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
             return Outcome.fail(f"{base}: this TensorFlow is a CPU-only build",
                                 fix=Remediation(f"This TensorFlow build has no CUDA support at all. {where}"),
                                 **evidence)
-    matches = signatures.find(tf, tfchild.installed_names(facts), phases=("gpu",), gpu_expected=True)
+    matches = signatures.find(tf, tensorflow_child.installed_names(facts), phases=("gpu",), gpu_expected=True)
     if matches:
         primary = matches[0]
-        lines = [f"matched ({primary.where}): {tfchild.first_line(primary.evidence, 300)}"]
+        lines = [f"matched ({primary.where}): {tensorflow_child.first_line(primary.evidence, 300)}"]
         lines += [f"also: {m.signature.summary}" for m in matches[1:]]
         return Outcome.fail(f"{base}: {primary.signature.summary}", *lines,
-                            fix=tfchild.remediation_for(primary, facts),
+                            fix=tensorflow_child.remediation_for(primary, facts),
                             signature=primary.signature.id, diagnosis=primary.signature.diagnosis, **evidence)
-    details = [f"stderr: {line}" for line in tfchild.stderr_excerpt(tf)]
+    details = [f"stderr: {line}" for line in tensorflow_child.stderr_excerpt(tf)]
     if expectation["kind"] == "metal":
         plugins = tf.get("plugins") or []
         loaded = [p for p in plugins if p.get("loaded")]
         details.insert(0, "plugin libraries: " + (", ".join(f"{p.get('path')} (loaded: {p.get('loaded')})"
                                                              for p in plugins) or "none found on sys.path"))
-        from tfdoctor.facts.tfdists import first_version
+        from tfdoctor.facts.tensorflow_distributions import first_version
 
         version = first_version(facts, "tensorflow-metal")
         why = ("the plugin library is loaded but registered no device" if loaded

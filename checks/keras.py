@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import import_causes, made_for, signatures, tfchild, tfdists
+from tfdoctor.facts import import_causes, made_for, signatures, tensorflow_child, tensorflow_distributions
 from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
@@ -50,10 +50,10 @@ def keras(facts: Facts) -> Outcome:
     if not tf.get("imported"):
         return Outcome.skip("TensorFlow did not import (see tensorflow-import)")
     record = tf.get("keras")
-    tf_version = tf.get("version") or tfdists.tensorflow_version(facts)
+    tf_version = tf.get("version") or tensorflow_distributions.tensorflow_version(facts)
     if not record:
         if tf.get("status") != "ok":
-            return Outcome.skip(f"the TensorFlow child {tfchild.fate(tf)} before it tried tf.keras "
+            return Outcome.skip(f"the TensorFlow child {tensorflow_child.fate(tf)} before it tried tf.keras "
                                 "(see gpu-visible and probe)")
         return Outcome.skip("tf.keras was not recorded (a report from a tfdoctor that did not try it)")
     if record.get("error") or not record.get("layer_ok"):
@@ -79,7 +79,7 @@ def _works(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Outcome:
                                       repairs=made_for.tf_keras_repairs(facts, f"tf.keras is tf-keras "
                                                                         f"{record.get('version')}, made for another "
                                                                         f"TensorFlow than {tf_version}")))
-    installed = tfdists.first_version(facts, "tf-keras")
+    installed = tensorflow_distributions.first_version(facts, "tf-keras")
     tf_minor = minor_of(tf_version)
     if (record.get("flavor") != "tf-keras" and installed and wanted and tf_minor and tf_minor >= LEGACY_FROM
             and minor_of(installed) != tf_minor):
@@ -103,7 +103,7 @@ def _legacy_cause(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> O
     tf_minor = minor_of(tf_version)
     if not record.get("legacy_requested") or not tf_minor or tf_minor < LEGACY_FROM:
         return None
-    installed = tfdists.first_version(facts, "tf-keras")
+    installed = tensorflow_distributions.first_version(facts, "tf-keras")
     unset = f"Or unset {LEGACY_VARIABLE} to use Keras 3 instead."
     if not installed:
         summary = f"{LEGACY_VARIABLE} is set but tf-keras is not installed"
@@ -122,15 +122,15 @@ def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_v
     error = record.get("error")
     step = "resolving tf.keras" if record.get("step") == "resolve" else "building a Dense(2) layer"
     if error:
-        what = (f"tf.keras failed ({step}): {tfchild.short_type(error.get('type'))}: "
-                f"{tfchild.first_line(error.get('message'))}")
-    elif tf.get("status") != "ok" and tfchild.phase_of(tf.get("stage")) == "keras":
-        what = f"tf.keras: the TensorFlow child {tfchild.fate(tf)} while {step}"
+        what = (f"tf.keras failed ({step}): {tensorflow_child.short_type(error.get('type'))}: "
+                f"{tensorflow_child.first_line(error.get('message'))}")
+    elif tf.get("status") != "ok" and tensorflow_child.phase_of(tf.get("stage")) == "keras":
+        what = f"tf.keras: the TensorFlow child {tensorflow_child.fate(tf)} while {step}"
     else:
         what = "tf.keras.layers.Dense(2) did not give a (1, 2) output for a (1, 3) input"
     details = [f"tf.keras resolved to {describe(record)} ({record.get('module')})"] if record.get("module") else []
     if error:
-        details.insert(0, f"error: {error.get('type')}: {tfchild.first_line(error.get('message'), 300)}")
+        details.insert(0, f"error: {error.get('type')}: {tensorflow_child.first_line(error.get('message'), 300)}")
     short = f"tf.keras fails ({step})" if error else what
     if record.get("legacy_env") is not None:
         details.append(f"{LEGACY_VARIABLE}={record.get('legacy_env')}")
@@ -147,11 +147,11 @@ def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_v
         evidence.update(explained_by=cause.check, cause=list(cause.distributions))
         details = [f"cause ({cause.check}): {line}" for line in cause.details] + details
         return Outcome.fail(f"{short}: {cause.summary} (see {cause.check})", *details, fix=cause.fix, **evidence)
-    known = signatures.find({"exception": error}, tfchild.installed_names(facts), phases=("import",)) if error else []
+    known = signatures.find({"exception": error}, tensorflow_child.installed_names(facts), phases=("import",)) if error else []
     if known:  # the same error texts break tf.keras as break the import (protobuf, NumPy ABI, ...)
         evidence["signatures"] = [m.signature.id for m in known]
         return Outcome.fail(f"{short}: {known[0].signature.summary}", *details,
-                            fix=tfchild.remediation_for(known[0], facts), **evidence)
+                            fix=tensorflow_child.remediation_for(known[0], facts), **evidence)
     python = installer_for(facts).python
     python = f'"{python}"' if " " in python else python
     return Outcome.fail(what, *details, fix=Remediation(

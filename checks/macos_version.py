@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import apple, section, tfdists
-from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts.macos_parsers import product_version
+from tfdoctor.facts import apple_silicon, section, tensorflow_distributions
+from tfdoctor.facts import installable_wheels, metal_pairing
+from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -60,43 +60,43 @@ def macos_version_check(facts: Facts) -> Outcome:
         return Outcome.skip("the macOS version was not recorded (no sw_vers output)")
     findings = Findings()
     evidence = {"macos": version, "python_mac_ver": section(facts, "python").get("mac_ver")}
-    silicon = apple.apple_silicon(facts)
-    platform = tfdists.platform_key(facts)
+    silicon = apple_silicon.apple_silicon(facts)
+    platform = tensorflow_distributions.platform_key(facts)
 
-    metal = tfdists.first_version(facts, tfdists.METAL)
+    metal = tensorflow_distributions.first_version(facts, tensorflow_distributions.METAL)
     if metal:
-        row = mk.metal_release(metal)
+        row = metal_pairing.metal_release(metal)
         evidence["tensorflow_metal"] = metal
-        if row and row["macos_min_hard"] and not mk.within(version, row["macos_min_hard"], None):
+        if row and row["macos_min_hard"] and not installable_wheels.within(version, row["macos_min_hard"], None):
             findings.fail(
                 f"tensorflow-metal {metal} cannot load on macOS {version}: it needs macOS {row['macos_min_hard']}",
                 "From 0.3.0 the plugin uses MPSGraph classes that macOS 11 lacks, so 'import tensorflow' fails with "
                 "'Symbol not found: _OBJC_CLASS_$_MPSGraphCompilationDescriptor'. pip installs it anyway (the "
                 "wheels up to 0.5.0 are tagged macosx_11_0).",
                 fix=_upgrade_fix(row["macos_min_hard"], metal, cannot_load=True))
-        elif row and not mk.within(version, row["macos_min"], None):
+        elif row and not installable_wheels.within(version, row["macos_min"], None):
             findings.warn(f"Apple lists macOS {row['macos_min']}+ for tensorflow-metal {metal}; this is macOS {version}",
                           fix=_upgrade_fix(row["macos_min"], metal))
         elif row:
             findings.note(f"tensorflow-metal {metal} needs macOS {row['macos_min']}+ (Apple's table)")
-    elif silicon and not mk.within(version, "12.0", None):
-        newest = mk.newest_installable("macos-arm64", section(facts, "python").get("version"), version)
+    elif silicon and not installable_wheels.within(version, "12.0", None):
+        newest = installable_wheels.newest_installable("macos-arm64", section(facts, "python").get("version"), version)
         findings.warn(
             f"macOS {version} is too old for GPU training: tensorflow-metal needs macOS 12",
             "TensorFlow's own arm64 wheels need macOS 12 from 2.10 on"
             + (f"; the newest this Mac can install is {newest[0]} {newest[1]}." if newest else "."),
             fix=_upgrade_fix("12", None))
 
-    for copy in tfdists.tensorflow_copies(facts):
-        row = mk.wheel_for(copy.name, copy.version, platform) if platform else None
-        if row and row["macos_min"] and not mk.within(version, row["macos_min"], None):
+    for copy in tensorflow_distributions.tensorflow_copies(facts):
+        row = installable_wheels.wheel_for(copy.name, copy.version, platform) if platform else None
+        if row and row["macos_min"] and not installable_wheels.within(version, row["macos_min"], None):
             findings.warn(f"{copy.name} {copy.version} wheels are built for macOS {row['macos_min']}+; this is macOS {version}",
                           fix=_upgrade_fix(row["macos_min"], None, row["source"].split()[0]))
 
     if platform == "macos-x86_64" and silicon is False:
-        newest = mk.newest_installable("macos-x86_64", section(facts, "python").get("version"), version)
-        last = max((row["macos_min"] for row in mk.wheel_rows("macos-x86_64", "tensorflow")), key=release)
-        if not mk.within(version, last, None):
+        newest = installable_wheels.newest_installable("macos-x86_64", section(facts, "python").get("version"), version)
+        last = max((row["macos_min"] for row in installable_wheels.wheel_rows("macos-x86_64", "tensorflow")), key=release)
+        if not installable_wheels.within(version, last, None):
             findings.warn(f"macOS {version} is older than the {last} that TensorFlow's newest x86_64 wheels need",
                           (f"The newest TensorFlow pip offers this Mac is {newest[0]} {newest[1]}." if newest else
                            "pip offers no TensorFlow wheel for this Python on this macOS."),

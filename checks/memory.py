@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from tfdoctor.facts import apple, section
-from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts.macos_parsers import parse_displays, sysctl_int
+from tfdoctor.facts import apple_silicon, section
+
+from tfdoctor.facts.system_profiler import parse_displays
+from tfdoctor.facts.sw_vers_sysctl import sysctl_int
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.knowledge import rows as knowledge_rows
 
 MAC_URL = "https://github.com/tensorflow/tensorflow/issues/62773"
 OTHER_URL = "https://psutil.readthedocs.io/en/latest/#psutil.virtual_memory"
@@ -48,11 +50,11 @@ def memory_numbers(facts: Facts) -> dict[str, Any]:
 
 
 def _threshold(name: str) -> dict:
-    return next(row for row in mk.rows("memory_threshold") if row["name"] == name)
+    return next(row for row in knowledge_rows("macos", "memory_threshold") if row["name"] == name)
 
 
 def _gpu_note(facts: Facts) -> Optional[str]:
-    if not (apple.is_mac(facts) and apple.apple_silicon(facts)):
+    if not (apple_silicon.is_mac(facts) and apple_silicon.apple_silicon(facts)):
         return None
     gpus = parse_displays(section(facts, "system_profiler").get("SPDisplaysDataType"))
     gpu = next((g for g in gpus if (g.get("vendor") or "").startswith("Apple") or (g.get("chipset") or "").startswith("Apple")), None)
@@ -61,8 +63,8 @@ def _gpu_note(facts: Facts) -> Optional[str]:
 
 
 def _fix(facts: Facts) -> Remediation:
-    if apple.is_mac(facts):
-        silicon = apple.apple_silicon(facts)
+    if apple_silicon.is_mac(facts):
+        silicon = apple_silicon.apple_silicon(facts)
         return Remediation(
             "Free memory before training: quit memory-heavy apps, use smaller batches (and smaller inputs), and "
             "restart the Python process between trainings (the Metal allocator keeps its cache). "
@@ -126,7 +128,7 @@ def memory(facts: Facts) -> Outcome:
     fix = _fix(facts)
 
     if pressure:
-        row = next(r for r in mk.rows("memory_pressure_level") if r["level"] == pressure)
+        row = next(r for r in knowledge_rows("macos", "memory_pressure_level") if r["level"] == pressure)
         if row["status"] == "fail":
             findings.fail("macOS reports critical memory pressure", *(filter(None, [gpu_note])), fix=fix)
         elif row["status"] == "warn":

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import apple, macho, section, tfdists
-from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts.macos_parsers import product_version
-from tfdoctor.facts.macos_remedies import APPLE_PLUGIN_URL, combo_repairs, combo_words
+from tfdoctor.facts import apple_silicon, mach_o, section, tensorflow_distributions
+from tfdoctor.facts import installable_wheels, metal_pairing, tensorflow_pins
+from tfdoctor.facts.sw_vers_sysctl import product_version
+from tfdoctor.facts.arm64_environment import APPLE_PLUGIN_URL, combo_repairs, combo_words
 from tfdoctor.findings import Findings
 from tfdoctor.installers import installer_for
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
@@ -35,7 +36,7 @@ def _minor(version: Optional[str]) -> str:
 def _fresh_env_fix(facts: Facts, python_version: str, why: str) -> Remediation:
     """A Python tensorflow-metal has no wheel for: the GPU needs a new environment (manual steps), and
     what to install there is said in words (no plan runs in an environment that does not exist yet)."""
-    combo = mk.gpu_combo(python_version)
+    combo = metal_pairing.gpu_combo(python_version)
     return Remediation(f"{why} For the GPU, create an environment with Python {python_version} and install "
                        f"{combo_words(combo) if combo else 'TensorFlow with tensorflow-metal'} there; "
                        "this one stays CPU-only.", installer_for(facts).fresh_environment(python_version), APPLE_PLUGIN_URL)
@@ -53,12 +54,13 @@ def _install_metal(version: str, tf: str) -> Repair:
 
 def _remove_metal(facts: Facts, reason: str) -> Repair:
     """Uninstall the plugin, every recorded copy of it (pip removes one per call)."""
-    return Repair.uninstall(tfdists.METAL, reason=reason, copies=max(1, len(tfdists.installed(facts, tfdists.METAL))))
+    copies = tensorflow_distributions.installed(facts, tensorflow_distributions.METAL)
+    return Repair.uninstall(tensorflow_distributions.METAL, reason=reason, copies=max(1, len(copies)))
 
 
 def _no_metal_reason(tf: str) -> str:
-    cutoff = mk.no_metal_from_tf()
-    which = f"{cutoff} or later" if cutoff and mk.within(tf, cutoff, None) else _minor(tf)
+    cutoff = no_metal_from_tf()
+    which = f"{cutoff} or later" if cutoff and installable_wheels.within(tf, cutoff, None) else _minor(tf)
     return (f"no tensorflow-metal release loads into TensorFlow {which}: without the plugin `import tensorflow` "
             "works, on the CPU")
 
@@ -71,17 +73,18 @@ def _moves_back(combo: dict[str, str], tf: str) -> bool:
 
 def _tf_build(facts: Facts) -> Optional[str]:
     """The TensorFlow build `import tensorflow` loads (tensorflow, tensorflow-macos...), when known."""
-    builds = tfdists.real_builds(facts)
+    builds = tensorflow_distributions.real_builds(facts)
     return builds[0].name if builds else None
 
 
 def _build_fix(facts: Facts, metal: str, tf: str, python: Optional[str], build: str, wanted: str) -> Remediation:
     """The plugin was made for another TensorFlow build of this version: swap the build, keep the plugin."""
-    platform = tfdists.platform_key(facts)
+    platform = tensorflow_distributions.platform_key(facts)
     tf_minor = _minor(tf)
     has_wheel = bool(platform) and any(
-        mk.covers_minor(row, tf_minor) and (not python or mk.within(python, row["python_min"], row["python_max"]))
-        for row in mk.wheel_rows(platform, wanted))
+        installable_wheels.covers_minor(row, tf_minor)
+        and (not python or installable_wheels.within(python, row["python_min"], row["python_max"]))
+        for row in installable_wheels.wheel_rows(platform, wanted))
     if has_wheel:
         why = (f"tensorflow-metal {metal} was built for {wanted}, not for the stock {build} wheel: it loads only "
                f"into {wanted} {tf_minor}")
@@ -105,13 +108,13 @@ def _pairing_fix(facts: Facts, metal: str, tf: str, python: Optional[str], pairi
     wanted = (pairing or {}).get("built_for")
     if wanted and build and build != wanted:
         return _build_fix(facts, metal, tf, python, build, wanted)
-    choice = mk.metal_choice(tf, python, macos, build)
+    choice = metal_pairing.metal_choice(tf, python, macos, build)
     right_metal = choice[0] if choice else None
     if choice:
         repairs: tuple[Repair, ...] = (_install_metal(right_metal, tf),)
         advice = _metal_advice(right_metal, choice[1], tf)
     else:
-        combo = mk.gpu_combo(python, macos)
+        combo = metal_pairing.gpu_combo(python, macos)
         if combo and _moves_back(combo, tf):
             repairs = (_remove_metal(facts, _no_metal_reason(tf)),)
             advice = (f"No tensorflow-metal loads into TensorFlow {tf}: uninstall it, and TensorFlow runs on the CPU. "
@@ -126,8 +129,8 @@ def _pairing_fix(facts: Facts, metal: str, tf: str, python: Optional[str], pairi
         else:
             advice = f"No tensorflow-metal loads into TensorFlow {tf} on this Python: uninstall it and use the CPU."
             repairs = (_remove_metal(facts, _no_metal_reason(tf)),)
-    tf_for_metal = mk.newest_tf_minor_for_metal(metal)
-    name = mk.install_name("macos-arm64", tf_for_metal) if tf_for_metal else None
+    tf_for_metal = newest_tf_minor_for_metal(metal)
+    name = installable_wheels.install_name("macos-arm64", tf_for_metal) if tf_for_metal else None
     if right_metal and tf_for_metal and name and release(tf_for_metal) != minor(tf):
         # the plan carries one way; the other way out is words, or both would run
         advice += (f" Or keep tensorflow-metal {metal} and pin TensorFlow to {tf_for_metal}.x "
@@ -138,38 +141,38 @@ def _pairing_fix(facts: Facts, metal: str, tf: str, python: Optional[str], pairi
 
 
 def _not_installed(facts: Facts, tf: Optional[str], python: Optional[str]) -> Outcome:
-    silicon = apple.apple_silicon(facts)
+    silicon = apple_silicon.apple_silicon(facts)
     if silicon is False:
-        return Outcome.skip(f"Intel Mac: tensorflow-metal's x86_64 wheels ended at {mk.newest_x86_64_metal()} "
+        return Outcome.skip(f"Intel Mac: tensorflow-metal's x86_64 wheels ended at {metal_pairing.newest_x86_64_metal()} "
                             "(TensorFlow 2.13); TensorFlow runs on the CPU")
-    if not apple.interpreter_is_arm64(facts):
+    if not interpreter_is_arm64(facts):
         return Outcome.skip("Python runs as x86_64 (see architecture): no tensorflow-metal for it")
     if not tf:
         return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
     evidence = {"tensorflow": tf, "python": python}
-    newest_python = mk.newest_metal_python()
+    newest_python = metal_pairing.newest_metal_python()
     if release(python)[:2] > release(newest_python)[:2]:
         return Outcome.warn(f"No tensorflow-metal exists for Python {_minor(python)}: TensorFlow runs on the CPU only",
-                            f"The newest tensorflow-metal ({mk.newest_metal()}) has wheels up to Python {newest_python}.",
+                            f"The newest tensorflow-metal ({metal_pairing.newest_metal()}) has wheels up to Python {newest_python}.",
                             fix=_fresh_env_fix(facts, newest_python, "pip finds no tensorflow-metal wheel here."),
                             **evidence)
     macos = product_version(section(facts, "os").get("sw_vers"))
-    if macos and not mk.within(macos, "12.0", None):
+    if macos and not installable_wheels.within(macos, "12.0", None):
         return Outcome.warn(f"tensorflow-metal needs macOS 12; this is macOS {macos}: TensorFlow runs on the CPU",
                             "See macos-version.", **evidence)
-    choice = mk.metal_choice(tf, python, macos, _tf_build(facts))
+    choice = metal_pairing.metal_choice(tf, python, macos, _tf_build(facts))
     if choice:
         right, pairing = choice
         return Outcome.warn(f"tensorflow-metal is not installed: TensorFlow {tf} uses the CPU only",
                             fix=Remediation(_metal_advice(right, pairing, tf), (), APPLE_PLUGIN_URL,
                                             (_install_metal(right, tf),)),
                             **evidence)
-    combo = mk.gpu_combo(python, macos)
-    cutoff = mk.no_metal_from_tf()
-    untested = [v for v in mk.metal_versions()
-                if (mk.metal_pairing(v, tf) or {}).get("outcome") == "loads_untested"
-                and mk.metal_supports_python(mk.metal_release(v), python)]
-    if cutoff and mk.within(tf, cutoff, None):
+    combo = metal_pairing.gpu_combo(python, macos)
+    cutoff = no_metal_from_tf()
+    untested = [v for v in metal_pairing.metal_versions()
+                if (metal_pairing.metal_pairing(v, tf) or {}).get("outcome") == "loads_untested"
+                and metal_pairing.metal_supports_python(metal_pairing.metal_release(v), python)]
+    if cutoff and installable_wheels.within(tf, cutoff, None):
         why = f"No tensorflow-metal release loads into TensorFlow {cutoff} or later."
     elif untested:
         why = (f"tensorflow-metal {untested[-1]} installs here, but nobody has reported it working with "
@@ -205,7 +208,7 @@ def _duplicates(facts: Facts, findings: Findings, dirs: list[dict]) -> None:
     else:
         advice = ("Keep exactly one tensorflow-metal: uninstall the copies that are not wanted (pip removes the "
                   "first one on sys.path per call).")
-        repairs = (Repair.uninstall(tfdists.METAL, copies=len(dirs) - 1,
+        repairs = (Repair.uninstall(tensorflow_distributions.METAL, copies=len(dirs) - 1,
                                     reason=f"{len(dirs)} copies register the METAL platform twice; one must stay"),)
     findings.fail(
         f"{len(dirs)} copies of libmetal_plugin.dylib are on TensorFlow's plugin path",
@@ -218,15 +221,16 @@ def _duplicates(facts: Facts, findings: Findings, dirs: list[dict]) -> None:
 @check("metal-plugin", "Metal plugin (tensorflow-metal)", needs=('python', 'distributions'), platforms=('Darwin',))
 def metal_plugin(facts: Facts) -> Outcome:
     python = section(facts, "python").get("version")
-    tf = tfdists.tensorflow_version(facts)
-    entries = tfdists.installed(facts, tfdists.METAL)
-    dirs = tfdists.metal_plugin_dirs(facts)
+    tf = tensorflow_distributions.tensorflow_version(facts)
+    entries = tensorflow_distributions.installed(facts, tensorflow_distributions.METAL)
+    dirs = tensorflow_distributions.metal_plugin_dirs(facts)
     if not entries and not dirs:
-        if tfdists.tensorflow_copies(facts) and not tf:
+        if tensorflow_distributions.tensorflow_copies(facts) and not tf:
             return Outcome.skip("TensorFlow's version was not recorded: cannot name the tensorflow-metal for it")
         return _not_installed(facts, tf, python)
 
-    metal = tfdists.newest([e.get("version") for e in entries]) or tfdists.newest([d.get("version") for d in dirs])
+    metal = (newest([e.get("version") for e in entries])
+             or newest([d.get("version") for d in dirs]))
     findings = Findings()
     evidence = {"tensorflow_metal": metal, "tensorflow": tf, "python": python,
                 "plugin_dirs": [d["path"] for d in dirs]}
@@ -234,10 +238,10 @@ def metal_plugin(facts: Facts) -> Outcome:
     if len(dirs) > 1:
         _duplicates(facts, findings, dirs)
 
-    machine = apple.interpreter_machine(facts)
+    machine = apple_silicon.interpreter_machine(facts)
     for record in dirs:
-        archs = macho.architectures_from_hex(record.get("header_hex"))
-        if archs and machine and macho.can_run_as(archs, machine) is False:
+        archs = mach_o.architectures_from_hex(record.get("header_hex"))
+        if archs and machine and can_run_as(archs, machine) is False:
             findings.fail(f"libmetal_plugin.dylib is {', '.join(archs)} but Python runs as {machine}",
                           f"In {record['path']}: dyld refuses it ('incompatible architecture').",
                           fix=Remediation("Reinstall tensorflow-metal from this interpreter, so pip picks the wheel "
@@ -248,14 +252,15 @@ def metal_plugin(facts: Facts) -> Outcome:
         elif archs:
             evidence.setdefault("plugin_architectures", archs)
 
-    release_row = mk.metal_release(metal)
-    if release_row and python and not mk.metal_supports_python(release_row, python, "x86_64" if machine == "x86_64" else "arm64"):
+    release_row = metal_pairing.metal_release(metal)
+    wheel_machine = "x86_64" if machine == "x86_64" else "arm64"
+    if release_row and python and not metal_pairing.metal_supports_python(release_row, python, wheel_machine):
         findings.fail(f"tensorflow-metal {metal} has no wheel for Python {_minor(python)} ({machine or 'this architecture'})",
                       f"Its wheels cover Python {release_row['python_min']}-{release_row['python_max']}; this copy was forced in.",
-                      fix=_fresh_env_fix(facts, mk.newest_metal_python(),
+                      fix=_fresh_env_fix(facts, metal_pairing.newest_metal_python(),
                                          "This tensorflow-metal cannot work with this Python."))
 
-    if not tfdists.tensorflow_copies(facts):
+    if not tensorflow_distributions.tensorflow_copies(facts):
         findings.warn(f"tensorflow-metal {metal or ''} is installed but TensorFlow is not".replace("  ", " "),
                       fix=Remediation("Install TensorFlow next to it (see tensorflow-install).", (), APPLE_PLUGIN_URL))
         return findings.outcome("", **evidence)
@@ -265,7 +270,7 @@ def metal_plugin(facts: Facts) -> Outcome:
             return findings.outcome("", **evidence)
         return Outcome.skip("cannot match tensorflow-metal to TensorFlow: "
                             f"{'the plugin' if not metal else 'TensorFlow'}'s version was not recorded", **evidence)
-    pairing = mk.metal_pairing(metal, tf, _tf_build(facts))
+    pairing = metal_pairing.metal_pairing(metal, tf, _tf_build(facts))
     evidence["pairing"] = pairing["outcome"] if pairing else "unknown"
     if pairing is None:
         findings.warn(f"No record of tensorflow-metal {metal} with TensorFlow {tf}",
@@ -293,8 +298,8 @@ def metal_plugin(facts: Facts) -> Outcome:
         findings.note(f"tensorflow-metal {metal} loads into TensorFlow {_minor(tf)}"
                       + ("" if pairing["official"] else " (not in Apple's table; reproduced on a real Mac)"))
 
-    slow = mk.keras3_slowdown(metal, tf)
-    legacy = mk.legacy_keras()
+    slow = keras3_slowdown(metal, tf)
+    legacy = tensorflow_pins.legacy_keras()
     wants_legacy = str(section(facts, "environment").get(legacy["variable"]) or "") in legacy["true_values"]
     if slow and not wants_legacy and pairing and pairing["outcome"] == "loads":
         findings.warn(f"Keras 3 on tensorflow-metal {metal} trains at CPU speed",
@@ -308,8 +313,51 @@ def metal_plugin(facts: Facts) -> Outcome:
                                        Repair.set_env(legacy["variable"], "1",
                                                       reason="tf.keras is then tf_keras (Keras 2); it must be set before "
                                                              "TensorFlow is first imported"))))
-    elif mk.within(tf, legacy["tf_min"], None) and not wants_legacy and pairing and pairing["outcome"] == "loads":
+    elif installable_wheels.within(tf, legacy["tf_min"], None) and not wants_legacy and pairing and pairing["outcome"] == "loads":
         findings.note("Keras 3 with Metal: the CPU-speed slowdown was measured with tensorflow-metal 1.1.0; the probe "
                       "measures this machine")
 
     return findings.outcome(f"tensorflow-metal {metal} matches TensorFlow {tf}", **evidence)
+
+
+def keras3_slowdown(metal: Optional[str], tf: Optional[str]) -> Optional[installable_wheels.Row]:
+    for row in knowledge_rows("macos", "keras3_metal"):
+        if installable_wheels.within(metal, row["metal_min"], row["metal_max"]) and installable_wheels.within(tf, row["tf_min"], None):
+            return row
+    return None
+
+
+def newest_tf_minor_for_metal(metal: Optional[str]) -> Optional[str]:
+    """The newest TensorFlow minor that `metal` is known to load into ('2.17' for 1.1.0)."""
+    best: Optional[tuple[int, ...]] = None
+    for row in knowledge_rows("macos", "metal_tf"):
+        if row["outcome"] in metal_pairing.RECOMMENDABLE and installable_wheels.within(metal, row["metal_min"], row["metal_max"]):
+            top = release(row["tf_max"])[:2]
+            best = top if best is None or top > best else best
+    return ".".join(map(str, best)) if best else None
+
+
+def no_metal_from_tf() -> Optional[str]:
+    """The first TensorFlow minor no metal release loads into (2.20)."""
+    candidates = [row["tf_min"] for row in knowledge_rows("macos", "metal_tf")
+                  if row["outcome"] == "import_fails" and release(row["metal_max"]) == release(metal_pairing.newest_metal())
+                  and row["tf_max"].startswith("2.99")]
+    return min(candidates, key=release) if candidates else None
+
+
+def newest(versions: list[Optional[str]]) -> Optional[str]:
+    known = [v for v in versions if v]
+    return max(known, key=release) if known else None
+
+
+def can_run_as(archs: Optional[list[str]], machine: str) -> Optional[bool]:
+    """Does a file with these slices load into a process of `machine` ('arm64' / 'x86_64')? None: unknown."""
+    if not archs:
+        return None
+    if mach_o.is_arm64(machine):
+        return any(mach_o.is_arm64(a) for a in archs)
+    return machine in archs
+
+
+def interpreter_is_arm64(facts: Facts) -> bool:
+    return apple_silicon.interpreter_machine(facts) in apple_silicon.ARM64_MACHINES

@@ -3,7 +3,7 @@ installed TensorFlow was built with.
 
 - No nvidia-smi, no kernel module and no NVIDIA device on the PCI bus: skip, "no NVIDIA GPU" (the check
   does not apply; the other GPU checks then expect no GPU either), unless TensorFlow's log shows a GPU
-  (tfdoctor.facts.nvidia.gpu_evidence): then pass when TensorFlow lists it, else warn that the driver
+  (tfdoctor.facts.gpu_evidence.gpu_evidence): then pass when TensorFlow lists it, else warn that the driver
   cannot be checked without nvidia-smi.
 - nvidia-smi timed out (a wedged driver hangs it), cannot reach the driver (module not loaded), or the
   driver and its library differ (upgrade without reboot): fail, with what each means.
@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, host_system, section
-from tfdoctor.facts.cuda import (
+from tfdoctor.facts.tensorflow_build import (
     compare,
     cuda_tensorflow,
     is_cuda_build,
@@ -33,15 +33,8 @@ from tfdoctor.facts.cuda import (
     tensorflow_version,
     wsl_version,
 )
-from tfdoctor.facts.nvidia import (
-    classify_smi,
-    command_output,
-    cuda_visible_devices,
-    detected_gpus,
-    parse_smi_query,
-    parse_smi_table,
-    tensorflow_gpu_lines,
-)
+from tfdoctor.facts.nvidia_smi import classify_smi, command_output, detected_gpus, parse_smi_query, parse_smi_table
+from tfdoctor.facts.gpu_evidence import cuda_visible_devices, tensorflow_gpu_lines
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
@@ -54,14 +47,14 @@ COMPAT_GUIDE = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compat
 
 
 def _forward_compat_names() -> tuple[list[str], str]:
-    row = knowledge.rows("linux", "forward_compat")[0]
+    row = knowledge_rows("linux", "forward_compat")[0]
     return list(row["refused_name_words"]), str(row["error"])
 
 
 def newest_tensorflow_for_driver(driver: str, column: str) -> str | None:
     """The newest TensorFlow minor whose CUDA major this driver can run."""
     best = None
-    for row in knowledge.rows("linux", "tf_cuda"):
+    for row in knowledge_rows("linux", "tf_cuda"):
         needed = min_driver_for_cuda_major(row["cuda"], column)
         if needed and compare(driver, needed) >= 0 and (best is None or compare(row["tf"], best) > 0):
             best = row["tf"]
@@ -255,7 +248,7 @@ def max_cuda_for_driver(driver: str | None, column: str = "linux") -> str | None
         return None
     best = None
     last_listed = None
-    for row in knowledge.rows("linux", "cuda_driver"):
+    for row in knowledge_rows("linux", "cuda_driver"):
         needed = row.get(column) or ""
         if not needed:
             if last_listed is not None and compare(driver, last_listed) >= 0:
@@ -269,7 +262,7 @@ def max_cuda_for_driver(driver: str | None, column: str = "linux") -> str | None
 
 def min_driver_for_cuda_major(cuda: str | None, column: str = "linux") -> str | None:
     major = str(release(cuda)[0]) if release(cuda) else None
-    for row in knowledge.rows("linux", "cuda_major_driver"):
+    for row in knowledge_rows("linux", "cuda_major_driver"):
         if row["cuda_major"] == major:
             return str(row.get(column) or "") or None
     return None
@@ -280,7 +273,7 @@ def driver_for_cuda(cuda: str | None, column: str = "linux") -> str | None:
     if not cuda:
         return None
     wanted = version_key(cuda)
-    rows = [r for r in knowledge.rows("linux", "cuda_driver") if r.get(column)]
+    rows = [r for r in knowledge_rows("linux", "cuda_driver") if r.get(column)]
     at_least = [r for r in rows if version_key(r["cuda"]) >= wanted]
     exact = [r for r in rows if version_key(r["cuda"])[:len(release(cuda))] == wanted[:len(release(cuda))]]
     chosen = (exact or at_least)

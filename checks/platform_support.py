@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from tfdoctor.facts import Facts, host_system, is_recorded, releases, section
-from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts.cuda import compare, minor_string, platform_fact, tensorflow_version, wsl_version
-from tfdoctor.facts.nvidia import detected_gpus
+from tfdoctor.facts import metal_pairing
+from tfdoctor.facts.tensorflow_build import compare, minor_string, platform_fact, tensorflow_version, wsl_version
+from tfdoctor.facts.nvidia_smi import detected_gpus
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
@@ -143,7 +143,7 @@ def _python_for_new_environment(key: str, python_max: object) -> str:
     has wheels for (none for 3.13+), so the advice agrees with the metal-plugin check's."""
     chosen = str(python_max)
     if key == "macos-arm64":
-        metal_python = mk.newest_metal_python()
+        metal_python = metal_pairing.newest_metal_python()
         if compare(metal_python, chosen) < 0:
             chosen = metal_python
     return chosen

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from tfdoctor import knowledge
-from tfdoctor.facts import host_system, section, signatures, tfchild
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.facts import host_system, section, signatures, tensorflow_child
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -33,16 +33,16 @@ def probe(facts: Facts) -> Outcome:
     result = tf.get("probe") or {}
     if result.get("status") == "skipped":
         return Outcome.skip(f"probe skipped ({result.get('reason') or 'not asked for'})")
-    if tf.get("status") != "ok" and tfchild.phase_of(tf.get("stage")) == "probe":
+    if tf.get("status") != "ok" and tensorflow_child.phase_of(tf.get("stage")) == "probe":
         return _probe_died(facts, tf)
     if not result:
-        if tfchild.phase_of(tf.get("stage")) == "devices":
+        if tensorflow_child.phase_of(tf.get("stage")) == "devices":
             return Outcome.skip("the TensorFlow child ended before the probe (see gpu-visible)")
         return Outcome.skip("probe not recorded")
     if result.get("status") == "error":
         error = result.get("error") or {}
-        return Outcome.fail(f"The probe raised {tfchild.short_type(error.get('type'))}: "
-                            f"{tfchild.first_line(error.get('message'))}", error=error)
+        return Outcome.fail(f"The probe raised {tensorflow_child.short_type(error.get('type'))}: "
+                            f"{tensorflow_child.first_line(error.get('message'))}", error=error)
     return judge(facts, tf, result)
 
 
@@ -50,12 +50,12 @@ def _probe_died(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     stage = str(tf.get("stage"))
     device = "GPU" if ":GPU:" in stage else "CPU" if ":CPU:" in stage else None
     where = f"on the {device}" if device else f"({stage})"
-    details = [f"stage reached: {stage}"] + [f"stderr: {line}" for line in tfchild.stderr_excerpt(tf)]
-    known = signatures.find(tf, tfchild.installed_names(facts), phases=("probe", "gpu"))
+    details = [f"stage reached: {stage}"] + [f"stderr: {line}" for line in tensorflow_child.stderr_excerpt(tf)]
+    known = signatures.find(tf, tensorflow_child.installed_names(facts), phases=("probe", "gpu"))
     if known:  # e.g. kernels JIT-compiled from PTX: the first GPU call can outlast the timeout
         details.insert(0, f"likely cause: {known[0].signature.summary}")
-        return Outcome.fail(f"The probe {where} {tfchild.fate(tf)}", *details,
-                            fix=tfchild.remediation_for(known[0], facts), stage=stage, signal=tf.get("signal"),
+        return Outcome.fail(f"The probe {where} {tensorflow_child.fate(tf)}", *details,
+                            fix=tensorflow_child.remediation_for(known[0], facts), stage=stage, signal=tf.get("signal"),
                             timed_out=tf.get("timed_out"), signature=known[0].signature.id)
     fix = None
     if device == "GPU":
@@ -66,12 +66,12 @@ def _probe_died(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
         fix = Remediation("A float32 matmul on the GPU crashed or hung the process: the GPU path is broken (see "
                           "metal-plugin, nvidia-driver and cuda-build). Until it is fixed, keep TensorFlow off "
                           "the GPU to work on the CPU.", repairs=hide)
-    return Outcome.fail(f"The probe {where} {tfchild.fate(tf)}", *details, fix=fix,
+    return Outcome.fail(f"The probe {where} {tensorflow_child.fate(tf)}", *details, fix=fix,
                         stage=stage, signal=tf.get("signal"), timed_out=tf.get("timed_out"))
 
 
 def threshold(name: str) -> Mapping[str, Any]:
-    return next(row for row in knowledge.rows("probe", "threshold") if row["id"] == name)
+    return next(row for row in knowledge_rows("probe", "threshold") if row["id"] == name)
 
 
 def grade(value: float, name: str) -> str:
@@ -128,7 +128,7 @@ def judge(facts: Facts, tf: Mapping[str, Any], result: Mapping[str, Any]) -> Out
     for side in (gpu, cpu):
         if side:
             _judge_side(findings, side, tf)
-    if tfchild.devices(tf, "GPU") and not gpu:
+    if tensorflow_child.devices(tf, "GPU") and not gpu:
         findings.fail("TensorFlow lists a GPU but the probe did not time it")
     speedup = result.get("speedup")
     if isinstance(speedup, (int, float)) and gpu and cpu:
@@ -174,7 +174,7 @@ def _judge_side(findings: Findings, side: Mapping[str, Any], tf: Mapping[str, An
     kind = side.get("kind") or "?"
     error = side.get("error")
     if error:
-        message = tfchild.first_line(error.get("message"))
+        message = tensorflow_child.first_line(error.get("message"))
         if kind == "GPU" and re.search(r"Could not satisfy device specification|no supported kernel|"
                                        r"No registered '\w+' OpKernel for 'GPU'", str(error.get("message"))):
             findings.fail(f"The GPU cannot run a float32 matmul: {message}", fix=Remediation(
@@ -182,7 +182,7 @@ def _judge_side(findings: Findings, side: Mapping[str, Any], tf: Mapping[str, An
                 "device has no float32 MatMul kernel: the plugin or build does not fit (see metal-plugin, "
                 "cuda-build)."))
         else:
-            findings.fail(f"The {kind} probe raised {tfchild.short_type(error.get('type'))}: {message}")
+            findings.fail(f"The {kind} probe raised {tensorflow_child.short_type(error.get('type'))}: {message}")
         return
     if side.get("placement_ok") is False:
         findings.fail(f"Silent CPU fallback: the {kind} matmul ran on {side.get('output_device')}", fix=Remediation(
@@ -260,7 +260,7 @@ def _judge_first_call(findings: Findings, facts: Facts, tf: Mapping[str, Any], g
     matches = signatures.find(tf, phases=("probe",))
     reason = f": {matches[0].signature.summary}" if matches else ""
     findings.warn(f"The first GPU call took {first:.1f} s{reason}",
-                  fix=tfchild.remediation_for(matches[0], facts) if matches else None)
+                  fix=tensorflow_child.remediation_for(matches[0], facts) if matches else None)
 
 
 # ------------------------------------------------------------------------------------------ peaks
@@ -274,18 +274,18 @@ def chip_name(facts: Facts, tf: Mapping[str, Any]) -> str | None:
     brand = section(facts, "sysctl").get("machdep.cpu.brand_string") or section(facts, "cpu").get("brand")
     if brand and str(brand).startswith("Apple M"):
         return str(brand).strip()
-    names = tfchild.gpu_names(tf)
+    names = tensorflow_child.gpu_names(tf)
     return names[0] if names and names[0].startswith("Apple M") else None
 
 
 def gpu_peak(facts: Facts, tf: Mapping[str, Any]) -> dict[str, Any] | None:
     """Apple GPU: cores x 256 x clock, with the chip from sysctl and the cores from system_profiler."""
-    from tfdoctor.facts.macos_parsers import parse_displays
+    from tfdoctor.facts.system_profiler import parse_displays
 
     chip = chip_name(facts, tf)
     if not chip:
         return None
-    row = _longest_prefix(knowledge.rows("probe", "apple_gpu"), chip)
+    row = _longest_prefix(knowledge_rows("probe", "apple_gpu"), chip)
     displays = parse_displays(section(facts, "system_profiler").get("SPDisplaysDataType"))
     cores = next((d["cores"] for d in displays if d.get("cores") and str(d.get("chipset") or d.get("name")
                                                                       or "").startswith("Apple")), None)
@@ -303,21 +303,21 @@ def cpu_peak(facts: Facts, result: Mapping[str, Any]) -> dict[str, Any] | None:
     """Apple: P-cores x clock x 32 (NEON); x86: physical cores x clock x FLOP/cycle of its ISA."""
     chip = chip_name(facts, {})
     if chip:
-        row = _longest_prefix(knowledge.rows("probe", "apple_cpu"), chip)
+        row = _longest_prefix(knowledge_rows("probe", "apple_cpu"), chip)
         if not row:
             return None
         gflops = row["p_cores"] * row["clock_ghz"] * row["flop_per_cycle"]
         return {"gflops": round(gflops, 1), "basis": f"{chip}, {row['p_cores']} P-cores x {row['clock_ghz']} GHz "
                                                      f"x {row['flop_per_cycle']} (NEON), estimated"}
     probed = result.get("cpu") or {}
-    flags = tfchild.cpu_flags(facts) or ({str(f).lower() for f in probed["flags"]} if probed.get("flags") else None)
+    flags = tensorflow_child.cpu_flags(facts) or ({str(f).lower() for f in probed["flags"]} if probed.get("flags") else None)
     cores = section(facts, "cpu").get("physical_cores") or probed.get("physical_cores")
     if cores and probed.get("usable_cores"):
         cores = min(cores, probed["usable_cores"])  # a container or taskset may allow fewer
     clock = _clock_ghz(facts, result)
     if not flags or not cores or not clock:
         return None
-    row = next((r for r in knowledge.rows("probe", "x86_flops") if set(r["flags"]) <= flags), None)
+    row = next((r for r in knowledge_rows("probe", "x86_flops") if set(r["flags"]) <= flags), None)
     if not row:
         return None
     gflops = cores * clock * row["flop_per_cycle"]

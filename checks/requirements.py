@@ -4,7 +4,7 @@
 The requirements are facts themselves (`facts.requirements`, see tfdoctor/config.py), so a saved
 report is judged again by `tfdoctor explain`. Without requirements the check skips. Every unmet
 requirement is a failure naming what is missing and how to get it: on Apple silicon the
-tensorflow-metal that loads into the installed TensorFlow (tfdoctor.facts.macos_knowledge), on Linux
+tensorflow-metal that loads into the installed TensorFlow (tfdoctor.facts.metal_pairing), on Linux
 with an NVIDIA GPU the CUDA build (`tensorflow[and-cuda]`); what no command can give (a GPU on a
 machine without one) is said plainly, with no command.
 """
@@ -16,8 +16,8 @@ from typing import Any, Mapping, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import host_system, is_recorded, section, tfchild, tfdists
-from tfdoctor.facts.cuda import cuda_tensorflow
+from tfdoctor.facts import host_system, is_recorded, section, tensorflow_child, tensorflow_distributions
+from tfdoctor.facts.tensorflow_build import cuda_tensorflow
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -73,7 +73,7 @@ def _tensorflow(findings: Findings, met: list[str], facts: Facts, wanted: str) -
     if specifiers is None:
         findings.fail(f"TensorFlow{wanted}: not a PEP 440 specifier")
         return
-    version = tfdists.tensorflow_version(facts) if is_recorded(facts, "distributions") else None
+    version = tensorflow_distributions.tensorflow_version(facts) if is_recorded(facts, "distributions") else None
     version = version or section(facts, "tensorflow").get("version")
     fix = _tensorflow_fix(facts, wanted, specifiers)
     if not version:
@@ -119,7 +119,7 @@ def _python_in(python: str, low: str, high: str) -> bool:
 
 def _tf_distribution(facts: Facts) -> str:
     """The installed real build (tensorflow-cpu stays tensorflow-cpu), else plain tensorflow."""
-    builds = tfdists.real_builds(facts) if is_recorded(facts, "distributions") else []
+    builds = tensorflow_distributions.real_builds(facts) if is_recorded(facts, "distributions") else []
     return builds[0].name if builds else "tensorflow"
 
 
@@ -151,14 +151,14 @@ def _gpu(findings: Findings, met: list[str], facts: Facts, kind: str) -> None:
     if not tf.get("imported"):
         findings.fail(f"{what} required: TensorFlow did not import, so it uses no GPU (see tensorflow-import)")
         return
-    gpus = tfchild.devices(tf, "GPU")
+    gpus = tensorflow_child.devices(tf, "GPU")
     system = host_system(facts)
     if gpus and (kind == "any" or (kind == "metal") == (system == "Darwin")):
-        names = tfchild.gpu_names(tf) or [str(g.get("name")) for g in gpus]
+        names = tensorflow_child.gpu_names(tf) or [str(g.get("name")) for g in gpus]
         met.append(f"GPU: {', '.join(names)}")
         return
     if gpus:
-        listed = ", ".join(tfchild.gpu_names(tf) or [str(g.get("name")) for g in gpus])
+        listed = ", ".join(tensorflow_child.gpu_names(tf) or [str(g.get("name")) for g in gpus])
         findings.fail(f"{what} required: TensorFlow lists {listed}, which is not one",
                       fix=Remediation("Metal GPUs exist only on macOS and CUDA GPUs only on Linux and Windows "
                                       "(WSL2): run the job where that kind of GPU is.", ()))
@@ -169,7 +169,7 @@ def _gpu(findings: Findings, met: list[str], facts: Facts, kind: str) -> None:
 
 def _missing_gpu(facts: Facts, kind: str, what: str) -> tuple[str, Optional[Remediation]]:
     """TensorFlow lists no GPU: say what would give it one here, or that nothing here can."""
-    from tfdoctor.facts.apple import apple_silicon
+    from tfdoctor.facts.apple_silicon import apple_silicon
 
     system = host_system(facts)
     if system == "Darwin":
@@ -179,7 +179,7 @@ def _missing_gpu(facts: Facts, kind: str, what: str) -> tuple[str, Optional[Reme
         if apple_silicon(facts) is False:  # an Intel Mac: metal-plugin judges what its GPU can do
             return f"{what} required: TensorFlow lists no GPU (an Intel Mac; see metal-plugin)", None
         return _metal_fix(facts, what)
-    from tfdoctor.facts.nvidia import detected_gpus
+    from tfdoctor.facts.nvidia_smi import detected_gpus
 
     nvidia = detected_gpus(facts) if is_recorded(facts, "nvidia") else []
     if kind == "metal":
@@ -191,7 +191,7 @@ def _missing_gpu(facts: Facts, kind: str, what: str) -> tuple[str, Optional[Reme
                 Remediation("No command adds a GPU: run this job on a machine with an NVIDIA GPU (Linux, or "
                             "Windows with WSL2).", ()))
     names = ", ".join(str(g.get("name")) for g in nvidia)
-    version = tfdists.tensorflow_version(facts) if is_recorded(facts, "distributions") else None
+    version = tensorflow_distributions.tensorflow_version(facts) if is_recorded(facts, "distributions") else None
     build = _tf_distribution(facts)
     advice = (f"TensorFlow lists no GPU although nvidia-smi lists {names}: install the CUDA build with its "
               "CUDA libraries (the [and-cuda] extra)"
@@ -205,27 +205,27 @@ def _missing_gpu(facts: Facts, kind: str, what: str) -> tuple[str, Optional[Reme
 
 
 def _metal_fix(facts: Facts, what: str) -> tuple[str, Optional[Remediation]]:
-    from tfdoctor.facts import macos_knowledge as mk
-    from tfdoctor.facts.macos_parsers import product_version
-    from tfdoctor.facts.macos_remedies import combo_repairs
+    from tfdoctor.facts import metal_pairing
+    from tfdoctor.facts.sw_vers_sysctl import product_version
+    from tfdoctor.facts.arm64_environment import combo_repairs
 
-    tf_version = tfdists.tensorflow_version(facts) if is_recorded(facts, "distributions") else None
+    tf_version = tensorflow_distributions.tensorflow_version(facts) if is_recorded(facts, "distributions") else None
     python = section(facts, "python").get("version")
     macos = product_version(section(facts, "os").get("sw_vers"))
-    metal = tfdists.first_version(facts, "tensorflow-metal") if is_recorded(facts, "distributions") else None
+    metal = tensorflow_distributions.first_version(facts, "tensorflow-metal") if is_recorded(facts, "distributions") else None
     summary = f"{what} required: TensorFlow lists no GPU" + (
         f" although tensorflow-metal {metal} is installed (see metal-plugin)" if metal else
         ": tensorflow-metal is not installed")
     if metal:
         return summary, None  # metal-plugin and gpu-visible give the fix for a plugin that does not load
-    fitting = mk.metal_for(tf_version, python, macos) if tf_version else None
+    fitting = metal_pairing.metal_for(tf_version, python, macos) if tf_version else None
     if fitting:
         return summary, Remediation(f"Install tensorflow-metal {fitting}, the release that loads into TensorFlow "
                                     f"{tf_version} on this Python.", (), APPLE_PLUGIN_URL,
                                     (Repair.install(f"tensorflow-metal=={fitting}",
                                                     reason=f"the team requires {what}; tensorflow-metal {fitting} is "
                                                            f"the release that loads into TensorFlow {tf_version}"),))
-    combo = mk.gpu_combo(python, macos)
+    combo = metal_pairing.gpu_combo(python, macos)
     if combo:
         return summary, Remediation(
             f"No tensorflow-metal loads into TensorFlow {tf_version or '(none installed)'} on this Python: install "

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import Facts, shadowing
+from tfdoctor.facts import Facts, canonical_name, host_system, shadowing
 from tfdoctor.facts.shadowing import PROJECT_KIND, Hiding
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
@@ -28,14 +28,14 @@ RENAMED_PREFIX = "my_"
 def _installed_copy(facts: Facts, hiding: Hiding) -> str:
     """'numpy 2.1.3 in site-packages' for the copy it hides, or 'the installed tensorflow'."""
     for entry in hiding.hidden_entries:
-        installed = shadowing.installed_at(facts, hiding.module, entry)
+        installed = installed_at(facts, hiding.module, entry)
         if installed:
             return f"{installed} in site-packages"
     return f"the installed {hiding.imported_as}"
 
 
 def _summary(facts: Facts, hiding: Hiding) -> str:
-    installed = shadowing.installed_at(facts, hiding.module, hiding.entry)
+    installed = installed_at(facts, hiding.module, hiding.entry)
     what = hiding.origin + (f" ({installed})" if installed else "")
     instead = f", not {_installed_copy(facts, hiding)}" if hiding.hidden or hiding.kind == PROJECT_KIND else ""
     verb = "fails: it finds" if hiding.imported_as != hiding.module else "imports"
@@ -52,7 +52,7 @@ def _pythonpath_repair(facts: Facts, hidings: list[Hiding], recorded: Mapping[st
     """PYTHONPATH without the entries that hide: set to what remains, or unset when nothing does."""
     if not hidings:
         return None
-    separator = shadowing.path_separator(facts)
+    separator = path_separator(facts)
     drop = {h.pythonpath_item for h in hidings if h.pythonpath_item}
     items = [item for item in str(recorded.get("pythonpath") or "").split(separator) if item]
     remaining = [item for item in items if item not in drop]
@@ -157,3 +157,21 @@ def shadowing_check(facts: Facts) -> Outcome:
         details.append("An install into this environment would not change what these imports get: the plan holds "
                        "its install steps back until the copies above are out of the way.")
     return Outcome.fail(_summary(facts, first), *details, fix=fix, **evidence)
+
+
+def installed_at(facts: Facts, module: str, location: str) -> Optional[str]:
+    """'numpy 2.1.3': the distribution installed at a sys.path entry that provides `module`, from its
+    metadata; None when none is recorded there."""
+    wanted = shadowing.DISTRIBUTION_OF.get(module)
+    place = location or "."
+    for entry in facts.get("distributions") or ():
+        if not isinstance(entry, Mapping) or str(entry.get("location") or "") != place:
+            continue
+        name = canonical_name(str(entry.get("name") or ""))
+        if name == wanted or (wanted is None and module in (entry.get("top_level") or ())):
+            return f"{name} {entry.get('version')}" if entry.get("version") else name
+    return None
+
+
+def path_separator(facts: Facts) -> str:
+    return ";" if host_system(facts) == "Windows" else ":"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, import_causes, integrity, shadowing, signatures, tfchild
+from tfdoctor.facts import host_system, import_causes, integrity, shadowing, signatures, tensorflow_child
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -38,10 +38,10 @@ def _imported(tf: Mapping[str, Any]) -> Outcome:
     for plugin in tf.get("plugins") or ():
         state = {True: "loaded", False: "present but not loaded", None: "present"}[plugin.get("loaded")]
         details.append(f"plugin {state}: {plugin.get('path')}")
-    later = tfchild.phase_of(tf.get("stage"))
+    later = tensorflow_child.phase_of(tf.get("stage"))
     if tf.get("status") != "ok" and later != "done":
         see = later if later in ("keras", "companions") else "gpu-visible and probe"
-        details.append(f"after the import the child {tfchild.fate(tf)} (while {later}; see {see})")
+        details.append(f"after the import the child {tensorflow_child.fate(tf)} (while {later}; see {see})")
     return Outcome.ok(f"TensorFlow {version} imported{took}", *details, version=version, import_s=seconds,
                       build_info=tf.get("build_info"))
 
@@ -61,9 +61,9 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     spec = tf.get("spec") or {}
     if spec.get("namespace"):
         return _namespace_package(facts, tf, spec)
-    hidden = shadowing.hiding_tensorflow_import(facts)
-    matches = signatures.find(tf, tfchild.installed_names(facts), phases=("import",))
-    what = f"`import tensorflow` {tfchild.fate(tf)}"
+    hidden = hiding_tensorflow_import(facts)
+    matches = signatures.find(tf, tensorflow_child.installed_names(facts), phases=("import",))
+    what = f"`import tensorflow` {tensorflow_child.fate(tf)}"
     details = _context_lines(tf)
     evidence: dict[str, Any] = {"status": tf.get("status"), "stage": tf.get("stage"), "signal": tf.get("signal"),
                                 "exit_code": tf.get("exit_code"), "timed_out": tf.get("timed_out"),
@@ -78,8 +78,8 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
         exception = tf.get("exception") or {}
         if exception and (cause.named or not matches):
             # the cause is the summary; the error's own (often long) text moves to the details
-            what = f"`import tensorflow` raised {tfchild.short_type(exception.get('type'))}"
-            details.insert(0, f"error: {exception.get('type')}: {tfchild.first_line(exception.get('message'), 300)}")
+            what = f"`import tensorflow` raised {tensorflow_child.short_type(exception.get('type'))}"
+            details.insert(0, f"error: {exception.get('type')}: {tensorflow_child.first_line(exception.get('message'), 300)}")
     raised = not tf.get("timed_out") and not tf.get("signal")  # a hang or a crash keeps its own tools
     if hidden and raised and not matches and (cause is None or _hidden_explains(cause, hidden)):
         # the copy that hides the installed one is what failed: not an unknown error, nor the installed pins
@@ -92,9 +92,9 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
         return Outcome.fail(what, *details, fix=_unknown_failure_fix(facts, tf), **evidence)
     primary = matches[0]
     evidence["diagnosis"] = primary.signature.diagnosis
-    lines = [] if primary.where == "signal" else [f"matched ({primary.where}): {tfchild.first_line(primary.evidence, 300)}"]
+    lines = [] if primary.where == "signal" else [f"matched ({primary.where}): {tensorflow_child.first_line(primary.evidence, 300)}"]
     lines += [f"also: {m.signature.summary}" for m in matches[1:]]
-    summary, fix = primary.signature.summary, tfchild.remediation_for(primary, facts)
+    summary, fix = primary.signature.summary, tensorflow_child.remediation_for(primary, facts)
     if primary.signature.id in INSTRUCTION_SIGNATURES:
         found = instruction_cause(facts, tf)
         evidence["cause"] = found["id"]
@@ -123,7 +123,7 @@ def _hidden(tf: Mapping[str, Any], hidden: list[shadowing.Hiding], details: list
     """The import met a copy from outside the installation (a tensorflow.py in the project folder, an old
     NumPy on PYTHONPATH): that copy is the cause, and the shadowing check carries its fix."""
     return Outcome.fail(
-        f"`import tensorflow` {tfchild.fate(tf)}: it imported {_hidden_names(hidden)}, not the installed copy "
+        f"`import tensorflow` {tensorflow_child.fate(tf)}: it imported {_hidden_names(hidden)}, not the installed copy "
         "(see shadowing)",
         *details,
         fix=Remediation("The import met a copy from outside this installation: get it out of the way first (the "
@@ -134,10 +134,10 @@ def _hidden(tf: Mapping[str, Any], hidden: list[shadowing.Hiding], details: list
 def _context_lines(tf: Mapping[str, Any]) -> list[str]:
     # the child records its stage from its first line on; a report without one simply did not record it
     lines = [f"stage reached: {tf['stage']}"] if tf.get("stage") else []
-    stack = tfchild.stack_line(tf)
+    stack = tensorflow_child.stack_line(tf)
     if stack:
         lines.append(stack)
-    lines += [f"stderr: {line}" for line in tfchild.stderr_excerpt(tf)]
+    lines += [f"stderr: {line}" for line in tensorflow_child.stderr_excerpt(tf)]
     return lines
 
 
@@ -163,7 +163,7 @@ def _unknown_failure_fix(facts: Facts, tf: Mapping[str, Any]) -> Remediation:
 def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, Any]) -> Outcome:
     """A tensorflow/ directory without __init__.py: what is left when one of two distributions that
     shared the directory (tensorflow and tensorflow-macos, ...) is uninstalled."""
-    from tfdoctor.facts.tfdists import tensorflow_copies
+    from tfdoctor.facts.tensorflow_distributions import tensorflow_copies
 
     copies = tensorflow_copies(facts)
     names = [copy.name for copy in copies] or ["tensorflow"]
@@ -174,7 +174,7 @@ def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, A
     return Outcome.fail(
         "`import tensorflow` finds a tensorflow directory without its __init__.py (an incomplete install)",
         f"found: {locations}",
-        f"the child {tfchild.fate(tf)}",
+        f"the child {tensorflow_child.fate(tf)}",
         fix=Remediation(
             "Two TensorFlow distributions that write the same tensorflow/ directory were installed and one "
             "was uninstalled, taking shared files with it. Reinstall the one you use.",
@@ -189,17 +189,17 @@ def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, A
 def instruction_cause(facts: Facts, tf: Mapping[str, Any]) -> dict[str, Any]:
     """Why the CPU could not run TensorFlow's instructions: Rosetta 2, an emulator, a VM CPU model that
     hides AVX, or a CPU without AVX. {'id', 'summary', 'fix' (Remediation or None)}."""
-    from tfdoctor.facts import apple
+    from tfdoctor.facts import apple_silicon
 
     stderr = "\n".join(part for part in (tf.get("stderr_head"), tf.get("stderr_tail")) if part)
-    if host_system(facts) == "Darwin" and apple.translated(facts):
+    if host_system(facts) == "Darwin" and apple_silicon.translated(facts):
         return {"id": "rosetta", "summary": "this Python is an x86_64 program running under Rosetta 2, "
                 "which cannot execute TensorFlow's AVX instructions", "fix": _native_arm64_fix(facts)}
     if "qemu:" in stderr:
         return {"id": "emulation", "summary": "the x86_64 build runs under QEMU emulation, which offers no AVX",
                 "fix": Remediation("Use an arm64 (aarch64) image and TensorFlow build instead of an emulated "
                                    "amd64 one, or run natively.")}
-    flags = tfchild.cpu_flags(facts)
+    flags = tensorflow_child.cpu_flags(facts)
     if flags is not None and "avx" not in flags:
         if "hypervisor" in flags:
             return {"id": "vm-cpu-model", "summary": "this virtual machine's CPU model hides AVX from the guest",
@@ -218,8 +218,13 @@ def instruction_cause(facts: Facts, tf: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _native_arm64_fix(facts: Facts) -> Remediation:
-    from tfdoctor.facts.macos_remedies import native_environment
+    from tfdoctor.facts.arm64_environment import native_environment
 
     name, commands = native_environment(facts)
     return Remediation(f"Create a native arm64 environment from {name} and install TensorFlow there; "
                        "an x86_64 interpreter cannot be repaired in place.", commands)
+
+
+def hiding_tensorflow_import(facts: Facts) -> list[shadowing.Hiding]:
+    """The hiding copies that `import tensorflow` itself meets (keras only later, through tf.keras)."""
+    return [h for h in shadowing.hiding(facts) if h.imported_as in shadowing.IMPORTED_WITH_TENSORFLOW]

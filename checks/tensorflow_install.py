@@ -13,15 +13,18 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import PLATFORM_NAMES, apple, host_system, made_for, requirements, section, tfdists
-from tfdoctor.facts import macos_knowledge as mk
-from tfdoctor.facts.macos_parsers import product_version
-from tfdoctor.facts.macos_remedies import combo_requirements, native_environment
+from tfdoctor.facts import (
+    PLATFORM_NAMES, apple_silicon, host_system, made_for, requirements, section, tensorflow_distributions,
+)
+from tfdoctor.facts import installable_wheels, metal_pairing, tensorflow_pins
+from tfdoctor.facts.sw_vers_sysctl import product_version
+from tfdoctor.facts.arm64_environment import combo_requirements, native_environment
 from tfdoctor.findings import Findings
 from tfdoctor.installers import Installer, installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
+from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import minor, release
 
 INSTALL_URL = "https://www.tensorflow.org/install/pip"
@@ -33,7 +36,7 @@ LEGACY_KERAS_URL = "https://github.com/tensorflow/tensorflow/issues/63854"
 
 def _nvidia_gpu(facts: Facts) -> bool:
     try:  # written by the Linux helper; absent or failing means "not known"
-        from tfdoctor.facts.nvidia import detected_gpus
+        from tfdoctor.facts.nvidia_smi import detected_gpus
     except ImportError:
         return False
     try:
@@ -48,28 +51,28 @@ def _fmt(requirements: tuple[str, ...]) -> str:
 
 def install_plan(facts: Facts) -> tuple[Optional[tuple[str, ...]], str, str]:
     """(requirements to install or None, advice, url) for TensorFlow on this platform and Python."""
-    platform = tfdists.platform_key(facts)
+    platform = tensorflow_distributions.platform_key(facts)
     python = section(facts, "python").get("version")
     macos = product_version(section(facts, "os").get("sw_vers"))
     system = PLATFORM_NAMES.get(host_system(facts), host_system(facts) or "this system")
     if platform == "macos-arm64":
-        combo = mk.gpu_combo(python, macos)
+        combo = metal_pairing.gpu_combo(python, macos)
         if combo:
             return (combo_requirements(combo),
                     f"Install TensorFlow {combo['tf']} with the Metal plugin {combo['metal']} (the newest pair that "
                     "loads; no tensorflow-metal loads into TensorFlow 2.20 or later).", APPLE_URL)
-        newest = mk.newest_installable(platform, python, macos)
+        newest = installable_wheels.newest_installable(platform, python, macos)
         if newest:
             return ((f"{newest[0]}=={newest[1]}",),
                     f"Install {newest[0]} {newest[1]}, the newest wheel for Python {python} on macOS {macos or ''}".rstrip()
                     + " (CPU only: no tensorflow-metal for this Python/macOS).", APPLE_URL)
     elif platform == "macos-x86_64":
-        newest = mk.newest_installable(platform, python, macos)
+        newest = installable_wheels.newest_installable(platform, python, macos)
         if newest:
             return ((f"{newest[0]}=={newest[1]}",),
                     f"TensorFlow's x86_64 macOS wheels end at {newest[1]} for Python {python}: pin it.", INSTALL_URL)
     elif platform in ("linux-x86_64", "linux-aarch64", "windows-x86_64"):
-        newest = mk.newest_installable(platform, python, None, distributions=("tensorflow",))
+        newest = installable_wheels.newest_installable(platform, python, None, distributions=("tensorflow",))
         if newest:
             if platform == "linux-x86_64" and _nvidia_gpu(facts):
                 return (("tensorflow[and-cuda]",), "Install TensorFlow with the CUDA libraries for the NVIDIA GPU.", INSTALL_URL)
@@ -82,8 +85,8 @@ def install_plan(facts: Facts) -> tuple[Optional[tuple[str, ...]], str, str]:
 
 def _fresh_python(facts: Facts) -> str:
     """A Python every current TensorFlow (and, on Apple silicon, tensorflow-metal) has wheels for."""
-    if tfdists.platform_key(facts) in ("macos-arm64", "macos-x86_64"):
-        return mk.newest_metal_python()
+    if tensorflow_distributions.platform_key(facts) in ("macos-arm64", "macos-x86_64"):
+        return metal_pairing.newest_metal_python()
     return "3.12"
 
 
@@ -91,8 +94,8 @@ def _install_fix(facts: Facts, installer: Installer, why: str, first: tuple[Repa
     """Install TensorFlow as this platform and Python take it (`why`: the reason the plan shows); `first`:
     repairs that come before it (uninstall a build pip would not pick)."""
     requirements, advice, url = install_plan(facts)
-    if apple.is_mac(facts) and apple.apple_silicon(facts) and apple.translated(facts):
-        name, commands = native_environment(facts, mk.newest_metal_python())
+    if apple_silicon.is_mac(facts) and apple_silicon.apple_silicon(facts) and apple_silicon.translated(facts):
+        name, commands = native_environment(facts, metal_pairing.newest_metal_python())
         return Remediation(f"This Python runs under Rosetta (see architecture): make a native arm64 environment "
                            f"from {name} and install TensorFlow there.", commands, APPLE_URL)
     if requirements is None:
@@ -113,16 +116,16 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
     def metadata_says(name: str) -> bool:
         return declared is not None and name in declared
 
-    numpy = tfdists.first_version(facts, "numpy")
-    keras = tfdists.first_version(facts, "keras")
-    tf_keras = tfdists.first_version(facts, "tf-keras")
+    numpy = tensorflow_distributions.first_version(facts, "numpy")
+    keras = tensorflow_distributions.first_version(facts, "keras")
+    tf_keras = tensorflow_distributions.first_version(facts, "tf-keras")
     environment = section(facts, "environment")
 
-    abi = mk.numpy_major_max(tf)
-    numpy_pin = mk.pin("numpy", tf)
+    abi = tensorflow_pins.numpy_major_max(tf)
+    numpy_pin = tensorflow_pins.pin("numpy", tf)
     if "numpy" in unmet:
         findings.note(f"numpy {numpy or 'missing'}: outside TensorFlow {tf}'s Requires-Dist (see dependencies)")
-    elif not tfdists.installed(facts, "numpy"):
+    elif not tensorflow_distributions.installed(facts, "numpy"):
         # A note, not a warning: hand-written and partial fact sets often list only TensorFlow, and a
         # really missing NumPy fails `import tensorflow` itself (tensorflow-import reports it).
         findings.note(f"numpy is not among the recorded distributions (TensorFlow {tf} cannot import without it)")
@@ -133,7 +136,7 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
                       fix=Remediation("Install a NumPy 1.x (or move to TensorFlow 2.18 or later).", url=NUMPY2_URL,
                                       repairs=(Repair.install("numpy<2", reason=f"TensorFlow {tf} is built for NumPy "
                                                               f"{abi['numpy_major_max']}.x, not NumPy {numpy}"),)))
-    elif numpy and numpy_pin and not metadata_says("numpy") and mk.pin_holds("numpy", tf, numpy) is False:
+    elif numpy and numpy_pin and not metadata_says("numpy") and pin_holds("numpy", tf, numpy) is False:
         findings.fail(f"NumPy {numpy} is outside TensorFlow {tf}'s pin numpy{numpy_pin['spec']}",
                       "Extensions built against a newer NumPy C API fail to import under an older NumPy "
                       "('module compiled against API version 0x10 but this version of numpy is 0xf').",
@@ -143,10 +146,10 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
     elif numpy:
         findings.note(f"numpy {numpy}")
 
-    keras_pin = mk.pin("keras", tf)
-    legacy = mk.legacy_keras()
+    keras_pin = tensorflow_pins.pin("keras", tf)
+    legacy = tensorflow_pins.legacy_keras()
     wants_legacy = str(environment.get(legacy["variable"]) or "") in legacy["true_values"]
-    if wants_legacy and mk.within(tf, legacy["tf_min"], None) and not tf_keras:
+    if wants_legacy and installable_wheels.within(tf, legacy["tf_min"], None) and not tf_keras:
         findings.fail(f"{legacy['variable']} is set but tf-keras is not installed",
                       f"tf.keras fails: '{legacy['error']}'.",
                       fix=Remediation(f"Install tf-keras for TensorFlow {'.'.join(map(str, minor(tf)))}, or unset "
@@ -157,10 +160,10 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
         if keras:
             findings.note(f"keras {keras}" + (f", tf-keras {tf_keras}" if tf_keras else "")
                           + (" (outside TensorFlow's Requires-Dist: see dependencies)" if "keras" in unmet else ""))
-    elif keras_pin and not tfdists.installed(facts, "keras"):
+    elif keras_pin and not tensorflow_distributions.installed(facts, "keras"):
         findings.note(f"keras is not among the recorded distributions (tf.keras of TensorFlow {tf} needs "
                       f"keras{keras_pin['spec']})")
-    elif keras and keras_pin and mk.pin_holds("keras", tf, keras) is False:
+    elif keras and keras_pin and pin_holds("keras", tf, keras) is False:
         findings.fail(f"Keras {keras} does not fit TensorFlow {tf} (needs keras{keras_pin['spec']})",
                       "Keras 3 is the default from TensorFlow 2.16; 2.13-2.15 need the Keras 2 of the same minor.",
                       fix=Remediation("Install the Keras TensorFlow declares.", url=INSTALL_URL,
@@ -173,9 +176,9 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
 @check("tensorflow-install", "TensorFlow distributions", needs=('python', 'distributions'), platforms=())
 def tensorflow_install(facts: Facts) -> Outcome:
     installer = installer_for(facts)
-    platform = tfdists.platform_key(facts)
+    platform = tensorflow_distributions.platform_key(facts)
     python = section(facts, "python").get("version")
-    copies = tfdists.tensorflow_copies(facts)
+    copies = tensorflow_distributions.tensorflow_copies(facts)
     evidence = {"platform": platform, "python": python, "installer": installer.kind,
                 "distributions": [c.to_dict() for c in copies]}
     if not copies:
@@ -185,7 +188,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
 
     findings = Findings()
     names = sorted({c.name for c in copies})
-    by_name: dict[str, list[tfdists.TFCopy]] = {}
+    by_name: dict[str, list[tensorflow_distributions.TFCopy]] = {}
     for copy in copies:
         by_name.setdefault(copy.name, []).append(copy)
     reals = [c for c in copies if c.real]
@@ -206,7 +209,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
     distinct_reals = {c.name: c for c in reals}
     if len(distinct_reals) > 1:
         listing = ", ".join(f"{c.name} {c.version}" for c in distinct_reals.values())
-        keep = tfdists.build_to_keep(platform, [(c.name, c.version) for c in distinct_reals.values()])
+        keep = tensorflow_distributions.build_to_keep(platform, [(c.name, c.version) for c in distinct_reals.values()])
         findings.fail(f"Two real TensorFlow builds write the same site-packages/tensorflow/: {listing}",
                       "Each overwrites the other's files; uninstalling one of them removes files the other needs.",
                       fix=Remediation("Uninstall every TensorFlow distribution, then install exactly one (its shim "
@@ -240,11 +243,11 @@ def tensorflow_install(facts: Facts) -> Outcome:
         else:
             findings.note(f"{shim.name} {shim.version} is the shim for {target} {shim.version} (normal for this version)")
 
-    tf = tfdists.tensorflow_version(facts)
+    tf = tensorflow_distributions.tensorflow_version(facts)
     real = reals[0] if reals else None
     if real and tf:
-        row = mk.wheel_for(real.name, tf, platform) if platform else None
-        if row and python and not mk.within(python, row["python_min"], row["python_max"]):
+        row = installable_wheels.wheel_for(real.name, tf, platform) if platform else None
+        if row and python and not installable_wheels.within(python, row["python_min"], row["python_max"]):
             findings.warn(f"{real.name} {tf} has no wheel for Python {python} on {platform} "
                           f"(Python {row['python_min']}-{row['python_max']})",
                           "It was built from source, by conda, or forced in; pip would not pick it.",
@@ -252,11 +255,20 @@ def tensorflow_install(facts: Facts) -> Outcome:
                                            "TensorFlow moves to the release pip installs for it",
                                            (Repair.uninstall(*names, reason=f"{real.name} {tf} has no wheel for "
                                                              f"Python {python} on {platform}"),)))
-        elif not row and platform and mk.known_platform(platform) and release(tf) >= (2, 5) \
-                and mk.wheel_rows(platform, real.name):
+        elif not row and platform and known_platform(platform) and release(tf) >= (2, 5) \
+                and installable_wheels.wheel_rows(platform, real.name):
             findings.warn(f"PyPI has no {real.name} {tf} wheel for {platform}",
                           "It came from another channel (conda-forge, a community build, a source build).")
         _check_pins(facts, findings, tf, real.name)
 
     summary = ", ".join(f"{c.name} {c.version or '(version not recorded)'}" for c in (reals or copies))
     return findings.outcome(f"TensorFlow installed: {summary}", **evidence)
+
+
+def known_platform(platform: Optional[str]) -> bool:
+    return bool(platform) and bool(installable_wheels.wheel_rows(platform))
+
+
+def pin_holds(package: str, tf: Optional[str], version: Optional[str]) -> Optional[bool]:
+    row = tensorflow_pins.pin(package, tf)
+    return satisfies(version, row["spec"]) if row else None

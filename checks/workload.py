@@ -14,18 +14,18 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor import knowledge
-from tfdoctor.facts import tfchild
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.facts import tensorflow_child
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 
 SECTIONS = ("crossover", "dispatch", "input_pipeline", "conv2d", "training_step", "memory")
-SOURCES = {row["id"]: row["source"] for row in knowledge.rows("workload", "threshold")}
+SOURCES = {row["id"]: row["source"] for row in knowledge_rows("workload", "threshold")}
 
 
 def threshold(name: str) -> Mapping[str, Any]:
-    return next(row for row in knowledge.rows("workload", "threshold") if row["id"] == name)
+    return next(row for row in knowledge_rows("workload", "threshold") if row["id"] == name)
 
 
 def beyond(value: float, name: str) -> bool:
@@ -56,16 +56,16 @@ def workload(facts: Facts) -> Outcome:
         return _died(tf, result)
     if result.get("status") == "error":
         error = result.get("error") or {}
-        return Outcome.warn(f"The workload probe raised {tfchild.short_type(error.get('type'))}: "
-                            f"{tfchild.first_line(error.get('message'))}")
+        return Outcome.warn(f"The workload probe raised {tensorflow_child.short_type(error.get('type'))}: "
+                            f"{tensorflow_child.first_line(error.get('message'))}")
     return judge(result, tf.get("probe"))
 
 
 def _died(tf: Mapping[str, Any], result: Mapping[str, Any]) -> Outcome:
     stage = str(tf.get("stage") or "workload")
     where = stage.partition(":")[2] or "its start"
-    return Outcome.fail(f"The TensorFlow child {tfchild.fate(tf)} during the workload probe ({where})",
-                        *tfchild.stderr_excerpt(tf), fix=Remediation(
+    return Outcome.fail(f"The TensorFlow child {tensorflow_child.fate(tf)} during the workload probe ({where})",
+                        *tensorflow_child.stderr_excerpt(tf), fix=Remediation(
                             "The ordinary checks above ran; this crash happened in a heavier workload "
                             f"({where}). Run the same kind of work outside tfdoctor to see whether your own "
                             "training dies the same way, and attach this report to a bug report."),
@@ -79,8 +79,8 @@ def judge(result: Mapping[str, Any], probe: Any = None) -> Outcome:
         status = section.get("status") or ((result.get("sections") or {}).get(name) or {}).get("status")
         if status == "error":
             error = section.get("error") or {}
-            findings.warn(f"The {name} workload raised {tfchild.short_type(error.get('type'))}: "
-                          f"{tfchild.first_line(error.get('message'))}")
+            findings.warn(f"The {name} workload raised {tensorflow_child.short_type(error.get('type'))}: "
+                          f"{tensorflow_child.first_line(error.get('message'))}")
         elif status == "skipped":
             reason = ((result.get("sections") or {}).get(name) or {}).get("reason") or "skipped"
             findings.note(f"{name}: not run ({reason})")
@@ -135,12 +135,12 @@ def _gpu_error(findings: Findings, what: str, kind: str, error: Mapping[str, Any
     if kind.startswith("gpu") and ("Could not satisfy device specification" in message
                                    or "no supported kernel" in message):
         findings.warn(f"{what} has no GPU kernel: with TensorFlow's default soft placement it falls back to "
-                      "the CPU", tfchild.first_line(message), fix=Remediation(
+                      "the CPU", tensorflow_child.first_line(message), fix=Remediation(
                           "This op runs on the CPU whatever the device scope says, with copies between the "
                           "GPU and the CPU around it. Keep it out of the hot loop, or run the model on the CPU."))
     else:
         findings.warn(f"{what} on the {kind.split('_')[0].upper()} raised "
-                      f"{tfchild.short_type(error.get('type'))}: {tfchild.first_line(message)}")
+                      f"{tensorflow_child.short_type(error.get('type'))}: {tensorflow_child.first_line(message)}")
 
 
 def _dispatch(findings: Findings, section: Mapping[str, Any]) -> None:

@@ -4,7 +4,7 @@ they were); named in --only, or in a saved report that holds a workload, it is."
 from __future__ import annotations
 
 from tfdoctor.doctor import selected_checks
-from tfdoctor.explain import explain, parse_report
+from tfdoctor.saved_reports import explain, parse_report
 
 import json
 

@@ -15,6 +15,7 @@ from packaging.requirements import Requirement
 
 from tfdoctor.child import source
 from tfdoctor.facts import companions, requirements
+from tfdoctor.checks import dependencies as dependencies_check
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
@@ -439,10 +440,10 @@ def test_requirers_that_disagree_get_no_impossible_command_but_the_reason():
     unmet = requirements.unmet_requirements(facts)
     assert sorted((u.requirer, u.name) for u in unmet) == [("tensorflow-cpu", "protobuf"),
                                                            ("tensorflow-metadata", "absl-py")]
-    assert requirements.clashing(unmet) == {}
+    assert dependencies_check.clashing(unmet) == {}
     both = facts_with({"protobuf": "5.29.0"}, extra=[metadata], tensorflow=IMPORTED)
     unmet = requirements.unmet_requirements(both)
-    assert list(requirements.clashing(unmet)) == ["protobuf"]
+    assert list(dependencies_check.clashing(unmet)) == ["protobuf"]
     result = run(both)
     assert "no protobuf satisfies both" in result.remediation.advice
     # each pin is asked for, naming its requirer; the plan finds they cannot meet: a conflict, never a command

@@ -9,7 +9,7 @@ import pytest
 
 from tests.test_explain import run_cli, write
 from tfdoctor.diff import compare
-from tfdoctor.explain import parse_report
+from tfdoctor.saved_reports import parse_report
 from tfdoctor.model import Outcome
 from tfdoctor.registry import check
 

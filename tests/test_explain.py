@@ -13,7 +13,7 @@ import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tfdoctor.cli import run_command_line
-from tfdoctor.explain import ReportError, parse_report
+from tfdoctor.saved_reports import ReportError, parse_report
 from tfdoctor.facts import host_system
 from tfdoctor.doctor import selected_checks
 from tfdoctor.report import SCHEMA_VERSION

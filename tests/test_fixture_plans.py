@@ -4,7 +4,7 @@ and no manual step or advice of those checks that spells an installer command (t
 place commands come from).
 
 Scope: the checks converted on this branch. tensorflow-install, dependencies, install-integrity,
-installer, tensorflow-import and keras, and the remediations that facts/tfchild.py builds from a failure
+installer, tensorflow-import and keras, and the remediations that facts/tensorflow_child.py builds from a failure
 signature (gpu-visible and probe quote them: their evidence names the signature), are converted
 separately; until then they may still carry command lines, so they are left out of the command rule.
 """

@@ -1,4 +1,4 @@
-"""The NVIDIA GPU that TensorFlow's own log proves (tfdoctor.facts.nvidia.gpu_evidence), and what each GPU
+"""The NVIDIA GPU that TensorFlow's own log proves (tfdoctor.facts.gpu_evidence.gpu_evidence), and what each GPU
 check makes of it when nvidia-smi is missing or says nothing.
 
 Every log line is quoted from a real log, with the public report it comes from.
@@ -10,7 +10,7 @@ import copy
 
 import pytest
 
-from tfdoctor.facts.nvidia import gpu_evidence, tensorflow_gpu_lines
+from tfdoctor.facts.gpu_evidence import gpu_evidence, tensorflow_gpu_lines
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks

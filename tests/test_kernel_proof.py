@@ -9,7 +9,7 @@ import pytest
 
 from tests.plan_support import plan_commands
 from tests.test_linux_checks import LINUX, and_cuda_packages, query_only, run, tf
-from tfdoctor.facts.nvidia import tensorflow_gpu_lines
+from tfdoctor.facts.gpu_evidence import tensorflow_gpu_lines
 from tfdoctor.model import Status
 from tfdoctor.repairs import Action
 

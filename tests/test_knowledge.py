@@ -14,9 +14,10 @@ from packaging.specifiers import SpecifierSet
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tfdoctor import knowledge
 from tfdoctor.facts import releases
-from tfdoctor.facts import macos_knowledge as mk
+from tfdoctor.facts import installable_wheels, tensorflow_distributions, tensorflow_pins
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import release
+from tfdoctor.knowledge import rows as knowledge_rows
 
 FILES = knowledge.names()
 
@@ -47,15 +48,15 @@ PLATFORMS = {"macos-arm64", "macos-x86_64", "linux-x86_64", "linux-aarch64", "wi
 
 
 def test_metal_releases_are_ordered_and_readable():
-    versions = [release(row["version"]) for row in mk.rows("metal_release")]
+    versions = [release(row["version"]) for row in knowledge_rows("macos", "metal_release")]
     assert versions == sorted(versions) and all(versions)
-    for row in mk.rows("metal_release"):
+    for row in knowledge_rows("macos", "metal_release"):
         assert release(row["python_min"]) <= release(row["python_max"])
         assert release(row["macos_min"]) >= (12, 0)
 
 
 def test_metal_tf_rows_have_ordered_ranges_and_known_outcomes():
-    for row in mk.rows("metal_tf"):
+    for row in knowledge_rows("macos", "metal_tf"):
         assert release(row["metal_min"]) <= release(row["metal_max"])
         assert release(row["tf_min"]) <= release(row["tf_max"])
         assert row["outcome"] in {"loads", "loads_untested", "training_fails", "crashes_in_use", "import_fails"}
@@ -64,8 +65,8 @@ def test_metal_tf_rows_have_ordered_ranges_and_known_outcomes():
 
 
 def test_wheel_rows_are_consistent():
-    names = set(mk.tensorflow_distribution_names())
-    ranges = [row for row in mk.wheel_rows(None) if row["distribution"] != "tensorflow-metal"]
+    names = set(tensorflow_distributions.tensorflow_distribution_names())
+    ranges = [row for row in installable_wheels.wheel_rows(None) if row["distribution"] != "tensorflow-metal"]
     assert len(ranges) > 100
     for row in ranges:
         assert set(row["platform"].split()) <= PLATFORMS
@@ -79,12 +80,12 @@ def test_wheel_rows_are_consistent():
 
 
 def test_pin_specs_parse():
-    for row in mk.rows("tensorflow_pin"):
+    for row in knowledge_rows("macos", "tensorflow_pin"):
         assert satisfies("1.0.0", row["spec"]) is not None, row
 
 
 def test_memory_thresholds_are_ordered():
-    value = {row["name"]: row["value"] for row in mk.rows("memory_threshold")}
+    value = {row["name"]: row["value"] for row in knowledge_rows("macos", "memory_threshold")}
     assert value["swap_used_of_ram_warn"] < value["swap_used_of_ram_fail"]
     assert value["available_of_ram_fail"] < value["available_of_ram_warn"]
 
@@ -167,7 +168,7 @@ def test_the_release_table_is_generated_and_readable():
     assert releases.minor_rows()[-1]["tf"] >= "2.21"
 
 
-@pytest.mark.parametrize("row", mk.rows("metal_release"), ids=lambda r: r["version"])
+@pytest.mark.parametrize("row", knowledge_rows("macos", "metal_release"), ids=lambda r: r["version"])
 def test_curated_metal_releases_agree_with_pypi(row):
     arm = _generated("tensorflow-metal", row["version"], "macos-arm64")
     x86 = _generated("tensorflow-metal", row["version"], "macos-x86_64")
@@ -179,11 +180,11 @@ def test_curated_metal_releases_agree_with_pypi(row):
 
 def test_every_release_the_knowledge_names_exists():
     named = set()
-    for row in mk.rows("metal_tf") + mk.rows("tensorflow_pin") + mk.rows("numpy_abi"):
+    for row in knowledge_rows("macos", "metal_tf") + knowledge_rows("macos", "tensorflow_pin") + knowledge_rows("macos", "numpy_abi"):
         for bound in (row["tf_min"], row["tf_max"]):
             if not bound.startswith("2.99") and _py(bound) >= (2, 4):
                 named.add(("tensorflow", bound))
-    for row in mk.rows("metal_tf"):
+    for row in knowledge_rows("macos", "metal_tf"):
         named.update({("tensorflow-metal", row["metal_min"]), ("tensorflow-metal", row["metal_max"])})
     for row in knowledge.rows("linux", "tf_cuda"):
         named.add(("tensorflow", row["tf"]))
@@ -209,7 +210,7 @@ def test_curated_numpy_and_keras_pins_agree_with_pypi():
         if wheel["distribution"] not in ("tensorflow", "tensorflow-macos") or wheel["kind"] != "real" or wheel["prerelease"]:
             continue
         for package in ("numpy", "keras"):
-            row = mk.pin(package, wheel["version"])
+            row = tensorflow_pins.pin(package, wheel["version"])
             declared = [str(Requirement(p).specifier) for p in wheel["pins"]
                         if Requirement(p).name.lower() == package and not Requirement(p).marker]
             if row and declared:

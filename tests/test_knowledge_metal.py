@@ -8,10 +8,11 @@ from __future__ import annotations
 import pytest
 
 from tfdoctor.checks.metal_plugin import metal_plugin
-from tfdoctor.facts import macos_knowledge as mk
+from tfdoctor.facts import installable_wheels, metal_pairing
 from tfdoctor.model import Status
 from tfdoctor.runner import run_check
 from tfdoctor.versions import release
+from tfdoctor.knowledge import rows as knowledge_rows
 
 from tests.plan_support import plan_commands, plan_of
 
@@ -49,15 +50,15 @@ def tf_build(tf_minor: str) -> list[tuple[str, str]]:
 
 def usable_pairs():
     """(metal, TF minor, Python) for every pairing the table says imports and may be recommended."""
-    for row in mk.rows("metal_tf"):
-        if row["outcome"] not in mk.RECOMMENDABLE or row.get("tf_distributions"):
+    for row in knowledge_rows("macos", "metal_tf"):
+        if row["outcome"] not in metal_pairing.RECOMMENDABLE or row.get("tf_distributions"):
             continue
-        for version in mk.metal_versions():
-            if not mk.within(version, row["metal_min"], row["metal_max"]):
+        for version in metal_pairing.metal_versions():
+            if not installable_wheels.within(version, row["metal_min"], row["metal_max"]):
                 continue
-            python = mk.metal_release(version)["python_min"]
+            python = metal_pairing.metal_release(version)["python_min"]
             tf_minor = ".".join(row["tf_min"].split(".")[:2])
-            if mk.metal_pairing(version, f"{tf_minor}.0") is row and mk.install_name("macos-arm64", tf_minor):
+            if metal_pairing.metal_pairing(version, f"{tf_minor}.0") is row and installable_wheels.install_name("macos-arm64", tf_minor):
                 yield version, tf_minor, python
 
 
@@ -71,14 +72,14 @@ def test_the_table_has_usable_pairs_from_2_5_to_2_19():
 
 @pytest.mark.parametrize("metal, tf_minor, python", USABLE, ids=[f"metal{m}-tf{t}" for m, t, _ in USABLE])
 def test_a_hint_never_denies_a_plugin_the_table_lists(metal, tf_minor, python):
-    assert mk.metal_for(f"{tf_minor}.0", python, "14.2") is not None
+    assert metal_pairing.metal_for(f"{tf_minor}.0", python, "14.2") is not None
     facts = mac(f"{python}.10", tf_build(tf_minor))
     missing = run_check(metal_plugin, facts)
     assert f"No tensorflow-metal loads into TensorFlow {tf_minor}" not in fix_text(missing)
     assert f"{PYTHON} -m pip install 'tensorflow-metal==" in plan_commands(facts, missing)[0]
-    for other in mk.metal_versions():
-        pairing = mk.metal_pairing(other, f"{tf_minor}.0")
-        if pairing and pairing["outcome"] == "import_fails" and mk.metal_supports_python(mk.metal_release(other), python):
+    for other in metal_pairing.metal_versions():
+        pairing = metal_pairing.metal_pairing(other, f"{tf_minor}.0")
+        if pairing and pairing["outcome"] == "import_fails" and metal_pairing.metal_supports_python(metal_pairing.metal_release(other), python):
             facts = mac(f"{python}.10", tf_build(tf_minor) + [("tensorflow-metal", other)])
             broken = run_check(metal_plugin, facts)
             assert broken.status is Status.FAIL
@@ -95,10 +96,10 @@ def test_tf_2_11_gets_metal_0_7_with_the_optimizer_caveat():
     assert result.status is Status.FAIL
     assert plan_commands(facts, result) == [f"{PYTHON} -m pip install 'tensorflow-metal==0.7.1' 'tensorflow-macos==2.11.0'"]
     assert "legacy optimizers" in result.remediation.advice
-    assert mk.metal_for("2.11.0", "3.10") == "0.7.1"
+    assert metal_pairing.metal_for("2.11.0", "3.10") == "0.7.1"
 
 
-EARLY = [row for row in mk.rows("metal_release") if release(row["version"]) <= (0, 6, 0) and row["apple_tf"]]
+EARLY = [row for row in knowledge_rows("macos", "metal_release") if release(row["version"]) <= (0, 6, 0) and row["apple_tf"]]
 
 
 @pytest.mark.parametrize("row", EARLY, ids=[r["version"] for r in EARLY])
@@ -119,7 +120,7 @@ def test_an_early_plugin_in_stock_tensorflow_fails_and_swaps_the_build(row):
 
 
 def test_an_unknown_build_is_judged_by_version_alone():
-    assert mk.metal_pairing("0.5.0", "2.9.0")["outcome"] == "loads"
-    assert mk.metal_pairing("0.5.0", "2.9.0", "tensorflow-macos")["outcome"] == "loads"
-    assert mk.metal_pairing("0.5.0", "2.9.0", "tensorflow")["outcome"] == "import_fails"
-    assert mk.metal_pairing("1.2.0", "2.19.0", "tensorflow")["outcome"] == "loads"
+    assert metal_pairing.metal_pairing("0.5.0", "2.9.0")["outcome"] == "loads"
+    assert metal_pairing.metal_pairing("0.5.0", "2.9.0", "tensorflow-macos")["outcome"] == "loads"
+    assert metal_pairing.metal_pairing("0.5.0", "2.9.0", "tensorflow")["outcome"] == "import_fails"
+    assert metal_pairing.metal_pairing("1.2.0", "2.19.0", "tensorflow")["outcome"] == "loads"

@@ -14,7 +14,7 @@ import pytest
 from tfdoctor import knowledge
 from tfdoctor.checks.cuda_build import and_cuda_requirements, kernel_support
 from tfdoctor.checks.nvidia_driver import driver_for_cuda, max_cuda_for_driver
-from tfdoctor.facts.cuda import tensorflow_build
+from tfdoctor.facts.tensorflow_build import tensorflow_build
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks

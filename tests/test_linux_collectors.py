@@ -9,7 +9,7 @@ import pytest
 from tfdoctor.collect import macos, nvidia, system
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.system import detect_wsl
-from tfdoctor.facts.cuda import wsl_version
+from tfdoctor.facts.tensorflow_build import wsl_version
 
 
 def test_collectors_on_windows_run_no_unix_tools(monkeypatch, tmp_path):

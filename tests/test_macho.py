@@ -8,7 +8,8 @@ import struct
 import pytest
 
 from tfdoctor.child import target_info
-from tfdoctor.facts import macho
+from tfdoctor.facts import mach_o
+from tfdoctor.checks import metal_plugin as metal_plugin_check
 
 # tensorflow-metal 1.2.0 libmetal_plugin.dylib (arm64, MH_DYLIB) and 1.0.0's x86_64 dylib: first 16 bytes.
 METAL_120_ARM64 = bytes.fromhex("cffaedfe0c0000010000000006000000")
@@ -21,44 +22,44 @@ MARKUPSAFE_UNIVERSAL = bytes.fromhex(
 
 
 def test_thin_arm64_and_x86_64():
-    assert macho.architectures(METAL_120_ARM64) == ["arm64"]
-    assert macho.architectures(METAL_100_X86_64) == ["x86_64"]
+    assert mach_o.architectures(METAL_120_ARM64) == ["arm64"]
+    assert mach_o.architectures(METAL_100_X86_64) == ["x86_64"]
 
 
 def test_universal_binary_lists_both_slices():
-    assert macho.architectures(MARKUPSAFE_UNIVERSAL) == ["x86_64", "arm64"]
-    assert macho.architectures_from_hex(MARKUPSAFE_UNIVERSAL.hex()) == ["x86_64", "arm64"]
+    assert mach_o.architectures(MARKUPSAFE_UNIVERSAL) == ["x86_64", "arm64"]
+    assert mach_o.architectures_from_hex(MARKUPSAFE_UNIVERSAL.hex()) == ["x86_64", "arm64"]
 
 
 def test_arm64e_is_told_apart_but_runs_natively():
     # launchd: cpu_type 16777228, cpu_subtype -2147483646 (osquery PR #7507)
     header = b"\xcf\xfa\xed\xfe" + struct.pack("<Ii", 16777228, -2147483646) + struct.pack("<I", 2)
-    assert macho.architectures(header) == ["arm64e"]
-    assert macho.can_run_as(["arm64e"], "arm64") is True
+    assert mach_o.architectures(header) == ["arm64e"]
+    assert metal_plugin_check.can_run_as(["arm64e"], "arm64") is True
 
 
 def test_x86_64_executable_subtype_flags_are_ignored():
     header = b"\xcf\xfa\xed\xfe" + struct.pack("<II", 0x01000007, 0x80000003) + struct.pack("<I", 2)
-    assert macho.architectures(header) == ["x86_64"]
+    assert mach_o.architectures(header) == ["x86_64"]
 
 
 @pytest.mark.parametrize("data", [b"", b"\x7fELF\x02\x01\x01", b"\xcf\xfa\xed", bytes.fromhex("cafebabe0000003d"),
                                   bytes.fromhex("cafebabe00000000")])
 def test_not_mach_o(data):
     # ELF, truncated, a Java class file (0xcafebabe then version 61), and an empty fat header
-    assert macho.architectures(data) is None
+    assert mach_o.architectures(data) is None
 
 
 def test_bad_hex_is_none():
-    assert macho.architectures_from_hex("zz") is None
-    assert macho.architectures_from_hex(None) is None
+    assert mach_o.architectures_from_hex("zz") is None
+    assert mach_o.architectures_from_hex(None) is None
 
 
 def test_can_run_as():
-    assert macho.can_run_as(["x86_64"], "arm64") is False
-    assert macho.can_run_as(["arm64"], "x86_64") is False
-    assert macho.can_run_as(["x86_64", "arm64"], "x86_64") is True
-    assert macho.can_run_as(None, "arm64") is None
+    assert metal_plugin_check.can_run_as(["x86_64"], "arm64") is False
+    assert metal_plugin_check.can_run_as(["arm64"], "x86_64") is False
+    assert metal_plugin_check.can_run_as(["x86_64", "arm64"], "x86_64") is True
+    assert metal_plugin_check.can_run_as(None, "arm64") is None
 
 
 def test_child_reads_thin_header_and_whole_fat_header(tmp_path):
@@ -67,9 +68,9 @@ def test_child_reads_thin_header_and_whole_fat_header(tmp_path):
     fat = tmp_path / "_speedups.so"
     fat.write_bytes(MARKUPSAFE_UNIVERSAL + b"\x00" * 4096)
     thin_hex = target_info.macho_header(str(thin))
-    assert len(thin_hex) == 32 and macho.architectures_from_hex(thin_hex) == ["arm64"]
+    assert len(thin_hex) == 32 and mach_o.architectures_from_hex(thin_hex) == ["arm64"]
     fat_hex = target_info.macho_header(str(fat))
-    assert len(fat_hex) == 2 * (8 + 2 * 20) and macho.architectures_from_hex(fat_hex) == ["x86_64", "arm64"]
+    assert len(fat_hex) == 2 * (8 + 2 * 20) and mach_o.architectures_from_hex(fat_hex) == ["x86_64", "arm64"]
     assert target_info.macho_header(str(tmp_path / "missing")) is None
 
 

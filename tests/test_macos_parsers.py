@@ -6,13 +6,8 @@ import pytest
 
 from tfdoctor.checks.macos_version import is_compat_version
 from tfdoctor.checks.memory import parse_swapusage, pressure_level
-from tfdoctor.facts.macos_parsers import (
-    parse_displays,
-    parse_sw_vers,
-    product_version,
-    sysctl_flag,
-    sysctl_int,
-)
+from tfdoctor.facts.system_profiler import parse_displays
+from tfdoctor.facts.sw_vers_sysctl import parse_sw_vers, product_version, sysctl_flag, sysctl_int
 from tfdoctor.specifiers import satisfies
 
 MB = 1024 ** 2

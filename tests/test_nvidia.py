@@ -1,4 +1,4 @@
-"""tfdoctor.facts.nvidia: parsers of real nvidia-smi / /proc outputs, detected_gpus, and TensorFlow's GPU log lines.
+"""tfdoctor.facts.nvidia_smi: parsers of real nvidia-smi / /proc outputs, detected_gpus, and TensorFlow's GPU log lines.
 
 The long outputs are read from the fixtures (verbatim copies with their sources); short ones are quoted
 here, each with the public report it comes from.
@@ -14,15 +14,9 @@ import pytest
 from tfdoctor import knowledge
 from tfdoctor.checks.cuda_build import log_findings
 from tfdoctor.checks.nvidia_driver import driver_summary, parse_proc_driver_version
-from tfdoctor.facts.nvidia import (
-    classify_smi,
-    cuda_visible_devices,
-    detected_gpus,
-    noise_kind,
-    parse_smi_query,
-    parse_smi_table,
-    strip_log_prefix,
-)
+from tfdoctor.facts.nvidia_smi import classify_smi, detected_gpus, parse_smi_query, parse_smi_table
+from tfdoctor.facts.gpu_evidence import cuda_visible_devices
+from tfdoctor.facts.tensorflow_log import noise_kind, strip_log_prefix
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

@@ -18,7 +18,7 @@ import pytest
 from tfdoctor.collect import nvidia as collector
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.checks.nvidia_driver import driver_summary
-from tfdoctor.facts.nvidia import detected_gpus
+from tfdoctor.facts.nvidia_smi import detected_gpus
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
 

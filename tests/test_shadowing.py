@@ -16,6 +16,7 @@ import pytest
 from checks.shadowing import shadowing_check
 from tfdoctor.child import source
 from tfdoctor.facts import shadowing
+from tfdoctor.checks import tensorflow_import as tensorflow_import_check
 from tfdoctor.model import CheckResult, Remediation, Status
 from tfdoctor.planner import build_plan
 from tfdoctor.registry import all_checks
@@ -357,7 +358,7 @@ def test_a_hidden_keras_does_not_explain_a_failed_tensorflow_import():
     keras = dict(PROJECT_TF, module="keras", origin="/home/user/proj/keras.py", copies=[])
     facts = facts_with(origins_with(keras))
     assert [h.module for h in shadowing.hiding(facts)] == ["keras"]
-    assert shadowing.hiding_tensorflow_import(facts) == []
+    assert tensorflow_import_check.hiding_tensorflow_import(facts) == []
 
 
 def test_the_two_recorded_fixtures_hold_their_steps_back():

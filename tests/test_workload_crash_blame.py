@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tfdoctor.facts.tfchild import phase_of
+from tfdoctor.facts.tensorflow_child import phase_of
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
 

@@ -153,8 +153,8 @@ def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, 
     """Today's checks on a saved report (a path, '-' for stdin, or the parsed JSON as a dict); the
     requirements it recorded are judged again. Raises DoctorError when it is not a readable report."""
     from tfdoctor import doctor
-    from tfdoctor.explain import ReportError, parse_report, read_report
-    from tfdoctor.explain import explain as explain_saved
+    from tfdoctor.saved_reports import ReportError, parse_report, read_report
+    from tfdoctor.saved_reports import explain as explain_saved
 
     if not isinstance(path_or_dict, (str, os.PathLike, Mapping)):
         raise DoctorError(f"explain() takes a path, '-' or a report as a dict, not {type(path_or_dict).__name__}")

@@ -367,7 +367,7 @@ def explain_command(
     from dataclasses import replace
 
     from tfdoctor.doctor import DoctorError, with_requirements
-    from tfdoctor.explain import ReportError, explain, read_report
+    from tfdoctor.saved_reports import ReportError, explain, read_report
     from tfdoctor.model import CheckResult
     from tfdoctor.report import exit_code_for
 
@@ -401,7 +401,7 @@ def diff_command(
     no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
 ) -> None:
     from tfdoctor.diff import RENDERERS, compare, exit_code
-    from tfdoctor.explain import ReportError, read_report
+    from tfdoctor.saved_reports import ReportError, read_report
 
     if a == "-" and b == "-":
         raise _fail("only one of A and B can be '-' (stdin)")

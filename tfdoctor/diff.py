@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterator, Mapping
 
-from tfdoctor import __version__
-from tfdoctor.explain import SavedReport, explain
+from tfdoctor._version import __version__
+from tfdoctor.saved_reports import SavedReport, explain
 from tfdoctor.facts import Facts, installed_version, section
 from tfdoctor.render.sanitize import clean_document, json_dumps
 
@@ -94,7 +94,7 @@ def _nvidia(facts: Facts) -> Iterator[Row]:
     if not isinstance(facts.get("nvidia"), Mapping):
         return
     try:  # provided by the Linux checks; a saved report must still diff if it cannot be read
-        from tfdoctor.facts.nvidia import detected_gpus
+        from tfdoctor.facts.nvidia_smi import detected_gpus
 
         gpus = detected_gpus(facts)
     except Exception:  # noqa: BLE001

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import preload as preload_knowledge
 from tfdoctor.registry import Check, all_checks, select
 from tfdoctor.report import Report
 from tfdoctor.runner import run_check, run_checks
@@ -77,7 +77,7 @@ def diagnose(options: DoctorOptions) -> Report:
     )
     try:
         # the checks' knowledge tables are parsed while the children work, not after them
-        facts = gather(collect_options, alongside=knowledge.preload)
+        facts = gather(collect_options, alongside=preload_knowledge)
     except TargetUnusableError as exc:
         raise DoctorError(f"the target interpreter is unusable: {exc}") from exc
     facts = with_requirements(facts, options.requirements)

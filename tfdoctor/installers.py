@@ -65,9 +65,9 @@ def newest_tensorflow_wheel(facts: Facts) -> Optional[tuple[str, str, str]]:
     """(version, platform tag, source) of the newest TensorFlow wheel for the target's platform, Python
     and glibc: what `pip install tensorflow` reaches for (the release platform-support names: both read
     facts/releases.py's newest_tensorflow). None where no tag needs a recent pip."""
-    from tfdoctor.facts import releases, tfdists  # knowledge tables: loaded when asked
+    from tfdoctor.facts import releases, tensorflow_distributions  # knowledge tables: loaded when asked
 
-    platform = tfdists.platform_key(facts)
+    platform = tensorflow_distributions.platform_key(facts)
     rows = TENSORFLOW_WHEEL_TAGS.get(platform or "")
     python = section(facts, "python").get("version")
     glibc = section(facts, "os").get("glibc") if host_system(facts) == "Linux" else None

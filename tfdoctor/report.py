@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
-from tfdoctor import __version__
+from tfdoctor._version import __version__
 from tfdoctor.model import CheckResult, Status, totals
 
 if TYPE_CHECKING:

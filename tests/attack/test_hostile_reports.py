@@ -226,7 +226,7 @@ def _poisoned(value, key=""):
 
 def test_every_renderer_cleans_every_string_of_the_document():
     from tfdoctor import diff
-    from tfdoctor.explain import explain, read_report
+    from tfdoctor.saved_reports import explain, read_report
     from tfdoctor.render import FORMATS, github, renderer
 
     fixture = ROOT / "fixtures" / "linux" / "tensorflow-2.21-legacy-keras-without-tf-keras.json"

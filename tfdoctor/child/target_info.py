@@ -61,7 +61,7 @@ def proc_translated():
 
 def macho_header(path):
     """The first bytes of a Mach-O file as hex: the magic and every architecture slice's cputype
-    (read by tfdoctor/macho.py). Thin files: 16 bytes; universal ones: the whole fat header."""
+    (read by tfdoctor/facts/mach_o.py). Thin files: 16 bytes; universal ones: the whole fat header."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(8)

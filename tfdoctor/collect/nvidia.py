@@ -18,7 +18,7 @@ from typing import Any
 
 from tfdoctor.collect.commands import run_command
 from tfdoctor.collect.options import CollectOptions
-from tfdoctor.facts.nvidia import QUERY_FIELDS, QUERY_FIELDS_OLD_DRIVER, classify_smi, smi_query_argv
+from tfdoctor.facts.nvidia_smi import QUERY_FIELDS, QUERY_FIELDS_OLD_DRIVER, classify_smi, smi_query_argv
 
 # Inside WSL2 the Linux-side nvidia-smi is provided here and was not on PATH on early builds
 # (https://github.com/microsoft/WSL/issues/6617).

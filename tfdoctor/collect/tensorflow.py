@@ -26,7 +26,7 @@ from tfdoctor.child import source
 from tfdoctor.collect.commands import CHILDREN
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError, confirm_python
-from tfdoctor.facts.tfchild import COMPANION_MODULES
+from tfdoctor.facts.tensorflow_child import COMPANION_MODULES
 
 # Seconds of timing the probe may spend after the import (the ladder, warm-ups and blocks of every
 # device). On a 2-core VM the whole probe then takes about 0.5 s after the import (notes/tfchild.md).

@@ -21,7 +21,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import canonical_name
 from tfdoctor.facts.requirements import _applies, _extra_of, holds, is_tensorflow_build, parse, version_of
 
@@ -154,7 +154,7 @@ class CompanionRelease:
 def _table() -> dict[str, tuple[CompanionRelease, ...]]:
     """name -> its releases, newest first (read once)."""
     table: dict[str, list[CompanionRelease]] = {}
-    for row in knowledge.rows("companions", "release"):
+    for row in knowledge_rows("companions", "release"):
         release = CompanionRelease(
             name=canonical_name(row["name"]), version=row["version"], requires=tuple(row["requires"]),
             requires_python=row["requires_python"] or None, platforms=tuple(row["platforms"]),
@@ -191,7 +191,7 @@ class ImportCheck:
 @functools.lru_cache(maxsize=None)
 def _import_checks() -> dict[tuple[str, Version], ImportCheck]:
     checks = {}
-    for row in knowledge.rows("companions_curated", "import_check"):
+    for row in knowledge_rows("companions_curated", "import_check"):
         check = ImportCheck(canonical_name(row["name"]), row["version"], row["tensorflow"], row["source"])
         checks[(check.name, Version(check.version))] = check
     return checks

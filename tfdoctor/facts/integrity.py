@@ -196,13 +196,14 @@ def kept_of(facts: Facts, group: set[str], found: list[FileProblem]) -> Optional
     tensorflow-install keeps (newest, under the name that installs it here); otherwise the one whose
     shared files are intact, the one installed last."""
     from tfdoctor.facts import requirements as reqs
-    from tfdoctor.facts import tfdists
+    from tfdoctor.facts import tensorflow_distributions
 
     versions = {canonical_name(str(e.get("name") or "")): str(e.get("version") or "") or None
                 for e in verified_distributions(facts)}
     members = sorted(group)
     if all(reqs.is_tensorflow_build(name) for name in members):
-        return tfdists.build_to_keep(tfdists.platform_key(facts), [(name, versions.get(name)) for name in members])
+        return tensorflow_distributions.build_to_keep(tensorflow_distributions.platform_key(facts),
+                                                      [(name, versions.get(name)) for name in members])
     overwritten = {p.distribution for p in found if p.clash}
     winner = next((name for name in members if name not in overwritten and versions.get(name)), None)
     return f"{winner}=={versions[winner]}" if winner else None

@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 from packaging.version import Version
 
-from tfdoctor import knowledge, versions
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.versions import compare, release
 
 Row = Mapping[str, Any]
 
@@ -25,7 +26,7 @@ def _py_key(python: str) -> tuple[int, ...]:
 @functools.lru_cache(maxsize=None)
 def wheels() -> tuple[Row, ...]:
     """Every generated row (distribution, release, platform), yanked releases left out."""
-    return tuple(row for row in knowledge.rows("releases", "wheel") if not row["yanked"])
+    return tuple(row for row in knowledge_rows("releases", "wheel") if not row["yanked"])
 
 
 def _shape(row: Row) -> tuple:
@@ -125,7 +126,7 @@ def tensorflow_minors(platform: str, python: str | None = None, glibc: str | Non
             continue
         if wanted and wanted not in row["pythons"]:
             continue
-        if linux and versions.release(glibc) and row["floor"] and versions.compare(glibc, row["floor"]) < 0:
+        if linux and release(glibc) and row["floor"] and compare(glibc, row["floor"]) < 0:
             continue
         minor = _minor(row["version"])
         best = by_minor.get(minor)

@@ -305,9 +305,9 @@ def tensorflow_pin(facts: Facts) -> Optional[str]:
     """'tensorflow-cpu==2.21.0': the installed real TensorFlow build, pinned (first on sys.path). A shim (the
     2 kB `tensorflow` 2.13-2.15 on Apple silicon, which only requires tensorflow-macos) is no build: where
     only shims are installed there is none to keep, and installing the shim's real build is no second one."""
-    from tfdoctor.facts import tfdists  # tfdists reads requirements: imported when asked
+    from tfdoctor.facts import tensorflow_distributions  # it reads requirements: imported when asked
 
-    copies = tfdists.tensorflow_copies(facts)
+    copies = tensorflow_distributions.tensorflow_copies(facts)
     if copies:
         real = next((copy for copy in copies if copy.real), None)
         return f"{canonical_name(real.name)}=={real.version}" if real is not None and real.version else None
@@ -347,38 +347,3 @@ def tightest(clauses: list[str]) -> list[str]:
     kept |= {min(highs)[1]} if highs else set()
     implied = {clause for _, clause in (*lows, *highs)} - kept
     return [clause for clause in clauses if clause not in implied]
-
-
-def clashing(unmet: list[Unmet]) -> dict[str, list[Unmet]]:
-    """Required names whose requirers disagree: a lower bound at or above another's upper bound, so no
-    version can satisfy them together (one requirer has to move). name -> the unmet lines involved."""
-    by_name: dict[str, list[Unmet]] = {}
-    for item in unmet:
-        if not item.moves_tensorflow:
-            by_name.setdefault(item.name, []).append(item)
-    found = {}
-    for name, items in by_name.items():
-        if len({i.requirer for i in items}) < 2:
-            continue
-        lows, highs = [], []
-        for item in items:
-            try:
-                clauses = list(SpecifierSet(item.specifier))
-            except InvalidSpecifier:
-                continue
-            for clause in clauses:
-                bound = version_of(clause.version.rstrip(".*"))
-                if bound is None:
-                    continue
-                if clause.operator in (">", ">=", "==", "~=", "==="):
-                    lows.append((bound, clause.operator == ">"))
-                if clause.operator in ("<", "<="):
-                    highs.append((bound, clause.operator == "<"))
-                if clause.operator in ("==", "==="):
-                    highs.append((bound, False))
-        if lows and highs:
-            low, low_strict = max(lows)
-            high, high_strict = min(highs)
-            if low > high or (low == high and (low_strict or high_strict)):
-                found[name] = items
-    return found

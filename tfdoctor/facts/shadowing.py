@@ -12,7 +12,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import Facts, canonical_name, host_system, section
+from tfdoctor.facts import Facts, section
 
 # Where a module may come from without hiding anything: the installation's own site directories, the
 # standard library, and an import hook (an editable install's finder) that the installation put there.
@@ -109,11 +109,6 @@ def hiding(facts: Facts) -> list[Hiding]:
     return [h for h in found if h is not None]
 
 
-def hiding_tensorflow_import(facts: Facts) -> list[Hiding]:
-    """The hiding copies that `import tensorflow` itself meets (keras only later, through tf.keras)."""
-    return [h for h in hiding(facts) if h.imported_as in IMPORTED_WITH_TENSORFLOW]
-
-
 def where(hiding: Hiding, facts: Facts) -> str:
     """The entry that put the copy first, in words."""
     recorded = origins(facts) or {}
@@ -127,21 +122,3 @@ def where(hiding: Hiding, facts: Facts) -> str:
     if hiding.kind == "pth":
         return f"the sys.path entry {hiding.entry}, added by {hiding.pth}"
     return f"the sys.path entry {hiding.entry} (added by neither PYTHONPATH nor a .pth file)"
-
-
-def installed_at(facts: Facts, module: str, location: str) -> Optional[str]:
-    """'numpy 2.1.3': the distribution installed at a sys.path entry that provides `module`, from its
-    metadata; None when none is recorded there."""
-    wanted = DISTRIBUTION_OF.get(module)
-    place = location or "."
-    for entry in facts.get("distributions") or ():
-        if not isinstance(entry, Mapping) or str(entry.get("location") or "") != place:
-            continue
-        name = canonical_name(str(entry.get("name") or ""))
-        if name == wanted or (wanted is None and module in (entry.get("top_level") or ())):
-            return f"{name} {entry.get('version')}" if entry.get("version") else name
-    return None
-
-
-def path_separator(facts: Facts) -> str:
-    return ";" if host_system(facts) == "Windows" else ":"

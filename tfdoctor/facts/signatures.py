@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import canonical_name
 
 PHASES = ("import", "gpu", "probe")
@@ -78,7 +78,7 @@ def _signature(row: Mapping[str, Any]) -> Signature:
 
 @functools.lru_cache(maxsize=None)
 def signatures() -> tuple[Signature, ...]:
-    return tuple(_signature(row) for row in knowledge.rows("signatures", "signature"))
+    return tuple(_signature(row) for row in knowledge_rows("signatures", "signature"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -86,7 +86,7 @@ def notable_pattern() -> re.Pattern[bytes]:
     """Bytes regex for lines worth keeping from anywhere in a long output: every signature pattern
     and the [[notable]] rows. The collector keeps such lines even when the middle is cut."""
     parts = [p.pattern for s in signatures() for p in s.patterns]
-    parts += [row["pattern"] for row in knowledge.rows("signatures", "notable")]
+    parts += [row["pattern"] for row in knowledge_rows("signatures", "notable")]
     return re.compile("|".join(f"(?:{p})" for p in parts).encode("utf-8"))
 
 
@@ -94,7 +94,7 @@ def _noise_filter(gpu_expected: bool):
     """A predicate telling harmless lines (cuDNN factory registration, NUMA, ...), from the Linux
     knowledge's [[noise]] rows; a no-op if that table is absent."""
     try:
-        from tfdoctor.facts.nvidia import noise_kind
+        from tfdoctor.facts.tensorflow_log import noise_kind
     except ImportError:  # pragma: no cover - the Linux knowledge ships with the package
         return lambda line: False
     return lambda line: noise_kind(line, gpu_expected) is not None

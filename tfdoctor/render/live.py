@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any, Callable, Mapping, Optional
 
-from tfdoctor import __version__
+from tfdoctor._version import __version__
 from tfdoctor.render import platform_line
 from tfdoctor.render.sanitize import clean
 

@@ -10,7 +10,7 @@ import io
 import json
 from typing import Any, Mapping, Sequence
 
-from tfdoctor import __version__
+from tfdoctor._version import __version__
 from tfdoctor.render.sanitize import clean_document
 
 VERDICT_STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "cannot run": "magenta"}

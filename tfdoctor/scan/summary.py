@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from tfdoctor.facts import tfchild, tfdists
+from tfdoctor.facts import tensorflow_child, tensorflow_distributions
 from tfdoctor.scan.run import Diagnosed
 
 PROBLEM_ORDER = ("fail", "error", "warn")  # the first failing check, else the first warning
@@ -36,7 +36,7 @@ def gpus_listed(facts: Mapping[str, Any]) -> Optional[int]:
     tensorflow = facts.get("tensorflow") or {}
     if not tensorflow.get("imported") or "devices" not in tensorflow:
         return None
-    return len(tfchild.devices(tensorflow, "GPU"))
+    return len(tensorflow_child.devices(tensorflow, "GPU"))
 
 
 def row(diagnosed: Diagnosed, environment: str, python: str, reason: Optional[str]) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def row(diagnosed: Diagnosed, environment: str, python: str, reason: Optional[st
     tensorflow = facts.get("tensorflow") or {}
     return {**base,
             "python_version": (facts.get("python") or {}).get("version"),
-            "tensorflow": tensorflow.get("version") or tfdists.tensorflow_version(facts),
+            "tensorflow": tensorflow.get("version") or tensorflow_distributions.tensorflow_version(facts),
             "tensorflow_imported": tensorflow.get("imported") if "tensorflow" in facts else None,
             "gpus": gpus_listed(facts),
             "first_problem": first_problem(document),

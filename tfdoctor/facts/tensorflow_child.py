@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
-from tfdoctor import versions
+from tfdoctor.versions import in_range
 from tfdoctor.facts import Facts, canonical_name, section, signatures
 from tfdoctor.installers import installer_for
 from tfdoctor.model import Remediation
@@ -105,7 +105,7 @@ def stack_line(tf: Mapping[str, Any]) -> str | None:
 def stderr_excerpt(tf: Mapping[str, Any], count: int = 3, gpu_expected: bool = True) -> list[str]:
     """The last meaningful lines of the child's stderr: harmless noise and faulthandler's dump (shown
     by stack_line) left out."""
-    from tfdoctor.facts.nvidia import noise_kind
+    from tfdoctor.facts.tensorflow_log import noise_kind
 
     lines = [line.strip() for line in (tf.get("stderr_tail") or "").splitlines() if line.strip()]
     kept = [line for line in lines if not _TRACE_LINE.match(line) and noise_kind(line, gpu_expected) is None]
@@ -134,14 +134,14 @@ def _step_applies(step: signatures.FixStep, tf_version: str | None) -> bool:
     if step.when_tensorflow_below or step.when_tensorflow_at_least:
         if not tf_version:
             return False
-        return versions.in_range(tf_version, step.when_tensorflow_at_least, step.when_tensorflow_below)
+        return in_range(tf_version, step.when_tensorflow_at_least, step.when_tensorflow_below)
     return True
 
 
 def placeholders(facts: Facts, groups: Mapping[str, str] | None = None) -> dict[str, str]:
     """Values for the {names} in fix steps: the installed TensorFlow's version and distribution, and the
     named groups of the matched error text ({gencode} and, for a version, {gencode_next_major})."""
-    from tfdoctor.facts.tfdists import real_builds, tensorflow_version
+    from tfdoctor.facts.tensorflow_distributions import real_builds, tensorflow_version
 
     installed = tensorflow_version(facts) or str(section(facts, "tensorflow").get("version") or "")
     values = {"tensorflow_version": installed,
@@ -158,9 +158,9 @@ def placeholders(facts: Facts, groups: Mapping[str, str] | None = None) -> dict[
 def _finds_its_cuda_libraries(version: str) -> str:
     """The release to install for TensorFlow's pip CUDA libraries: the installed one, unless a known trap
     says that release cannot find them (2.16.1: its RUNPATH misses them; linux.toml [[traps]])."""
-    from tfdoctor import knowledge
+    from tfdoctor.knowledge import rows as knowledge_rows
 
-    for trap in knowledge.rows("linux", "traps"):
+    for trap in knowledge_rows("linux", "traps"):
         if trap["id"].endswith("pip-cuda-not-found") and version in trap.get("tf_versions", ()) and trap.get("fixed_in"):
             return str(trap["fixed_in"])
     return version

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from tfdoctor.facts import Facts, canonical_name, host_system, section
-from tfdoctor.facts import macos_knowledge as mk
+from tfdoctor.facts import installable_wheels
 from tfdoctor.facts.requirements import parse as parse_requirement
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.versions import release
 
 METAL = "tensorflow-metal"
@@ -65,9 +66,9 @@ def _shim_target_from_requires(entry: Mapping[str, Any], names: list[str]) -> Op
 def classify(entry: Mapping[str, Any], platform: Optional[str]) -> TFCopy:
     name = canonical_name(str(entry.get("name") or ""))
     version = entry.get("version")
-    names = mk.tensorflow_distribution_names()
+    names = tensorflow_distribution_names()
     top_level = entry.get("top_level")
-    row = mk.wheel_for(name, version, platform) if platform else None
+    row = installable_wheels.wheel_for(name, version, platform) if platform else None
     if top_level:  # the files themselves: a real build owns tensorflow/
         real = "tensorflow" in top_level
         target = None if real else (row["shim_of"] if row and row["shim_of"] else _shim_target_from_requires(entry, names))
@@ -83,7 +84,7 @@ def classify(entry: Mapping[str, Any], platform: Optional[str]) -> TFCopy:
 
 def tensorflow_copies(facts: Facts) -> list[TFCopy]:
     """Every installed TensorFlow distribution, in sys.path order (as recorded)."""
-    names = set(mk.tensorflow_distribution_names())
+    names = set(tensorflow_distribution_names())
     platform = platform_key(facts)
     return [classify(entry, platform) for entry in facts.get("distributions") or ()
             if canonical_name(str(entry.get("name") or "")) in names]
@@ -159,10 +160,9 @@ def build_to_keep(platform: Optional[str], builds: list[tuple[str, Optional[str]
     if canonical_name(name).startswith("tf-nightly"):
         return f"{name}=={version}"  # a nightly exists only under its own name: 'tensorflow' has no dev builds
     parts = release(version)[:2]
-    wanted = mk.install_name(platform, ".".join(map(str, parts))) if platform and len(parts) == 2 else None
+    wanted = installable_wheels.install_name(platform, ".".join(map(str, parts))) if platform and len(parts) == 2 else None
     return f"{wanted or name}=={version}"
 
 
-def newest(versions: list[Optional[str]]) -> Optional[str]:
-    known = [v for v in versions if v]
-    return max(known, key=release) if known else None
+def tensorflow_distribution_names() -> list[str]:
+    return [row["name"] for row in knowledge_rows("macos", "tensorflow_distribution")]

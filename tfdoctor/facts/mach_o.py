@@ -79,12 +79,3 @@ def architectures_from_hex(header_hex: Optional[str]) -> Optional[list[str]]:
 def is_arm64(arch: str) -> bool:
     """arm64 and arm64e both run natively on Apple silicon."""
     return arch in ("arm64", "arm64e")
-
-
-def can_run_as(archs: Optional[list[str]], machine: str) -> Optional[bool]:
-    """Does a file with these slices load into a process of `machine` ('arm64' / 'x86_64')? None: unknown."""
-    if not archs:
-        return None
-    if is_arm64(machine):
-        return any(is_arm64(a) for a in archs)
-    return machine in archs

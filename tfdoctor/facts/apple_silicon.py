@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from tfdoctor.facts import Facts, host_system, section
-from tfdoctor.facts.macos_parsers import product_version, sysctl_flag
+from tfdoctor.facts.sw_vers_sysctl import product_version, sysctl_flag
 from tfdoctor.versions import release
 
 ARM64_MACHINES = ("arm64", "aarch64", "arm64e")
@@ -51,10 +51,6 @@ def apple_silicon(facts: Facts) -> Optional[bool]:
 
 def interpreter_machine(facts: Facts) -> str:
     return str(section(facts, "python").get("machine") or "")
-
-
-def interpreter_is_arm64(facts: Facts) -> bool:
-    return interpreter_machine(facts) in ARM64_MACHINES
 
 
 def translated(facts: Facts) -> Optional[bool]:

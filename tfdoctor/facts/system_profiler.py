@@ -1,41 +1,10 @@
-"""Pure parsers for what macOS tools print (kept raw in the facts), shared by several checks: sw_vers,
-sysctl values, system_profiler SPDisplaysDataType. Formats: the real outputs the fixtures in fixtures/macos hold.
-vm.swapusage and the memory-pressure level are read by the memory check itself.
+"""A pure parser of `system_profiler SPDisplaysDataType` (text form, kept raw in the facts): a Mac's GPUs, for
+the memory and probe checks. Format: the real outputs the fixtures in fixtures/macos hold.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Optional
-
-
-
-# sw_vers: "ProductName:\tmacOS\nProductVersion:\t14.2\nBuildVersion:\t23C64" (tabs in real output,
-# spaces in some transcripts; ProductName was "Mac OS X" before Big Sur).
-def parse_sw_vers(text: Optional[str]) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for line in (text or "").splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip():
-            values[key.strip()] = value.strip()
-    return values
-
-
-def product_version(text: Optional[str]) -> Optional[str]:
-    return parse_sw_vers(text).get("ProductVersion") or None
-
-
-def sysctl_int(value: Optional[str]) -> Optional[int]:
-    """'1' -> 1; '' / None / 'unknown oid' text -> None."""
-    if value is None:
-        return None
-    text = str(value).strip()
-    return int(text) if re.fullmatch(r"-?\d+", text) else None
-
-
-def sysctl_flag(value: Optional[str]) -> Optional[bool]:
-    number = sysctl_int(value)
-    return None if number is None else number != 0
 
 
 def parse_displays(text: Optional[str]) -> list[dict[str, Any]]:

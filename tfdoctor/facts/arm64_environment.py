@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import Facts, apple, tfdists
-from tfdoctor.facts import macos_knowledge as mk
+from tfdoctor.facts import Facts, apple_silicon, tensorflow_distributions
+from tfdoctor.facts.installable_wheels import Row
 from tfdoctor.installers import installer_for
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.repairs import Repair
 
 APPLE_PLUGIN_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
@@ -36,22 +37,23 @@ def combo_repairs(facts: Facts, combo: dict[str, str], reason: str) -> tuple[Rep
     """Move this environment to a GPU pair: the pair installed together, and, where the pair's TensorFlow
     is another build than the installed one (tensorflow-macos -> tensorflow), that build uninstalled
     first, so two builds never share site-packages/tensorflow/."""
-    builds = {copy.name for copy in tfdists.real_builds(facts)}
+    builds = {copy.name for copy in tensorflow_distributions.real_builds(facts)}
     others = sorted(builds - {combo["tf_name"]})
     removal = (Repair.uninstall(*others, reason=f"{combo['tf_name']} {combo['tf']} replaces it: {reason}"),) if others else ()
     return (*removal, Repair.install(*combo_requirements(combo), reason=reason))
 
 
 def uses_conda(facts: Facts) -> bool:
-    return installer_for(facts).kind == "conda" or apple.python_origin(facts)["kind"] in apple.CONDA_ORIGINS
+    origin = apple_silicon.python_origin(facts)
+    return installer_for(facts).kind == "conda" or origin["kind"] in apple_silicon.CONDA_ORIGINS
 
 
 def native_environment(facts: Facts, python_version: str = "3.12") -> tuple[str, tuple[str, ...]]:
     """(name of the arm64 Python to use, commands that create and activate a native environment and
-    confirm it is arm64). What to install there: `combo_words(mk.gpu_combo(python_version))`."""
+    confirm it is arm64). What to install there: `combo_words(metal_pairing.gpu_combo(python_version))`."""
     kind = installer_for(facts).kind
     if uses_conda(facts):
-        row = mk.arm64_python("conda")
+        row = arm64_python("conda")
         url = row["installer_url"] if row else ""
         return (row["name"] if row else "Miniforge (arm64)", (
             f"curl -L -O {url}",
@@ -70,9 +72,16 @@ def native_environment(facts: Facts, python_version: str = "3.12") -> tuple[str,
             CHECK_ARM64,
         ))
     framework = f"/Library/Frameworks/Python.framework/Versions/{python_version}/bin/python{python_version}"
-    row = mk.arm64_python("python.org")
+    row = arm64_python("python.org")
     return (f"the {row['name'] if row else 'python.org universal2 installer'} ({row['installer_url'] if row else ''})", (
         f"arch -arm64 {framework} -m venv ~/.venvs/tf",
         "source ~/.venvs/tf/bin/activate",
         CHECK_ARM64,
     ))
+
+
+def arm64_python(kind: str) -> Optional[Row]:
+    for row in knowledge_rows("macos", "arm64_python"):
+        if row["kind"] == kind:
+            return row
+    return None

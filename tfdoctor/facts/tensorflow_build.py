@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from tfdoctor import knowledge
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
 from tfdoctor.repairs import Repair
 from tfdoctor.versions import compare, minor, release
@@ -98,7 +98,7 @@ def is_cuda_build(facts: Facts) -> bool | None:
 # ---------------------------------------------------------------- knowledge lookups
 
 def platform_fact(fact_id: str) -> str:
-    for row in knowledge.rows("linux", "platform_facts"):
+    for row in knowledge_rows("linux", "platform_facts"):
         if row["id"] == fact_id:
             return str(row["value"])
     raise KeyError(fact_id)
@@ -106,7 +106,7 @@ def platform_fact(fact_id: str) -> str:
 
 def row_for_minor(table: str, version: str | None) -> Mapping[str, Any] | None:
     wanted = minor_string(version)
-    return next((r for r in knowledge.rows("linux", table) if r["tf"] == wanted), None)
+    return next((r for r in knowledge_rows("linux", table) if r["tf"] == wanted), None)
 
 
 def _capability(token: str) -> str | None:
