@@ -11,7 +11,7 @@ import json
 import jsonschema
 import pytest
 
-from tests.test_explain import LINUX_FACTS, run_cli, write
+from tests.cli.test_explain import LINUX_FACTS, run_cli, write
 from tfdoctor.checks.workload import workload
 from tfdoctor.model import Status
 from tfdoctor.schema import report_schema

@@ -14,7 +14,7 @@ import tfdoctor.checks
 
 import tfdoctor
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = (
     "import importlib.util, json, tfdoctor, tfdoctor.checks;"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tfdoctor(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:

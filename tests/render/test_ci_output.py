@@ -13,7 +13,7 @@ import pytest
 from tfdoctor.render import STATUS_SYMBOLS
 from tfdoctor.render.github import annotation, escape_data, escape_property
 
-FIXTURE = str(Path(__file__).resolve().parent.parent / "fixtures" / "macos" / "m1-tf220-metal120-import-fails.json")
+FIXTURE = str(Path(__file__).resolve().parents[2] / "fixtures" / "macos" / "m1-tf220-metal120-import-fails.json")
 
 
 def tfdoctor(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

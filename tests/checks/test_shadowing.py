@@ -364,7 +364,7 @@ def test_the_two_recorded_fixtures_hold_their_steps_back():
     from tests.fixtures_support import load_fixture
     from tfdoctor.report import Report
 
-    root = Path(__file__).resolve().parents[1] / "fixtures" / "linux"
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "linux"
     for name, command in (("project-folder-tensorflow-py-hides-tensorflow.json", "mv -- "),
                           ("pythonpath-old-numpy-hides-numpy-2.json", "unset PYTHONPATH")):
         facts = copy.deepcopy(load_fixture(root / name)["facts"])

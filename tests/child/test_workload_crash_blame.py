@@ -10,7 +10,7 @@ from tfdoctor.facts.tfchild import phase_of
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_workload_stages_are_their_own_phase():

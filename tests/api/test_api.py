@@ -12,7 +12,7 @@ import pytest
 import tfdoctor
 from tfdoctor.model import Status
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "macos" / "m1-tf220-metal120-import-fails.json"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "macos" / "m1-tf220-metal120-import-fails.json"
 
 
 def test_import_tfdoctor_imports_no_rich_no_tensorflow_and_no_check_module():

@@ -16,7 +16,7 @@ from tfdoctor.runner import run_check
 
 from tests.plan_support import plan_commands, plan_of
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def facts_of(name: str, **wanted) -> dict:

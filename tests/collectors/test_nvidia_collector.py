@@ -24,7 +24,7 @@ from tfdoctor.runner import run_checks
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="fake executables are POSIX shell scripts")
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def real_output(name: str) -> dict:

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
-from tests.test_explain import LINUX_FACTS, old_report, run_cli, write
+from tests.cli.test_explain import LINUX_FACTS, old_report, run_cli, write
 from tfdoctor.facts import SECTIONS
 from tfdoctor.report import SCHEMA_VERSION
 from tfdoctor.schema import report_schema
@@ -196,7 +196,7 @@ def test_every_fixture_field_is_documented(path):
 
 def test_a_hand_written_probe_is_documented_and_validates():
     """The probe as tests/test_probe.py writes it by hand: every field it uses has a schema entry."""
-    from tests.test_probe import facts_with, side
+    from tests.checks.test_probe import facts_with, side
 
     facts = facts_with(side("GPU", 5000.0), side("CPU", 400.0))
     FACTS_VALIDATOR.validate(facts)

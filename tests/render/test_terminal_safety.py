@@ -12,7 +12,7 @@ import pytest
 
 from tfdoctor.render.sanitize import clean
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "linux" / "nvidia-smi-hangs.json"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "linux" / "nvidia-smi-hangs.json"
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 HOSTILE = "\x1b[2J\x1b[H\x1b]0;owned\x07\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\\x9b31m\r\x00\x08[bold red]markup[/]"
 

@@ -18,7 +18,7 @@ from tfdoctor import knowledge
 from tfdoctor.facts import companions
 from tfdoctor.facts.companions import CompanionRelease, environment_platform, made_for, release_for, releases
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def marker_environment(python: str, system: str = "Linux", machine: str = "x86_64") -> dict[str, str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "tfdoctor" / "child" / "workload.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "tfdoctor" / "child" / "workload.py"
 
 
 class Clock:

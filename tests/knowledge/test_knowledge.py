@@ -123,7 +123,7 @@ def test_every_fixture_cites_a_public_url_and_no_local_path(path):
     assert not [s for s in sources if LOCAL.search(s)]
 
 
-REPOSITORY = Path(__file__).resolve().parent.parent
+REPOSITORY = Path(__file__).resolve().parents[2]
 SOURCE_FOLDERS = ("checks", "tfdoctor", "tests", "tools", "bench", "fixtures", "docs")
 
 

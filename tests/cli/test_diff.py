@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.test_explain import run_cli, write
+from tests.cli.test_explain import run_cli, write
 from tfdoctor.diff import compare
 from tfdoctor.explain import parse_report
 from tfdoctor.model import Outcome

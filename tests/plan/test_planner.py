@@ -12,8 +12,8 @@ import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.plan_support import argvs, as_result, plan_of, results_of
-from tests.test_dependencies import IMPORTED, PY, facts_with
-from tests.test_installer_capability import TF221, wheel
+from tests.checks.test_dependencies import IMPORTED, PY, facts_with
+from tests.checks.test_installer import TF221, wheel
 from tfdoctor.model import CheckResult, Remediation, Status
 from tfdoctor.planner import build_plan, satisfiable
 from tfdoctor.registry import all_checks
@@ -176,7 +176,7 @@ def test_uv_installs_with_uv_and_needs_no_pip():
 # ---- spellings -------------------------------------------------------------------------------------
 
 def test_what_conda_installed_is_reinstalled_with_conda_into_its_prefix():
-    from tests.test_integrity import MISSING_LIB, dist, facts as integrity_facts
+    from tests.checks.test_install_integrity import MISSING_LIB, dist, facts as integrity_facts
 
     truncated = {"path": "numpy/_core/_multiarray_umath.cpython-311-x86_64-linux-gnu.so", "problem": "size",
                  "expected_size": 100, "size": 10}

@@ -16,7 +16,7 @@ import pytest
 
 from tfdoctor import source_tree
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tfdoctor import report
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
