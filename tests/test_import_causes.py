@@ -11,67 +11,16 @@ from tfdoctor.checks.tensorflow_import import tensorflow_import
 from tfdoctor.facts import import_causes
 from tfdoctor.model import Status
 from tests.plan_support import as_result, intents, plan_of
-
-PY = "/env/bin/python"
-TF_KERAS_221 = "tf-keras==2.21.0"  # the tf-keras made for TensorFlow 2.21 (companion table)
-SITE = "/env/lib/python3.11/site-packages"
-# tensorflow-cpu 2.21.0's Requires-Dist (a part of it, as written in its METADATA)
-TF_221 = ["protobuf<8.0.0,>=6.31.1", "keras>=3.12.0", "numpy>=1.26.0", "h5py<3.15.0,>=3.11.0",
-          "ml_dtypes<1.0.0,>=0.5.1"]
-HEALTHY = {"protobuf": "6.31.1", "keras": "3.15.1", "numpy": "2.4.6", "h5py": "3.14.0", "ml-dtypes": "0.6.0"}
-TOP_LEVEL = {"protobuf": ["google"], "ml-dtypes": ["ml_dtypes"]}
+from tests.import_support import H5PY_FOR_NUMPY1, LIBRARY_MISSING, ML_DTYPES_TOO_OLD, PROTOBUF_TOO_OLD, SITE, TF_KERAS_221, UNKNOWN, facts_with, failed_import, install_command
 
 
-def facts_with(versions=None, requires=TF_221, tf_version="2.21.0", tensorflow=None, integrity=None) -> dict:
-    dists = [{"name": "tensorflow-cpu", "version": tf_version, "location": SITE, "top_level": ["tensorflow"],
-              "requires": list(requires)}]
-    for name, version in {**HEALTHY, **(versions or {})}.items():
-        if version is not None:
-            dists.append({"name": name, "version": version, "location": SITE,
-                          "top_level": TOP_LEVEL.get(name, [name.replace("-", "_")]), "requires": []})
-    facts = {"host": {"system": "Linux", "machine": "x86_64"},
-             "python": {"version": "3.11.7", "implementation": "CPython", "machine": "x86_64", "executable": PY,
-                        "in_venv": True},
-             "distributions": dists, "tensorflow": tensorflow or {}}
-    if integrity is not None:
-        facts["integrity"] = integrity
-    return facts
 
 
-def failed_import(type_: str, message: str, frames: list[str]) -> dict:
-    traceback = ["Traceback (most recent call last):"]
-    for path in frames:
-        traceback += [f'  File "{path}", line 1, in <module>', "    import something"]
-    traceback.append(f"{type_}: {message}")
-    return {"status": "import_error", "imported": False, "stage": "import_failed", "exit_code": 3, "signal": None,
-            "timed_out": False, "stderr_tail": "", "spec": {"origin": f"{SITE}/tensorflow/__init__.py"},
-            "exception": {"type": type_, "message": message, "traceback": traceback, "causes": []}}
 
 
-PROTOBUF_TOO_OLD = failed_import(
-    "ImportError", f"cannot import name 'runtime_version' from 'google.protobuf' ({SITE}/google/protobuf/__init__.py)",
-    [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/framework/ops.py",
-     f"{SITE}/tensorflow/core/framework/attr_value_pb2.py"])
-ML_DTYPES_TOO_OLD = failed_import(
-    "AttributeError", "module 'ml_dtypes' has no attribute 'float4_e2m1fn'. Did you mean: 'float8_e4m3fn'?",
-    [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/framework/dtypes.py"])
-H5PY_FOR_NUMPY1 = failed_import(
-    "ValueError", "numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 "
-    "from PyObject", [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/keras/saving/hdf5_format.py",
-                      f"{SITE}/h5py/__init__.py", "h5py/_errors.pyx"])
-LIBRARY_MISSING = failed_import(
-    "ImportError", "libtensorflow_framework.so.2: cannot open shared object file: No such file or directory",
-    [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/pywrap_tensorflow.py",
-     f"{SITE}/tensorflow/python/platform/self_check.py"])
-UNKNOWN = failed_import("RuntimeError", "something nobody has seen", [f"{SITE}/tensorflow/__init__.py"])
 
 
-def install_command(facts: dict, outcome, check_id: str = "tensorflow-import") -> list[str]:
-    """The one plan step this check's repairs make (the check itself writes no command)."""
-    assert outcome.remediation.commands == (), outcome.remediation.commands
-    plan = plan_of(facts, [as_result(check_id, outcome)])
-    assert len(plan.steps) == 1 and not plan.conflicts, plan
-    return shlex.split(plan.steps[0].command)
+
 
 
 def test_the_modules_an_error_names_map_to_installed_distributions():

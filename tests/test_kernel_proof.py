@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from tests.plan_support import plan_commands
-from tests.test_linux_checks import LINUX, and_cuda_packages, query_only, run, tf
+from tests.builders import LINUX, run, tensorflow_distribution
+from tests.nvidia_support import and_cuda_packages, query_only
 from tfdoctor.facts.nvidia import tensorflow_gpu_lines
 from tfdoctor.model import Status
 from tfdoctor.repairs import Action
@@ -29,7 +30,7 @@ def gpu_facts(cc: str, version: str, name: str = "GPU", stderr: str = "", probe_
                                                        "error": {"type": "InternalError", "message": probe_error}}}} \
         if probe_error else None
     return {"host": LINUX, "python": {"version": "3.11.7", "machine": "x86_64"},
-            "distributions": [tf(version, name=distribution, requires=lines), *packages],
+            "distributions": [tensorflow_distribution(version, name=distribution, requires=lines), *packages],
             "nvidia": query_only(f"name, driver_version, memory.total [MiB], compute_cap\n{name}, 580.95.05, 16303 MiB, {cc}\n"),
             "tensorflow": {"status": "ok", "imported": True, "version": version, "stderr_tail": stderr,
                            "devices": [{"name": "/physical_device:GPU:0", "device_type": "GPU"}], "probe": probe}}

@@ -14,12 +14,13 @@ from tfdoctor.runner import run_check
 from tfdoctor.versions import release
 
 from tests.plan_support import plan_commands, plan_of
+from tests.builders import fix_text
 
 SITE = "/Users/me/.venvs/tf/lib/python3.10/site-packages"
 PYTHON = "/Users/me/.venvs/tf/bin/python"
 
 
-def mac(python: str, distributions: list[tuple[str, str]]) -> dict:
+def metal_mac(python: str, distributions: list[tuple[str, str]]) -> dict:
     return {
         "host": {"system": "Darwin", "machine": "arm64"},
         "os": {"sw_vers": "ProductName:\tmacOS\nProductVersion:\t14.2\n"},
@@ -32,9 +33,6 @@ def mac(python: str, distributions: list[tuple[str, str]]) -> dict:
     }
 
 
-def fix_text(result) -> str:
-    fix = result.remediation
-    return " ".join([fix.advice, *fix.commands]) if fix else ""
 
 
 def tf_build(tf_minor: str) -> list[tuple[str, str]]:
@@ -72,14 +70,14 @@ def test_the_table_has_usable_pairs_from_2_5_to_2_19():
 @pytest.mark.parametrize("metal, tf_minor, python", USABLE, ids=[f"metal{m}-tf{t}" for m, t, _ in USABLE])
 def test_a_hint_never_denies_a_plugin_the_table_lists(metal, tf_minor, python):
     assert mk.metal_for(f"{tf_minor}.0", python, "14.2") is not None
-    facts = mac(f"{python}.10", tf_build(tf_minor))
+    facts = metal_mac(f"{python}.10", tf_build(tf_minor))
     missing = run_check(metal_plugin, facts)
     assert f"No tensorflow-metal loads into TensorFlow {tf_minor}" not in fix_text(missing)
     assert f"{PYTHON} -m pip install 'tensorflow-metal==" in plan_commands(facts, missing)[0]
     for other in mk.metal_versions():
         pairing = mk.metal_pairing(other, f"{tf_minor}.0")
         if pairing and pairing["outcome"] == "import_fails" and mk.metal_supports_python(mk.metal_release(other), python):
-            facts = mac(f"{python}.10", tf_build(tf_minor) + [("tensorflow-metal", other)])
+            facts = metal_mac(f"{python}.10", tf_build(tf_minor) + [("tensorflow-metal", other)])
             broken = run_check(metal_plugin, facts)
             assert broken.status is Status.FAIL
             text = fix_text(broken)
@@ -90,7 +88,7 @@ def test_a_hint_never_denies_a_plugin_the_table_lists(metal, tf_minor, python):
 
 
 def test_tf_2_11_gets_metal_0_7_with_the_optimizer_caveat():
-    facts = mac("3.10.11", [("tensorflow-macos", "2.11.0"), ("tensorflow-metal", "0.8.0")])
+    facts = metal_mac("3.10.11", [("tensorflow-macos", "2.11.0"), ("tensorflow-metal", "0.8.0")])
     result = run_check(metal_plugin, facts)
     assert result.status is Status.FAIL
     assert plan_commands(facts, result) == [f"{PYTHON} -m pip install 'tensorflow-metal==0.7.1' 'tensorflow-macos==2.11.0'"]
@@ -105,7 +103,7 @@ EARLY = [row for row in mk.rows("metal_release") if release(row["version"]) <= (
 def test_an_early_plugin_in_stock_tensorflow_fails_and_swaps_the_build(row):
     metal, tf = row["version"], f"{row['apple_tf']}.0"
     python = f"{row['python_min']}.10"
-    facts = mac(python, [("tensorflow", tf), ("tensorflow-metal", metal)])
+    facts = metal_mac(python, [("tensorflow", tf), ("tensorflow-metal", metal)])
     stock = run_check(metal_plugin, facts)
     assert stock.status is Status.FAIL, stock.summary
     plan = plan_of(facts, stock)  # the build switch: uninstall and install in one remediation, no conflict
@@ -114,7 +112,7 @@ def test_an_early_plugin_in_stock_tensorflow_fails_and_swaps_the_build(row):
         f"{PYTHON} -m pip install 'tensorflow-macos=={row['apple_tf']}.*'"]
     assert not plan.conflicts and plan.moves_tensorflow.source == f"tensorflow=={tf}"
     assert f"built for tensorflow-macos, not for the stock tensorflow wheel" in plan.moves_tensorflow.why
-    apple = run_check(metal_plugin, mac(python, [("tensorflow-macos", tf), ("tensorflow-metal", metal)]))
+    apple = run_check(metal_plugin, metal_mac(python, [("tensorflow-macos", tf), ("tensorflow-metal", metal)]))
     assert apple.status is not Status.FAIL, apple.summary
 
 

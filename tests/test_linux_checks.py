@@ -5,9 +5,6 @@ nvidia-smi outputs are the fixtures' (real, with sources); the facts around them
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 
 import pytest
 
@@ -16,56 +13,28 @@ from tfdoctor.checks.cuda_build import and_cuda_requirements, kernel_support
 from tfdoctor.checks.nvidia_driver import driver_for_cuda, max_cuda_for_driver
 from tfdoctor.facts.cuda import tensorflow_build
 from tfdoctor.model import Status
-from tfdoctor.registry import all_checks
-from tfdoctor.runner import run_checks
 from tfdoctor.specifiers import satisfies
 
 from tests.plan_support import plan_commands, plan_of
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-CHECKS = {c.id: c for c in all_checks()}
-QUERY = ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,compute_cap", "--format=csv"]
+from tests.builders import LINUX, fix_text, fixture_facts, run, tensorflow_distribution
+from tests.nvidia_support import T4, and_cuda_packages, nvidia_wheel, query_only
 
 
-def fixture_facts(name: str) -> dict:
-    return copy.deepcopy(json.loads((FIXTURES / name).read_text(encoding="utf-8"))["facts"])
 
 
-def run(check_id: str, facts: dict):
-    return run_checks([CHECKS[check_id]], facts)[0]
 
 
-def fix_text(result) -> str:
-    fix = result.remediation
-    return " ".join([fix.advice, *fix.commands, fix.url or ""]) if fix else ""
 
 
-def tf(version: str, name: str = "tensorflow", requires=()) -> dict:
-    return {"name": name, "version": version, "requires": list(requires), "top_level": ["tensorflow"]}
 
 
-def pip(name: str, version: str) -> dict:
-    return {"name": name, "version": version, "requires": [], "top_level": ["nvidia"]}
 
 
-def query_only(csv_text: str) -> dict:
-    return {"smi": None, "smi_query": {"argv": QUERY, "status": "ok", "exit_code": 0, "stdout": csv_text, "stderr": ""}}
 
 
-def and_cuda_packages(version: str) -> tuple[list[str], list[dict]]:
-    row = next(r for r in knowledge.rows("linux", "and_cuda") if version in r["tf_versions"])
-    lines = [f'{r}; extra == "and-cuda"' for r in row["requires"]]
-    packages = []
-    for requirement in row["requires"]:
-        if requirement.startswith("nvidia-"):
-            name = requirement.split("=")[0].split("<")[0].split(">")[0]
-            bound = requirement.split("==")[1] if "==" in requirement else requirement.split(">=")[1].split(",")[0]
-            packages.append(pip(name, bound))
-    return lines, packages
 
 
-T4 = "linux/t4-driver-580-tensorflow-2.21-and-cuda.json"
-LINUX = {"system": "Linux", "machine": "x86_64"}
+
 
 
 # ---------------------------------------------------------------- platform-support
@@ -92,7 +61,7 @@ def test_prerelease_hint_installs_the_pre_release_where_no_tensorflow_is_install
         {"action": "install", "reason": result.remediation.repairs[0].reason, "packages": ["tensorflow"], "pre": True}]
     assert plan_commands(facts, result) == ["python3 -m pip install --pre tensorflow"]
     # an installed TensorFlow stays: the pre-release is then advice, not a plan step
-    facts["distributions"] = [tf("2.22.0rc0")]
+    facts["distributions"] = [tensorflow_distribution("2.22.0rc0")]
     kept = run("platform-support", facts)
     assert kept.status is Status.WARN and "pre-release" in kept.remediation.advice
     assert kept.remediation.repairs == () and plan_commands(facts, kept) == []
@@ -124,7 +93,7 @@ def test_native_windows_gpu_points_to_wsl2_without_a_plan_step():
 
 @pytest.mark.parametrize("installed, plan", [
     ([], ["python3 -m pip install 'tensorflow==2.16.2'"]),  # nothing installed: the last Intel Mac release
-    ([tf("2.15.1")], []),  # an installed TensorFlow stays where it is
+    ([tensorflow_distribution("2.15.1")], []),  # an installed TensorFlow stays where it is
 ])
 def test_intel_mac_pins_the_last_release_only_where_none_is_installed(installed, plan):
     facts = {"host": {"system": "Darwin", "machine": "x86_64"}, "python": {"version": "3.11.9", "machine": "x86_64"},
@@ -137,7 +106,7 @@ def test_intel_mac_pins_the_last_release_only_where_none_is_installed(installed,
 def test_windows_tensorflow_2_10_with_gpu_is_fine():
     facts = fixture_facts("other/windows-tensorflow-2.11-nvidia-gpu.json")
     facts["python"]["version"] = "3.10.11"
-    facts["distributions"] = [tf("2.10.1"), {"name": "numpy", "version": "1.24.3", "requires": []}]
+    facts["distributions"] = [tensorflow_distribution("2.10.1"), {"name": "numpy", "version": "1.24.3", "requires": []}]
     result = run("platform-support", facts)
     assert result.status is Status.PASS and "CUDA build" in " ".join(result.details)
 
@@ -215,7 +184,7 @@ def test_tensorflow_2_4_1_needs_only_avx():
 def test_driver_too_old_for_tensorflow_cuda_12():
     facts = fixture_facts("linux/two-k80-driver-470-tensorflow-2.11.json")
     lines, packages = and_cuda_packages("2.21.0")
-    facts["distributions"] = [tf("2.21.0", requires=lines), *packages]
+    facts["distributions"] = [tensorflow_distribution("2.21.0", requires=lines), *packages]
     facts.pop("tensorflow")
     result = run("nvidia-driver", facts)
     assert result.status is Status.FAIL and "525.60.13" in result.summary
@@ -226,7 +195,7 @@ def test_driver_too_old_for_tensorflow_cuda_12():
 
 def test_wsl2_uses_the_windows_driver_minimum():
     facts = {"host": {"system": "Linux", "machine": "x86_64", "release": "5.15.167.4-microsoft-standard-WSL2"},
-             "distributions": [tf("2.21.0")],
+             "distributions": [tensorflow_distribution("2.21.0")],
              "nvidia": query_only("name, driver_version, memory.total [MiB], compute_cap\n"
                                   "NVIDIA GeForce RTX 3060, 527.56, 12288 MiB, 8.6\n")}
     result = run("nvidia-driver", facts)
@@ -257,7 +226,7 @@ def test_consumer_gpu_without_forward_compat_is_fine_and_datacenter_compat_only_
 
 def test_cpu_only_tensorflow_with_an_nvidia_gpu_warns_with_the_fix():
     facts = fixture_facts(T4)
-    facts["distributions"] = [tf("2.21.0", name="tensorflow-cpu")]
+    facts["distributions"] = [tensorflow_distribution("2.21.0", name="tensorflow-cpu")]
     result = run("cuda-build", facts)
     assert result.status is Status.WARN and "CPU-only" in result.summary
     assert result.remediation.commands == ()
@@ -287,7 +256,7 @@ def test_build_info_is_believed_over_the_distribution_name():
 ])
 def test_compute_capability_against_the_kernels_shipped(cc, version, status):
     lines, packages = and_cuda_packages(version)
-    facts = {"host": LINUX, "distributions": [tf(version, requires=lines), *packages],
+    facts = {"host": LINUX, "distributions": [tensorflow_distribution(version, requires=lines), *packages],
              "nvidia": query_only(f"name, driver_version, memory.total [MiB], compute_cap\nGPU, 580.95.05, 16303 MiB, {cc}\n")}
     result = run("cuda-build", facts)
     assert result.status is status, result.summary
@@ -295,7 +264,7 @@ def test_compute_capability_against_the_kernels_shipped(cc, version, status):
 
 def test_maxwell_hint_pins_the_last_release_with_its_kernels():
     lines, packages = and_cuda_packages("2.18.0")
-    facts = {"host": LINUX, "distributions": [tf("2.18.0", requires=lines), *packages],
+    facts = {"host": LINUX, "distributions": [tensorflow_distribution("2.18.0", requires=lines), *packages],
              "nvidia": query_only("name, driver_version, memory.total [MiB], compute_cap\nTesla M60, 535.1, 7618 MiB, 5.2\n")}
     result = run("cuda-build", facts)
     assert plan_commands(facts, result) == ["python3 -m pip install 'tensorflow[and-cuda]==2.16.*'"]
@@ -305,8 +274,8 @@ def test_maxwell_hint_pins_the_last_release_with_its_kernels():
 def test_wrong_cudnn_next_to_pytorch_names_the_trap():
     facts = fixture_facts(T4)
     lines, packages = and_cuda_packages("2.19.0")
-    packages = [pip(p["name"], "9.1.0.70") if p["name"] == "nvidia-cudnn-cu12" else p for p in packages]
-    facts["distributions"] = [tf("2.19.0", requires=lines), *packages, {"name": "torch", "version": "2.5.1", "requires": []}]
+    packages = [nvidia_wheel(p["name"], "9.1.0.70") if p["name"] == "nvidia-cudnn-cu12" else p for p in packages]
+    facts["distributions"] = [tensorflow_distribution("2.19.0", requires=lines), *packages, {"name": "torch", "version": "2.5.1", "requires": []}]
     result = run("cuda-build", facts)
     assert result.status is Status.FAIL and "wrong version" in result.summary
     assert any("PyTorch 2.5.1" in d for d in result.details) and "separate" in fix_text(result)
@@ -314,7 +283,7 @@ def test_wrong_cudnn_next_to_pytorch_names_the_trap():
 
 def test_missing_cuda_libraries_fail_only_when_the_loader_was_inspected():
     facts = fixture_facts(T4)
-    facts["distributions"] = [tf("2.21.0")]
+    facts["distributions"] = [tensorflow_distribution("2.21.0")]
     assert run("cuda-build", facts).status is Status.PASS  # nothing recorded: no verdict on libraries
     facts["nvidia"]["ldconfig"] = {"status": "ok", "libraries": []}
     result = run("cuda-build", facts)
@@ -340,7 +309,7 @@ def test_ld_library_path_shadowing_the_pip_libraries():
 def test_loaded_cudnn_differs_from_the_pip_one():
     # tensorflow/tensorflow#60750: TF 2.12 with nvidia-cudnn-cu11 8.6.0.163, a system cuDNN 8.1.1 came first
     facts = {"host": LINUX,
-             "distributions": [tf("2.12.0"), pip("nvidia-cudnn-cu11", "8.6.0.163")],
+             "distributions": [tensorflow_distribution("2.12.0"), nvidia_wheel("nvidia-cudnn-cu11", "8.6.0.163")],
              "tensorflow": {"status": "ok", "version": "2.12.0", "stderr_tail":
                             "E tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:417] Loaded runtime CuDNN "
                             "library: 8.1.1 but source was compiled wit\n"}}
@@ -354,13 +323,13 @@ def test_missing_libraries_in_the_log_fail_only_on_a_gpu_machine():
               "W tensorflow/core/common_runtime/gpu/gpu_device.cc:1850] Cannot dlopen some GPU libraries. Please make sure "
               "the missing libraries mentioned above are installed properly if you would like to use GPU.\n")
     facts = fixture_facts(T4)
-    facts["distributions"] = [tf("2.9.1")]
+    facts["distributions"] = [tensorflow_distribution("2.9.1")]
     facts["tensorflow"] = {"status": "ok", "version": "2.9.1", "stderr_tail": stderr}
     result = run("cuda-build", facts)
     assert result.status is Status.FAIL and "libcusolver.so.11" in result.summary and "CUDA 11.2" in fix_text(result)
     # Without nvidia-smi, a missing library alone is what a CUDA build prints on any CPU-only machine...
     cpu_only = fixture_facts("linux/cpu-only-tensorflow-cpu-no-gpu.json")
-    cpu_only["distributions"] = [tf("2.9.1")]
+    cpu_only["distributions"] = [tensorflow_distribution("2.9.1")]
     cpu_only["tensorflow"] = {"status": "ok", "version": "2.9.1", "stderr_tail": stderr.splitlines()[0]}
     result = run("cuda-build", cpu_only)
     assert result.status is Status.PASS and "no NVIDIA GPU" in result.summary
@@ -379,14 +348,14 @@ def test_no_tensorflow_no_verdict():
 # ---------------------------------------------------------------- knowledge lookups
 
 def test_build_info_variants():
-    windows = {"host": {"system": "Windows"}, "distributions": [tf("2.10.0")],
+    windows = {"host": {"system": "Windows"}, "distributions": [tensorflow_distribution("2.10.0")],
                "tensorflow": {"version": "2.10.0", "build_info": {
                    "cuda_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
                    "cuda_version": "64_112", "cudnn_version": "64_8", "is_cuda_build": True}}}
     build = tensorflow_build(windows)
     assert (build["cuda"], build["cudnn"], build["sass"], build["ptx"]) == (
         "11.2", "8", ["3.5", "5.0", "6.0", "7.0", "7.5", "8.0"], "8.0")
-    rc = {"host": LINUX, "distributions": [tf("2.22.0rc0")],
+    rc = {"host": LINUX, "distributions": [tensorflow_distribution("2.22.0rc0")],
           "tensorflow": {"version": "2.22.0rc0",
                          "build_info": {"is_cuda_build": True, "is_rocm_build": False, "is_tensorrt_build": False}}}
     build = tensorflow_build(rc)
@@ -411,12 +380,12 @@ def test_driver_for_cuda_and_kernel_support():
 
 
 def test_and_cuda_requirements_from_metadata_then_knowledge():
-    from_metadata = {"distributions": [tf("2.21.0", requires=['nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == "and-cuda"',
+    from_metadata = {"distributions": [tensorflow_distribution("2.21.0", requires=['nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == "and-cuda"',
                                                               "numpy>=1.26.0"])]}
     assert and_cuda_requirements(from_metadata) == [("nvidia-cudnn-cu12", "<10.0,>=9.3.0.75")]
-    from_knowledge = and_cuda_requirements({"distributions": [tf("2.18.0")]})
+    from_knowledge = and_cuda_requirements({"distributions": [tensorflow_distribution("2.18.0")]})
     assert ("nvidia-cudnn-cu12", "==9.3.0.75") in from_knowledge
-    assert and_cuda_requirements({"distributions": [tf("2.13.1")]}) == []
+    assert and_cuda_requirements({"distributions": [tensorflow_distribution("2.13.1")]}) == []
 
 
 @pytest.mark.parametrize("version, spec, expected", [
@@ -438,7 +407,7 @@ def test_knowledge_tables_are_consistent():
         assert keys == sorted(keys) and row["ptx"] in row["sass"]
     for row in knowledge.rows("linux", "and_cuda"):
         for requirement in row["requires"]:
-            assert and_cuda_requirements({"distributions": [tf(row["tf_versions"][0],
+            assert and_cuda_requirements({"distributions": [tensorflow_distribution(row["tf_versions"][0],
                                                                requires=[f'{requirement}; extra == "and-cuda"'])]})
     for table, rows in knowledge.load("linux").items():
         for row in rows:

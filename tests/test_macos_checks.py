@@ -17,54 +17,21 @@ from tfdoctor.checks.tensorflow_install import tensorflow_install
 
 from tfdoctor.model import CheckResult, Remediation, Status
 from tfdoctor.repairs import Repair
-from tfdoctor.runner import run_check
 
 from tests.plan_support import plan_commands, plan_of
+from tests.builders import METAL_100_X86_64_HEX, METAL_120_ARM64_HEX, UNIVERSAL2_HEX, MAC_SITE, MAC_USER_SITE, MAC_VENV, fix_text, linux, mac, run, site_distribution
 
 GB = 1024 ** 3
-METAL_120_ARM64_HEX = "cffaedfe0c0000010000000006000000"
-METAL_100_X86_64_HEX = "cffaedfe070000010300000006000000"
-UNIVERSAL2_HEX = ("cafebabe00000002" "0100000700000003000040000000" "89d00000000e"
-                  "0100000c00000000000100000000caec0000000e")
-VENV = "/Users/me/.venvs/tf"
-SITE = f"{VENV}/lib/python3.11/site-packages"
-USER_SITE = "/Users/me/Library/Python/3.11/lib/python/site-packages"
 
 
-def mac(machine="arm64", translated="0", version="3.11.7", **python):
-    return {
-        "host": {"system": "Darwin", "machine": machine},
-        "os": {"sw_vers": "ProductName:\tmacOS\nProductVersion:\t14.2\n"},
-        "sysctl": {"hw.optional.arm64": "1", "machdep.cpu.brand_string": "Apple M1"},
-        "python": {"executable": f"{VENV}/bin/python", "version": version, "machine": machine,
-                   "proc_translated": translated, "in_venv": True, "conda": False, "uv_version": None,
-                   "prefix": VENV, "base_prefix": "/opt/homebrew/opt/python@3.11/Frameworks/Python.framework/Versions/3.11",
-                   "user_site": USER_SITE, **python},
-        "distributions": [],
-        "environment": {},
-    }
 
 
-def linux(version="3.11.7"):
-    return {
-        "host": {"system": "Linux", "machine": "x86_64"},
-        "python": {"executable": "/srv/venv/bin/python", "version": version, "machine": "x86_64",
-                   "proc_translated": None, "in_venv": True, "conda": False, "uv_version": None},
-        "distributions": [],
-    }
 
 
-def dist(name, version, location=SITE, **more):
-    return {"name": name, "version": version, "location": location, **more}
 
 
-def run(check, facts):
-    return run_check(check, facts)
 
 
-def fix_text(result):
-    fix = result.remediation
-    return " ".join([fix.advice, *fix.commands, fix.url or ""]) if fix else ""
 
 
 # --- architecture ---------------------------------------------------------------------------------
@@ -142,7 +109,7 @@ def test_compat_mode_python_sees_10_16():
 def test_metal_below_apples_minor_minimum_warns_and_hard_minimum_fails():
     facts = mac()
     facts["os"]["sw_vers"] = "ProductName:\tmacOS\nProductVersion:\t12.0\n"
-    facts["distributions"] = [dist("tensorflow-macos", "2.9.2"), dist("tensorflow-metal", "0.5.0")]
+    facts["distributions"] = [site_distribution("tensorflow-macos", "2.9.2"), site_distribution("tensorflow-metal", "0.5.0")]
     below_listed = run(macos_version_check, facts)
     assert below_listed.status is Status.WARN  # Apple: 12.1+
     assert plan_commands(facts, below_listed) == []  # it may load: removing it is a choice, in words
@@ -151,7 +118,7 @@ def test_metal_below_apples_minor_minimum_warns_and_hard_minimum_fails():
     result = run(macos_version_check, facts)
     assert result.status is Status.FAIL and "MPSGraphCompilationDescriptor" in " ".join(result.details)
     assert result.remediation.commands == ("softwareupdate --list",)  # the OS update is manual
-    assert plan_commands(facts, result) == [f"{VENV}/bin/python -m pip uninstall -y tensorflow-metal"]
+    assert plan_commands(facts, result) == [f"{MAC_VENV}/bin/python -m pip uninstall -y tensorflow-metal"]
 
 
 def test_macos_version_falls_back_to_mac_ver_but_not_to_10_16():
@@ -193,7 +160,7 @@ def test_nothing_installed_on_a_python_without_wheels_creates_a_new_environment(
 def test_nothing_installed_on_apple_silicon_installs_the_gpu_pair():
     facts = mac()
     result = run(tensorflow_install, facts)
-    assert planned(result, facts) == [f"{VENV}/bin/python -m pip install 'tensorflow==2.19.*' 'tensorflow-metal==1.2.0'"]
+    assert planned(result, facts) == [f"{MAC_VENV}/bin/python -m pip install 'tensorflow==2.19.*' 'tensorflow-metal==1.2.0'"]
 
 
 def test_nothing_installed_under_rosetta_never_pip_installs_there():
@@ -217,22 +184,22 @@ def test_dev_venv_passes():
 
 def test_shim_without_its_real_package_fails():
     facts = mac()
-    facts["distributions"] = [dist("tensorflow", "2.15.0")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.15.0")]
     result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL and "only a shim for tensorflow-macos" in result.summary
-    assert planned(result, facts) == [f"{VENV}/bin/python -m pip install 'tensorflow-macos==2.15.0'"]
+    assert planned(result, facts) == [f"{MAC_VENV}/bin/python -m pip install 'tensorflow-macos==2.15.0'"]
 
 
 def test_shim_and_target_at_different_versions_fail():
     facts = mac()
-    facts["distributions"] = [dist("tensorflow", "2.14.0"), dist("tensorflow-macos", "2.13.0")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.14.0"), site_distribution("tensorflow-macos", "2.13.0")]
     assert "differ" in run(tensorflow_install, facts).summary
 
 
 def test_shim_pair_of_2_16_is_normal():
     facts = mac(version="3.12.2")
-    facts["distributions"] = [dist("tensorflow", "2.16.2"), dist("tensorflow-macos", "2.16.2"), dist("keras", "3.3.3"),
-                              dist("numpy", "1.26.4")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.16.2"), site_distribution("tensorflow-macos", "2.16.2"), site_distribution("keras", "3.3.3"),
+                              site_distribution("numpy", "1.26.4")]
     result = run(tensorflow_install, facts)
     assert result.status is Status.PASS
     assert "tensorflow-macos 2.16.2 is the shim for tensorflow" in " ".join(result.details)
@@ -240,22 +207,22 @@ def test_shim_pair_of_2_16_is_normal():
 
 def test_recorded_files_beat_the_knowledge_table():
     facts = mac()  # a community 2.15 build is real although PyPI's arm64 2.15 is a shim
-    facts["distributions"] = [dist("tensorflow", "2.15.0", top_level=["tensorflow"]), dist("numpy", "1.26.4"),
-                              dist("keras", "2.15.0")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.15.0", top_level=["tensorflow"]), site_distribution("numpy", "1.26.4"),
+                              site_distribution("keras", "2.15.0")]
     assert run(tensorflow_install, facts).status is Status.PASS
 
 
 def test_a_shim_is_recognised_from_its_requires_when_the_table_has_no_row():
     facts = linux()
-    facts["distributions"] = [dist("tensorflow", "2.99.0", top_level=[],
+    facts["distributions"] = [site_distribution("tensorflow", "2.99.0", top_level=[],
                                    requires=['tensorflow-intel ==2.99.0 ; platform_system == "Windows"'])]
     assert "only a shim for tensorflow-intel" in run(tensorflow_install, facts).summary
 
 
 def test_one_name_twice_at_two_versions_fails():
     facts = mac()
-    facts["distributions"] = [dist("tensorflow", "2.16.1", USER_SITE), dist("tensorflow", "2.19.0"),
-                              dist("numpy", "1.26.4"), dist("keras", "3.3.3")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.16.1", MAC_USER_SITE), site_distribution("tensorflow", "2.19.0"),
+                              site_distribution("numpy", "1.26.4"), site_distribution("keras", "3.3.3")]
     result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL and "installed 2 times" in result.summary
 
@@ -266,20 +233,20 @@ def test_one_name_twice_at_two_versions_fails():
 ])
 def test_numpy_outside_tensorflow_pins_fails(tf, numpy, needle):
     facts = linux()
-    facts["distributions"] = [dist("tensorflow", tf), dist("numpy", numpy), dist("keras", f"{tf[:4]}.0")]
+    facts["distributions"] = [site_distribution("tensorflow", tf), site_distribution("numpy", numpy), site_distribution("keras", f"{tf[:4]}.0")]
     result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL and needle in " ".join(planned(result, facts))
 
 
 def test_numpy_2_with_tensorflow_2_18_passes():
     facts = linux()
-    facts["distributions"] = [dist("tensorflow", "2.18.0"), dist("numpy", "2.0.2"), dist("keras", "3.6.0")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.18.0"), site_distribution("numpy", "2.0.2"), site_distribution("keras", "3.6.0")]
     assert run(tensorflow_install, facts).status is Status.PASS
 
 
 def test_keras_3_with_tensorflow_2_15_fails():
     facts = linux()
-    facts["distributions"] = [dist("tensorflow", "2.15.0"), dist("numpy", "1.26.4"), dist("keras", "3.0.5")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.15.0"), site_distribution("numpy", "1.26.4"), site_distribution("keras", "3.0.5")]
     result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL
     assert planned(result, facts) == ["/srv/venv/bin/python -m pip install 'keras>=2.15.0,<2.16' 'tensorflow==2.15.0'"]
@@ -288,7 +255,7 @@ def test_keras_3_with_tensorflow_2_15_fails():
 def test_legacy_keras_switch_without_tf_keras_fails():
     facts = linux()
     facts["environment"] = {"TF_USE_LEGACY_KERAS": "1"}
-    facts["distributions"] = [dist("tensorflow", "2.16.1"), dist("numpy", "1.26.4"), dist("keras", "3.3.3")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.16.1"), site_distribution("numpy", "1.26.4"), site_distribution("keras", "3.3.3")]
     result = run(tensorflow_install, facts)
     assert result.status is Status.FAIL
     # the tf-keras release made for TensorFlow 2.16 (companion table); `tensorflow` is installed, so no --no-deps
@@ -298,7 +265,7 @@ def test_legacy_keras_switch_without_tf_keras_fails():
 
 def test_tensorflow_without_a_wheel_for_this_python_warns():
     facts = linux(version="3.9.18")
-    facts["distributions"] = [dist("tensorflow", "2.21.0"), dist("numpy", "2.1.0"), dist("keras", "3.12.0")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.21.0"), site_distribution("numpy", "2.1.0"), site_distribution("keras", "3.12.0")]
     result = run(tensorflow_install, facts)
     assert result.status is Status.WARN and "Python 3.10-3.13" in result.summary
 
@@ -308,11 +275,11 @@ def test_tensorflow_without_a_wheel_for_this_python_warns():
 def test_two_plugin_copies_in_user_site_and_venv_fail():
     facts = mac()
     facts["python"]["tensorflow_plugin_dirs"] = [
-        {"path": f"{USER_SITE}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_120_ARM64_HEX}]},
-        {"path": f"{SITE}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_120_ARM64_HEX}]},
+        {"path": f"{MAC_USER_SITE}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_120_ARM64_HEX}]},
+        {"path": f"{MAC_SITE}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_120_ARM64_HEX}]},
     ]
-    facts["distributions"] = [dist("tensorflow", "2.19.0"), dist("tensorflow-metal", "1.2.0"),
-                              dist("tensorflow-metal", "1.2.0", USER_SITE)]
+    facts["distributions"] = [site_distribution("tensorflow", "2.19.0"), site_distribution("tensorflow-metal", "1.2.0"),
+                              site_distribution("tensorflow-metal", "1.2.0", MAC_USER_SITE)]
     result = run(metal_plugin, facts)
     assert result.status is Status.FAIL and result.summary.startswith("2 copies of libmetal_plugin.dylib")
     # the environment's pip does not uninstall outside the environment: the plan hides the user site;
@@ -324,21 +291,21 @@ def test_two_plugin_copies_in_user_site_and_venv_fail():
 
 def test_two_plugin_copies_inside_the_environment_uninstall_all_but_one():
     facts = mac()
-    other_site = f"{VENV}/lib/python3.11/site-packages/extra"
+    other_site = f"{MAC_VENV}/lib/python3.11/site-packages/extra"
     facts["python"]["tensorflow_plugin_dirs"] = [
         {"path": f"{d}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_120_ARM64_HEX}]}
-        for d in (SITE, other_site, f"{VENV}/lib/python3.11/site-packages/third")]
-    facts["distributions"] = [dist("tensorflow", "2.19.0"), dist("tensorflow-metal", "1.2.0")]
+        for d in (MAC_SITE, other_site, f"{MAC_VENV}/lib/python3.11/site-packages/third")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.19.0"), site_distribution("tensorflow-metal", "1.2.0")]
     result = run(metal_plugin, facts)
     assert result.status is Status.FAIL and result.summary.startswith("3 copies")
-    uninstall = f"{VENV}/bin/python -m pip uninstall -y tensorflow-metal"
+    uninstall = f"{MAC_VENV}/bin/python -m pip uninstall -y tensorflow-metal"
     assert plan_commands(facts, result) == [uninstall, uninstall]  # pip removes one copy per call; one stays
 
 
 def test_a_plugin_named_by_tf_pluggable_device_library_path_counts_as_a_copy():
     facts = mac()
     facts["environment"] = {"TF_PLUGGABLE_DEVICE_LIBRARY_PATH": "/opt/metal/libmetal_plugin.dylib"}
-    facts["distributions"] = [dist("tensorflow", "2.19.0"), dist("tensorflow-metal", "1.2.0")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.19.0"), site_distribution("tensorflow-metal", "1.2.0")]
     result = run(metal_plugin, facts)
     assert result.status is Status.FAIL and "/opt/metal" in " ".join(result.details)
 
@@ -346,27 +313,27 @@ def test_a_plugin_named_by_tf_pluggable_device_library_path_counts_as_a_copy():
 def test_plugin_built_for_the_other_architecture_fails():
     facts = mac()
     facts["python"]["tensorflow_plugin_dirs"] = [
-        {"path": f"{SITE}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_100_X86_64_HEX}]}]
-    facts["distributions"] = [dist("tensorflow", "2.13.0"), dist("tensorflow-macos", "2.13.0"), dist("tensorflow-metal", "1.0.0")]
+        {"path": f"{MAC_SITE}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_100_X86_64_HEX}]}]
+    facts["distributions"] = [site_distribution("tensorflow", "2.13.0"), site_distribution("tensorflow-macos", "2.13.0"), site_distribution("tensorflow-metal", "1.0.0")]
     result = run(metal_plugin, facts)
     assert result.status is Status.FAIL and "x86_64 but Python runs as arm64" in result.summary
     plan = plan_of(facts, result)  # the same release again, from this interpreter: pip picks the arm64 wheel
     assert [s.command for s in plan.steps] == [
-        f"{VENV}/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-metal==1.0.0'"]
+        f"{MAC_VENV}/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-metal==1.0.0'"]
 
 
 def test_matching_plugin_with_matching_architecture_passes():
     facts = mac()
     facts["python"]["tensorflow_plugin_dirs"] = [
-        {"path": f"{SITE}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_120_ARM64_HEX}]}]
-    facts["distributions"] = [dist("tensorflow", "2.19.1"), dist("tensorflow-metal", "1.2.0")]
+        {"path": f"{MAC_SITE}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_120_ARM64_HEX}]}]
+    facts["distributions"] = [site_distribution("tensorflow", "2.19.1"), site_distribution("tensorflow-metal", "1.2.0")]
     result = run(metal_plugin, facts)
     assert result.status is Status.PASS and result.evidence["plugin_architectures"] == ["arm64"]
 
 
 def test_tensorflow_2_20_without_plugin_warns_with_the_working_pair():
     facts = mac(version="3.12.4")
-    facts["distributions"] = [dist("tensorflow", "2.20.0")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.20.0")]
     result = run(metal_plugin, facts)
     assert result.status is Status.WARN and "CPU only" in result.summary
     # TensorFlow works here, on the CPU: the plan never moves it back for the GPU; the pair is advice
@@ -376,7 +343,7 @@ def test_tensorflow_2_20_without_plugin_warns_with_the_working_pair():
 
 def test_tensorflow_2_20_with_metal_uninstalls_the_plugin_in_one_step_with_tensorflow_import():
     facts = mac(version="3.12.4")
-    facts["distributions"] = [dist("tensorflow", "2.20.0"), dist("tensorflow-metal", "1.2.0")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.20.0"), site_distribution("tensorflow-metal", "1.2.0")]
     result = run(metal_plugin, facts)
     assert result.status is Status.FAIL
     assert [(r.action.value, r.packages) for r in result.remediation.repairs] == [("uninstall", ("tensorflow-metal",))]
@@ -386,18 +353,18 @@ def test_tensorflow_2_20_with_metal_uninstalls_the_plugin_in_one_step_with_tenso
     import_failed = CheckResult("tensorflow-import", "import", Status.FAIL, "x", remediation=Remediation(
         "x", repairs=(Repair.uninstall("tensorflow-metal", reason="the plugin breaks import tensorflow"),)))
     plan = plan_of(facts, result, import_failed)
-    assert [s.command for s in plan.steps] == [f"{VENV}/bin/python -m pip uninstall -y tensorflow-metal"]
+    assert [s.command for s in plan.steps] == [f"{MAC_VENV}/bin/python -m pip uninstall -y tensorflow-metal"]
     assert plan.steps_for("metal-plugin") == plan.steps_for("tensorflow-import") == [1]
     assert plan.moves_tensorflow is None and not plan.conflicts
 
 
 def test_a_stock_tensorflow_without_a_fitting_plugin_moves_forward_to_the_newest_pair_and_says_why():
     facts = mac(version="3.12.4")
-    facts["distributions"] = [dist("tensorflow", "2.16.1"), dist("tensorflow-metal", "1.2.0")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.16.1"), site_distribution("tensorflow-metal", "1.2.0")]
     result = run(metal_plugin, facts)
     assert result.status is Status.WARN and "untested" in result.summary
     plan = plan_of(facts, result)
-    assert [s.command for s in plan.steps] == [f"{VENV}/bin/python -m pip install 'tensorflow==2.19.*' "
+    assert [s.command for s in plan.steps] == [f"{MAC_VENV}/bin/python -m pip install 'tensorflow==2.19.*' "
                                                "'tensorflow-metal==1.2.0'"]
     assert plan.moves_tensorflow.source == "tensorflow==2.16.1"
     assert "TensorFlow must move to 2.19" in plan.moves_tensorflow.why
@@ -405,17 +372,17 @@ def test_a_stock_tensorflow_without_a_fitting_plugin_moves_forward_to_the_newest
 
 def test_keras_3_slowdown_installs_tf_keras_and_sets_the_switch_as_a_manual_step():
     facts = mac()
-    facts["distributions"] = [dist("tensorflow", "2.16.1"), dist("tensorflow-metal", "1.1.0")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.16.1"), site_distribution("tensorflow-metal", "1.1.0")]
     result = run(metal_plugin, facts)
     plan = plan_of(facts, result)
     assert [(s.command, s.manual) for s in plan.steps] == [
-        (f"{VENV}/bin/python -m pip install 'tf-keras~=2.16.0' 'tensorflow==2.16.1'", False),
+        (f"{MAC_VENV}/bin/python -m pip install 'tf-keras~=2.16.0' 'tensorflow==2.16.1'", False),
         ("export TF_USE_LEGACY_KERAS=1", True)]
 
 
 def test_legacy_keras_switch_silences_the_keras_3_warning():
     facts = mac()
-    facts["distributions"] = [dist("tensorflow", "2.16.1"), dist("tensorflow-metal", "1.1.0")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.16.1"), site_distribution("tensorflow-metal", "1.1.0")]
     assert run(metal_plugin, facts).status is Status.WARN
     facts["environment"] = {"TF_USE_LEGACY_KERAS": "1"}
     assert run(metal_plugin, facts).status is Status.PASS
@@ -424,7 +391,7 @@ def test_legacy_keras_switch_silences_the_keras_3_warning():
 def test_intel_mac_without_plugin_skips():
     facts = mac(machine="x86_64", translated=None)
     facts["sysctl"] = {"hw.optional.arm64": "0", "machdep.cpu.brand_string": "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz"}
-    facts["distributions"] = [dist("tensorflow", "2.16.2")]
+    facts["distributions"] = [site_distribution("tensorflow", "2.16.2")]
     result = run(metal_plugin, facts)
     assert result.status is Status.SKIP and "1.0.0" in result.summary
 

@@ -6,8 +6,6 @@ here, each with the public report it comes from.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import pytest
 
@@ -23,12 +21,10 @@ from tfdoctor.facts.nvidia import (
     parse_smi_table,
     strip_log_prefix,
 )
+from tests.builders import fixture_facts
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
-def fixture_facts(name: str) -> dict:
-    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))["facts"]
 
 
 def smi_stdout(name: str) -> str:

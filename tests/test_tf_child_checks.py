@@ -5,9 +5,6 @@ tensorflow sections are built here to exercise each branch."""
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 
 import pytest
 from tfdoctor.checks.gpu_visible import gpu_visible
@@ -16,22 +13,12 @@ from tfdoctor.checks.tensorflow_import import tensorflow_import
 from tfdoctor.model import CheckResult, Status
 
 from tests.plan_support import as_result, intents, plan_commands, plan_of
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-CPU = {"name": "/physical_device:CPU:0", "device_type": "CPU"}
-GPU = {"name": "/physical_device:GPU:0", "device_type": "GPU"}
+from tests.builders import CPU, GPU, fixture_facts, tensorflow_result
 
 
-def fixture_facts(name: str) -> dict:
-    return copy.deepcopy(json.loads((FIXTURES / name).read_text())["facts"])
 
 
-def tf_ok(devices=(CPU,), **changes) -> dict:
-    tf = {"status": "ok", "imported": True, "stage": "done", "version": "2.21.0", "import_s": 2.0,
-          "devices": None if devices is None else list(devices), "gpu_details": [], "metal_lines": [], "plugins": [], "stderr_tail": "",
-          "build_info": {"is_cuda_build": True}, "timed_out": False, "signal": None}
-    tf.update(changes)
-    return tf
+
 
 
 def nvidia_machine(**tf_changes) -> dict:
@@ -39,7 +26,7 @@ def nvidia_machine(**tf_changes) -> dict:
     facts["environment"] = {}
     facts["python"] = {"executable": "/venv/bin/python", "in_venv": True}
     facts["distributions"] = [{"name": "tensorflow", "version": "2.16.1"}]
-    facts["tensorflow"] = tf_ok(**tf_changes)
+    facts["tensorflow"] = tensorflow_result(**tf_changes)
     return facts
 
 
@@ -69,7 +56,7 @@ def test_nvidia_gpu_missing_with_libraries_missing_names_the_extra():
 
 def test_nvidia_gpu_hidden_by_cuda_visible_devices_warns():
     facts = fixture_facts("linux/cuda-visible-devices-hides-the-only-gpu.json")  # CUDA_VISIBLE_DEVICES=1, 1 GPU
-    facts["tensorflow"] = tf_ok()
+    facts["tensorflow"] = tensorflow_result()
     outcome = gpu_visible.run(facts)
     assert outcome.status is Status.WARN and "CUDA_VISIBLE_DEVICES='1'" in outcome.summary
     # nvidia-driver says the same of this machine: one manual step, both checks point to it (a TensorFlow
@@ -77,7 +64,7 @@ def test_nvidia_gpu_hidden_by_cuda_visible_devices_warns():
     from tfdoctor.registry import all_checks
     from tfdoctor.runner import run_checks
 
-    facts["tensorflow"] = tf_ok(build_info={"is_cuda_build": True, "cuda_version": "12.3"})
+    facts["tensorflow"] = tensorflow_result(build_info={"is_cuda_build": True, "cuda_version": "12.3"})
     results = run_checks([c for c in all_checks() if c.id in ("nvidia-driver", "gpu-visible")], facts)
     assert [r.status for r in results] == [Status.WARN, Status.WARN]
     plan = plan_of(facts, *results)
@@ -95,13 +82,13 @@ def test_cpu_only_machine_with_noise_passes():
     facts = fixture_facts("linux/cpu-only-tensorflow-cpu-no-gpu.json")
     noise = ("I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine, GPU will not be "
              "used.")  # harmless without an NVIDIA GPU (tensorflow/tensorflow#62328)
-    facts["tensorflow"] = tf_ok(stderr_tail=noise)
+    facts["tensorflow"] = tensorflow_result(stderr_tail=noise)
     outcome = gpu_visible.run(facts)
     assert outcome.status is Status.PASS and "No GPU expected" in outcome.summary
 
 
 def test_unknown_expectation_without_nvidia_facts_is_not_blamed():
-    outcome = gpu_visible.run({"host": {"system": "Linux"}, "tensorflow": tf_ok()})
+    outcome = gpu_visible.run({"host": {"system": "Linux"}, "tensorflow": tensorflow_result()})
     assert outcome.status is Status.PASS and "unknown" in outcome.summary
 
 
@@ -110,7 +97,7 @@ def _mac(metal: str | None, **tf_changes) -> dict:
     if metal:
         distributions.append({"name": "tensorflow-metal", "version": metal})
     return {"host": {"system": "Darwin"}, "python": {"executable": "/venv/bin/python", "in_venv": True},
-            "distributions": distributions, "tensorflow": tf_ok(build_info={"is_cuda_build": False}, **tf_changes)}
+            "distributions": distributions, "tensorflow": tensorflow_result(build_info={"is_cuda_build": False}, **tf_changes)}
 
 
 def test_metal_gpu_listed_is_named_from_the_plugin_line():
@@ -153,7 +140,7 @@ def test_gpu_visible_skips_without_an_import(tf, status):
 def test_import_passes_and_reports_the_build_and_plugins():
     plugin = {"path": "/site-packages/tensorflow-plugins/libmetal_plugin.dylib", "loaded": True}
     outcome = tensorflow_import.run({"host": {"system": "Darwin"},
-                                     "tensorflow": tf_ok(plugins=[plugin], build_info={"is_cuda_build": False})})
+                                     "tensorflow": tensorflow_result(plugins=[plugin], build_info={"is_cuda_build": False})})
     assert outcome.status is Status.PASS and outcome.summary == "TensorFlow 2.21.0 imported in 2.0 s"
     assert "CPU-only build (no CUDA)" in outcome.details and any("plugin loaded" in d for d in outcome.details)
 
