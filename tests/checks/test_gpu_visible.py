@@ -1,24 +1,31 @@
-"""gpu-visible and tensorflow-import on constructed facts: is a GPU expected, is it listed, and why not.
-
-The NVIDIA facts are taken from the Linux fixtures (real nvidia-smi outputs with their sources); the
-tensorflow sections are built here to exercise each branch."""
+"""The gpu-visible check: is a GPU expected (NVIDIA facts, TensorFlow's log, Apple Silicon with Metal), is it
+listed, and why not."""
 
 from __future__ import annotations
 
-
 import pytest
-from tfdoctor.checks.gpu_visible import gpu_visible
-from tfdoctor.checks.tensorflow_import import tensorflow_import
 
+from tfdoctor.checks.gpu_visible import gpu_visible
 from tfdoctor.model import CheckResult, Status
 
+from tests.builders import CPU, GPU, fixture_facts, run, tensorflow_result
+from tests.nvidia_support import NOISE as LOGGED_NOISE, PROOF, SMI_CANNOT_REACH_DRIVER, logged_machine
 from tests.plan_support import as_result, intents, plan_commands, plan_of
-from tests.builders import CPU, GPU, fixture_facts, tensorflow_result
 
 
+def test_gpu_visible_expects_the_gpu_the_log_proves():
+    result = run("gpu-visible", logged_machine(PROOF["gpu-libraries-not-loaded"]))
+    assert result.status is Status.FAIL
+    assert result.summary.startswith("TensorFlow's log shows an NVIDIA GPU") and "lists no GPU" in result.summary
+    # also where nvidia-smi answered but could not reach the driver, and where NVIDIA facts were not recorded
+    for nvidia in (SMI_CANNOT_REACH_DRIVER, None):
+        assert run("gpu-visible", logged_machine(PROOF["gpu-libraries-not-loaded"], nvidia=nvidia)).status is Status.FAIL
 
 
-
+def test_gpu_visible_passes_when_the_proven_gpu_is_listed_or_only_noise_was_logged():
+    assert run("gpu-visible", logged_machine(PROOF["device-created"], gpu_listed=True)).status is Status.PASS
+    result = run("gpu-visible", logged_machine("\n".join(LOGGED_NOISE)))
+    assert result.status is Status.PASS and result.summary.startswith("No GPU expected")
 
 
 def nvidia_machine(**tf_changes) -> dict:
@@ -135,25 +142,3 @@ def test_crash_while_listing_devices_with_metal_names_the_plugin():
 ])
 def test_gpu_visible_skips_without_an_import(tf, status):
     assert gpu_visible.run({"host": {"system": "Linux"}, "tensorflow": tf}).status is status
-
-
-def test_import_passes_and_reports_the_build_and_plugins():
-    plugin = {"path": "/site-packages/tensorflow-plugins/libmetal_plugin.dylib", "loaded": True}
-    outcome = tensorflow_import.run({"host": {"system": "Darwin"},
-                                     "tensorflow": tensorflow_result(plugins=[plugin], build_info={"is_cuda_build": False})})
-    assert outcome.status is Status.PASS and outcome.summary == "TensorFlow 2.21.0 imported in 2.0 s"
-    assert "CPU-only build (no CUDA)" in outcome.details and any("plugin loaded" in d for d in outcome.details)
-
-
-def test_import_of_an_incomplete_package_directory():
-    tf = {"status": "import_error", "imported": False, "stage": "import_failed", "timed_out": False,
-          "spec": {"origin": None, "namespace": True, "locations": ["/site-packages/tensorflow"]},
-          "exception": {"type": "AttributeError", "message": "module 'tensorflow' has no attribute '__version__'"}}
-    facts = {"host": {"system": "Darwin"}, "python": {"executable": "/venv/bin/python", "in_venv": True},
-             "distributions": [{"name": "tensorflow-macos", "version": "2.13.0"}], "tensorflow": tf}
-    outcome = tensorflow_import.run(facts)
-    assert outcome.status is Status.FAIL and "without its __init__.py" in outcome.summary
-    assert outcome.remediation.commands == ()
-    assert intents(outcome) == [("reinstall", ("tensorflow-macos==2.13.0",))]
-    assert [s.command for s in plan_of(facts, [as_result("tensorflow-import", outcome)]).steps] == [
-        "/venv/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-macos==2.13.0'"]

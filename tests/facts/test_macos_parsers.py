@@ -1,21 +1,12 @@
-"""Parsers for what macOS tools print (real outputs of sw_vers, sysctl and system_profiler)."""
+"""The macOS readers (tfdoctor/facts/macos_parsers.py) on real outputs: sw_vers, sysctl, system_profiler's
+displays, and the specifier helper."""
 
 from __future__ import annotations
 
 import pytest
 
-from tfdoctor.checks.macos_version import is_compat_version
-from tfdoctor.checks.memory import parse_swapusage, pressure_level
-from tfdoctor.facts.macos_parsers import (
-    parse_displays,
-    parse_sw_vers,
-    product_version,
-    sysctl_flag,
-    sysctl_int,
-)
+from tfdoctor.facts.macos_parsers import parse_displays, parse_sw_vers, product_version, sysctl_flag, sysctl_int
 from tfdoctor.specifiers import satisfies
-
-MB = 1024 ** 2
 
 
 def test_sw_vers_catalina_with_tabs_and_spaces():
@@ -26,42 +17,12 @@ def test_sw_vers_catalina_with_tabs_and_spaces():
     assert product_version(None) is None and product_version("") is None
 
 
-def test_compat_version_is_10_16_only():
-    assert is_compat_version("10.16")
-    assert not is_compat_version("10.15.7") and not is_compat_version("11.0") and not is_compat_version(None)
-
-
 @pytest.mark.parametrize("value, number, flag", [("1", 1, True), ("0", 0, False), (" 1\n", 1, True),
                                                  ("", None, None), (None, None, None),
                                                  ("sysctl: unknown oid 'hw.optional.arm64'", None, None)])
 def test_sysctl_values(value, number, flag):
     assert sysctl_int(value) == number
     assert sysctl_flag(value) is flag
-
-
-def test_pressure_levels_are_the_kernels_1_2_4():
-    assert [pressure_level(v) for v in ("1", "2", "4")] == ["normal", "warn", "critical"]
-    assert pressure_level("3") is None and pressure_level(None) is None
-
-
-def test_swapusage_real_output():
-    parsed = parse_swapusage("total = 4096.00M  used = 2743.50M  free = 1352.50M  (encrypted)")  # walles/px#80
-    assert parsed == {"total_bytes": 4096 * MB, "used_bytes": int(2743.5 * MB), "free_bytes": int(1352.5 * MB),
-                      "encrypted": True}
-
-
-def test_swapusage_decimal_comma_locale_and_key_prefix():
-    # Powerlevel9k PR #1108: a comma locale makes sysctl print decimal commas.
-    parsed = parse_swapusage("vm.swapusage: total = 1024,00M  used = 379,25M  free = 644,75M  (encrypted)")
-    assert parsed["total_bytes"] == 1024 * MB
-    assert parsed["used_bytes"] == int(379.25 * MB)
-    assert parsed["free_bytes"] == int(644.75 * MB)
-
-
-def test_swapusage_units_and_empty_swap():
-    assert parse_swapusage("total = 2.00G  used = 1.50G  free = 0.50G")["used_bytes"] == int(1.5 * 1024 ** 3)
-    assert parse_swapusage("total = 0.00M  used = 0.00M  free = 0.00M")["total_bytes"] == 0
-    assert parse_swapusage("") is None and parse_swapusage("Disabled") is None
 
 
 APPLE_DISPLAYS = """Graphics/Displays:
@@ -78,6 +39,7 @@ APPLE_DISPLAYS = """Graphics/Displays:
         Color LCD:
           Display Type: Built-in Liquid Retina XDR Display
 """
+
 
 AMD_DISPLAYS = """Graphics/Displays:
 
