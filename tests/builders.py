@@ -17,6 +17,13 @@ from tests.fixtures_support import FIXTURES, load_fixture
 
 Facts = dict[str, Any]
 
+__all__ = [
+    "CPU", "GPU", "LINUX_HOST", "MAC_SITE", "MAC_USER_SITE", "MAC_VENV", "METAL_100_X86_64_HEX",
+    "METAL_120_ARM64_HEX", "UNIVERSAL2_HEX", "check_result", "distribution", "fix_text",
+    "fixture_facts", "host", "linux", "mac", "site_distribution", "tensorflow_distribution",
+    "tensorflow_result",
+]
+
 
 # ------------------------------------------------------------------------------------- fixtures and checks
 
@@ -25,7 +32,7 @@ def fixture_facts(name: str) -> Facts:
     return copy.deepcopy(load_fixture(FIXTURES / name)["facts"])
 
 
-def run(check: str | Check, facts: Mapping[str, Any]) -> CheckResult:
+def check_result(check: str | Check, facts: Mapping[str, Any]) -> CheckResult:
     """One check (a Check or its id) on these facts, as the runner records it."""
     if isinstance(check, str):
         [check] = [c for c in all_checks() if c.id == check]
@@ -44,7 +51,7 @@ def host(system: str = "Linux", machine: str = "x86_64") -> Facts:
     return {"system": system, "machine": machine}
 
 
-LINUX = host()
+LINUX_HOST = host()
 
 # A virtual environment on a Mac, with the user site of the same Python next to it.
 MAC_VENV = "/Users/me/.venvs/tf"

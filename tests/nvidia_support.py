@@ -7,7 +7,7 @@ import copy
 
 from tfdoctor import knowledge
 
-from tests.builders import LINUX, distribution
+from tests.builders import LINUX_HOST, distribution
 
 QUERY = ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,compute_cap", "--format=csv"]
 
@@ -105,7 +105,7 @@ def logged_machine(stderr: str, *, nvidia=NO_SMI, gpu_listed: bool = False, vers
         devices.append({"name": "/physical_device:GPU:0", "device_type": "GPU"})
     """A Linux machine whose TensorFlow logged `stderr` (nvidia-smi as `nvidia` says)."""
     return {
-        "host": dict(LINUX), "os": {"wsl": None}, "environment": {},
+        "host": dict(LINUX_HOST), "os": {"wsl": None}, "environment": {},
         "python": {"version": "3.10.12", "machine": "x86_64"},
         "distributions": [{"name": "tensorflow", "version": version, "requires": [], "top_level": ["tensorflow"]}],
         "nvidia": copy.deepcopy(nvidia) if nvidia is not None else None,

@@ -13,7 +13,7 @@ from tfdoctor.facts.nvidia import noise_kind, strip_log_prefix
 from tfdoctor.model import Status
 from tfdoctor.repairs import Action
 
-from tests.builders import LINUX, fix_text, fixture_facts, run, tensorflow_distribution
+from tests.builders import LINUX_HOST, check_result, fix_text, fixture_facts, tensorflow_distribution
 from tests.nvidia_support import (
     NOISE as LOGGED_NOISE,
     PROOF,
@@ -29,7 +29,7 @@ from tests.plan_support import plan_commands, plan_of
 def test_cpu_only_tensorflow_with_an_nvidia_gpu_warns_with_the_fix():
     facts = fixture_facts(T4)
     facts["distributions"] = [tensorflow_distribution("2.21.0", name="tensorflow-cpu")]
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert result.status is Status.WARN and "CPU-only" in result.summary
     assert result.remediation.commands == ()
     plan = plan_of(facts, result)  # the build switch: the CPU build out, the CUDA build of the same version in
@@ -43,7 +43,7 @@ def test_build_info_is_believed_over_the_distribution_name():
     facts = fixture_facts(T4)
     facts["tensorflow"] = {"status": "ok", "version": "2.21.0",
                            "build_info": {"is_cuda_build": False, "is_rocm_build": False, "is_tensorrt_build": False}}
-    assert run("cuda-build", facts).status is Status.WARN
+    assert check_result("cuda-build", facts).status is Status.WARN
 
 
 @pytest.mark.parametrize("cc, version, status", [
@@ -58,17 +58,17 @@ def test_build_info_is_believed_over_the_distribution_name():
 ])
 def test_compute_capability_against_the_kernels_shipped(cc, version, status):
     lines, packages = and_cuda_packages(version)
-    facts = {"host": LINUX, "distributions": [tensorflow_distribution(version, requires=lines), *packages],
+    facts = {"host": LINUX_HOST, "distributions": [tensorflow_distribution(version, requires=lines), *packages],
              "nvidia": query_only(f"name, driver_version, memory.total [MiB], compute_cap\nGPU, 580.95.05, 16303 MiB, {cc}\n")}
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert result.status is status, result.summary
 
 
 def test_maxwell_hint_pins_the_last_release_with_its_kernels():
     lines, packages = and_cuda_packages("2.18.0")
-    facts = {"host": LINUX, "distributions": [tensorflow_distribution("2.18.0", requires=lines), *packages],
+    facts = {"host": LINUX_HOST, "distributions": [tensorflow_distribution("2.18.0", requires=lines), *packages],
              "nvidia": query_only("name, driver_version, memory.total [MiB], compute_cap\nTesla M60, 535.1, 7618 MiB, 5.2\n")}
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert plan_commands(facts, result) == ["python3 -m pip install 'tensorflow[and-cuda]==2.16.*'"]
     assert "no kernels for Tesla M60" in plan_of(facts, result).moves_tensorflow.why
 
@@ -78,7 +78,7 @@ def test_wrong_cudnn_next_to_pytorch_names_the_trap():
     lines, packages = and_cuda_packages("2.19.0")
     packages = [nvidia_wheel(p["name"], "9.1.0.70") if p["name"] == "nvidia-cudnn-cu12" else p for p in packages]
     facts["distributions"] = [tensorflow_distribution("2.19.0", requires=lines), *packages, {"name": "torch", "version": "2.5.1", "requires": []}]
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert result.status is Status.FAIL and "wrong version" in result.summary
     assert any("PyTorch 2.5.1" in d for d in result.details) and "separate" in fix_text(result)
 
@@ -86,23 +86,23 @@ def test_wrong_cudnn_next_to_pytorch_names_the_trap():
 def test_missing_cuda_libraries_fail_only_when_the_loader_was_inspected():
     facts = fixture_facts(T4)
     facts["distributions"] = [tensorflow_distribution("2.21.0")]
-    assert run("cuda-build", facts).status is Status.PASS  # nothing recorded: no verdict on libraries
+    assert check_result("cuda-build", facts).status is Status.PASS  # nothing recorded: no verdict on libraries
     facts["nvidia"]["ldconfig"] = {"status": "ok", "libraries": []}
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert result.status is Status.FAIL
     plan = plan_of(facts, result)  # TensorFlow stays: the same version with its libraries
     assert [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow[and-cuda]==2.21.0'"]
     assert plan.moves_tensorflow is None
     facts["nvidia"]["ldconfig"]["libraries"] = ["libcudnn.so.9 => /usr/lib/x86_64-linux-gnu/libcudnn.so.9",
                                                 "libcudart.so.12 => /usr/local/cuda/lib64/libcudart.so.12"]
-    assert run("cuda-build", facts).status is Status.PASS  # a system CUDA (Colab, NGC images)
+    assert check_result("cuda-build", facts).status is Status.PASS  # a system CUDA (Colab, NGC images)
 
 
 def test_ld_library_path_shadowing_the_pip_libraries():
     facts = fixture_facts(T4)
     facts["nvidia"]["library_dirs"] = {"/usr/local/cuda-11.2/lib64": ["libcudart.so.11.0", "libcudnn.so.8"],
                                        "/usr/local/nvidia/lib64": ["libcuda.so.1"]}
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert result.status is Status.WARN and "LD_LIBRARY_PATH" in result.summary
     assert any("/usr/local/cuda-11.2/lib64" in d for d in result.details)
     assert not any("/usr/local/nvidia" in d for d in result.details)  # libcuda is the driver's own
@@ -110,12 +110,12 @@ def test_ld_library_path_shadowing_the_pip_libraries():
 
 def test_loaded_cudnn_differs_from_the_pip_one():
     # tensorflow/tensorflow#60750: TF 2.12 with nvidia-cudnn-cu11 8.6.0.163, a system cuDNN 8.1.1 came first
-    facts = {"host": LINUX,
+    facts = {"host": LINUX_HOST,
              "distributions": [tensorflow_distribution("2.12.0"), nvidia_wheel("nvidia-cudnn-cu11", "8.6.0.163")],
              "tensorflow": {"status": "ok", "version": "2.12.0", "stderr_tail":
                             "E tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:417] Loaded runtime CuDNN "
                             "library: 8.1.1 but source was compiled wit\n"}}
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert result.status is Status.FAIL and "shadows" in result.summary and "LD_LIBRARY_PATH" in fix_text(result)
 
 
@@ -127,24 +127,24 @@ def test_missing_libraries_in_the_log_fail_only_on_a_gpu_machine():
     facts = fixture_facts(T4)
     facts["distributions"] = [tensorflow_distribution("2.9.1")]
     facts["tensorflow"] = {"status": "ok", "version": "2.9.1", "stderr_tail": stderr}
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert result.status is Status.FAIL and "libcusolver.so.11" in result.summary and "CUDA 11.2" in fix_text(result)
     # Without nvidia-smi, a missing library alone is what a CUDA build prints on any CPU-only machine...
     cpu_only = fixture_facts("linux/cpu-only-tensorflow-cpu-no-gpu.json")
     cpu_only["distributions"] = [tensorflow_distribution("2.9.1")]
     cpu_only["tensorflow"] = {"status": "ok", "version": "2.9.1", "stderr_tail": stderr.splitlines()[0]}
-    result = run("cuda-build", cpu_only)
+    result = check_result("cuda-build", cpu_only)
     assert result.status is Status.PASS and "no NVIDIA GPU" in result.summary
     # ...but "Cannot dlopen some GPU libraries" is logged only after CUDA listed a device (gpu_device.cc
     # CacheDeviceIds returns before GetValidDeviceIds when VisibleDeviceCount() <= 0): a GPU TensorFlow cannot use.
     cpu_only["tensorflow"]["stderr_tail"] = stderr
-    result = run("cuda-build", cpu_only)
+    result = check_result("cuda-build", cpu_only)
     assert result.status is Status.FAIL and "libcusolver.so.11" in result.summary
     assert result.evidence["gpu_evidence"] and "Cannot dlopen" in result.evidence["gpu_evidence"][0]
 
 
 def test_no_tensorflow_no_verdict():
-    assert run("cuda-build", {"host": LINUX, "distributions": []}).status is Status.SKIP
+    assert check_result("cuda-build", {"host": LINUX_HOST, "distributions": []}).status is Status.SKIP
 
 
 def test_build_info_variants():
@@ -155,7 +155,7 @@ def test_build_info_variants():
     build = tensorflow_build(windows)
     assert (build["cuda"], build["cudnn"], build["sass"], build["ptx"]) == (
         "11.2", "8", ["3.5", "5.0", "6.0", "7.0", "7.5", "8.0"], "8.0")
-    rc = {"host": LINUX, "distributions": [tensorflow_distribution("2.22.0rc0")],
+    rc = {"host": LINUX_HOST, "distributions": [tensorflow_distribution("2.22.0rc0")],
           "tensorflow": {"version": "2.22.0rc0",
                          "build_info": {"is_cuda_build": True, "is_rocm_build": False, "is_tensorrt_build": False}}}
     build = tensorflow_build(rc)
@@ -197,7 +197,7 @@ def gpu_facts(cc: str, version: str, name: str = "GPU", stderr: str = "", probe_
     probe = {"status": "incomplete", "sides": {"gpu": {"device": "/GPU:0", "kind": "GPU",
                                                        "error": {"type": "InternalError", "message": probe_error}}}} \
         if probe_error else None
-    return {"host": LINUX, "python": {"version": "3.11.7", "machine": "x86_64"},
+    return {"host": LINUX_HOST, "python": {"version": "3.11.7", "machine": "x86_64"},
             "distributions": [tensorflow_distribution(version, name=distribution, requires=lines), *packages],
             "nvidia": query_only(f"name, driver_version, memory.total [MiB], compute_cap\n{name}, 580.95.05, 16303 MiB, {cc}\n"),
             "tensorflow": {"status": "ok", "imported": True, "version": version, "stderr_tail": stderr,
@@ -206,8 +206,8 @@ def gpu_facts(cc: str, version: str, name: str = "GPU", stderr: str = "", probe_
 
 def test_kernels_the_table_says_run_but_the_log_proves_cannot_move_to_the_cpu_build():
     facts = gpu_facts("8.6", "2.18.0", "NVIDIA GeForce RTX 3090", stderr=NO_KERNEL_IMAGE)
-    assert run("cuda-build", gpu_facts("8.6", "2.18.0")).status is Status.PASS  # the table alone: native kernels
-    result = run("cuda-build", facts)
+    assert check_result("cuda-build", gpu_facts("8.6", "2.18.0")).status is Status.PASS  # the table alone: native kernels
+    result = check_result("cuda-build", facts)
     assert result.status is Status.FAIL
     assert result.summary == ("TensorFlow 2.18.0's GPU kernels cannot run on NVIDIA GeForce RTX 3090 "
                               "(compute capability 8.6)")
@@ -217,9 +217,9 @@ def test_kernels_the_table_says_run_but_the_log_proves_cannot_move_to_the_cpu_bu
 
 
 def test_a_jit_warning_becomes_a_failure_when_the_jit_fails_and_names_the_release_with_native_kernels():
-    assert run("cuda-build", gpu_facts("9.0", "2.15.0", "NVIDIA H100")).status is Status.WARN
+    assert check_result("cuda-build", gpu_facts("9.0", "2.15.0", "NVIDIA H100")).status is Status.WARN
     facts = gpu_facts("9.0", "2.15.0", "NVIDIA H100", stderr=INVALID_PTX)
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert result.status is Status.FAIL and "cannot run on NVIDIA H100 (compute capability 9.0)" in result.summary
     install = [r for r in result.remediation.repairs if r.action is Action.INSTALL]
     assert [r.packages for r in install] == [("tensorflow[and-cuda]==2.21.*",)]  # 2.22 is only a release candidate
@@ -228,22 +228,22 @@ def test_a_jit_warning_becomes_a_failure_when_the_jit_fails_and_names_the_releas
 
 def test_the_probes_gpu_error_is_proof_too():
     facts = gpu_facts("8.6", "2.18.0", "NVIDIA GeForce RTX 3090", probe_error=KERNEL_IMAGE_INVALID)
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert result.status is Status.FAIL and any(KERNEL_IMAGE_INVALID in d for d in result.details)
 
 
 def test_a_gpu_too_old_keeps_the_tables_failure_and_adds_no_second_one():
     facts = gpu_facts("5.2", "2.18.0", "Tesla M60", stderr=NO_KERNEL_IMAGE)
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert result.status is Status.FAIL and "older than every GPU" in result.summary
     assert not any("cannot run on" in p["summary"] for p in result.evidence["problems"])
 
 
 def test_blackwell_with_proof_offers_the_cpu_build_without_proof_only_advice():
-    reported = run("cuda-build", gpu_facts("12.0", "2.21.0", "NVIDIA GeForce RTX 5080"))
+    reported = check_result("cuda-build", gpu_facts("12.0", "2.21.0", "NVIDIA GeForce RTX 5080"))
     assert reported.status is Status.FAIL and reported.remediation.repairs == ()
     facts = gpu_facts("12.0", "2.21.0", "NVIDIA GeForce RTX 5080", stderr=INVALID_PTX)
-    proven = run("cuda-build", facts)
+    proven = check_result("cuda-build", facts)
     assert proven.status is Status.FAIL and "which fails here" in proven.summary
     assert plan_commands(facts, proven) == ["python3 -m pip uninstall -y tensorflow",
                                             "python3 -m pip install 'tensorflow-cpu==2.21.0'"]
@@ -251,16 +251,16 @@ def test_blackwell_with_proof_offers_the_cpu_build_without_proof_only_advice():
 
 def test_the_cpu_build_on_a_gpu_no_release_runs_passes_and_on_a_supported_gpu_still_warns():
     blackwell = gpu_facts("12.0", "2.21.0", "NVIDIA GeForce RTX 5080", distribution="tensorflow-cpu")
-    result = run("cuda-build", blackwell)
+    result = check_result("cuda-build", blackwell)
     assert result.status is Status.PASS and "no TensorFlow release ships kernels for" in result.summary
     turing = gpu_facts("7.5", "2.21.0", "Tesla T4", distribution="tensorflow-cpu")
-    assert run("cuda-build", turing).status is Status.WARN
+    assert check_result("cuda-build", turing).status is Status.WARN
 
 
 def test_a_nightly_has_no_cpu_build_to_offer():
     facts = gpu_facts("8.6", "2.22.0.dev20250722", "NVIDIA GeForce RTX 3090", stderr=NO_KERNEL_IMAGE,
                       distribution="tf-nightly")
-    result = run("cuda-build", facts)
+    result = check_result("cuda-build", facts)
     assert result.status is Status.FAIL and result.remediation.repairs == ()
     assert "the CPU build of TensorFlow" in result.remediation.advice
 
@@ -268,13 +268,13 @@ def test_a_nightly_has_no_cpu_build_to_offer():
 def test_cuda_build_judges_the_gpu_only_the_log_shows():
     # No nvidia-smi, a CUDA build whose libraries cannot be loaded: a GPU machine, so a failure, not noise.
     machine = logged_machine("\n".join((LOGGED_NOISE[1], PROOF["gpu-libraries-not-loaded"])), version="2.9.1")
-    result = run("cuda-build", machine)
+    result = check_result("cuda-build", machine)
     assert result.status is Status.FAIL and "libcudart.so.11.0" in result.summary
     # The same libraries missing on a machine that shows no GPU: expected for a CUDA build, no verdict against it.
     quiet = logged_machine("\n".join(LOGGED_NOISE), version="2.9.1")
-    assert run("cuda-build", quiet).status is Status.PASS
+    assert check_result("cuda-build", quiet).status is Status.PASS
     # The compute capability in the log is checked against the build's kernels.
-    blackwell = run("cuda-build", logged_machine(PROOF["ptx-jit"], gpu_listed=True, version="2.20.0"))
+    blackwell = check_result("cuda-build", logged_machine(PROOF["ptx-jit"], gpu_listed=True, version="2.20.0"))
     assert blackwell.status is Status.FAIL and "12.0" in blackwell.summary
 
 

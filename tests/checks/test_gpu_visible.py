@@ -8,23 +8,23 @@ import pytest
 from tfdoctor.checks.gpu_visible import gpu_visible
 from tfdoctor.model import CheckResult, Status
 
-from tests.builders import CPU, GPU, fixture_facts, run, tensorflow_result
+from tests.builders import CPU, GPU, check_result, fixture_facts, tensorflow_result
 from tests.nvidia_support import NOISE as LOGGED_NOISE, PROOF, SMI_CANNOT_REACH_DRIVER, logged_machine
 from tests.plan_support import as_result, intents, plan_commands, plan_of
 
 
 def test_gpu_visible_expects_the_gpu_the_log_proves():
-    result = run("gpu-visible", logged_machine(PROOF["gpu-libraries-not-loaded"]))
+    result = check_result("gpu-visible", logged_machine(PROOF["gpu-libraries-not-loaded"]))
     assert result.status is Status.FAIL
     assert result.summary.startswith("TensorFlow's log shows an NVIDIA GPU") and "lists no GPU" in result.summary
     # also where nvidia-smi answered but could not reach the driver, and where NVIDIA facts were not recorded
     for nvidia in (SMI_CANNOT_REACH_DRIVER, None):
-        assert run("gpu-visible", logged_machine(PROOF["gpu-libraries-not-loaded"], nvidia=nvidia)).status is Status.FAIL
+        assert check_result("gpu-visible", logged_machine(PROOF["gpu-libraries-not-loaded"], nvidia=nvidia)).status is Status.FAIL
 
 
 def test_gpu_visible_passes_when_the_proven_gpu_is_listed_or_only_noise_was_logged():
-    assert run("gpu-visible", logged_machine(PROOF["device-created"], gpu_listed=True)).status is Status.PASS
-    result = run("gpu-visible", logged_machine("\n".join(LOGGED_NOISE)))
+    assert check_result("gpu-visible", logged_machine(PROOF["device-created"], gpu_listed=True)).status is Status.PASS
+    result = check_result("gpu-visible", logged_machine("\n".join(LOGGED_NOISE)))
     assert result.status is Status.PASS and result.summary.startswith("No GPU expected")
 
 

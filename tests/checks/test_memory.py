@@ -8,7 +8,7 @@ import pytest
 from tfdoctor.checks.memory import memory, parse_swapusage, pressure_level
 from tfdoctor.model import Status
 
-from tests.builders import linux, mac, run
+from tests.builders import check_result, linux, mac
 
 GB = 1024 ** 3
 
@@ -18,14 +18,14 @@ def test_macos_pressure_level_decides(level, status):
     facts = mac()
     facts["memory"] = {"total_bytes": 16 * GB, "available_bytes": 8 * GB, "swap_total_bytes": 0, "swap_used_bytes": 0}
     facts["sysctl"]["kern.memorystatus_vm_pressure_level"] = level
-    assert run(memory, facts).status is status
+    assert check_result(memory, facts).status is status
 
 
 def test_swap_from_sysctl_with_decimal_comma_overrides_psutil():
     facts = mac()
     facts["memory"] = {"total_bytes": 1 * GB, "available_bytes": GB // 2, "swap_total_bytes": 0, "swap_used_bytes": 0}
     facts["sysctl"]["vm.swapusage"] = "total = 1024,00M  used = 379,25M  free = 644,75M  (encrypted)"
-    result = run(memory, facts)
+    result = check_result(memory, facts)
     assert result.evidence["swap_used_bytes"] == int(379.25 * 1024 ** 2)
     assert result.status is Status.WARN  # 37 % of a 1 GiB machine
 
@@ -37,7 +37,7 @@ def test_apple_silicon_hint_says_the_gpu_shares_memory_and_names_it():
     facts["system_profiler"] = {"SPDisplaysDataType": "Graphics/Displays:\n\n    Apple M1:\n\n      Chipset Model: Apple M1\n"
                                                       "      Type: GPU\n      Total Number of Cores: 8\n"
                                                       "      Vendor: Apple (0x106b)\n"}
-    result = run(memory, facts)
+    result = check_result(memory, facts)
     assert result.status is Status.WARN
     assert "Apple M1 GPU (8 cores) shares this memory" in " ".join(result.details)
     assert "shares this RAM" in result.remediation.advice
@@ -48,7 +48,7 @@ def test_linux_uses_psutil_numbers(available_share, status):
     facts = linux()
     facts["memory"] = {"total_bytes": 32 * GB, "available_bytes": int(available_share * 32 * GB),
                        "swap_total_bytes": 2 * GB, "swap_used_bytes": 0}
-    result = run(memory, facts)
+    result = check_result(memory, facts)
     assert result.status is status
     if status is not Status.PASS:
         assert "free -h" in result.remediation.commands
@@ -57,7 +57,7 @@ def test_linux_uses_psutil_numbers(available_share, status):
 def test_memory_without_total_skips():
     facts = linux()
     facts["memory"] = {"total_bytes": None, "available_bytes": None}
-    assert run(memory, facts).status is Status.SKIP
+    assert check_result(memory, facts).status is Status.SKIP
 
 
 MB = 1024 ** 2

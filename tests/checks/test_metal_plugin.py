@@ -19,9 +19,9 @@ from tests.builders import (
     MAC_VENV,
     METAL_100_X86_64_HEX,
     METAL_120_ARM64_HEX,
+    check_result,
     fix_text,
     mac,
-    run,
     site_distribution,
 )
 from tests.plan_support import plan_commands, plan_of
@@ -35,7 +35,7 @@ def test_two_plugin_copies_in_user_site_and_venv_fail():
     ]
     facts["distributions"] = [site_distribution("tensorflow", "2.19.0"), site_distribution("tensorflow-metal", "1.2.0"),
                               site_distribution("tensorflow-metal", "1.2.0", MAC_USER_SITE)]
-    result = run(metal_plugin, facts)
+    result = check_result(metal_plugin, facts)
     assert result.status is Status.FAIL and result.summary.startswith("2 copies of libmetal_plugin.dylib")
     # the environment's pip does not uninstall outside the environment: the plan hides the user site;
     # removing that copy with the base interpreter is the alternative, in words
@@ -51,7 +51,7 @@ def test_two_plugin_copies_inside_the_environment_uninstall_all_but_one():
         {"path": f"{d}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_120_ARM64_HEX}]}
         for d in (MAC_SITE, other_site, f"{MAC_VENV}/lib/python3.11/site-packages/third")]
     facts["distributions"] = [site_distribution("tensorflow", "2.19.0"), site_distribution("tensorflow-metal", "1.2.0")]
-    result = run(metal_plugin, facts)
+    result = check_result(metal_plugin, facts)
     assert result.status is Status.FAIL and result.summary.startswith("3 copies")
     uninstall = f"{MAC_VENV}/bin/python -m pip uninstall -y tensorflow-metal"
     assert plan_commands(facts, result) == [uninstall, uninstall]  # pip removes one copy per call; one stays
@@ -61,7 +61,7 @@ def test_a_plugin_named_by_tf_pluggable_device_library_path_counts_as_a_copy():
     facts = mac()
     facts["environment"] = {"TF_PLUGGABLE_DEVICE_LIBRARY_PATH": "/opt/metal/libmetal_plugin.dylib"}
     facts["distributions"] = [site_distribution("tensorflow", "2.19.0"), site_distribution("tensorflow-metal", "1.2.0")]
-    result = run(metal_plugin, facts)
+    result = check_result(metal_plugin, facts)
     assert result.status is Status.FAIL and "/opt/metal" in " ".join(result.details)
 
 
@@ -70,7 +70,7 @@ def test_plugin_built_for_the_other_architecture_fails():
     facts["python"]["tensorflow_plugin_dirs"] = [
         {"path": f"{MAC_SITE}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_100_X86_64_HEX}]}]
     facts["distributions"] = [site_distribution("tensorflow", "2.13.0"), site_distribution("tensorflow-macos", "2.13.0"), site_distribution("tensorflow-metal", "1.0.0")]
-    result = run(metal_plugin, facts)
+    result = check_result(metal_plugin, facts)
     assert result.status is Status.FAIL and "x86_64 but Python runs as arm64" in result.summary
     plan = plan_of(facts, result)  # the same release again, from this interpreter: pip picks the arm64 wheel
     assert [s.command for s in plan.steps] == [
@@ -82,14 +82,14 @@ def test_matching_plugin_with_matching_architecture_passes():
     facts["python"]["tensorflow_plugin_dirs"] = [
         {"path": f"{MAC_SITE}/tensorflow-plugins", "files": [{"name": "libmetal_plugin.dylib", "header_hex": METAL_120_ARM64_HEX}]}]
     facts["distributions"] = [site_distribution("tensorflow", "2.19.1"), site_distribution("tensorflow-metal", "1.2.0")]
-    result = run(metal_plugin, facts)
+    result = check_result(metal_plugin, facts)
     assert result.status is Status.PASS and result.evidence["plugin_architectures"] == ["arm64"]
 
 
 def test_tensorflow_2_20_without_plugin_warns_with_the_working_pair():
     facts = mac(version="3.12.4")
     facts["distributions"] = [site_distribution("tensorflow", "2.20.0")]
-    result = run(metal_plugin, facts)
+    result = check_result(metal_plugin, facts)
     assert result.status is Status.WARN and "CPU only" in result.summary
     # TensorFlow works here, on the CPU: the plan never moves it back for the GPU; the pair is advice
     assert "tensorflow==2.19.*, tensorflow-metal==1.2.0" in result.remediation.advice
@@ -99,7 +99,7 @@ def test_tensorflow_2_20_without_plugin_warns_with_the_working_pair():
 def test_tensorflow_2_20_with_metal_uninstalls_the_plugin_in_one_step_with_tensorflow_import():
     facts = mac(version="3.12.4")
     facts["distributions"] = [site_distribution("tensorflow", "2.20.0"), site_distribution("tensorflow-metal", "1.2.0")]
-    result = run(metal_plugin, facts)
+    result = check_result(metal_plugin, facts)
     assert result.status is Status.FAIL
     assert [(r.action.value, r.packages) for r in result.remediation.repairs] == [("uninstall", ("tensorflow-metal",))]
     assert "2.20 or later" in result.remediation.repairs[0].reason
@@ -116,7 +116,7 @@ def test_tensorflow_2_20_with_metal_uninstalls_the_plugin_in_one_step_with_tenso
 def test_a_stock_tensorflow_without_a_fitting_plugin_moves_forward_to_the_newest_pair_and_says_why():
     facts = mac(version="3.12.4")
     facts["distributions"] = [site_distribution("tensorflow", "2.16.1"), site_distribution("tensorflow-metal", "1.2.0")]
-    result = run(metal_plugin, facts)
+    result = check_result(metal_plugin, facts)
     assert result.status is Status.WARN and "untested" in result.summary
     plan = plan_of(facts, result)
     assert [s.command for s in plan.steps] == [f"{MAC_VENV}/bin/python -m pip install 'tensorflow==2.19.*' "
@@ -128,7 +128,7 @@ def test_a_stock_tensorflow_without_a_fitting_plugin_moves_forward_to_the_newest
 def test_keras_3_slowdown_installs_tf_keras_and_sets_the_switch_as_a_manual_step():
     facts = mac()
     facts["distributions"] = [site_distribution("tensorflow", "2.16.1"), site_distribution("tensorflow-metal", "1.1.0")]
-    result = run(metal_plugin, facts)
+    result = check_result(metal_plugin, facts)
     plan = plan_of(facts, result)
     assert [(s.command, s.manual) for s in plan.steps] == [
         (f"{MAC_VENV}/bin/python -m pip install 'tf-keras~=2.16.0' 'tensorflow==2.16.1'", False),
@@ -138,16 +138,16 @@ def test_keras_3_slowdown_installs_tf_keras_and_sets_the_switch_as_a_manual_step
 def test_legacy_keras_switch_silences_the_keras_3_warning():
     facts = mac()
     facts["distributions"] = [site_distribution("tensorflow", "2.16.1"), site_distribution("tensorflow-metal", "1.1.0")]
-    assert run(metal_plugin, facts).status is Status.WARN
+    assert check_result(metal_plugin, facts).status is Status.WARN
     facts["environment"] = {"TF_USE_LEGACY_KERAS": "1"}
-    assert run(metal_plugin, facts).status is Status.PASS
+    assert check_result(metal_plugin, facts).status is Status.PASS
 
 
 def test_intel_mac_without_plugin_skips():
     facts = mac(machine="x86_64", translated=None)
     facts["sysctl"] = {"hw.optional.arm64": "0", "machdep.cpu.brand_string": "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz"}
     facts["distributions"] = [site_distribution("tensorflow", "2.16.2")]
-    result = run(metal_plugin, facts)
+    result = check_result(metal_plugin, facts)
     assert result.status is Status.SKIP and "1.0.0" in result.summary
 
 

@@ -8,7 +8,7 @@ import pytest
 from tfdoctor.checks.nvidia_driver import driver_summary, max_cuda_for_driver, parse_proc_driver_version
 from tfdoctor.model import Status
 
-from tests.builders import LINUX, fixture_facts, run, tensorflow_distribution
+from tests.builders import LINUX_HOST, check_result, fixture_facts, tensorflow_distribution
 from tests.nvidia_support import NOISE as LOGGED_NOISE, PROOF, and_cuda_packages, logged_machine, query_only
 from tests.plan_support import plan_of
 
@@ -18,7 +18,7 @@ def test_driver_too_old_for_tensorflow_cuda_12():
     lines, packages = and_cuda_packages("2.21.0")
     facts["distributions"] = [tensorflow_distribution("2.21.0", requires=lines), *packages]
     facts.pop("tensorflow")
-    result = run("nvidia-driver", facts)
+    result = check_result("nvidia-driver", facts)
     assert result.status is Status.FAIL and "525.60.13" in result.summary
     plan = plan_of(facts, result)
     assert [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow[and-cuda]==2.14.*'"]
@@ -30,18 +30,18 @@ def test_wsl2_uses_the_windows_driver_minimum():
              "distributions": [tensorflow_distribution("2.21.0")],
              "nvidia": query_only("name, driver_version, memory.total [MiB], compute_cap\n"
                                   "NVIDIA GeForce RTX 3060, 527.56, 12288 MiB, 8.6\n")}
-    result = run("nvidia-driver", facts)
+    result = check_result("nvidia-driver", facts)
     assert result.status is Status.FAIL and "528.33" in result.summary
 
 
 def test_gpu_on_the_bus_without_a_driver_and_module_without_nvidia_smi():
     missing = {"argv": ["nvidia-smi"], "status": "not_found", "exit_code": None, "stdout": "", "stderr": ""}
-    facts = {"host": LINUX, "nvidia": {"smi": missing, "smi_query": None, "proc_driver_version": None,
+    facts = {"host": LINUX_HOST, "nvidia": {"smi": missing, "smi_query": None, "proc_driver_version": None,
                                        "pci_devices": [{"slot": "0000:01:00.0", "device": "0x2204", "class": "0x030000"}]}}
-    assert run("nvidia-driver", facts).status is Status.FAIL
+    assert check_result("nvidia-driver", facts).status is Status.FAIL
     facts["nvidia"]["proc_driver_version"] = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  384.130  Wed Mar 21 "
                                               "03:37:26 PDT 2018\n")
-    result = run("nvidia-driver", facts)
+    result = check_result("nvidia-driver", facts)
     assert result.status is Status.WARN and "384.130" in result.summary
 
 
@@ -49,9 +49,9 @@ def test_consumer_gpu_without_forward_compat_is_fine_and_datacenter_compat_only_
     facts = fixture_facts("linux/geforce-forward-compat-libcuda.json")
     text = facts["nvidia"]["smi"]["stdout"]
     facts["nvidia"]["smi"]["stdout"] = text.replace("CUDA Version: 11.8", "CUDA Version: 11.4")
-    assert run("nvidia-driver", facts).status is Status.PASS
+    assert check_result("nvidia-driver", facts).status is Status.PASS
     facts["nvidia"]["smi"]["stdout"] = text.replace("NVIDIA GeForce ...", "Tesla T4          ")
-    assert run("nvidia-driver", facts).status is Status.WARN
+    assert check_result("nvidia-driver", facts).status is Status.WARN
 
 
 @pytest.mark.parametrize("driver, column, cuda", [
@@ -65,16 +65,16 @@ def test_max_cuda_for_driver(driver, column, cuda):
 
 
 def test_nvidia_driver_without_nvidia_smi():
-    skipped = run("nvidia-driver", logged_machine("\n".join(LOGGED_NOISE)))
+    skipped = check_result("nvidia-driver", logged_machine("\n".join(LOGGED_NOISE)))
     assert skipped.status is Status.SKIP and "no NVIDIA GPU" in skipped.summary
-    serving = run("nvidia-driver", logged_machine(PROOF["device-created"], gpu_listed=True))
+    serving = check_result("nvidia-driver", logged_machine(PROOF["device-created"], gpu_listed=True))
     assert serving.status is Status.PASS and "Quadro RTX 6000" in serving.summary
-    unused = run("nvidia-driver", logged_machine(PROOF["gpu-libraries-not-loaded"]))
+    unused = check_result("nvidia-driver", logged_machine(PROOF["gpu-libraries-not-loaded"]))
     assert unused.status is Status.WARN and "nvidia-smi is not found" in unused.summary
     assert "NVIDIA_DRIVER_CAPABILITIES" in unused.remediation.advice
     wsl = logged_machine(PROOF["gpu-libraries-not-loaded"])
     wsl["os"]["wsl"] = {"version": 2}
-    assert "/usr/lib/wsl/lib" in run("nvidia-driver", wsl).remediation.advice
+    assert "/usr/lib/wsl/lib" in check_result("nvidia-driver", wsl).remediation.advice
 
 
 @pytest.mark.parametrize("text, version", [

@@ -11,7 +11,7 @@ from tfdoctor.facts import releases
 from tfdoctor.installers import TENSORFLOW_WHEEL_TAGS, newest_tensorflow_wheel
 from tfdoctor.model import Status
 
-from tests.builders import LINUX, fix_text, fixture_facts, run, tensorflow_distribution
+from tests.builders import LINUX_HOST, check_result, fix_text, fixture_facts, tensorflow_distribution
 from tests.nvidia_support import T4
 from tests.plan_support import plan_commands
 
@@ -25,29 +25,29 @@ from tests.plan_support import plan_commands
     ("3.8.10", "2.31", Status.WARN, "up to 2.13"),
 ])
 def test_platform_support_python_and_glibc(python, glibc, status, needle):
-    result = run("platform-support", {"host": LINUX, "python": {"version": python, "machine": "x86_64"},
+    result = check_result("platform-support", {"host": LINUX_HOST, "python": {"version": python, "machine": "x86_64"},
                                       "os": {"glibc": glibc}})
     assert result.status is status and needle in result.summary, result.summary
 
 
 def test_prerelease_hint_installs_the_pre_release_where_no_tensorflow_is_installed():
-    facts = {"host": LINUX, "python": {"version": "3.14.0", "machine": "x86_64"}, "distributions": []}
-    result = run("platform-support", facts)
+    facts = {"host": LINUX_HOST, "python": {"version": "3.14.0", "machine": "x86_64"}, "distributions": []}
+    result = check_result("platform-support", facts)
     assert result.status is Status.WARN
     assert [r.to_dict() for r in result.remediation.repairs] == [
         {"action": "install", "reason": result.remediation.repairs[0].reason, "packages": ["tensorflow"], "pre": True}]
     assert plan_commands(facts, result) == ["python3 -m pip install --pre tensorflow"]
     # an installed TensorFlow stays: the pre-release is then advice, not a plan step
     facts["distributions"] = [tensorflow_distribution("2.22.0rc0")]
-    kept = run("platform-support", facts)
+    kept = check_result("platform-support", facts)
     assert kept.status is Status.WARN and "pre-release" in kept.remediation.advice
     assert kept.remediation.repairs == () and plan_commands(facts, kept) == []
 
 
 def test_32_bit_python_and_unknown_architectures_fail():
-    assert run("platform-support", {"host": {"system": "Windows", "machine": "AMD64"},
+    assert check_result("platform-support", {"host": {"system": "Windows", "machine": "AMD64"},
                                     "python": {"version": "3.11.0", "machine": "x86", "pointer_bits": 32}}).status is Status.FAIL
-    result = run("platform-support", {"host": {"system": "Linux", "machine": "ppc64le"},
+    result = check_result("platform-support", {"host": {"system": "Linux", "machine": "ppc64le"},
                                       "python": {"version": "3.11.0", "machine": "ppc64le"}})
     assert result.status is Status.FAIL and "ppc64le" in result.summary
 
@@ -55,14 +55,14 @@ def test_32_bit_python_and_unknown_architectures_fail():
 def test_linux_aarch64_with_an_nvidia_gpu_warns_cpu_only():
     facts = fixture_facts(T4)
     facts.update(host={"system": "Linux", "machine": "aarch64"}, python={"version": "3.12.3", "machine": "aarch64"})
-    result = run("platform-support", facts)
+    result = check_result("platform-support", facts)
     assert result.status is Status.WARN and "CPU-only" in result.summary and "ngc" in fix_text(result).lower()
-    assert run("cuda-build", facts).status is Status.SKIP  # not reported twice
+    assert check_result("cuda-build", facts).status is Status.SKIP  # not reported twice
 
 
 def test_native_windows_gpu_points_to_wsl2_without_a_plan_step():
     facts = fixture_facts("other/windows-tensorflow-2.11-nvidia-gpu.json")
-    result = run("platform-support", facts)
+    result = check_result("platform-support", facts)
     assert result.status is Status.WARN
     assert result.remediation.commands == ("wsl --install",)  # inside WSL2 is another environment: words
     assert "tensorflow[and-cuda]" in result.remediation.advice and plan_commands(facts, result) == []
@@ -75,7 +75,7 @@ def test_native_windows_gpu_points_to_wsl2_without_a_plan_step():
 def test_intel_mac_pins_the_last_release_only_where_none_is_installed(installed, plan):
     facts = {"host": {"system": "Darwin", "machine": "x86_64"}, "python": {"version": "3.11.9", "machine": "x86_64"},
              "sysctl": {"hw.optional.arm64": "0"}, "distributions": installed}
-    result = run("platform-support", facts)
+    result = check_result("platform-support", facts)
     assert result.status is Status.WARN and "2.16.2" in result.remediation.advice
     assert plan_commands(facts, result) == plan
 
@@ -84,12 +84,12 @@ def test_windows_tensorflow_2_10_with_gpu_is_fine():
     facts = fixture_facts("other/windows-tensorflow-2.11-nvidia-gpu.json")
     facts["python"]["version"] = "3.10.11"
     facts["distributions"] = [tensorflow_distribution("2.10.1"), {"name": "numpy", "version": "1.24.3", "requires": []}]
-    result = run("platform-support", facts)
+    result = check_result("platform-support", facts)
     assert result.status is Status.PASS and "CUDA build" in " ".join(result.details)
 
 
 def test_windows_without_gpu_passes():
-    result = run("platform-support", {"host": {"system": "Windows", "machine": "AMD64"},
+    result = check_result("platform-support", {"host": {"system": "Windows", "machine": "AMD64"},
                                       "python": {"version": "3.12.1", "machine": "AMD64"}})
     assert result.status is Status.PASS and "WSL2" in " ".join(result.details)
 
@@ -98,16 +98,16 @@ def test_rosetta_python_is_judged_as_apple_silicon():
     facts = {"host": {"system": "Darwin", "machine": "arm64"},
              "python": {"version": "3.12.4", "machine": "x86_64", "proc_translated": "1"},
              "sysctl": {"hw.optional.arm64": "1"}}
-    result = run("platform-support", facts)
+    result = check_result("platform-support", facts)
     assert result.status is Status.PASS and "arm64" in result.summary and "Rosetta" in " ".join(result.details)
-    cpu = run("cpu-instructions", facts)
+    cpu = check_result("cpu-instructions", facts)
     assert cpu.status is Status.FAIL and "Rosetta" in cpu.summary
 
 
 def test_wsl1_is_named_and_has_no_gpu():
     facts = {"host": {"system": "Linux", "machine": "x86_64", "release": "4.4.0-20150-Microsoft"},
              "python": {"version": "3.10.12", "machine": "x86_64"}}
-    result = run("platform-support", facts)
+    result = check_result("platform-support", facts)
     assert "WSL1" in result.summary and "WSL1" in " ".join(result.details)
 
 
