@@ -46,3 +46,11 @@ def test_no_test_module_declares_a_shared_builder_again():
     again = {str(path.relative_to(TESTS)): sorted(declared(path) & set(SHARED))
              for path in TESTS.rglob("*.py") if path.name not in {"builders.py", "conftest.py"}}
     assert {path: names for path, names in again.items() if names} == {}
+
+
+def test_every_module_of_the_live_suite_is_marked_live():
+    """`pytest -m "not live"` is the fast suite: nothing in tests/live/ may run in it."""
+    for path in (TESTS / "live").glob("test_*.py"):
+        marks = [node for node in ast.parse(path.read_text(encoding="utf-8")).body
+                 if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in node.targets)]
+        assert marks and "live" in ast.unparse(marks[0].value), f"{path.name} is not marked live"

@@ -1,4 +1,4 @@
-"""Redaction rules, one by one, on the redactor itself (the end-to-end runs are in test_redact_cli.py)."""
+"""Redaction rules, one by one, on the redactor itself (the end-to-end runs are in tests/cli/test_redact_cli.py)."""
 
 from __future__ import annotations
 

@@ -195,7 +195,7 @@ def test_every_fixture_field_is_documented(path):
 
 
 def test_a_hand_written_probe_is_documented_and_validates():
-    """The probe as tests/test_probe.py writes it by hand: every field it uses has a schema entry."""
+    """The probe as tests/checks/test_probe.py writes it by hand: every field it uses has a schema entry."""
     from tests.checks.test_probe import facts_with, side
 
     facts = facts_with(side("GPU", 5000.0), side("CPU", 400.0))
