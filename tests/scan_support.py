@@ -5,7 +5,7 @@ setup's own venv, `sys.prefix`), then broken one way: an older release installed
 pin, a file deleted or replaced, a distribution uninstalled. Copies never change the base: pip and
 `unlink` only remove directory entries and write new files, and a file is replaced here by unlinking it
 and writing a new one, never by writing into it. The others are a fresh venv without TensorFlow and
-environments whose interpreter cannot start. Used by tests/test_scan.py (a few, no network) and
+environments whose interpreter cannot start. Used by tests/cli/test_scan.py (a few, no network) and
 bench/bench_scan.py (twenty; the older releases come from the package index, or pip's cache).
 """
 
@@ -126,7 +126,7 @@ def base_python() -> str:
     return str(Path(getattr(sys, "_base_executable", None) or sys.executable).resolve())
 
 
-FEW = (  # no network, one healthy TensorFlow: tests/test_scan.py
+FEW = (  # no network, one healthy TensorFlow: tests/cli/test_scan.py
     Case("healthy", healthy),
     Case("deleted-framework-library", deleted("tensorflow/libtensorflow_framework.so.2")),
     Case("fresh-venv-no-tensorflow", fresh_venv(base_python())),

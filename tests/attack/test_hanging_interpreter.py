@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from tests import fakes
-from tests.test_interrupts import start_doctor, wait_for_import
+from tests.cli.test_interrupts import start_doctor, wait_for_import
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and sessions")
 

@@ -1,0 +1,144 @@
+"""The gpu-visible check: is a GPU expected (NVIDIA facts, TensorFlow's log, Apple Silicon with Metal), is it
+listed, and why not."""
+
+from __future__ import annotations
+
+import pytest
+
+from tfdoctor.checks.gpu_visible import gpu_visible
+from tfdoctor.model import CheckResult, Status
+
+from tests.builders import CPU, GPU, check_result, fixture_facts, tensorflow_result
+from tests.nvidia_support import NOISE as LOGGED_NOISE, PROOF, SMI_CANNOT_REACH_DRIVER, logged_machine
+from tests.plan_support import as_result, intents, plan_commands, plan_of
+
+
+def test_gpu_visible_expects_the_gpu_the_log_proves():
+    result = check_result("gpu-visible", logged_machine(PROOF["gpu-libraries-not-loaded"]))
+    assert result.status is Status.FAIL
+    assert result.summary.startswith("TensorFlow's log shows an NVIDIA GPU") and "lists no GPU" in result.summary
+    # also where nvidia-smi answered but could not reach the driver, and where NVIDIA facts were not recorded
+    for nvidia in (SMI_CANNOT_REACH_DRIVER, None):
+        assert check_result("gpu-visible", logged_machine(PROOF["gpu-libraries-not-loaded"], nvidia=nvidia)).status is Status.FAIL
+
+
+def test_gpu_visible_passes_when_the_proven_gpu_is_listed_or_only_noise_was_logged():
+    assert check_result("gpu-visible", logged_machine(PROOF["device-created"], gpu_listed=True)).status is Status.PASS
+    result = check_result("gpu-visible", logged_machine("\n".join(LOGGED_NOISE)))
+    assert result.status is Status.PASS and result.summary.startswith("No GPU expected")
+
+
+def nvidia_machine(**tf_changes) -> dict:
+    facts = fixture_facts("linux/cuda-visible-devices-hides-the-only-gpu.json")
+    facts["environment"] = {}
+    facts["python"] = {"executable": "/venv/bin/python", "in_venv": True}
+    facts["distributions"] = [{"name": "tensorflow", "version": "2.16.1"}]
+    facts["tensorflow"] = tensorflow_result(**tf_changes)
+    return facts
+
+
+def test_nvidia_gpu_listed_passes():
+    facts = nvidia_machine(devices=[CPU, GPU], gpu_details=[{"device_name": "NVIDIA GeForce GTX 1080 Ti",
+                                                              "compute_capability": [6, 1]}])
+    outcome = gpu_visible.run(facts)
+    assert outcome.status is Status.PASS and "NVIDIA GeForce GTX 1080 Ti" in outcome.summary
+
+
+def test_nvidia_gpu_missing_with_libraries_missing_names_the_extra():
+    # tensorflow/tensorflow#63362 (TF 2.16.1 + and-cuda): "Cannot dlopen some GPU libraries", no GPU
+    line = ("W tensorflow/core/common_runtime/gpu/gpu_device.cc:2251] Cannot dlopen some GPU libraries. Please make "
+            "sure the missing libraries mentioned above are installed properly if you would like to use GPU. Follow "
+            "the guide at https://www.tensorflow.org/install/gpu for how to download and setup the required "
+            "libraries for your platform.\nSkipping registering GPU devices...")
+    facts = nvidia_machine(stderr_tail=line)
+    outcome = gpu_visible.run(facts)
+    assert outcome.status is Status.FAIL and "nvidia-smi lists" in outcome.summary
+    assert outcome.evidence["signature"] == "cuda-libraries-missing"
+    # the signature's install, as a repair the plan carries out: 2.16.1 (the installed version, from its
+    # metadata) cannot find its pip CUDA libraries whatever is installed, so the release that does (2.16.2)
+    assert intents(outcome) == [("install", ("tensorflow[and-cuda]==2.16.2",))]
+    assert [s.command for s in plan_of(facts, [as_result("gpu-visible", outcome)]).steps] == [
+        "/venv/bin/python -m pip install 'tensorflow[and-cuda]==2.16.2'"]
+
+
+def test_nvidia_gpu_hidden_by_cuda_visible_devices_warns():
+    facts = fixture_facts("linux/cuda-visible-devices-hides-the-only-gpu.json")  # CUDA_VISIBLE_DEVICES=1, 1 GPU
+    facts["tensorflow"] = tensorflow_result()
+    outcome = gpu_visible.run(facts)
+    assert outcome.status is Status.WARN and "CUDA_VISIBLE_DEVICES='1'" in outcome.summary
+    # nvidia-driver says the same of this machine: one manual step, both checks point to it (a TensorFlow
+    # built with CUDA 12.3, which the recorded driver serves, so the variable is each check's worst finding)
+    from tfdoctor.registry import all_checks
+    from tfdoctor.runner import run_checks
+
+    facts["tensorflow"] = tensorflow_result(build_info={"is_cuda_build": True, "cuda_version": "12.3"})
+    results = run_checks([c for c in all_checks() if c.id in ("nvidia-driver", "gpu-visible")], facts)
+    assert [r.status for r in results] == [Status.WARN, Status.WARN]
+    plan = plan_of(facts, *results)
+    assert [(s.command, s.manual) for s in plan.steps] == [("unset CUDA_VISIBLE_DEVICES", True)]
+    assert plan.steps_for("nvidia-driver") == plan.steps_for("gpu-visible") == [1]
+
+
+def test_nvidia_gpu_with_a_cpu_only_build():
+    outcome = gpu_visible.run(nvidia_machine(build_info={"is_cuda_build": False}))
+    assert outcome.status is Status.FAIL and "CPU-only build" in outcome.summary
+    assert "cuda-build" in outcome.remediation.advice
+
+
+def test_cpu_only_machine_with_noise_passes():
+    facts = fixture_facts("linux/cpu-only-tensorflow-cpu-no-gpu.json")
+    noise = ("I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine, GPU will not be "
+             "used.")  # harmless without an NVIDIA GPU (tensorflow/tensorflow#62328)
+    facts["tensorflow"] = tensorflow_result(stderr_tail=noise)
+    outcome = gpu_visible.run(facts)
+    assert outcome.status is Status.PASS and "No GPU expected" in outcome.summary
+
+
+def test_unknown_expectation_without_nvidia_facts_is_not_blamed():
+    outcome = gpu_visible.run({"host": {"system": "Linux"}, "tensorflow": tensorflow_result()})
+    assert outcome.status is Status.PASS and "unknown" in outcome.summary
+
+
+def _mac(metal: str | None, **tf_changes) -> dict:
+    distributions = [{"name": "tensorflow", "version": "2.19.0"}]
+    if metal:
+        distributions.append({"name": "tensorflow-metal", "version": metal})
+    return {"host": {"system": "Darwin"}, "python": {"executable": "/venv/bin/python", "in_venv": True},
+            "distributions": distributions, "tensorflow": tensorflow_result(build_info={"is_cuda_build": False}, **tf_changes)}
+
+
+def test_metal_gpu_listed_is_named_from_the_plugin_line():
+    line = ("2024-01-11 11:39:24.910238: I metal_plugin/src/device/metal_device.cc:1154] Metal device set to: "
+            "Apple M3 Pro")  # https://github.com/msusol/jupyter-notebook-on-macos/blob/main/tensorflow.md
+    outcome = gpu_visible.run(_mac("1.2.0", devices=[CPU, GPU], metal_lines=[line]))
+    assert outcome.status is Status.PASS and outcome.summary.endswith("Apple M3 Pro")
+
+
+def test_metal_installed_but_no_gpu_fails_with_a_reinstall():
+    plugin = {"path": "/venv/lib/python3.11/site-packages/tensorflow-plugins/libmetal_plugin.dylib", "loaded": False}
+    facts = _mac("1.2.0", plugins=[plugin])
+    outcome = gpu_visible.run(facts)
+    assert outcome.status is Status.FAIL and "did not load the plugin" in outcome.summary
+    result = CheckResult("gpu-visible", "GPU", outcome.status, outcome.summary, remediation=outcome.remediation)
+    assert outcome.remediation.commands == () and plan_commands(facts, result) == [
+        "/venv/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-metal==1.2.0'"]
+
+
+def test_apple_silicon_without_metal_expects_no_gpu():
+    outcome = gpu_visible.run(_mac(None))  # sun1638650145/...#20: [] without the plugin, by design
+    assert outcome.status is Status.PASS and "tensorflow-metal is not installed" in outcome.summary
+
+
+def test_crash_while_listing_devices_with_metal_names_the_plugin():
+    facts = _mac("0.6.0", status="crashed", stage="devices", devices=None, signal="SIGSEGV", exit_code=-11)
+    outcome = gpu_visible.run(facts)
+    assert outcome.status is Status.FAIL and "While listing its devices" in outcome.summary
+    assert outcome.evidence["signature"] == "crash-with-metal-plugin"
+
+
+@pytest.mark.parametrize("tf, status", [
+    ({"status": "not_installed", "imported": False}, Status.SKIP),
+    ({"status": "import_error", "imported": False}, Status.SKIP),
+])
+def test_gpu_visible_skips_without_an_import(tf, status):
+    assert gpu_visible.run({"host": {"system": "Linux"}, "tensorflow": tf}).status is status

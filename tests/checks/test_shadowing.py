@@ -1,0 +1,376 @@
+"""Modules that hide the installed ones: where the target finds tensorflow, numpy, ... (child/target_info.py,
+run for real from temporary project folders), the shadowing check on those facts, tensorflow-import
+pointing at it, and the plan holding its install steps back while a copy hides a module."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checks.shadowing import shadowing_check
+from tfdoctor.child import source
+from tfdoctor.facts import shadowing
+from tfdoctor.checks import tensorflow_import as tensorflow_import_check
+from tfdoctor.model import CheckResult, Remediation, Status
+from tfdoctor.planner import build_plan
+from tfdoctor.registry import all_checks
+from tfdoctor.repairs import Action, Repair
+from tfdoctor.runner import run_checks
+
+SITE = "/home/user/proj/.venv/lib/python3.11/site-packages"
+STDLIB = "/usr/lib/python3.11"
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    """A bare venv (no pip) whose site-packages holds `numpy` and `tensorflow` packages: the installation's."""
+    root = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "env")], check=True, timeout=120)
+    site = next((root / "env" / "lib").glob("python3*/site-packages"))
+    package(site, "numpy", "2.1.3")
+    package(site, "tensorflow", "2.21.0")
+    return root / "env"
+
+
+def site_of(venv: Path) -> Path:
+    return next((venv / "lib").glob("python3*/site-packages"))
+
+
+def describe(venv: Path, cwd: Path, **env: str) -> dict:
+    """python.module_origins as the target child records it, run by the venv's Python from `cwd`."""
+    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONSAFEPATH")}
+    environ.update(env)
+    completed = subprocess.run([str(venv / "bin" / "python"), "-c", source("target_info")], capture_output=True,
+                               check=True, cwd=str(cwd), env=environ, timeout=60)
+    return json.loads(completed.stdout)["python"]["module_origins"]
+
+
+def module(origins: dict, name: str) -> dict:
+    return next(m for m in origins["modules"] if m["module"] == name)
+
+
+def package(root: Path, name: str, version: str = "0") -> Path:
+    directory = root / name
+    directory.mkdir(parents=True)
+    (directory / "__init__.py").write_text(f"__version__ = {version!r}\n")
+    return directory
+
+
+# --- the child, for real ---------------------------------------------------------------------------------
+
+def test_from_a_clean_folder_everything_comes_from_site_packages(venv, tmp_path):
+    origins = describe(venv, tmp_path)
+    assert module(origins, "numpy")["kind"] == module(origins, "tensorflow")["kind"] == "site-packages"
+    assert module(origins, "keras")["found"] is False
+    assert origins["installation_site_dirs"] == [str(site_of(venv))]
+    assert origins["entries"][0] == {"path": "", "kind": "working-directory", "pth": None, "pythonpath_item": None}
+
+
+def test_a_script_named_tensorflow_in_the_project_folder_comes_first(venv, tmp_path):
+    (tmp_path / "tensorflow.py").write_text("import tensorflow as tf\n")
+    origins = describe(venv, tmp_path)
+    found = module(origins, "tensorflow")
+    assert found["origin"] == str(tmp_path / "tensorflow.py")
+    assert found["kind"] == "working-directory" and found["entry"] == "" and found["entry_index"] == 0
+    assert origins["cwd"] == str(tmp_path)
+    assert found["copies"] == [{"origin": str(site_of(venv) / "tensorflow" / "__init__.py"),
+                                "entry": str(site_of(venv)), "kind": "site-packages"}]
+
+
+def test_a_pythonpath_entry_is_named_as_written_and_the_shell_line_that_sets_it(venv, tmp_path):
+    old = tmp_path / "old"
+    package(old, "numpy", "1.23.5")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text(f"# keep\nexport PYTHONPATH={old}:$PYTHONPATH\nalias ll='ls -l'\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    origins = describe(venv, project, PYTHONPATH=f"{old}{os.pathsep}{tmp_path / 'absent'}", HOME=str(home))
+    found = module(origins, "numpy")
+    assert found["kind"] == "PYTHONPATH" and found["origin"] == str(old / "numpy" / "__init__.py")
+    assert origins["entries"][found["entry_index"]]["pythonpath_item"] == str(old)
+    assert [c["kind"] for c in found["copies"]] == ["site-packages"]
+    assert origins["pythonpath"].startswith(str(old))
+    assert origins["shell_lines"] == [{"file": str(home / ".bashrc"), "line": 2,
+                                       "text": f"export PYTHONPATH={old}:$PYTHONPATH"}]
+
+
+def test_without_pythonpath_no_shell_file_is_read(venv, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("export PYTHONPATH=/somewhere\n")
+    assert describe(venv, tmp_path, HOME=str(home))["shell_lines"] == []
+
+
+def test_a_google_module_of_the_project_hides_google_protobuf(venv, tmp_path):
+    (tmp_path / "google.py").write_text("")
+    found = module(describe(venv, tmp_path), "google.protobuf")
+    assert found["found"] is False
+    assert found["parent"]["kind"] == "working-directory" and found["parent"]["origin"] == str(tmp_path / "google.py")
+
+
+def test_a_namespace_folder_does_not_hide_a_regular_package(venv, tmp_path):
+    (tmp_path / "numpy").mkdir()  # a folder without __init__.py: the regular numpy further down wins
+    found = module(describe(venv, tmp_path), "numpy")
+    assert found["kind"] == "site-packages" and found["namespace"] is False
+
+
+def test_an_old_easy_install_pth_moves_its_entries_ahead_of_site_packages(venv, tmp_path):
+    site = site_of(venv)
+    egg = tmp_path / "numpy-1.16.0.egg"
+    package(egg, "numpy", "1.16.0")
+    # setuptools' easy-install.pth: its import lines move the entries between them to the front
+    (site / "easy-install.pth").write_text(
+        "import sys; sys.__plen = len(sys.path)\n"
+        f"{egg}\n"
+        "import sys; new = sys.path[sys.__plen:]; del sys.path[sys.__plen:]; p = getattr(sys, '__egginsert', 0); "
+        "sys.path[p:p] = new; sys.__egginsert = p + len(new)\n")
+    try:
+        origins = describe(venv, tmp_path)
+    finally:
+        (site / "easy-install.pth").unlink()
+    found = module(origins, "numpy")
+    assert found["kind"] == "pth" and found["origin"] == str(egg / "numpy" / "__init__.py")
+    assert origins["entries"][found["entry_index"]]["pth"] == str(site / "easy-install.pth")
+    assert [c["kind"] for c in found["copies"]] == ["site-packages"]
+
+
+def test_a_plain_pth_line_comes_after_site_packages_and_hides_nothing(venv, tmp_path):
+    site = site_of(venv)
+    extra = tmp_path / "src"
+    package(extra, "ml_dtypes")
+    (site / "dev.pth").write_text(f"{extra}\n")
+    try:
+        origins = describe(venv, tmp_path)
+    finally:
+        (site / "dev.pth").unlink()
+    found = module(origins, "ml_dtypes")
+    assert found["kind"] == "pth" and found["copies"] == []  # an editable-style install of its own
+    assert module(origins, "numpy")["kind"] == "site-packages"
+
+
+# --- the check, on constructed facts -----------------------------------------------------------------------
+
+def entries(*extra: dict) -> list[dict]:
+    return [{"path": "", "kind": "working-directory", "pth": None, "pythonpath_item": None}, *extra,
+            {"path": STDLIB, "kind": "stdlib", "pth": None, "pythonpath_item": None},
+            {"path": SITE, "kind": "site-packages", "pth": None, "pythonpath_item": None}]
+
+
+def installed(name: str, origin: str | None = None) -> dict:
+    path = origin or f"{SITE}/{name.replace('.', '/')}/__init__.py"
+    return {"module": name, "found": True, "origin": path, "entry": SITE, "entry_index": 2, "kind": "site-packages",
+            "namespace": False, "copies": []}
+
+
+def origins_with(*modules: dict, extra_entries: tuple = (), **top) -> dict:
+    names = {m["module"] for m in modules}
+    every = list(modules) + [installed(n) for n in ("tensorflow", "keras", "numpy", "google.protobuf", "ml_dtypes")
+                             if n not in names]
+    return {"cwd": "/home/user/proj", "pythonpath": None, "safe_path": False, "no_user_site": False,
+            "installation_site_dirs": [SITE], "entries": entries(*extra_entries), "modules": every,
+            "shell_lines": [], **top}
+
+
+def facts_with(origins: dict | None, system: str = "Linux") -> dict:
+    python = {"executable": "/home/user/proj/.venv/bin/python", "version": "3.11.7", "in_venv": True,
+              "prefix": "/home/user/proj/.venv", "site_packages": [SITE]}
+    if origins is not None:
+        python["module_origins"] = origins
+    return {"host": {"system": system, "machine": "x86_64"}, "python": python,
+            "distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "location": SITE, "top_level": ["tensorflow"]},
+                              {"name": "numpy", "version": "2.1.3", "location": SITE, "top_level": ["numpy"]},
+                              {"name": "numpy", "version": "1.23.5", "location": "/opt/old", "top_level": ["numpy"]}]}
+
+
+SITE_COPY = [{"origin": f"{SITE}/tensorflow/__init__.py", "entry": SITE, "kind": "site-packages"}]
+PROJECT_TF = {"module": "tensorflow", "found": True, "origin": "/home/user/proj/tensorflow.py", "entry": "",
+              "entry_index": 0, "kind": "working-directory", "namespace": False, "copies": SITE_COPY}
+OLD_NUMPY = {"module": "numpy", "found": True, "origin": "/opt/old/numpy/__init__.py", "entry": "/opt/old",
+             "entry_index": 1, "kind": "PYTHONPATH", "namespace": False,
+             "copies": [{"origin": f"{SITE}/numpy/__init__.py", "entry": SITE, "kind": "site-packages"}]}
+OLD_NUMPY_ENTRY = {"path": "/opt/old", "kind": "PYTHONPATH", "pth": None, "pythonpath_item": "/opt/old"}
+
+
+def test_every_module_from_site_packages_passes():
+    outcome = shadowing_check.run(facts_with(origins_with()))
+    assert outcome.status is Status.PASS and outcome.remediation is None
+    assert "tensorflow, keras, numpy, google.protobuf, ml_dtypes come from this installation" in outcome.summary
+
+
+def test_not_recorded_and_could_not_tell_skip():
+    assert shadowing_check.run(facts_with(None)).status is Status.SKIP
+    outcome = shadowing_check.run(facts_with({"error": "OSError: boom"}))
+    assert outcome.status is Status.SKIP and "OSError: boom" in outcome.summary
+
+
+def test_tensorflow_py_in_the_project_fails_with_a_rename_that_unhides_tensorflow():
+    outcome = shadowing_check.run(facts_with(origins_with(PROJECT_TF)))
+    assert outcome.status is Status.FAIL
+    assert outcome.summary.startswith("`import tensorflow` imports /home/user/proj/tensorflow.py from the working "
+                                      "directory /home/user/proj")
+    assert outcome.summary.endswith("not tensorflow-cpu 2.21.0 in site-packages")
+    (repair,) = outcome.remediation.repairs
+    assert repair == Repair.rename("/home/user/proj/tensorflow.py", "/home/user/proj/my_tensorflow.py",
+                                   repair.reason, unhides=("tensorflow",))
+    assert outcome.remediation.commands == ()
+
+
+def test_a_project_package_folder_is_renamed_whole():
+    numpy_dir = dict(PROJECT_TF, module="numpy", origin="/home/user/proj/numpy/__init__.py", copies=[])
+    outcome = shadowing_check.run(facts_with(origins_with(numpy_dir)))
+    assert outcome.status is Status.FAIL  # a project folder named like the module fails even with no copy hidden
+    assert outcome.remediation.repairs[0].path == "/home/user/proj/numpy"
+    assert outcome.remediation.repairs[0].new_path == "/home/user/proj/my_numpy"
+
+
+def test_pythonpath_hiding_an_old_numpy_names_the_entry_and_unsets_the_variable():
+    origins = origins_with(OLD_NUMPY, extra_entries=(OLD_NUMPY_ENTRY,), pythonpath="/opt/old",
+                           shell_lines=[{"file": "/home/user/.bashrc", "line": 12, "text": "export PYTHONPATH=/opt/old"}])
+    outcome = shadowing_check.run(facts_with(origins))
+    assert outcome.status is Status.FAIL
+    assert outcome.summary == ("`import numpy` imports /opt/old/numpy/__init__.py (numpy 1.23.5) from the PYTHONPATH "
+                               "entry /opt/old, not numpy 2.1.3 in site-packages")
+    (repair,) = outcome.remediation.repairs
+    assert repair.action is Action.UNSET_ENV and repair.variable == "PYTHONPATH" and repair.unhides == ("numpy",)
+    assert "/home/user/.bashrc line 12 (`export PYTHONPATH=/opt/old`)" in outcome.remediation.advice
+
+
+def test_pythonpath_keeps_its_other_entries_with_the_target_separator():
+    entry = dict(OLD_NUMPY_ENTRY, path="C:\\old", pythonpath_item="C:\\old")
+    numpy_old = dict(OLD_NUMPY, origin="C:\\old\\numpy\\__init__.py", entry="C:\\old")
+    origins = origins_with(numpy_old, extra_entries=(entry,), pythonpath="C:\\old;C:\\tools")
+    (repair,) = shadowing_check.run(facts_with(origins, system="Windows")).remediation.repairs
+    assert repair.action is Action.SET_ENV and repair.value == "C:\\tools"
+
+
+def test_pythonpath_without_an_installed_copy_is_an_install_of_its_own():
+    alone = dict(OLD_NUMPY, copies=[])
+    outcome = shadowing_check.run(facts_with(origins_with(alone, extra_entries=(OLD_NUMPY_ENTRY,), pythonpath="/opt/old")))
+    assert outcome.status is Status.PASS
+    assert any("numpy comes from PYTHONPATH" in line for line in outcome.details)
+
+
+def test_user_site_hiding_site_packages_sets_pythonnousersite():
+    user = "/home/user/.local/lib/python3.11/site-packages"
+    hiding = dict(OLD_NUMPY, origin=f"{user}/numpy/__init__.py", entry=user, kind="user-site")
+    origins = origins_with(hiding, extra_entries=({"path": user, "kind": "user-site", "pth": None, "pythonpath_item": None},))
+    outcome = shadowing_check.run(facts_with(origins))
+    assert outcome.status is Status.FAIL and "the user site" in outcome.summary
+    (repair,) = outcome.remediation.repairs
+    assert (repair.action, repair.variable, repair.value, repair.unhides) == (Action.SET_ENV, "PYTHONNOUSERSITE", "1", ("numpy",))
+
+
+def test_a_user_site_install_hiding_nothing_passes():
+    user = "/home/user/.local/lib/python3.11/site-packages"
+    alone = dict(OLD_NUMPY, origin=f"{user}/numpy/__init__.py", entry=user, kind="user-site", copies=[])
+    assert shadowing_check.run(facts_with(origins_with(alone))).status is Status.PASS
+
+
+def test_a_pth_entry_ahead_of_site_packages_disables_that_file():
+    pth = f"{SITE}/easy-install.pth"
+    hiding = dict(OLD_NUMPY, origin="/opt/eggs/numpy.egg/numpy/__init__.py", entry="/opt/eggs/numpy.egg", kind="pth")
+    origins = origins_with(hiding, extra_entries=({"path": "/opt/eggs/numpy.egg", "kind": "pth", "pth": pth,
+                                                   "pythonpath_item": None},))
+    outcome = shadowing_check.run(facts_with(origins))
+    assert outcome.status is Status.FAIL and "added by " + pth in outcome.summary
+    (repair,) = outcome.remediation.repairs
+    assert (repair.action, repair.path, repair.new_path) == (Action.RENAME, pth, pth + ".disabled")
+
+
+def test_an_entry_from_elsewhere_is_named_but_has_no_step():
+    hiding = dict(OLD_NUMPY, entry="/opt/other", kind="other")
+    outcome = shadowing_check.run(facts_with(origins_with(hiding, extra_entries=(
+        {"path": "/opt/other", "kind": "other", "pth": None, "pythonpath_item": None},))))
+    assert outcome.status is Status.FAIL and outcome.remediation.repairs == ()
+    assert "sitecustomize" in outcome.remediation.advice
+
+
+def test_an_editable_finder_is_not_hiding():
+    editable = {"module": "keras", "found": True, "origin": "/home/user/src/keras/keras/__init__.py", "entry": None,
+                "entry_index": None, "kind": "finder", "finder": "_EditableFinder", "namespace": False, "copies": []}
+    outcome = shadowing_check.run(facts_with(origins_with(editable)))
+    assert outcome.status is Status.PASS and any("keras comes from finder (_EditableFinder)" in d for d in outcome.details)
+
+
+def test_google_py_of_the_project_hides_google_protobuf():
+    missing = {"module": "google.protobuf", "found": False,
+               "parent": {"found": True, "origin": "/home/user/proj/google.py", "entry": "", "kind": "working-directory",
+                          "namespace": False}}
+    outcome = shadowing_check.run(facts_with(origins_with(missing)))
+    assert outcome.status is Status.FAIL
+    assert outcome.summary.startswith("`import google.protobuf` fails: it finds /home/user/proj/google.py")
+    assert outcome.remediation.repairs[0].unhides == ("google.protobuf",)
+
+
+def test_two_hiding_copies_are_one_remediation_with_both_steps():
+    origins = origins_with(PROJECT_TF, OLD_NUMPY, extra_entries=(OLD_NUMPY_ENTRY,), pythonpath="/opt/old")
+    outcome = shadowing_check.run(facts_with(origins))
+    assert [r.action for r in outcome.remediation.repairs] == [Action.RENAME, Action.UNSET_ENV]
+    assert any(d.startswith("Also: `import numpy`") for d in outcome.details)
+
+
+# --- the plan and the import check ------------------------------------------------------------------------
+
+def test_a_hiding_copy_holds_back_every_install_step_of_the_plan():
+    facts = facts_with(origins_with(OLD_NUMPY, extra_entries=(OLD_NUMPY_ENTRY,), pythonpath="/opt/old"))
+    hiding = CheckResult.from_dict({**_result("shadowing", shadowing_check.run(facts))})
+    pin = CheckResult("dependencies", "Declared dependencies", Status.FAIL, "numpy 1.23.5 is outside numpy>=2.0.0",
+                      remediation=Remediation("Install what the metadata declares.", repairs=(
+                          Repair.install("numpy>=2.0.0", reason="ml-dtypes 0.6.0 requires numpy>=2.0.0"),)))
+    plan = build_plan([hiding, pin], facts)
+    assert [s.action for s in plan.steps] == [Action.UNSET_ENV] and all(s.manual for s in plan.steps)
+    assert plan.steps[0].command == "unset PYTHONPATH"
+    assert any("held back" in note and "numpy" in note for note in plan.notes)
+    without = build_plan([pin], facts)
+    assert [s.action for s in without.steps] == [Action.INSTALL] and not without.notes
+
+
+def _result(check_id: str, outcome) -> dict:
+    return CheckResult(check_id, check_id, outcome.status, outcome.summary, outcome.details, outcome.remediation,
+                       outcome.evidence).to_dict()
+
+
+def test_the_unhides_field_survives_a_saved_report():
+    repair = Repair.rename("/p/tensorflow.py", "/p/my_tensorflow.py", "hides", unhides=("tensorflow",))
+    assert Repair.from_dict(json.loads(json.dumps(repair.to_dict()))) == repair
+    assert "unhides" not in Repair.rename("/a", "/b", "r").to_dict()
+
+
+def test_tensorflow_import_blames_the_hiding_copy_not_an_unknown_error():
+    facts = facts_with(origins_with(PROJECT_TF))
+    facts["tensorflow"] = {"status": "import_error", "imported": False, "exit_code": 3, "stage": "import_failed",
+                           "exception": {"type": "AttributeError", "message": "partially initialized module "
+                                         "'tensorflow' has no attribute 'Variable' (most likely due to a circular import)"}}
+    result = next(r for r in run_checks(all_checks(), facts) if r.check_id == "tensorflow-import")
+    assert result.status is Status.FAIL and "(see shadowing)" in result.summary
+    assert "/home/user/proj/tensorflow.py" in result.summary and result.remediation.repairs == ()
+    assert "does not know this error" not in result.remediation.advice
+
+
+def test_a_hidden_keras_does_not_explain_a_failed_tensorflow_import():
+    keras = dict(PROJECT_TF, module="keras", origin="/home/user/proj/keras.py", copies=[])
+    facts = facts_with(origins_with(keras))
+    assert [h.module for h in shadowing.hiding(facts)] == ["keras"]
+    assert tensorflow_import_check.hiding_tensorflow_import(facts) == []
+
+
+def test_the_two_recorded_fixtures_hold_their_steps_back():
+    from tests.fixtures_support import load_fixture
+    from tfdoctor.report import Report
+
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "linux"
+    for name, command in (("project-folder-tensorflow-py-hides-tensorflow.json", "mv -- "),
+                          ("pythonpath-old-numpy-hides-numpy-2.json", "unset PYTHONPATH")):
+        facts = copy.deepcopy(load_fixture(root / name)["facts"])
+        results = run_checks(all_checks(), facts)
+        plan = Report(facts, results).plan
+        assert plan.steps and all(step.manual for step in plan.steps), name
+        assert plan.steps[0].command.startswith(command), name
+        assert not plan.conflicts

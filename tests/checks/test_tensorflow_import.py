@@ -1,0 +1,242 @@
+"""The tensorflow-import check: what the TensorFlow child's import recorded, the cause an error is tied to (real
+error texts), the signature it matches, and the repair planned for it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tfdoctor.checks.tensorflow_import import tensorflow_import
+from tfdoctor.facts import Facts
+from tfdoctor.model import Status
+
+from tests.builders import tensorflow_result
+from tests.import_support import (
+    H5PY_FOR_NUMPY1,
+    LIBRARY_MISSING,
+    ML_DTYPES_TOO_OLD,
+    PROTOBUF_TOO_OLD,
+    REAL_TEXTS,
+    SITE,
+    UNKNOWN,
+    facts_with,
+    failed_import,
+    install_command,
+)
+from tests.plan_support import as_result, intents, plan_of
+
+
+def test_import_passes_and_reports_the_build_and_plugins():
+    plugin = {"path": "/site-packages/tensorflow-plugins/libmetal_plugin.dylib", "loaded": True}
+    outcome = tensorflow_import.run({"host": {"system": "Darwin"},
+                                     "tensorflow": tensorflow_result(plugins=[plugin], build_info={"is_cuda_build": False})})
+    assert outcome.status is Status.PASS and outcome.summary == "TensorFlow 2.21.0 imported in 2.0 s"
+    assert "CPU-only build (no CUDA)" in outcome.details and any("plugin loaded" in d for d in outcome.details)
+
+
+def test_import_of_an_incomplete_package_directory():
+    tf = {"status": "import_error", "imported": False, "stage": "import_failed", "timed_out": False,
+          "spec": {"origin": None, "namespace": True, "locations": ["/site-packages/tensorflow"]},
+          "exception": {"type": "AttributeError", "message": "module 'tensorflow' has no attribute '__version__'"}}
+    facts = {"host": {"system": "Darwin"}, "python": {"executable": "/venv/bin/python", "in_venv": True},
+             "distributions": [{"name": "tensorflow-macos", "version": "2.13.0"}], "tensorflow": tf}
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL and "without its __init__.py" in outcome.summary
+    assert outcome.remediation.commands == ()
+    assert intents(outcome) == [("reinstall", ("tensorflow-macos==2.13.0",))]
+    assert [s.command for s in plan_of(facts, [as_result("tensorflow-import", outcome)]).steps] == [
+        "/venv/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-macos==2.13.0'"]
+
+
+def test_protobuf_below_the_pin_names_the_pin_and_repairs_it_keeping_tensorflow():
+    facts = facts_with({"protobuf": "3.20.3"}, tensorflow=PROTOBUF_TOO_OLD)
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL
+    assert "protobuf 3.20.3 is outside tensorflow-cpu 2.21.0's protobuf<8.0.0,>=6.31.1" in outcome.summary
+    assert outcome.evidence["explained_by"] == "dependencies"
+    (repair,) = outcome.remediation.repairs
+    assert repair.packages == ("protobuf<8.0.0,>=6.31.1",) and repair.reason.startswith("protobuf 3.20.3 is outside")
+    assert install_command(facts, outcome)[-2:] == ["protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]
+    assert "does not know" not in outcome.remediation.advice
+
+
+def test_numpy_is_not_blamed_alone_when_protobuf_breaks_too():
+    # TensorFlow 2.15 with NumPy 2 and protobuf 5: the import dies of the NumPy error, but the printed fix
+    # must satisfy both pins or TensorFlow stays broken after it (issue 11, "Why")
+    tf215 = ["protobuf!=4.21.0,!=4.21.1,!=4.21.2,!=4.21.3,!=4.21.4,!=4.21.5,<5.0.0dev,>=3.20.3",
+             "numpy<2.0.0,>=1.23.5", "ml-dtypes~=0.2.0"]
+    tensorflow = failed_import("ImportError", "numpy.core.multiarray failed to import",
+                               [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/pywrap_tensorflow.py"])
+    tensorflow["stderr_tail"] = ("A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may "
+                                 "crash. To support both 1.x and 2.x\nversions of NumPy, modules must be compiled with "
+                                 "NumPy 2.0.")
+    facts = facts_with({"numpy": "2.0.0", "protobuf": "5.28.3", "ml-dtypes": "0.2.0"}, requires=tf215,
+                       tf_version="2.15.1", tensorflow=tensorflow)
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL and "numpy 2.0.0 is outside" in outcome.summary
+    words = install_command(facts, outcome)
+    assert "numpy<2.0.0,>=1.23.5" in words and any(w.startswith("protobuf") and "<5.0.0dev" in w for w in words)
+    assert words[-1] == "tensorflow-cpu==2.15.1"
+
+
+def test_ml_dtypes_and_h5py_below_their_pins():
+    facts = facts_with({"ml-dtypes": "0.4.1"}, tensorflow=ML_DTYPES_TOO_OLD)
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL and "ml-dtypes 0.4.1 is outside" in outcome.summary
+    assert "ml-dtypes-missing-type" in outcome.evidence["signatures"]
+    assert "ml-dtypes<1.0.0,>=0.5.1" in install_command(facts, outcome)
+    facts = facts_with({"h5py": "3.8.0"}, tensorflow=H5PY_FOR_NUMPY1)
+    outcome = tensorflow_import.run(facts)
+    assert "h5py 3.8.0 is outside" in outcome.summary and "h5py<3.15.0,>=3.11.0" in install_command(facts, outcome)
+
+
+def test_a_signature_with_every_pin_held_keeps_its_own_fix():
+    # gencode 6.31.1 and runtime 5.29.3 with a TensorFlow whose metadata allows both: the error's own numbers
+    tensorflow = failed_import(
+        "google.protobuf.runtime_version.VersionError", "Detected mismatched Protobuf Gencode/Runtime major versions "
+        "when loading tensorflow/core/framework/attr_value.proto: gencode 6.31.1 runtime 5.29.3. Same major version "
+        "is required. See Protobuf version guarantees at https://protobuf.dev/support/cross-version-runtime-guarantee.",
+        [f"{SITE}/tensorflow/__init__.py", f"{SITE}/google/protobuf/runtime_version.py"])
+    facts = facts_with({"protobuf": "5.29.3"}, requires=["protobuf>=5.28.0"], tensorflow=tensorflow)
+    outcome = tensorflow_import.run(facts)
+    assert outcome.evidence["signatures"][0] == "protobuf-runtime-older-than-gencode"
+    assert "explained_by" not in outcome.evidence
+    assert install_command(facts, outcome)[-2:] == ["protobuf>=6.31.1,<7", "tensorflow-cpu==2.21.0"]
+
+
+def test_a_library_missing_from_the_install_is_reinstalled_exactly():
+    integrity = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "record": True, "problems": [
+        {"path": "tensorflow/libtensorflow_framework.so.2", "problem": "missing", "expected_size": 40000000}]}]}
+    facts = facts_with(tensorflow=LIBRARY_MISSING, integrity=integrity)
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL and outcome.evidence["explained_by"] == "install-integrity"
+    assert "tensorflow/libtensorflow_framework.so.2 is missing" in outcome.summary
+    assert install_command(facts, outcome)[-3:] == ["--force-reinstall", "--no-deps", "tensorflow-cpu==2.21.0"]
+    # without the integrity facts (an older report) the signature gives the same repair
+    facts = facts_with(tensorflow=LIBRARY_MISSING)
+    outcome = tensorflow_import.run(facts)
+    assert outcome.evidence["signatures"][0] == "tensorflow-library-missing"
+    assert install_command(facts, outcome)[-3:] == ["--force-reinstall", "--no-deps", "tensorflow-cpu==2.21.0"]
+
+
+def test_an_unknown_error_with_unmet_pins_is_tied_to_them_not_unknown():
+    outcome = tensorflow_import.run(facts_with({"protobuf": "5.29.3"}, tensorflow=UNKNOWN))
+    assert outcome.evidence["explained_by"] == "dependencies"
+    assert "does not know" not in outcome.remediation.advice
+    # a healthy environment: the error stays unknown, said plainly
+    outcome = tensorflow_import.run(facts_with(tensorflow=UNKNOWN))
+    assert "does not know" in outcome.remediation.advice and "explained_by" not in outcome.evidence
+
+
+def test_a_file_two_builds_share_is_no_reinstall_advice():
+    """tensorflow and tensorflow-cpu both list the file: reinstalling either overwrites the other again, so
+    the advice keeps one (tensorflow-install's commands) and never says 'reinstall as it was'."""
+    integrity = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "record": True, "problems": [
+        {"path": "tensorflow/libtensorflow_framework.so.2", "problem": "missing", "expected_size": 40000000,
+         "also_in": ["tensorflow"]}]}]}
+    facts = facts_with(tensorflow=LIBRARY_MISSING, integrity=integrity)
+    outcome = tensorflow_import.run(facts)
+    fix = outcome.remediation
+    assert fix is not None
+    assert "Reinstall" not in fix.advice and "keep one" in fix.advice, fix.advice
+    # the repair keeps one of them (as install-integrity and tensorflow-install do), never a reinstall
+    assert intents(outcome) == [("uninstall", ("tensorflow", "tensorflow-cpu")), ("install", ("tensorflow==2.21.0",))]
+    plan = plan_of(facts, [as_result("tensorflow-import", outcome)])
+    assert not any("--force-reinstall" in step.command for step in plan.steps), plan.steps
+
+
+def _failed_import(text: str, **facts) -> Facts:
+    tf = {"status": "import_error", "imported": False, "stage": "import_failed", "timed_out": False,
+          "exception": {"type": "ImportError", "message": text}, "stderr_tail": ""}
+    return {"host": {"system": facts.pop("system", "Linux")}, "tensorflow": tf,
+            "python": {"executable": "/venv/bin/python", "in_venv": True}, **facts}
+
+
+def test_import_check_names_the_fix_for_the_installer_in_use():
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    facts = _failed_import("Library not loaded: @rpath/_pywrap_tensorflow_internal.so", system="Darwin",
+                           distributions=[{"name": "tensorflow", "version": "2.20.0"},
+                                          {"name": "tensorflow-metal", "version": "1.2.0"}])
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL and "2.20" in outcome.summary
+    # the plan's steps run in order, so the other way out (back to the 2.19 pair) is advice, not a second step
+    assert outcome.remediation.commands == ()
+    assert intents(outcome) == [("uninstall", ("tensorflow-metal",))]
+    assert "2.20" in outcome.remediation.repairs[0].reason
+    assert "tensorflow-metal==1.2.0" in outcome.remediation.advice and "pip install" not in outcome.remediation.advice
+    plan = plan_of(facts, [as_result("tensorflow-import", outcome)])
+    assert [step.command for step in plan.steps] == ["/venv/bin/python -m pip uninstall -y tensorflow-metal"]
+
+
+@pytest.mark.parametrize("tf_version, command", [
+    ("2.19.0", "/venv/bin/python -m pip install 'tensorflow-metal==1.2.0' 'tensorflow==2.19.0'"),  # blog-tf219-metal110-symbol's fix
+    ("2.17.0", "/venv/bin/python -m pip uninstall -y tensorflow-metal"),
+])
+def test_fix_steps_follow_the_installed_tensorflow_version(tf_version, command):
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    text = REAL_TEXTS[0][0]
+    facts = _failed_import(text, system="Darwin", distributions=[
+        {"name": "tensorflow", "version": tf_version}, {"name": "tensorflow-metal", "version": "1.1.0"}])
+    outcome = tensorflow_import.run(facts)
+    assert outcome.remediation.commands == ()
+    # the install keeps TensorFlow where it is: the planner pins the installed build next to it
+    assert [step.command for step in plan_of(facts, [as_result("tensorflow-import", outcome)]).steps] == [command]
+
+
+@pytest.mark.parametrize("text, row", [
+    ("ImportError: Failed to load the native TensorFlow runtime.\n(mach-o file, but is an incompatible architecture "
+     "(have (x86_64), need (arm64e)))", "mixed-architectures"),
+    ("TypeError: bases must be types", "protobuf-mismatch"),
+])
+def test_a_fresh_environment_is_the_users_step_and_nothing_is_installed_into_the_broken_one(text, row):
+    """fresh_environment rows: create and activate a new environment (manual commands); the install after it
+    belongs to that environment, so no repair of this one and no pip line for it."""
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    facts = _failed_import(text, distributions=[{"name": "tensorflow", "version": "2.15.0"}])
+    outcome = tensorflow_import.run(facts)
+    assert outcome.evidence["signatures"][0] == row
+    assert outcome.remediation.commands == ("python3.12 -m venv ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
+    assert outcome.remediation.repairs == ()
+    assert plan_of(facts, [as_result("tensorflow-import", outcome)]).steps == ()
+
+
+def test_a_reinstall_step_reinstalls_the_installed_build_exactly_with_its_installer():
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    text = "libtensorflow_framework.so.2: cannot open shared object file: No such file or directory"
+    facts = _failed_import(text, distributions=[{"name": "tensorflow-cpu", "version": "2.21.0", "top_level": ["tensorflow"]}])
+    outcome = tensorflow_import.run(facts)
+    assert outcome.evidence["signatures"] == ["tensorflow-library-missing"]
+    assert intents(outcome) == [("reinstall", ("tensorflow-cpu==2.21.0",))]
+    facts["integrity"] = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "installer": "conda",
+                                             "record": False}]}
+    facts["python"].update(conda=True, in_venv=False, prefix="/opt/conda/envs/tf")
+    repair = tensorflow_import.run(facts).remediation.repairs[0]
+    assert (repair.packages, repair.manager, repair.prefix) == (("tensorflow-cpu==2.21.0",), "conda", "/opt/conda/envs/tf")
+
+
+def test_illegal_instruction_under_rosetta_points_to_a_native_python():
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    facts = {"host": {"system": "Darwin"}, "sysctl": {"hw.optional.arm64": "1"},
+             "python": {"executable": "/opt/anaconda3/bin/python", "machine": "x86_64", "proc_translated": "1",
+                        "conda": True},
+             "tensorflow": {"status": "crashed", "signal": "SIGILL", "exit_code": -4, "stage": "importing",
+                            "timed_out": False, "stderr_tail": ""}}
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL and "Rosetta 2" in outcome.summary
+    assert any("arm64" in c for c in outcome.remediation.commands)
+
+
+def test_illegal_instruction_in_a_vm_without_avx_names_the_cpu_model():
+    from tfdoctor.checks.tensorflow_import import tensorflow_import
+
+    flags = "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht " \
+            "syscall nx lm constant_tsc nopl xtopology hypervisor"  # IBM/MAX-Object-Detector#131 (kvm64), + hypervisor
+    facts = {"host": {"system": "Linux"}, "cpu": {"flags": flags.split()},
+             "tensorflow": {"status": "crashed", "signal": "SIGILL", "exit_code": -4, "stage": "importing",
+                            "timed_out": False, "stderr_tail": "Illegal instruction (core dumped)"}}
+    outcome = tensorflow_import.run(facts)
+    assert "virtual machine" in outcome.summary and "`host`" in outcome.remediation.advice

@@ -1,0 +1,155 @@
+"""The tensorflow-install check: nothing installed, shims and their real packages, two builds at once, NumPy and
+Keras against TensorFlow's pins."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tfdoctor.checks.tensorflow_install import tensorflow_install
+from tfdoctor.model import Status
+
+from tests.builders import MAC_USER_SITE, MAC_VENV, check_result, fix_text, linux, mac, site_distribution
+
+
+def planned(result, facts) -> list[str]:
+    """The plan steps tensorflow-install's repairs make (it writes no install command itself)."""
+    from tfdoctor.planner import build_plan
+
+    assert not any(" -m pip " in command for command in result.remediation.commands)
+    return [step.command for step in build_plan([result], facts).steps]
+
+
+def test_nothing_installed_on_linux_fails_with_the_install_command():
+    facts = linux()
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL
+    assert result.remediation.commands == ()
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install tensorflow"]
+
+
+def test_nothing_installed_on_a_python_without_wheels_creates_a_new_environment():
+    facts = linux(version="3.15.0")
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL
+    # the new environment is the user's to make; nothing is installed into this one
+    assert result.remediation.commands == ("python3.12 -m venv ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
+    assert "No TensorFlow wheel exists for Python 3.15.0" in result.remediation.advice
+    assert planned(result, facts) == []
+
+
+def test_nothing_installed_on_apple_silicon_installs_the_gpu_pair():
+    facts = mac()
+    result = check_result(tensorflow_install, facts)
+    assert planned(result, facts) == [f"{MAC_VENV}/bin/python -m pip install 'tensorflow==2.19.*' 'tensorflow-metal==1.2.0'"]
+
+
+def test_nothing_installed_under_rosetta_never_pip_installs_there():
+    result = check_result(tensorflow_install, mac(machine="x86_64", translated="1"))
+    assert result.status is Status.FAIL and "arch -arm64" in fix_text(result)
+
+
+def test_dev_venv_passes():
+    """The interpreter running these tests: tensorflow-cpu + keras 3 + numpy 2 must pass (when installed)."""
+    from tfdoctor.child import source
+
+    out = subprocess.run([sys.executable, "-c", source("target_info")], capture_output=True, text=True, timeout=60)
+    described = json.loads(out.stdout.strip().splitlines()[-1])
+    names = {d["name"] for d in described["distributions"]}
+    if not names & {"tensorflow", "tensorflow-cpu"}:
+        pytest.skip("no TensorFlow in this interpreter")
+    facts = {"host": {"system": "Linux", "machine": "x86_64"}, **described, "environment": dict(os.environ)}
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.PASS, result.summary
+
+
+def test_shim_without_its_real_package_fails():
+    facts = mac()
+    facts["distributions"] = [site_distribution("tensorflow", "2.15.0")]
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL and "only a shim for tensorflow-macos" in result.summary
+    assert planned(result, facts) == [f"{MAC_VENV}/bin/python -m pip install 'tensorflow-macos==2.15.0'"]
+
+
+def test_shim_and_target_at_different_versions_fail():
+    facts = mac()
+    facts["distributions"] = [site_distribution("tensorflow", "2.14.0"), site_distribution("tensorflow-macos", "2.13.0")]
+    assert "differ" in check_result(tensorflow_install, facts).summary
+
+
+def test_shim_pair_of_2_16_is_normal():
+    facts = mac(version="3.12.2")
+    facts["distributions"] = [site_distribution("tensorflow", "2.16.2"), site_distribution("tensorflow-macos", "2.16.2"), site_distribution("keras", "3.3.3"),
+                              site_distribution("numpy", "1.26.4")]
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.PASS
+    assert "tensorflow-macos 2.16.2 is the shim for tensorflow" in " ".join(result.details)
+
+
+def test_recorded_files_beat_the_knowledge_table():
+    facts = mac()  # a community 2.15 build is real although PyPI's arm64 2.15 is a shim
+    facts["distributions"] = [site_distribution("tensorflow", "2.15.0", top_level=["tensorflow"]), site_distribution("numpy", "1.26.4"),
+                              site_distribution("keras", "2.15.0")]
+    assert check_result(tensorflow_install, facts).status is Status.PASS
+
+
+def test_a_shim_is_recognised_from_its_requires_when_the_table_has_no_row():
+    facts = linux()
+    facts["distributions"] = [site_distribution("tensorflow", "2.99.0", top_level=[],
+                                   requires=['tensorflow-intel ==2.99.0 ; platform_system == "Windows"'])]
+    assert "only a shim for tensorflow-intel" in check_result(tensorflow_install, facts).summary
+
+
+def test_one_name_twice_at_two_versions_fails():
+    facts = mac()
+    facts["distributions"] = [site_distribution("tensorflow", "2.16.1", MAC_USER_SITE), site_distribution("tensorflow", "2.19.0"),
+                              site_distribution("numpy", "1.26.4"), site_distribution("keras", "3.3.3")]
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL and "installed 2 times" in result.summary
+
+
+@pytest.mark.parametrize("tf, numpy, needle", [
+    ("2.15.0", "2.0.1", "numpy<2"),              # TF built for NumPy 1
+    ("2.13.0", "1.21.6", ">=1.22,<=1.24.3"),     # older than TF's C API needs
+])
+def test_numpy_outside_tensorflow_pins_fails(tf, numpy, needle):
+    facts = linux()
+    facts["distributions"] = [site_distribution("tensorflow", tf), site_distribution("numpy", numpy), site_distribution("keras", f"{tf[:4]}.0")]
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL and needle in " ".join(planned(result, facts))
+
+
+def test_numpy_2_with_tensorflow_2_18_passes():
+    facts = linux()
+    facts["distributions"] = [site_distribution("tensorflow", "2.18.0"), site_distribution("numpy", "2.0.2"), site_distribution("keras", "3.6.0")]
+    assert check_result(tensorflow_install, facts).status is Status.PASS
+
+
+def test_keras_3_with_tensorflow_2_15_fails():
+    facts = linux()
+    facts["distributions"] = [site_distribution("tensorflow", "2.15.0"), site_distribution("numpy", "1.26.4"), site_distribution("keras", "3.0.5")]
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install 'keras>=2.15.0,<2.16' 'tensorflow==2.15.0'"]
+
+
+def test_legacy_keras_switch_without_tf_keras_fails():
+    facts = linux()
+    facts["environment"] = {"TF_USE_LEGACY_KERAS": "1"}
+    facts["distributions"] = [site_distribution("tensorflow", "2.16.1"), site_distribution("numpy", "1.26.4"), site_distribution("keras", "3.3.3")]
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL
+    # the tf-keras release made for TensorFlow 2.16 (companion table); `tensorflow` is installed, so no --no-deps
+    assert [(r.action.value, r.packages) for r in result.remediation.repairs] == [("install", ("tf-keras==2.16.0",))]
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install 'tf-keras==2.16.0' 'tensorflow==2.16.1'"]
+
+
+def test_tensorflow_without_a_wheel_for_this_python_warns():
+    facts = linux(version="3.9.18")
+    facts["distributions"] = [site_distribution("tensorflow", "2.21.0"), site_distribution("numpy", "2.1.0"), site_distribution("keras", "3.12.0")]
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.WARN and "Python 3.10-3.13" in result.summary

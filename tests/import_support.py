@@ -1,0 +1,157 @@
+"""Tests support: a TensorFlow 2.21 environment whose import fails, with the real error texts (reproduced on
+tensorflow-cpu 2.21.0 with one dependency swapped; their signatures cite public reports of the same texts),
+and real error texts from public reports with the signature each must match."""
+
+from __future__ import annotations
+
+import shlex
+
+from tests.plan_support import as_result, plan_of
+
+PY = "/env/bin/python"
+
+
+TF_KERAS_221 = "tf-keras==2.21.0"  # the tf-keras made for TensorFlow 2.21 (companion table)
+
+
+SITE = "/env/lib/python3.11/site-packages"
+
+
+# tensorflow-cpu 2.21.0's Requires-Dist (a part of it, as written in its METADATA)
+TF_221 = ["protobuf<8.0.0,>=6.31.1", "keras>=3.12.0", "numpy>=1.26.0", "h5py<3.15.0,>=3.11.0",
+          "ml_dtypes<1.0.0,>=0.5.1"]
+
+
+HEALTHY = {"protobuf": "6.31.1", "keras": "3.15.1", "numpy": "2.4.6", "h5py": "3.14.0", "ml-dtypes": "0.6.0"}
+
+
+TOP_LEVEL = {"protobuf": ["google"], "ml-dtypes": ["ml_dtypes"]}
+
+
+def facts_with(versions=None, requires=TF_221, tf_version="2.21.0", tensorflow=None, integrity=None) -> dict:
+    dists = [{"name": "tensorflow-cpu", "version": tf_version, "location": SITE, "top_level": ["tensorflow"],
+              "requires": list(requires)}]
+    for name, version in {**HEALTHY, **(versions or {})}.items():
+        if version is not None:
+            dists.append({"name": name, "version": version, "location": SITE,
+                          "top_level": TOP_LEVEL.get(name, [name.replace("-", "_")]), "requires": []})
+    facts = {"host": {"system": "Linux", "machine": "x86_64"},
+             "python": {"version": "3.11.7", "implementation": "CPython", "machine": "x86_64", "executable": PY,
+                        "in_venv": True},
+             "distributions": dists, "tensorflow": tensorflow or {}}
+    if integrity is not None:
+        facts["integrity"] = integrity
+    return facts
+
+
+def failed_import(type_: str, message: str, frames: list[str]) -> dict:
+    traceback = ["Traceback (most recent call last):"]
+    for path in frames:
+        traceback += [f'  File "{path}", line 1, in <module>', "    import something"]
+    traceback.append(f"{type_}: {message}")
+    return {"status": "import_error", "imported": False, "stage": "import_failed", "exit_code": 3, "signal": None,
+            "timed_out": False, "stderr_tail": "", "spec": {"origin": f"{SITE}/tensorflow/__init__.py"},
+            "exception": {"type": type_, "message": message, "traceback": traceback, "causes": []}}
+
+
+PROTOBUF_TOO_OLD = failed_import(
+    "ImportError", f"cannot import name 'runtime_version' from 'google.protobuf' ({SITE}/google/protobuf/__init__.py)",
+    [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/framework/ops.py",
+     f"{SITE}/tensorflow/core/framework/attr_value_pb2.py"])
+
+
+ML_DTYPES_TOO_OLD = failed_import(
+    "AttributeError", "module 'ml_dtypes' has no attribute 'float4_e2m1fn'. Did you mean: 'float8_e4m3fn'?",
+    [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/framework/dtypes.py"])
+
+
+H5PY_FOR_NUMPY1 = failed_import(
+    "ValueError", "numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 "
+    "from PyObject", [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/keras/saving/hdf5_format.py",
+                      f"{SITE}/h5py/__init__.py", "h5py/_errors.pyx"])
+
+
+LIBRARY_MISSING = failed_import(
+    "ImportError", "libtensorflow_framework.so.2: cannot open shared object file: No such file or directory",
+    [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/pywrap_tensorflow.py",
+     f"{SITE}/tensorflow/python/platform/self_check.py"])
+
+
+UNKNOWN = failed_import("RuntimeError", "something nobody has seen", [f"{SITE}/tensorflow/__init__.py"])
+
+
+def install_command(facts: dict, outcome, check_id: str = "tensorflow-import") -> list[str]:
+    """The one plan step this check's repairs make (the check itself writes no command)."""
+    assert outcome.remediation.commands == (), outcome.remediation.commands
+    plan = plan_of(facts, [as_result(check_id, outcome)])
+    assert len(plan.steps) == 1 and not plan.conflicts, plan
+    return shlex.split(plan.steps[0].command)
+
+
+# (text, where it was reported, the signature it must match first). Copied verbatim from those reports.
+METAL_BLOG = ("https://github.com/ShapeLayer/blog.jonghyeon.me/blob/648c1a19a2fb7fd2c78e4350b37e1ecbfc7ca940/"
+              "_posts/2025-09-11-tensorflow-metal-compatibilities.md")
+
+
+REAL_TEXTS = [
+    ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/opt/miniconda3/envs/metal/lib/python3.10/"
+     "site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): Symbol not found: "
+     "__ZN3tsl8internal10LogMessageC1EPKcii",
+     METAL_BLOG, "metal-built-for-other-tensorflow"),
+    ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/opt/miniconda3/envs/metal/lib/python3.10/"
+     "site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): symbol not found in flat namespace "
+     "'__ZN3tsl8internal10LogMessage16VmoduleActivatedEPKci'",
+     METAL_BLOG, "metal-built-for-other-tensorflow"),
+    ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/Users/user/env/miniforge3/lib/python3.9/"
+     "site-packages/tensorflow-plugins/libmetal_plugin.dylib, 0x0006): symbol not found in flat namespace "
+     "'_TF_AllocateOutput'",
+     "https://github.com/tensorflow/models/issues/10617", "metal-built-for-other-tensorflow"),
+    ("tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/Users/zhangjing/miniforge3/envs/tf3.7/lib/"
+     "python3.8/site-packages/tensorflow-plugins/libmetal_plugin.dylib, 6): Symbol not found: "
+     "_OBJC_CLASS_$_MPSGraphCompilationDescriptor",
+     "https://github.com/tensorflow/tensorflow/issues/53309", "metal-needs-newer-macos"),
+    ("Library not loaded: @rpath/_pywrap_tensorflow_internal.so",
+     METAL_BLOG, "metal-with-tensorflow-2.20"),  # TF 2.20 + metal 1.2.0
+    ("(mach-o file, but is an incompatible architecture (have (x86_64), need (arm64e)))",
+     "https://github.com/tensorflow/tensorflow/issues/57483", "mixed-architectures"),
+    ("ImportError: dlopen(/Users/fzzfbyx/pythonvirtual/tff/lib/python3.8/site-packages/tensorflow/python/"
+     "_pywrap_tensorflow_internal.so, 6): no suitable image found.  Did find:\n\t/Users/fzzfbyx/pythonvirtual/tff/"
+     "lib/python3.8/site-packages/tensorflow/python/_pywrap_tensorflow_internal.so: mach-o, but wrong architecture",
+     "https://github.com/apple/tensorflow_macos/issues/28", "mixed-architectures"),
+    ("The TensorFlow library was compiled to use AVX instructions, but these aren't available on your machine.",
+     "https://github.com/tensorchord/envd/issues/881", "cpu-without-avx-message"),
+    (">>> import tensorflow\nIllegal instruction: 4", "https://github.com/tensorflow/tensorflow/issues/25822",
+     "illegal-instruction"),
+    (">>> import tensorflow as tf\nzsh: illegal hardware instruction  python",
+     "https://github.com/tensorflow/tensorflow/issues/45645", "illegal-instruction"),
+    ("Illegal instruction (core dumped)\ntraps: python[434569] trap invalid opcode ip:7fb785029c48 sp:7ffd15a859a0 "
+     "error:0 in libtensorflow_framework.so.2[7fb7842a2000+1c55000]",
+     "https://github.com/tensorflow/tensorflow/issues/45744", "illegal-instruction"),
+    ("A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash. To support both 1.x "
+     "and 2.x\nversions of NumPy, modules must be compiled with NumPy 2.0.",
+     "https://github.com/CameronBodine/PINGMapper/issues/123", "numpy2-with-numpy1-build"),
+    ("RuntimeError: module compiled against API version 0x10 but this version of numpy is 0xf\nImportError: "
+     "numpy.core.multiarray failed to import", "https://github.com/mrdbourke/m1-machine-learning-test/issues/16",
+     "numpy-older-than-build"),
+    ('F tensorflow/c/experimental/stream_executor/stream_executor.cc:808] Non-OK-status: '
+     'stream_executor::MultiPlatformManager::RegisterPlatform( std::move(cplatform)) status: INTERNAL: platform is '
+     'already registered with name: "METAL"\nAbort trap: 6',
+     "https://github.com/pleonard212/pix-plot/issues/268", "metal-plugin-loaded-twice"),
+    ("TypeError: bases must be types", "https://github.com/tensorflow/tensorflow/issues/61182", "protobuf-mismatch"),
+    ("tensorflow.python.framework.errors_impl.NotFoundError: C:\\Users\\user\\AppData\\Local\\Programs\\Python\\"
+     "Python310\\lib\\site-packages\\tensorflow-plugins\\tfdml_plugin.dll not found",
+     "https://github.com/microsoft/tensorflow-directml-plugin/issues/352", "directml-plugin-with-newer-tensorflow"),
+    ("Could not load dynamic library 'libcusolver.so.11'; dlerror: libcusolver.so.11: cannot open shared object "
+     "file: No such file or directory", "https://github.com/JdeRobot/BehaviorMetrics/issues/385",
+     "cuda-libraries-missing"),
+    ("Loaded runtime CuDNN library: 9.0.0 but source was compiled with: 9.3.0.  CuDNN library needs to have "
+     "matching major version and equal or higher minor version.", "https://github.com/Kaggle/docker-python/issues/1435",
+     "cudnn-older-than-build"),
+    ("failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected",
+     "https://github.com/manishsoni1908/Mobilenet-ssd-keras/issues/10", "cuda-no-device"),
+    ("failed call to cuInit: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+     "https://github.com/google-research/omniglue/issues/14", "cuda-forward-compat-unsupported"),
+    ("TensorFlow was not built with CUDA kernel binaries compatible with compute capability 9.0. CUDA kernels will "
+     "be jit-compiled from PTX, which could take 30 minutes or longer.",
+     "https://github.com/tensorflow/tensorflow/issues/62320", "ptx-jit-compilation"),
+]

@@ -1,0 +1,56 @@
+"""The tests' own layout (issue 21): every registered check has its test module tests/checks/test_<id>.py
+(hyphens as underscores) holding tests, and the shared builders of tests/builders.py (offered by
+tests/conftest.py) are declared nowhere else, so a second copy cannot creep back."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import tests.builders
+import tests.conftest
+from tfdoctor.registry import all_checks
+
+TESTS = Path(__file__).resolve().parent
+SHARED = tests.builders.__all__
+
+
+def declared(path: Path) -> set[str]:
+    """The names a module binds at its top level (functions, classes, assignments)."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def test_the_shared_builders_are_the_ones_conftest_offers():
+    assert set(SHARED) == declared(TESTS / "builders.py") - {"Facts", "__all__"}
+    assert {"fixture_facts", "host", "mac", "linux", "distribution", "tensorflow_result", "check_result"} <= set(SHARED)
+    assert all(getattr(tests.conftest, name) is getattr(tests.builders, name) for name in SHARED)
+
+
+@pytest.mark.parametrize("check_id", [c.id for c in all_checks()])
+def test_every_check_has_its_own_test_module_with_tests(check_id):
+    module = TESTS / "checks" / f"test_{check_id.replace('-', '_')}.py"
+    assert module.is_file(), f"{check_id}: no {module.relative_to(TESTS.parent)}"
+    assert any(name.startswith("test_") for name in declared(module)), f"{module.name} holds no test"
+
+
+def test_no_test_module_declares_a_shared_builder_again():
+    again = {str(path.relative_to(TESTS)): sorted(declared(path) & set(SHARED))
+             for path in TESTS.rglob("*.py") if path.name not in {"builders.py", "conftest.py"}}
+    assert {path: names for path, names in again.items() if names} == {}
+
+
+def test_every_module_of_the_live_suite_is_marked_live():
+    """`pytest -m "not live"` is the fast suite: nothing in tests/live/ may run in it."""
+    for path in (TESTS / "live").glob("test_*.py"):
+        marks = [node for node in ast.parse(path.read_text(encoding="utf-8")).body
+                 if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in node.targets)]
+        assert marks and "live" in ast.unparse(marks[0].value), f"{path.name} is not marked live"
