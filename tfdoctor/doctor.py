@@ -50,6 +50,11 @@ def selected_checks(only: tuple[str, ...] = (), skip: tuple[str, ...] = (), deep
     return [c for c in chosen if ON_REQUEST_TAG not in c.tags or c.id in only or ON_REQUEST_TAG in only]
 
 
+def needed_sections(checks: list[Check]) -> frozenset[str]:
+    """The fact sections the checks need or read: what the collectors gather for them."""
+    return frozenset(name for check in checks for name in (*check.needs, *check.uses))
+
+
 def validate_python(path: str) -> str:
     if not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise DoctorError(f"--python {path}: not an executable file")
@@ -65,7 +70,7 @@ def diagnose(options: DoctorOptions) -> Report:
     checks = selected_checks(only, options.skip, deep=options.deep)
     if options.progress is not None:
         options.progress("checks", {"ids": [check.id for check in checks]})
-    needed = frozenset(name for check in checks for name in (*check.needs, *check.uses))
+    needed = needed_sections(checks)
     collect_options = CollectOptions(
         python=validate_python(options.python),
         timeout=options.timeout,
