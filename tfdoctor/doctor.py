@@ -81,12 +81,18 @@ def diagnose(options: DoctorOptions) -> Report:
         progress=EarlyResults(checks, options.requirements, options.progress) if options.progress else None,
     )
     try:
-        # the checks' knowledge tables are parsed while the children work, not after them
-        facts = gather(collect_options, alongside=knowledge.preload)
+        # the checks' knowledge tables are parsed, and the report's planner imported, while the children
+        # work, not after them
+        facts = gather(collect_options, alongside=_prepare_report)
     except TargetUnusableError as exc:
         raise DoctorError(f"the target interpreter is unusable: {exc}") from exc
     facts = with_requirements(facts, options.requirements)
     return Report(facts=facts, results=run_checks(checks, facts))
+
+
+def _prepare_report() -> None:
+    knowledge.preload()
+    import tfdoctor.planner  # noqa: F401 - Report.plan's, imported when the report is written
 
 
 def with_requirements(facts: Mapping[str, Any], requirements: Optional[Mapping[str, Any]]) -> dict[str, Any]:
