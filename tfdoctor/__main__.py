@@ -70,11 +70,11 @@ def start_children(asked: Diagnosis) -> None:
 
 
 def _interrupted_early(signum: int, frame: object) -> None:
-    """SIGINT or SIGTERM before the command line has its own handlers (cli.run_command_line): the
-    head start's children die with the doctor, which says so and exits 128 + signal, as cli does."""
-    from tfdoctor.collect.commands import CHILDREN
+    """SIGINT or SIGTERM before the command line has its own handlers (cli.run_command_line), or after:
+    the head start's children die with the doctor, which says so and exits 128 + signal, as cli does."""
+    from tfdoctor.collect.commands import HEAD_STARTS
 
-    CHILDREN.kill_all()
+    HEAD_STARTS.kill_in_handler()
     try:
         sys.stderr.write("\ntfdoctor: interrupted\n" if sys.stderr.isatty() else "tfdoctor: interrupted\n")
         sys.stderr.flush()

@@ -154,6 +154,12 @@ class HeadStarts:
                 self._started.remove(process)
             return process
 
+    def kill_in_handler(self) -> None:
+        """Kill the children no collector took, from a signal handler: without the locks, which the
+        interrupted main thread may hold."""
+        for process in list(self._started):
+            kill_tree(process)
+
     def discard(self) -> None:
         """Kill and reap the children no collector took."""
         with self._lock:
