@@ -53,7 +53,7 @@ def start_children(asked: Diagnosis) -> None:
     """Start the target's and the integrity collectors' children as the run will ask for them."""
     from tfdoctor.collect import integrity, target
     from tfdoctor.collect.commands import HEAD_STARTS
-    from tfdoctor.doctor import DoctorError, needed_sections, selected_checks, validate_python
+    from tfdoctor.doctor import needed_sections, selected_checks, validate_python
 
     try:
         python = validate_python(sys.executable)
@@ -63,10 +63,8 @@ def start_children(asked: Diagnosis) -> None:
         checks = selected_checks(asked.only, asked.skip, deep=asked.deep)
         settled = integrity.command(python, needed_sections(checks))
         HEAD_STARTS.settle(checking, settled, settled[-1])
-    except (DoctorError, OSError):
-        return  # the run says why, or starts the children itself
-    except Exception:  # noqa: BLE001 - e.g. a broken check module: the run reports it its own way
-        return
+    except Exception:  # noqa: BLE001 - DoctorError, OSError, a broken check module: the run says why
+        return  # its own way, or starts the children itself
 
 
 def _interrupted_early(signum: int, frame: object) -> None:

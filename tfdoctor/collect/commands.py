@@ -114,13 +114,16 @@ class HeadStarts:
     def start(self, argv: Sequence[str]) -> None:
         """Start argv now as `run_process(argv, timeout)` would; OSError when it cannot start (or the
         working directory is gone)."""
-        self.settle(self.start_unsettled(argv), argv)
+        self.settle(self._spawn(argv, subprocess.DEVNULL), argv)
 
     def start_unsettled(self, argv: Sequence[str]) -> subprocess.Popen:
         """Start argv, a child that reads the last argument of its command on stdin: no collector
         takes it until `settle` gives it that argument."""
+        return self._spawn(argv, subprocess.PIPE)
+
+    def _spawn(self, argv: Sequence[str], stdin: int) -> subprocess.Popen:
         self._key(argv)  # OSError now, not later, when the working directory is gone
-        process = _start(argv, None, stdin=subprocess.PIPE)
+        process = _start(argv, None, stdin)
         CHILDREN.add(process)
         with self._lock:
             self._started.append(process)
