@@ -50,6 +50,11 @@ def selected_checks(only: tuple[str, ...] = (), skip: tuple[str, ...] = (), deep
     return [c for c in chosen if ON_REQUEST_TAG not in c.tags or c.id in only or ON_REQUEST_TAG in only]
 
 
+def needed_sections(checks: list[Check]) -> frozenset[str]:
+    """The fact sections the checks need or read: what the collectors gather for them."""
+    return frozenset(name for check in checks for name in (*check.needs, *check.uses))
+
+
 def validate_python(path: str) -> str:
     if not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise DoctorError(f"--python {path}: not an executable file")
@@ -65,7 +70,7 @@ def diagnose(options: DoctorOptions) -> Report:
     checks = selected_checks(only, options.skip, deep=options.deep)
     if options.progress is not None:
         options.progress("checks", {"ids": [check.id for check in checks]})
-    needed = frozenset(name for check in checks for name in (*check.needs, *check.uses))
+    needed = needed_sections(checks)
     collect_options = CollectOptions(
         python=validate_python(options.python),
         timeout=options.timeout,
@@ -76,12 +81,18 @@ def diagnose(options: DoctorOptions) -> Report:
         progress=EarlyResults(checks, options.requirements, options.progress) if options.progress else None,
     )
     try:
-        # the checks' knowledge tables are parsed while the children work, not after them
-        facts = gather(collect_options, alongside=preload_knowledge)
+        # the checks' knowledge tables are parsed, and the report's planner imported, while the children
+        # work, not after them
+        facts = gather(collect_options, alongside=_prepare_report)
     except TargetUnusableError as exc:
         raise DoctorError(f"the target interpreter is unusable: {exc}") from exc
     facts = with_requirements(facts, options.requirements)
     return Report(facts=facts, results=run_checks(checks, facts))
+
+
+def _prepare_report() -> None:
+    preload_knowledge()
+    from tfdoctor.planner import build_plan  # noqa: F401 - Report.plan's, imported when the report is written
 
 
 def with_requirements(facts: Mapping[str, Any], requirements: Optional[Mapping[str, Any]]) -> dict[str, Any]:

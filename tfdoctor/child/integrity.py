@@ -6,7 +6,8 @@
 # Standard library only, Python 3.6 syntax; prints one JSON document. Never imports what it verifies.
 #
 # argv[1]: JSON options {"budget_s": seconds of sha256 hashing, "verify": false to record installers only,
-#          "nice": false when no TensorFlow import runs beside it (it is then the run's critical path)}
+#          "nice": false when no TensorFlow import runs beside it (it is then the run's critical path)},
+#          or "-": the same options on the first line of stdin (sent when known: tfdoctor/__main__.py)
 #
 # Per distribution it records counts and only the files that are missing or altered (a report stays
 # small with 30,000-line RECORDs). Sizes are checked for every file (one stat each); sha256 only for
@@ -132,9 +133,9 @@ def wheel_tags(dist):
     return headers(read_text(os.path.join(dist["path"], "WHEEL"))).get("tag") or []
 
 
-def verify(dist, hash_queue, owners):
-    """Size-check every RECORD entry of `dist`; queue its native libraries for hashing; note in `owners`
-    (full path -> names) every distribution whose RECORD lists a path."""
+def verify(dist, hash_queue, recorded):
+    """Size-check every RECORD entry of `dist`; queue its native libraries for hashing; append to
+    `recorded` the full path of every entry (for `owners_of`)."""
     entry = {
         "name": dist["name"], "version": dist["version"], "location": dist["location"],
         "metadata": dist["metadata"], "installer": None, "record": False,
@@ -149,6 +150,7 @@ def verify(dist, hash_queue, owners):
         return entry
     entry["record"] = True
     base = os.path.normpath(os.path.abspath(dist["location"]))
+    prefix = base + "/" if os.sep == "/" and base != "/" else None
     for row in csv.reader(text.splitlines()):
         if not row or not row[0]:
             continue
@@ -156,9 +158,9 @@ def verify(dist, hash_queue, owners):
         digest = row[1] if len(row) > 1 else ""
         size_text = row[2] if len(row) > 2 else ""
         entry["listed"] += 1
-        full = os.path.normpath(os.path.join(base, relative))
+        full = joined(prefix, relative) or os.path.normpath(os.path.join(base, relative))
         outside = not full.startswith(base + os.sep)  # scripts and data: '../../../bin/x'
-        owners.setdefault(full, []).append(dist["name"])
+        recorded.append(full)
 
         if outside:
             entry["outside"] += 1
@@ -183,6 +185,30 @@ def verify(dist, hash_queue, owners):
             entry["native_bytes"] += size
             hash_queue.append((size, full, relative, digest[len("sha256="):], entry))
     return entry
+
+
+def joined(prefix, relative):
+    """prefix + relative when that is already the normalised path (nearly every RECORD row: one
+    concatenation instead of join and normpath, 15,000 times for TensorFlow), else None."""
+    if prefix is None or relative.startswith("/"):
+        return None
+    padded = "/" + relative + "/"
+    if "/./" in padded or "/../" in padded or "//" in padded:
+        return None
+    return prefix + relative
+
+
+def owners_of(entries, recorded):
+    """{full path: names of the distributions whose RECORD lists it} for the paths with a problem
+    (built only for those: a dict of every path of TensorFlow's RECORD costs a tenth of the walk)."""
+    wanted = set(item["_full"] for entry in entries for item in entry["problems"])
+    owners = {}
+    if wanted:
+        for entry, paths in zip(entries, recorded):
+            for full in paths:
+                if full in wanted:
+                    owners.setdefault(full, []).append(entry["name"])
+    return owners
 
 
 def add_problem(entry, path, problem, expected, size, outside, full):
@@ -251,15 +277,22 @@ def conda_version():
     return None
 
 
-def main():
-    options = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-    budget_s = float(options.get("budget_s", 0.3))
-    started = time.perf_counter()
+def renice(options):
     if options.get("nice", True) and hasattr(os, "nice"):
         try:
             os.nice(10)  # hashing takes only the CPU the TensorFlow import leaves
         except OSError:
             pass
+
+
+def main():
+    # "-": the options come on stdin, once the doctor knows them; the RECORDs are walked meanwhile
+    # (nearly every run verifies), niced or not only from then on
+    late = sys.argv[1:] == ["-"]
+    options = json.loads(sys.argv[1]) if len(sys.argv) > 1 and not late else {}
+    started = time.perf_counter()
+    if not late:
+        renice(options)
     chosen, pip = select(metadata_dirs())
     installers = {
         "pip": pip["version"] if pip else None,
@@ -268,16 +301,22 @@ def main():
         "wheels": [{"name": d["name"], "version": d["version"], "tags": wheel_tags(d),
                     "requires_python": d["requires_python"]} for d in chosen],
     }
+    queue = []
+    recorded = [[] for _ in chosen]
+    entries = [verify(dist, queue, paths) for dist, paths in zip(chosen, recorded)] if late or options.get("verify", True) else []
+    if late:
+        options = json.loads(sys.stdin.readline() or "{}")
+        renice(options)
+    budget_s = float(options.get("budget_s", 0.3))
     out = {"installers": installers}
     if options.get("verify", True):
-        queue = []
-        owners = {}
-        entries = [verify(dist, queue, owners) for dist in chosen]
         stopped = hash_natives(queue, budget_s)
         named = 0
         for entry in entries:
             entry["problems"] = entry["problems"][:max(0, NAMED_LIMIT - named)]
             named += len(entry["problems"])
+        owners = owners_of(entries, recorded)
+        for entry in entries:
             for item in entry["problems"]:
                 # another distribution's RECORD lists the same file: it was overwritten, not damaged
                 others = sorted(set(owners.get(item.pop("_full"), ())) - set([entry["name"]]))

@@ -83,6 +83,99 @@ _OWNER: contextvars.ContextVar[object] = contextvars.ContextVar("tfdoctor_childr
 CHILDREN = RunningChildren()
 
 
+def _start(argv: Sequence[str], env: Mapping[str, str] | None, stdin: int = subprocess.DEVNULL) -> subprocess.Popen:
+    return subprocess.Popen(
+        list(argv),
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env) if env is not None else None,
+        start_new_session=os.name == "posix",
+    )
+
+
+class HeadStarts:
+    """Children started before the command line is parsed (tfdoctor/__main__.py: typer and the
+    doctor's imports take longer than the children they would delay). Each waits for the collector
+    that starts the very same command: `run_process` takes it instead of starting another. A child is
+    taken only when its command, working directory and environment are those of the run's own
+    command, so a head start can make a run earlier, never different; one nobody takes is killed
+    (`discard`). Process-wide like CHILDREN: these children exist before anything that could hold them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started: list[subprocess.Popen] = []
+        self._waiting: dict[tuple, subprocess.Popen] = {}
+
+    @staticmethod
+    def _key(argv: Sequence[str]) -> tuple:
+        return tuple(argv), os.getcwd(), tuple(sorted(os.environ.items()))
+
+    def start(self, argv: Sequence[str]) -> None:
+        """Start argv now as `run_process(argv, timeout)` would; OSError when it cannot start (or the
+        working directory is gone)."""
+        self.settle(self._spawn(argv, subprocess.DEVNULL), argv)
+
+    def start_unsettled(self, argv: Sequence[str]) -> subprocess.Popen:
+        """Start argv, a child that reads the last argument of its command on stdin: no collector
+        takes it until `settle` gives it that argument."""
+        return self._spawn(argv, subprocess.PIPE)
+
+    def _spawn(self, argv: Sequence[str], stdin: int) -> subprocess.Popen:
+        self._key(argv)  # OSError now, not later, when the working directory is gone
+        process = _start(argv, None, stdin)
+        CHILDREN.add(process)
+        with self._lock:
+            self._started.append(process)
+        return process
+
+    def settle(self, process: subprocess.Popen, argv: Sequence[str], last_argument: str | None = None) -> None:
+        """From now on `process` stands for `argv`; `last_argument` (argv's last, when the child was
+        started without it) is sent on its stdin."""
+        if process.stdin is not None:
+            try:
+                if last_argument is not None:
+                    process.stdin.write(last_argument.encode("utf-8") + b"\n")
+                process.stdin.close()
+            except OSError:  # it died: a collector taking it reports how
+                pass
+            process.stdin = None  # communicate() must not touch the closed pipe
+        key = self._key(argv)
+        with self._lock:
+            self._waiting[key] = process
+
+    def take(self, argv: Sequence[str]) -> subprocess.Popen | None:
+        with self._lock:
+            if not self._waiting:
+                return None
+            try:
+                key = self._key(argv)
+            except OSError:  # the working directory is gone: not the one the head start ran in
+                return None
+            process = self._waiting.pop(key, None)
+            if process is not None:
+                self._started.remove(process)
+            return process
+
+    def kill_in_handler(self) -> None:
+        """Kill the children no collector took, from a signal handler: without the locks, which the
+        interrupted main thread may hold."""
+        for process in list(self._started):
+            kill_tree(process)
+
+    def discard(self) -> None:
+        """Kill and reap the children no collector took."""
+        with self._lock:
+            left, self._started, self._waiting = self._started, [], {}
+        for process in left:
+            kill_tree(process)
+            CHILDREN.discard(process)  # before reaping: its pid stays its own while listed
+            process.wait()
+
+
+HEAD_STARTS = HeadStarts()
+
+
 @dataclass(frozen=True)
 class Finished:
     returncode: int  # negative: killed by that signal (POSIX); -9 after a timeout or an interrupt
@@ -95,15 +188,10 @@ def run_process(argv: Sequence[str], timeout: float, env: Mapping[str, str] | No
     """argv in its own session (its own process group), listed in CHILDREN while it runs, its whole
     group killed at the timeout, or when an interrupt unwinds through the wait (a caller on the main
     thread: the child must not outlive the doctor). OSError when it cannot start."""
-    process = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=dict(env) if env is not None else None,
-        start_new_session=os.name == "posix",
-    )
-    CHILDREN.add(process)
+    process = HEAD_STARTS.take(argv) if env is None else None
+    if process is None:
+        process = _start(argv, env)
+    CHILDREN.add(process)  # again for a head start: now under this diagnosis
     timed_out = False
     try:
         out, err = process.communicate(timeout=timeout)

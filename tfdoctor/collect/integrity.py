@@ -28,15 +28,25 @@ HASH_BUDGET_ALONE_S = 0.1
 CHILD_TIMEOUT_S = 30.0
 
 
-def collect_integrity(options: CollectOptions, budget_s: float | None = None) -> dict[str, Any]:
-    verify = "integrity" in options.sections
-    beside_tensorflow = "tensorflow" in options.sections
+def command(python: str, sections: frozenset[str] | set[str], budget_s: float | None = None) -> list[str]:
+    """The child's command line for a run whose checks need `sections` (also started early, before the
+    command line is parsed: tfdoctor/__main__.py)."""
+    beside_tensorflow = "tensorflow" in sections
     if budget_s is None:
         budget_s = HASH_BUDGET_S if beside_tensorflow else HASH_BUDGET_ALONE_S
     # niced only beside the TensorFlow import, whose CPU it must not take; alone it is the critical path
-    argument = json.dumps({"budget_s": budget_s, "verify": verify, "nice": beside_tensorflow})
+    argument = json.dumps({"budget_s": budget_s, "verify": "integrity" in sections, "nice": beside_tensorflow})
+    return [*command_without_options(python), argument]
+
+
+def command_without_options(python: str) -> list[str]:
+    """The child's command line less its options; given "-" instead, the child reads them on stdin."""
+    return [python, "-c", source("integrity")]
+
+
+def collect_integrity(options: CollectOptions, budget_s: float | None = None) -> dict[str, Any]:
     # run_command: a timeout, its own session, and killed with the other children on an interrupt
-    ran = run_command([options.python, "-c", source("integrity"), argument], CHILD_TIMEOUT_S)
+    ran = run_command(command(options.python, options.sections, budget_s), CHILD_TIMEOUT_S)
     if ran["status"] != "ok":
         tail = ran["stderr"].strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"integrity child {ran['status']} (exit code {ran['exit_code']}): {tail[0]}")

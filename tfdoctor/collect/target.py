@@ -19,9 +19,14 @@ class TargetUnusableError(RuntimeError):
     """The target interpreter cannot even describe itself: the doctor cannot run (exit 2)."""
 
 
+def command(python: str) -> list[str]:
+    """The child's command line (also started early, before the command line is parsed: tfdoctor/__main__.py)."""
+    return [python, "-c", source("target_info")]
+
+
 def collect_target(options: CollectOptions) -> dict[str, Any]:
     try:
-        finished = run_process([options.python, "-c", source("target_info")], TARGET_TIMEOUT_S)
+        finished = run_process(command(options.python), TARGET_TIMEOUT_S)
     except OSError as exc:
         raise TargetUnusableError(f"cannot run {options.python}: {exc.strerror or exc}") from exc
     if finished.timed_out:
