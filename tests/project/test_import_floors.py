@@ -15,7 +15,7 @@ import pytest
 import tfdoctor
 import tfdoctor._version
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # The top floors, which may use the package's names, and the package's own entry points.
 ALLOWED = {"tfdoctor/cli.py", "tfdoctor/api.py", "tfdoctor/__init__.py", "tfdoctor/__main__.py"}
 

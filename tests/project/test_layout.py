@@ -13,7 +13,7 @@ import tests.builders
 import tests.conftest
 from tfdoctor.registry import all_checks
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 SHARED = tests.builders.__all__
 
 
