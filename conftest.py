@@ -12,8 +12,8 @@ import pytest
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads these options
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return  # a worker runs this hook too (with the controller's options): it must not start workers of its own
     chosen = config.option.numprocesses is not None or config.option.dist != "no"
     if not chosen and "not live" in (config.option.markexpr or ""):
         config.option.numprocesses = "auto"
