@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,8 +57,11 @@ def nothing_left(doctor: subprocess.Popen, root: Path, seen: list[int]) -> None:
 
 
 def test_a_hanging_interpreter_is_given_up_after_ten_seconds_in_one_short_line(tmp_path):
-    python = fakes.hanging_python(tmp_path / "interpreter")
-    run = fakes.run_doctor(tmp_path, "--python", str(python))
+    # the line names the interpreter twice: a short path of its own, so the length bound measures the
+    # message, not how deep pytest's temporary directory is (deeper under a pytest-xdist worker)
+    with tempfile.TemporaryDirectory(prefix="hang-") as short:
+        python = fakes.hanging_python(Path(short))
+        run = fakes.run_doctor(tmp_path, "--python", str(python))
     assert run.returncode == 2 and run.stdout == ""
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tfdoctor: error: "), run.stderr[:2000]

@@ -80,8 +80,9 @@ IMPORT_EXAMPLES = [(s.id, text) for s in signatures.signatures() if s.phase == "
 
 @pytest.mark.parametrize("signature_id, text", IMPORT_EXAMPLES,
                          ids=[f"{sid}-{n}" for n, (sid, _) in enumerate(IMPORT_EXAMPLES)])
-def test_import_raises_each_real_error_text(tmp_path, signature_id, text):
-    run = fakes.run_doctor(fakes.install(tmp_path, fakes.raises(text)), *MINE)
+def test_import_raises_each_real_error_text(tmp_path, monkeypatch, signature_id, text):
+    # in process: one real child per example, the command line around it is the other tests' subject
+    run = fakes.diagnose_in_process(fakes.install(tmp_path, fakes.raises(text)), monkeypatch, MINE[1].split(","))
     result = _import_result(run)
     assert run.returncode == 1
     assert run.tensorflow["status"] == "import_error"

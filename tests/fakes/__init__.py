@@ -154,6 +154,26 @@ def run_doctor(fake_root: Path, *args: str, extra_env: dict[str, str] | None = N
     return DoctorRun(completed.returncode, report, completed.stdout, completed.stderr, seconds, pids)
 
 
+def diagnose_in_process(fake_root: Path, monkeypatch, only: tuple[str, ...]) -> DoctorRun:
+    """tfdoctor.api.diagnose in this process with the fake first on PYTHONPATH: the same collectors and
+    TensorFlow child as `run_doctor`, without starting a Python that imports the doctor for each case.
+    For the many cases that differ only in what the fake raises; run_doctor covers the command line."""
+    from tfdoctor import api
+
+    pidfile = fake_root / "pids.txt"
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake_root)] + (
+        [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    monkeypatch.setenv("FAKE_TF_PIDFILE", str(pidfile))
+    monkeypatch.chdir(fake_root)  # no pyproject.toml above it: no configuration is read
+    started = time.monotonic()
+    report = api.diagnose(only=only)
+    seconds = time.monotonic() - started
+    pids = [int(line) for line in pidfile.read_text().split()] if pidfile.exists() else []
+    document = report.to_dict()
+    return DoctorRun(report.exit_code, document, json.dumps(document), "", seconds, pids)
+
+
 def survivors(pids: list[int], grace_s: float = 2.0) -> list[int]:
     """The pids still running after a short grace (zombies count as gone: they have exited).
 
