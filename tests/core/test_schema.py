@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
-from tests.cli.test_explain import LINUX_FACTS, old_report, run_cli, write
+from tests.cli_support import LINUX_FACTS, old_report, run_cli, write
 from tfdoctor.facts import SECTIONS
 from tfdoctor.report import SCHEMA_VERSION
 from tfdoctor.schema import report_schema

@@ -16,8 +16,8 @@ import pytest
 
 from tests import mermaid_support
 from tests.integration_support import MARKS
-from tests.cli.test_explain import run_cli, write
-from tests.checks.test_workload import ladder, workload_facts
+from tests.cli_support import run_cli, write
+from tests.workload_support import ladder, workload_facts
 from tfdoctor.saved_reports import explain, parse_report
 from tfdoctor.render.charts import BAR_WIDTH, mermaid_xychart, crossover_chart
 from tfdoctor.render.markdown import render as markdown
