@@ -18,6 +18,7 @@ from tfdoctor.child import source
 from tfdoctor.facts import integrity
 from tfdoctor.model import Status
 from tfdoctor.repairs import Action
+from tests.builders import MISSING_LIB, integrity_facts, verified_distribution
 from tests.plan_support import as_result, intents, plan_of
 
 PYTHON = "/venv/bin/python"
@@ -165,30 +166,12 @@ def test_a_real_copy_of_an_installed_distribution(tmp_path):
 
 # ---- the check, on constructed facts ----
 
-def facts(*entries: dict, stopped: bool = False) -> dict:
-    return {"host": {"system": "Linux"},
-            "python": {"executable": PYTHON, "in_venv": True, "machine": "x86_64"},
-            "integrity": {"budget_s": 0.3, "hash_stopped": stopped, "elapsed_s": 0.2, "distributions": list(entries)}}
-
-
-def dist(name: str, version: str, *problems: dict, record: bool = True, **counts) -> dict:
-    base = {"name": name, "version": version, "location": "/venv/lib/python3.11/site-packages", "metadata": "dist-info",
-            "installer": "pip", "record": record, "listed": 10, "size_checked": 8, "exists_checked": 0,
-            "unverifiable": 2, "outside": 0, "native_files": 2, "native_bytes": 2 << 20, "hashed_files": 2,
-            "hashed_bytes": 2 << 20, "problems": list(problems), "problems_total": len(problems)}
-    base.update(counts)
-    return base
-
-
-MISSING_LIB = {"path": "tensorflow/libtensorflow_framework.so.2", "problem": "missing", "expected_size": 65222328, "size": None}
-
-
 def planned(found: dict, outcome) -> list[str]:
     return [step.command for step in plan_of(found, [as_result("install-integrity", outcome)]).steps]
 
 
 def test_a_missing_file_fails_and_reinstalls_exactly_that_distribution():
-    found = facts(dist("tensorflow-cpu", "2.21.0", MISSING_LIB), dist("numpy", "2.4.6"))
+    found = integrity_facts(verified_distribution("tensorflow-cpu", "2.21.0", MISSING_LIB), verified_distribution("numpy", "2.4.6"))
     outcome = integrity_check.run(found)
     assert outcome.status is Status.FAIL
     assert "tensorflow-cpu 2.21.0" in outcome.summary and "libtensorflow_framework.so.2 is missing" in outcome.summary
@@ -202,7 +185,7 @@ def test_a_missing_file_fails_and_reinstalls_exactly_that_distribution():
 def test_problems_in_two_distributions_give_one_reinstall_of_both():
     truncated = {"path": "numpy/_core/_multiarray_umath.cpython-311-x86_64-linux-gnu.so", "problem": "size",
                  "expected_size": 100, "size": 10}
-    found = facts(dist("tensorflow-cpu", "2.21.0", MISSING_LIB), dist("numpy", "2.4.6", truncated))
+    found = integrity_facts(verified_distribution("tensorflow-cpu", "2.21.0", MISSING_LIB), verified_distribution("numpy", "2.4.6", truncated))
     outcome = integrity_check.run(found)
     assert intents(outcome) == [("reinstall", ("tensorflow-cpu==2.21.0", "numpy==2.4.6"))]
     assert planned(found, outcome) == [
@@ -216,7 +199,7 @@ def test_what_conda_installed_conda_reinstalls_and_pip_the_rest():
     # pip laying its numpy over conda's would leave conda's record of the package wrong
     truncated = {"path": "numpy/_core/_multiarray_umath.cpython-311-x86_64-linux-gnu.so", "problem": "size",
                  "expected_size": 100, "size": 10}
-    found = facts(dist("tensorflow-cpu", "2.21.0", MISSING_LIB), dist("numpy", "2.4.6", truncated, installer="conda"))
+    found = integrity_facts(verified_distribution("tensorflow-cpu", "2.21.0", MISSING_LIB), verified_distribution("numpy", "2.4.6", truncated, installer="conda"))
     found["python"].update(conda=True, in_venv=False, prefix="/opt/conda/envs/tf")
     outcome = integrity_check.run(found)
     conda, pip = outcome.remediation.repairs
@@ -225,7 +208,7 @@ def test_what_conda_installed_conda_reinstalls_and_pip_the_rest():
     assert planned(found, outcome) == [
         "conda install -p /opt/conda/envs/tf --force-reinstall --no-deps -y 'numpy=2.4.6'",
         f"{PYTHON} -m pip install --force-reinstall --no-deps 'tensorflow-cpu==2.21.0'"]
-    only_conda = facts(dist("numpy", "2.4.6", truncated, installer="conda"), dist("tensorflow-cpu", "2.21.0"))
+    only_conda = integrity_facts(verified_distribution("numpy", "2.4.6", truncated, installer="conda"), verified_distribution("tensorflow-cpu", "2.21.0"))
     only_conda["python"].update(conda=True, prefix="/opt/my envs/tf")
     outcome = integrity_check.run(only_conda)
     assert planned(only_conda, outcome) == ["conda install -p '/opt/my envs/tf' --force-reinstall --no-deps -y 'numpy=2.4.6'"]
@@ -233,7 +216,7 @@ def test_what_conda_installed_conda_reinstalls_and_pip_the_rest():
 
 def test_only_a_missing_console_script_warns():
     script = {"path": "../../../bin/tensorboard", "problem": "missing", "expected_size": 200, "size": None, "outside": True}
-    found = facts(dist("tensorboard", "2.20.0", script))
+    found = integrity_facts(verified_distribution("tensorboard", "2.20.0", script))
     outcome = integrity_check.run(found)
     assert outcome.status is Status.WARN
     assert intents(outcome) == [("reinstall", ("tensorboard==2.20.0",))]
@@ -241,8 +224,8 @@ def test_only_a_missing_console_script_warns():
 
 
 def test_intact_files_pass_and_say_what_was_verified_and_what_not():
-    outcome = integrity_check.run(facts(dist("tensorflow-cpu", "2.21.0", native_files=70, hashed_files=60),
-                                      dist("keras", "3.1.0", record=False, installer="conda"), stopped=True))
+    outcome = integrity_check.run(integrity_facts(verified_distribution("tensorflow-cpu", "2.21.0", native_files=70, hashed_files=60),
+                                      verified_distribution("keras", "3.1.0", record=False, installer="conda"), stopped=True))
     assert outcome.status is Status.PASS
     text = " ".join((outcome.summary, *outcome.details))
     assert "sha256 of 60 of 70 native libraries" in text and "budget stopped the rest" in text
@@ -250,17 +233,17 @@ def test_intact_files_pass_and_say_what_was_verified_and_what_not():
 
 
 def test_an_unverifiable_tensorflow_is_said_in_the_summary():
-    outcome = integrity_check.run(facts(dist("tensorflow", "2.15.0", record=False, metadata="egg-info")))
+    outcome = integrity_check.run(integrity_facts(verified_distribution("tensorflow", "2.15.0", record=False, metadata="egg-info")))
     assert outcome.status is Status.PASS
     assert outcome.summary.startswith("cannot verify tensorflow (an egg-info install (no RECORD))")
 
 
 def test_no_family_distribution_skips():
-    assert integrity_check.run(facts()).status is Status.SKIP
+    assert integrity_check.run(integrity_facts()).status is Status.SKIP
 
 
 def test_a_library_named_in_an_error_is_tied_to_its_missing_file():
-    found = facts(dist("tensorflow-cpu", "2.21.0", MISSING_LIB))
+    found = integrity_facts(verified_distribution("tensorflow-cpu", "2.21.0", MISSING_LIB))
     problem = integrity.problem_for_library(found, "libtensorflow_framework.so.2")
     assert problem is not None and problem.requirement == "tensorflow-cpu==2.21.0"
     assert integrity.problem_for_library(found, "libcudart.so.12") is None
@@ -289,13 +272,13 @@ def make_distribution_copy(site: Path, name: str) -> Path:
 def test_two_builds_sharing_files_fail_without_a_reinstall_that_would_bring_the_clash_back():
     clash = {**MISSING_LIB, "problem": "size", "size": 1, "also_in": ["tensorflow"]}
     truncated = {"path": "numpy/__init__.py", "problem": "size", "expected_size": 100, "size": 10}
-    found = facts(dist("tensorflow", "2.21.0"), dist("tensorflow-cpu", "2.21.0", clash), dist("numpy", "2.4.6", truncated))
+    found = integrity_facts(verified_distribution("tensorflow", "2.21.0"), verified_distribution("tensorflow-cpu", "2.21.0", clash), verified_distribution("numpy", "2.4.6", truncated))
     outcome = integrity_check.run(found)
     assert outcome.status is Status.FAIL
     # the damage with a repair comes first; the clash is named in the details
     assert intents(outcome) == [("reinstall", ("numpy==2.4.6",))]
     assert any("tensorflow, tensorflow-cpu install the same files" in line for line in outcome.details)
-    alone_facts = facts(dist("tensorflow", "2.21.0"), dist("tensorflow-cpu", "2.21.0", clash))
+    alone_facts = integrity_facts(verified_distribution("tensorflow", "2.21.0"), verified_distribution("tensorflow-cpu", "2.21.0", clash))
     alone = integrity_check.run(alone_facts)
     assert alone.status is Status.FAIL and alone.summary.startswith("tensorflow, tensorflow-cpu install the same files")
     # uninstall both, install one: the one tensorflow-install keeps (the newest, as `tensorflow` on Linux x86-64)
@@ -314,7 +297,7 @@ def test_a_clash_is_repaired_as_tensorflow_install_repairs_the_same_two_builds()
     from tests.plan_support import results_of
 
     clash = {**MISSING_LIB, "problem": "size", "size": 1, "also_in": ["tensorflow-cpu"]}
-    found = facts(dist("tensorflow", "2.20.0", clash), dist("tensorflow-cpu", "2.21.0"))
+    found = integrity_facts(verified_distribution("tensorflow", "2.20.0", clash), verified_distribution("tensorflow-cpu", "2.21.0"))
     found["python"]["version"] = "3.11.7"
     found["distributions"] = [{"name": "tensorflow-cpu", "version": "2.21.0", "top_level": ["tensorflow"]},
                               {"name": "tensorflow", "version": "2.20.0", "top_level": ["tensorflow"]}]
@@ -334,7 +317,7 @@ def test_a_clash_is_repaired_as_tensorflow_install_repairs_the_same_two_builds()
 def test_a_clash_of_other_distributions_keeps_the_one_installed_last():
     """keras-nightly's files overwrote keras's (keras's RECORD no longer matches): keras-nightly stays."""
     shared = {"path": "keras/__init__.py", "problem": "hash", "also_in": ["keras-nightly"]}
-    found = facts(dist("keras", "3.12.0", shared), dist("keras-nightly", "3.13.0.dev2025110103"))
+    found = integrity_facts(verified_distribution("keras", "3.12.0", shared), verified_distribution("keras-nightly", "3.13.0.dev2025110103"))
     outcome = integrity_check.run(found)
     assert intents(outcome) == [("uninstall", ("keras", "keras-nightly")), ("install", ("keras-nightly==3.13.0.dev2025110103",))]
 

@@ -10,6 +10,7 @@ import json
 import jsonschema
 import pytest
 
+from tests.builders import probe_side
 from tests.cli_support import run_cli, write
 from tests.workload_support import contender, ladder, workload_facts
 from tfdoctor.checks.workload import workload
@@ -142,15 +143,11 @@ def test_noise_is_reported_not_blamed():
 
 
 
-def probe_side(n: int, gflops: float) -> dict:
-    return {"device": "/CPU:0", "kind": "CPU", "n": n, "gflops_best": gflops}
-
-
 @pytest.mark.parametrize("probed, said", [(240.0, False), (200.0, False), (150.0, True), (400.0, True)])
 def test_a_machine_whose_speed_changed_during_the_run_is_said(probed, said):
     # the crossover of workload_facts timed 2048x2048 at 240 GFLOPS; the probe timed the same size before it
     facts = workload_facts()
-    facts["tensorflow"]["probe"] = {"status": "ok", "sides": {"cpu": probe_side(2048, probed)}}
+    facts["tensorflow"]["probe"] = {"status": "ok", "sides": {"cpu": probe_side("CPU", probed, n=2048)}}
     outcome = workload.run(facts)
     assert outcome.status is Status.PASS
     notes = [d for d in outcome.details if "speed changed while tfdoctor ran" in d]
@@ -161,7 +158,7 @@ def test_a_machine_whose_speed_changed_during_the_run_is_said(probed, said):
 
 def test_a_probe_at_a_size_the_crossover_did_not_reach_says_nothing():
     facts = workload_facts()
-    facts["tensorflow"]["probe"] = {"status": "ok", "sides": {"cpu": probe_side(4096, 50.0)}}
+    facts["tensorflow"]["probe"] = {"status": "ok", "sides": {"cpu": probe_side("CPU", 50.0, n=4096)}}
     assert not any("speed changed" in d for d in workload.run(facts).details)
 
 def test_a_section_that_raised_warns_with_its_error():

@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
+from tests.builders import probe_facts, probe_side
 from tests.cli_support import LINUX_FACTS, old_report, run_cli, write
 from tfdoctor.facts import SECTIONS
 from tfdoctor.report import SCHEMA_VERSION
@@ -195,10 +196,8 @@ def test_every_fixture_field_is_documented(path):
 
 
 def test_a_hand_written_probe_is_documented_and_validates():
-    """The probe as tests/checks/test_probe.py writes it by hand: every field it uses has a schema entry."""
-    from tests.checks.test_probe import facts_with, side
-
-    facts = facts_with(side("GPU", 5000.0), side("CPU", 400.0))
+    """The probe as tests/builders.py writes it by hand: every field it uses has a schema entry."""
+    facts = probe_facts(probe_side("GPU", 5000.0), probe_side("CPU", 400.0))
     FACTS_VALIDATOR.validate(facts)
     probe = field_schema(schema_at("#/$defs/facts")["properties"]["tensorflow"], "probe")
     assert set(facts["tensorflow"]["probe"]) <= documented_fields(probe)
