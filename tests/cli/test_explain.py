@@ -186,10 +186,7 @@ def test_explain_of_a_live_json_report_gives_the_same_statuses(tmp_path):
     assert text.returncode == run.returncode and "Traceback" not in text.stderr
 
 
-FIXTURES = fixture_paths()
-
-
-@pytest.mark.parametrize("path", FIXTURES, ids=[fixture_id(p) for p in FIXTURES])
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_fixtures_explain_from_the_command_line(path):
     code, out, err = run_cli(["explain", path, "--json"])
     assert code in (0, 1), err

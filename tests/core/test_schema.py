@@ -85,10 +85,7 @@ def test_the_schema_rejects_wrong_shapes(facts):
     assert not FACTS_VALIDATOR.is_valid(facts)
 
 
-FIXTURES = fixture_paths()
-
-
-@pytest.mark.parametrize("path", FIXTURES, ids=[fixture_id(p) for p in FIXTURES])
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_fixture_facts_follow_the_schema(path):
     FACTS_VALIDATOR.validate(load_fixture(path)["facts"])
 
@@ -190,7 +187,7 @@ def test_every_field_of_a_live_run_is_documented(live_facts):
     assert undocumented(live_facts) == []
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=[fixture_id(p) for p in FIXTURES])
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_every_fixture_field_is_documented(path):
     assert undocumented(load_fixture(path)["facts"]) == []
 
