@@ -1,6 +1,6 @@
 """The matmul pictures: the terminal's bar chart under the probe and workload lines, and Markdown's Mermaid
 xychart with its table, drawn from the facts of a --deep report (the shapes tfdoctor/child/workload.py
-and the probe record, built with tests/test_workload.py's helpers), through `tfdoctor explain` as a
+and the probe record, built with tests/workload_support.py and tests/builders.py), through `tfdoctor explain` as a
 support engineer runs it. The Mermaid blocks are parsed by the real Mermaid library (tests/mermaid_support.py)."""
 
 from __future__ import annotations
