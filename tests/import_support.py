@@ -6,42 +6,10 @@ from __future__ import annotations
 
 import shlex
 
+from tests.builders import ENV_SITE
 from tests.plan_support import as_result, plan_of
 
-PY = "/env/bin/python"
-
-
 TF_KERAS_221 = "tf-keras==2.21.0"  # the tf-keras made for TensorFlow 2.21 (companion table)
-
-
-SITE = "/env/lib/python3.11/site-packages"
-
-
-# tensorflow-cpu 2.21.0's Requires-Dist (a part of it, as written in its METADATA)
-TF_221 = ["protobuf<8.0.0,>=6.31.1", "keras>=3.12.0", "numpy>=1.26.0", "h5py<3.15.0,>=3.11.0",
-          "ml_dtypes<1.0.0,>=0.5.1"]
-
-
-HEALTHY = {"protobuf": "6.31.1", "keras": "3.15.1", "numpy": "2.4.6", "h5py": "3.14.0", "ml-dtypes": "0.6.0"}
-
-
-TOP_LEVEL = {"protobuf": ["google"], "ml-dtypes": ["ml_dtypes"]}
-
-
-def facts_with(versions=None, requires=TF_221, tf_version="2.21.0", tensorflow=None, integrity=None) -> dict:
-    dists = [{"name": "tensorflow-cpu", "version": tf_version, "location": SITE, "top_level": ["tensorflow"],
-              "requires": list(requires)}]
-    for name, version in {**HEALTHY, **(versions or {})}.items():
-        if version is not None:
-            dists.append({"name": name, "version": version, "location": SITE,
-                          "top_level": TOP_LEVEL.get(name, [name.replace("-", "_")]), "requires": []})
-    facts = {"host": {"system": "Linux", "machine": "x86_64"},
-             "python": {"version": "3.11.7", "implementation": "CPython", "machine": "x86_64", "executable": PY,
-                        "in_venv": True},
-             "distributions": dists, "tensorflow": tensorflow or {}}
-    if integrity is not None:
-        facts["integrity"] = integrity
-    return facts
 
 
 def failed_import(type_: str, message: str, frames: list[str]) -> dict:
@@ -50,34 +18,34 @@ def failed_import(type_: str, message: str, frames: list[str]) -> dict:
         traceback += [f'  File "{path}", line 1, in <module>', "    import something"]
     traceback.append(f"{type_}: {message}")
     return {"status": "import_error", "imported": False, "stage": "import_failed", "exit_code": 3, "signal": None,
-            "timed_out": False, "stderr_tail": "", "spec": {"origin": f"{SITE}/tensorflow/__init__.py"},
+            "timed_out": False, "stderr_tail": "", "spec": {"origin": f"{ENV_SITE}/tensorflow/__init__.py"},
             "exception": {"type": type_, "message": message, "traceback": traceback, "causes": []}}
 
 
 PROTOBUF_TOO_OLD = failed_import(
-    "ImportError", f"cannot import name 'runtime_version' from 'google.protobuf' ({SITE}/google/protobuf/__init__.py)",
-    [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/framework/ops.py",
-     f"{SITE}/tensorflow/core/framework/attr_value_pb2.py"])
+    "ImportError", f"cannot import name 'runtime_version' from 'google.protobuf' ({ENV_SITE}/google/protobuf/__init__.py)",
+    [f"{ENV_SITE}/tensorflow/__init__.py", f"{ENV_SITE}/tensorflow/python/framework/ops.py",
+     f"{ENV_SITE}/tensorflow/core/framework/attr_value_pb2.py"])
 
 
 ML_DTYPES_TOO_OLD = failed_import(
     "AttributeError", "module 'ml_dtypes' has no attribute 'float4_e2m1fn'. Did you mean: 'float8_e4m3fn'?",
-    [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/framework/dtypes.py"])
+    [f"{ENV_SITE}/tensorflow/__init__.py", f"{ENV_SITE}/tensorflow/python/framework/dtypes.py"])
 
 
 H5PY_FOR_NUMPY1 = failed_import(
     "ValueError", "numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 "
-    "from PyObject", [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/keras/saving/hdf5_format.py",
-                      f"{SITE}/h5py/__init__.py", "h5py/_errors.pyx"])
+    "from PyObject", [f"{ENV_SITE}/tensorflow/__init__.py", f"{ENV_SITE}/tensorflow/python/keras/saving/hdf5_format.py",
+                      f"{ENV_SITE}/h5py/__init__.py", "h5py/_errors.pyx"])
 
 
 LIBRARY_MISSING = failed_import(
     "ImportError", "libtensorflow_framework.so.2: cannot open shared object file: No such file or directory",
-    [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/pywrap_tensorflow.py",
-     f"{SITE}/tensorflow/python/platform/self_check.py"])
+    [f"{ENV_SITE}/tensorflow/__init__.py", f"{ENV_SITE}/tensorflow/python/pywrap_tensorflow.py",
+     f"{ENV_SITE}/tensorflow/python/platform/self_check.py"])
 
 
-UNKNOWN = failed_import("RuntimeError", "something nobody has seen", [f"{SITE}/tensorflow/__init__.py"])
+UNKNOWN = failed_import("RuntimeError", "something nobody has seen", [f"{ENV_SITE}/tensorflow/__init__.py"])
 
 
 def install_command(facts: dict, outcome, check_id: str = "tensorflow-import") -> list[str]:

@@ -16,7 +16,6 @@ import psutil
 import pytest
 
 from tests import fakes
-from tests.cli.test_interrupts import start_doctor, wait_for_import
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and sessions")
 
@@ -74,8 +73,8 @@ def test_a_hanging_interpreter_is_given_up_after_ten_seconds_in_one_short_line(t
 def test_a_signal_while_the_interpreter_hangs_ends_everything_at_once(tmp_path, signum, code):
     root = tmp_path
     python = fakes.hanging_python(tmp_path / "interpreter")
-    doctor = start_doctor(root, "--json", "--python", str(python), start_new_session=True)
-    wait_for_import(root)  # the interpreter hangs in its sitecustomize, with its helper
+    doctor = fakes.start_doctor(root, "--json", "--python", str(python), start_new_session=True)
+    fakes.wait_for_import(root)  # the interpreter hangs in its sitecustomize, with its helper
     seen = descendants(doctor.pid)
     doctor.send_signal(signum)
     sent = time.monotonic()
@@ -89,8 +88,8 @@ def test_a_signal_while_the_interpreter_hangs_ends_everything_at_once(tmp_path, 
 def test_ctrl_c_again_and_again_never_prints_a_traceback(tmp_path):
     root = tmp_path
     python = fakes.hanging_python(tmp_path / "interpreter")
-    doctor = start_doctor(root, "--json", "--python", str(python), start_new_session=True)
-    wait_for_import(root)
+    doctor = fakes.start_doctor(root, "--json", "--python", str(python), start_new_session=True)
+    fakes.wait_for_import(root)
     seen = descendants(doctor.pid)
     deadline = time.monotonic() + 60
     while doctor.poll() is None and time.monotonic() < deadline:  # an impatient user, or `timeout -s INT`
@@ -109,7 +108,7 @@ def test_sigterm_at_any_stage_of_a_hanging_run(tmp_path, delay_s):
     143 at once, one line, nothing left."""
     root = tmp_path
     python = fakes.hanging_python(tmp_path / "interpreter")
-    doctor = start_doctor(root, "--json", "--python", str(python), start_new_session=True)
+    doctor = fakes.start_doctor(root, "--json", "--python", str(python), start_new_session=True)
     time.sleep(delay_s)
     seen = descendants(doctor.pid)
     doctor.send_signal(signal.SIGTERM)

@@ -19,53 +19,10 @@ from tfdoctor.checks import dependencies as dependencies_check
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
+from tests.builders import ENV_PYTHON, IMPORTED, TF_221_REQUIRES, tensorflow_environment
 from tests.plan_support import argvs, plan_of
 
 CHECK = next(c for c in all_checks() if c.id == "dependencies")
-PY = "/work/env/bin/python"
-
-# tensorflow-cpu 2.21.0's Requires-Dist, a part of it (the real lines: `.venv`, and the test at the end).
-TF_221 = [
-    "absl-py>=1.0.0",
-    "protobuf<8.0.0,>=6.31.1",
-    "keras>=3.12.0",
-    "numpy>=1.26.0",
-    "h5py<3.15.0,>=3.11.0",
-    "ml_dtypes<1.0.0,>=0.5.1",
-    'nvidia-cublas-cu12<13.0,>=12.5.3.2; extra == "and-cuda"',
-    'nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == "and-cuda"',
-    'tensorflow-io-gcs-filesystem>=0.23.1; (sys_platform != "win32" and python_version < "3.13") and extra == "gcs-filesystem"',
-]
-HEALTHY = {"absl-py": "2.1.0", "protobuf": "6.31.1", "keras": "3.12.0", "numpy": "2.1.3", "h5py": "3.14.0",
-           "ml-dtypes": "0.5.1"}
-TOP_LEVEL = {"protobuf": ["google"], "ml-dtypes": ["ml_dtypes"], "numpy": ["numpy"], "h5py": ["h5py"]}
-
-
-def facts_with(versions=None, extra=(), tf_name="tensorflow-cpu", tf_version="2.21.0", requires=None,
-               python="3.11.7", system="Linux", machine="x86_64", tensorflow=None, marker_environment=True):
-    dists = [{"name": tf_name, "version": tf_version, "location": "/env/site-packages", "top_level": ["tensorflow"],
-              "requires": list(TF_221 if requires is None else requires)}]
-    for name, version in {**HEALTHY, **(versions or {})}.items():
-        if version is not None:
-            dists.append({"name": name, "version": version, "location": "/env/site-packages",
-                          "top_level": TOP_LEVEL.get(name, [name.replace("-", "_")])})
-    dists.extend(extra)
-    python_facts = {"version": python, "implementation": "CPython", "machine": machine, "executable": PY,
-                    "in_venv": True, "distribution_count": 40}
-    if marker_environment:
-        python_facts["marker_environment"] = {
-            "python_version": ".".join(python.split(".")[:2]), "python_full_version": python,
-            "sys_platform": {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}[system],
-            "platform_machine": machine, "platform_system": system, "implementation_name": "cpython",
-            "platform_python_implementation": "CPython", "os_name": "nt" if system == "Windows" else "posix",
-            "platform_release": "", "platform_version": "", "implementation_version": python}
-    facts = {"host": {"system": system, "machine": machine}, "python": python_facts, "distributions": dists}
-    if tensorflow is not None:
-        facts["tensorflow"] = tensorflow
-    return facts
-
-
-IMPORTED = {"status": "ok", "imported": True, "version": "2.21.0", "stage": "done"}
 IMPORT_FAILED = {"status": "import_failed", "imported": False, "stage": "import_failed", "exit_code": 1,
                  "exception": {"type": "TypeError", "message": "Descriptors cannot be created directly."}}
 
@@ -81,25 +38,25 @@ def commands(result, facts) -> list[list[str]]:
 
 
 def test_healthy_environment_passes_with_markers_and_extras_left_out():
-    result = run(facts_with(tensorflow=IMPORTED))
+    result = run(tensorflow_environment(tensorflow=IMPORTED))
     assert result.status is Status.PASS, result.summary
     assert "tensorflow-cpu 2.21.0" in result.summary
-    assert requirements.unmet_requirements(facts_with()) == []
+    assert requirements.unmet_requirements(tensorflow_environment()) == []
 
 
 def test_pin_violated_below_warns_while_tensorflow_imports_and_names_the_pin():
-    facts = facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED)
+    facts = tensorflow_environment({"protobuf": "5.28.0"}, tensorflow=IMPORTED)
     result = run(facts)
     assert result.status is Status.WARN
     assert result.summary == "protobuf 5.28.0 is outside tensorflow-cpu 2.21.0's protobuf<8.0.0,>=6.31.1"
     (repair,) = result.remediation.repairs
     assert (repair.packages, repair.reason) == (("protobuf<8.0.0,>=6.31.1",), result.summary)
     # the plan keeps TensorFlow where it is by pinning the installed build into the same step
-    assert commands(result, facts) == [[PY, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
+    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
 
 
 def test_pin_violated_above_fails_when_the_import_fails():
-    facts = facts_with({"h5py": "3.15.1"}, tensorflow=IMPORT_FAILED)
+    facts = tensorflow_environment({"h5py": "3.15.1"}, tensorflow=IMPORT_FAILED)
     result = run(facts)
     assert result.status is Status.FAIL
     assert result.summary == "h5py 3.15.1 is outside tensorflow-cpu 2.21.0's h5py<3.15.0,>=3.11.0"
@@ -108,7 +65,7 @@ def test_pin_violated_above_fails_when_the_import_fails():
 
 
 def test_every_unmet_pin_is_one_repair_and_all_go_into_one_step():
-    facts = facts_with({"protobuf": "4.25.3", "ml-dtypes": "0.3.2", "numpy": "1.24.4"}, tensorflow=IMPORT_FAILED)
+    facts = tensorflow_environment({"protobuf": "4.25.3", "ml-dtypes": "0.3.2", "numpy": "1.24.4"}, tensorflow=IMPORT_FAILED)
     result = run(facts)
     assert result.status is Status.FAIL
     assert [r.packages for r in result.remediation.repairs] == [
@@ -121,7 +78,7 @@ def test_every_unmet_pin_is_one_repair_and_all_go_into_one_step():
 
 
 def test_a_missing_distribution_counts():
-    facts = facts_with({"h5py": None}, tensorflow=IMPORTED)
+    facts = tensorflow_environment({"h5py": None}, tensorflow=IMPORTED)
     result = run(facts)
     assert result.status is Status.WARN
     assert result.summary == "tensorflow-cpu 2.21.0 requires h5py<3.15.0,>=3.11.0, which is not installed"
@@ -129,13 +86,13 @@ def test_a_missing_distribution_counts():
 
 
 def test_a_list_without_the_collector_count_is_not_taken_as_complete():
-    facts = facts_with({"h5py": None, "protobuf": "5.28.0"})
+    facts = tensorflow_environment({"h5py": None, "protobuf": "5.28.0"})
     del facts["python"]["distribution_count"]  # hand-written, or trimmed: absent is not "not installed"
     assert [u.name for u in requirements.unmet_requirements(facts)] == ["protobuf"]
 
 
 def test_unmet_reports_top_level_modules_of_the_required_distribution():
-    unmet = requirements.unmet_requirements(facts_with({"protobuf": "3.20.3"}))
+    unmet = requirements.unmet_requirements(tensorflow_environment({"protobuf": "3.20.3"}))
     assert [(u.name, u.top_level, u.installed, u.requirer) for u in unmet] == \
         [("protobuf", ("google",), "3.20.3", "tensorflow-cpu")]
 
@@ -143,19 +100,19 @@ def test_unmet_reports_top_level_modules_of_the_required_distribution():
 def test_markers_for_another_platform_or_python_do_not_apply():
     lines = ['tensorflow-intel==2.15.0; platform_system == "Windows"',
              'numpy<2.0.0,>=1.23.5; python_version <= "3.11"', 'numpy<2.0.0,>=1.26.0; python_version >= "3.12"']
-    linux = facts_with({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0")
+    linux = tensorflow_environment({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0")
     assert requirements.unmet_requirements(linux) == []
-    newer_python = facts_with({"numpy": "1.24.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0",
+    newer_python = tensorflow_environment({"numpy": "1.24.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0",
                               python="3.12.4")
     assert [u.specifier for u in requirements.unmet_requirements(newer_python)] == ["<2.0.0,>=1.26.0"]
-    windows = facts_with({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0", system="Windows",
+    windows = tensorflow_environment({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0", system="Windows",
                          machine="AMD64")
     windows["distributions"][0]["top_level"] = []  # the Windows 2.15 `tensorflow` is a shim of tensorflow-intel
     assert [u.name for u in requirements.unmet_requirements(windows)] == ["tensorflow-intel"]
 
 
 def test_marker_environment_is_rebuilt_for_older_reports():
-    facts = facts_with(python="3.10.12", system="Darwin", machine="arm64", marker_environment=False)
+    facts = tensorflow_environment(python="3.10.12", system="Darwin", machine="arm64", with_marker_environment=False)
     environment = requirements.marker_environment(facts)
     assert environment["python_version"] == "3.10"
     assert environment["sys_platform"] == "darwin"
@@ -165,20 +122,20 @@ def test_marker_environment_is_rebuilt_for_older_reports():
 def test_and_cuda_counts_when_its_nvidia_libraries_are_installed():
     cublas = {"name": "nvidia-cublas-cu12", "version": "12.5.3.2", "top_level": ["nvidia"]}
     old_cudnn = {"name": "nvidia-cudnn-cu12", "version": "8.9.7.29", "top_level": ["nvidia"]}
-    assert requirements.unmet_requirements(facts_with(extra=[cublas])) != []  # cudnn missing from the extra
-    unmet = requirements.unmet_requirements(facts_with(extra=[cublas, old_cudnn]))
+    assert requirements.unmet_requirements(tensorflow_environment(extra=[cublas])) != []  # cudnn missing from the extra
+    unmet = requirements.unmet_requirements(tensorflow_environment(extra=[cublas, old_cudnn]))
     assert [(u.name, u.installed, u.extra) for u in unmet] == [("nvidia-cudnn-cu12", "8.9.7.29", "and-cuda")]
-    assert requirements.unmet_requirements(facts_with()) == []  # no nvidia-* library: the extra was not installed
+    assert requirements.unmet_requirements(tensorflow_environment()) == []  # no nvidia-* library: the extra was not installed
 
 
 def test_other_extras_count_only_when_an_installed_distribution_asks_for_them():
     gcs_old = {"name": "tensorflow-io-gcs-filesystem", "version": "0.20.0", "top_level": ["tensorflow_io_gcs_filesystem"]}
     # installed under the extra's name is no request: nobody asked for tensorflow-cpu[gcs-filesystem]
-    assert requirements.unmet_requirements(facts_with(extra=[gcs_old])) == []
+    assert requirements.unmet_requirements(tensorflow_environment(extra=[gcs_old])) == []
     asking = {"name": "my-app", "version": "1.0", "requires": ["tensorflow-cpu[gcs-filesystem]>=2.21"]}
-    unmet = requirements.unmet_requirements(facts_with(extra=[gcs_old, asking]))
+    unmet = requirements.unmet_requirements(tensorflow_environment(extra=[gcs_old, asking]))
     assert [(u.name, u.extra) for u in unmet] == [("tensorflow-io-gcs-filesystem", "gcs-filesystem")]
-    dev = facts_with(requires=TF_221 + ['pytest>=8; extra == "dev"', 'pylint>=3; extra == "dev"'],
+    dev = tensorflow_environment(requires=TF_221_REQUIRES + ['pytest>=8; extra == "dev"', 'pylint>=3; extra == "dev"'],
                      extra=[{"name": "pytest", "version": "7.4.0"}])
     assert requirements.unmet_requirements(dev) == []  # pylint absent: the dev extra was never installed
 
@@ -192,7 +149,7 @@ def test_an_extra_named_like_an_installed_build_is_not_requested():
                         'tensorflow-cpu<2.17.0,>=2.16.0; extra == "tensorflow-cpu"',
                         'tensorflow-gpu<2.17.0,>=2.16.0; extra == "tensorflow-gpu"',
                         'tensorflow-rocm<2.17.0,>=2.16.0; extra == "tensorflow-rocm"']}
-    facts = facts_with(tf_version="2.15.1", requires=["tensorflow-io-gcs-filesystem>=0.23.1"], extra=[gcs])
+    facts = tensorflow_environment(tf_version="2.15.1", requires=["tensorflow-io-gcs-filesystem>=0.23.1"], extra=[gcs])
     assert requirements.unmet_requirements(facts) == []
     assert run(facts).status is Status.PASS
 
@@ -200,11 +157,11 @@ def test_an_extra_named_like_an_installed_build_is_not_requested():
 def test_an_installed_prerelease_satisfies_a_plain_range():
     nightly = {"name": "tf-nightly", "version": "2.22.0.dev20251101", "top_level": ["tensorflow"],
                "requires": ["keras-nightly>=3.12.0.dev2025100703"]}
-    facts = facts_with(tf_version="2.22.0rc0", extra=[])
+    facts = tensorflow_environment(tf_version="2.22.0rc0", extra=[])
     text = {"name": "tensorflow-text", "version": "2.22.0rc0", "requires": ["tensorflow<2.23,>=2.21"]}
     facts["distributions"].append(text)
     assert requirements.unmet_requirements(facts) == []
-    nightly_facts = facts_with(tf_name="tf-nightly", tf_version="2.22.0.dev20251101", requires=nightly["requires"],
+    nightly_facts = tensorflow_environment(tf_name="tf-nightly", tf_version="2.22.0.dev20251101", requires=nightly["requires"],
                                extra=[{"name": "keras-nightly", "version": "3.13.0.dev2025110103"}])
     assert requirements.unmet_requirements(nightly_facts) == []
     assert requirements.holds("2.22.0rc1", ">=2.21") is True
@@ -226,7 +183,7 @@ def test_a_dependent_made_for_another_tensorflow_gets_its_release_made_for_the_i
     """tensorflow-text 2.15.0 beside tensorflow-cpu 2.21.0 (issue 17): the tensorflow-text release made for 2.21
     (companion table), exact, installed --no-deps since it requires `tensorflow`: never `tensorflow<2.16` and
     never the extra's `tensorflow-cpu<2.14` (an extra nobody asked for)."""
-    facts = facts_with(extra=[TEXT_215, HUB, TF_KERAS_221], tensorflow=IMPORTED)
+    facts = tensorflow_environment(extra=[TEXT_215, HUB, TF_KERAS_221], tensorflow=IMPORTED)
     result = run(facts)
     assert result.status is Status.WARN
     assert result.summary == "tensorflow-cpu 2.21.0 is outside tensorflow-text 2.15.0's tensorflow<2.16,>=2.15.0"
@@ -238,7 +195,7 @@ def test_a_dependent_made_for_another_tensorflow_gets_its_release_made_for_the_i
     plan = plan_of(facts, [result])
     assert plan.moves_tensorflow is None and not plan.conflicts
     installs = [words for words in argvs(plan) if "install" in words]
-    assert installs[-1] == [PY, "-m", "pip", "install", "--no-deps", f"tensorflow-text=={release.version}"]
+    assert installs[-1] == [ENV_PYTHON, "-m", "pip", "install", "--no-deps", f"tensorflow-text=={release.version}"]
     named = {Requirement(w).name for words in installs for w in words[4:] if not w.startswith("-")}
     assert "tensorflow" not in named and "tensorflow-macos" not in named  # no second build
 
@@ -248,7 +205,7 @@ def test_a_companion_with_no_release_for_the_installed_tensorflow_moves_it_and_s
     TensorFlow moves, as tensorflow-cpu, into the range of the installed release, and the plan says why."""
     forests = {"name": "tensorflow-decision-forests", "version": "1.8.1", "top_level": ["tensorflow_decision_forests"],
                "requires": ["numpy", "pandas", "tensorflow~=2.15.0", "six", "absl-py", "wheel", "wurlitzer"]}
-    facts = facts_with(extra=[forests], tensorflow=IMPORTED)
+    facts = tensorflow_environment(extra=[forests], tensorflow=IMPORTED)
     assert companions.release_for("tensorflow-decision-forests", "2.21.0", requirements.marker_environment(facts)) is None
     result = run(facts)
     repair = next(r for r in result.remediation.repairs if r.packages == ("tensorflow-cpu~=2.15.0",))
@@ -263,7 +220,7 @@ MY_MODEL = {"name": "my-model", "version": "1.0", "top_level": ["my_model"], "re
 
 
 def test_a_dependent_only_another_tensorflow_satisfies_moves_tensorflow_and_says_why():
-    facts = facts_with(tf_name="tensorflow", extra=[MY_MODEL], tensorflow=IMPORTED)
+    facts = tensorflow_environment(tf_name="tensorflow", extra=[MY_MODEL], tensorflow=IMPORTED)
     result = run(facts)
     assert result.status is Status.WARN
     (repair,) = result.remediation.repairs
@@ -272,31 +229,31 @@ def test_a_dependent_only_another_tensorflow_satisfies_moves_tensorflow_and_says
     assert "TensorFlow must move" in repair.reason
     assert "only another TensorFlow" in result.remediation.advice and "moves TensorFlow" in result.remediation.advice
     plan = plan_of(facts, [result])
-    assert argvs(plan) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]
+    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]
     move = plan.moves_tensorflow
     assert (move.source, move.target, move.why) == ("tensorflow==2.21.0", "tensorflow<2.16,>=2.15", repair.reason)
     # the moved TensorFlow brings its own pins: the old one's unmet protobuf pin stays out of the step
-    facts = facts_with({"protobuf": "4.25.3"}, tf_name="tensorflow", extra=[MY_MODEL], tensorflow=IMPORTED)
+    facts = tensorflow_environment({"protobuf": "4.25.3"}, tf_name="tensorflow", extra=[MY_MODEL], tensorflow=IMPORTED)
     result = run(facts)
     assert [r.packages for r in result.remediation.repairs] == [("tensorflow<2.16,>=2.15",)]
-    assert argvs(plan_of(facts, [result])) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]
+    assert argvs(plan_of(facts, [result])) == [[ENV_PYTHON, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]
 
 
 def test_tensorflow_moves_under_the_installed_builds_name_never_a_second_build():
     """tensorflow-cpu provides the `tensorflow` my-model requires: TensorFlow moves as tensorflow-cpu."""
-    facts = facts_with(extra=[MY_MODEL], tensorflow=IMPORTED)
+    facts = tensorflow_environment(extra=[MY_MODEL], tensorflow=IMPORTED)
     result = run(facts)
     assert result.summary == "tensorflow-cpu 2.21.0 is outside my-model 1.0's tensorflow<2.16,>=2.15"
     assert [r.packages for r in result.remediation.repairs] == [("tensorflow-cpu<2.16,>=2.15",)]
     assert "as tensorflow-cpu, the build installed" in result.remediation.repairs[0].reason
     plan = plan_of(facts, [result])
-    assert argvs(plan) == [[PY, "-m", "pip", "install", "tensorflow-cpu<2.16,>=2.15"]]
+    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "tensorflow-cpu<2.16,>=2.15"]]
     assert not plan.conflicts and plan.moves_tensorflow.source == "tensorflow-cpu==2.21.0"
 
 
 def test_two_dependents_wanting_disjoint_tensorflows_are_a_conflict_naming_both():
     other = {"name": "other-model", "version": "2.0", "top_level": ["other_model"], "requires": ["tensorflow>=2.18"]}
-    facts = facts_with({"protobuf": "4.25.3"}, tf_name="tensorflow", tf_version="2.17.0", extra=[MY_MODEL, other],
+    facts = tensorflow_environment({"protobuf": "4.25.3"}, tf_name="tensorflow", tf_version="2.17.0", extra=[MY_MODEL, other],
                        tensorflow=IMPORTED)
     result = run(facts)
     plan = plan_of(facts, [result])
@@ -308,37 +265,37 @@ def test_two_dependents_wanting_disjoint_tensorflows_are_a_conflict_naming_both(
 
 
 def test_tensorflow_cpu_stands_in_for_tensorflow_at_a_fitting_version():
-    assert requirements.unmet_requirements(facts_with(extra=[TF_KERAS_221])) == []
+    assert requirements.unmet_requirements(tensorflow_environment(extra=[TF_KERAS_221])) == []
     old = {"name": "tf-keras", "version": "2.15.1", "top_level": ["tf_keras"], "requires": ["tensorflow<2.16,>=2.15"]}
-    facts = facts_with(extra=[old], tensorflow={**IMPORTED, "keras": {"layer_ok": False, "error": {
+    facts = tensorflow_environment(extra=[old], tensorflow={**IMPORTED, "keras": {"layer_ok": False, "error": {
         "type": "ImportError", "message": "cannot import name 'keras' from 'tf_keras'"}}})
     result = run(facts)
     assert result.status is Status.FAIL  # tf.keras itself fails: a Keras pin known to break
     assert result.summary == "tensorflow-cpu 2.21.0 is outside tf-keras 2.15.1's tensorflow<2.16,>=2.15"
     assert [r.packages for r in result.remediation.repairs] == [("tf-keras==2.21.0",)]
     # tf-keras 2.21.0 requires only `tensorflow`, which tensorflow-cpu provides: --no-deps, no second build
-    assert commands(result, facts) == [[PY, "-m", "pip", "install", "--no-deps", "tf-keras==2.21.0"]]
+    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "--no-deps", "tf-keras==2.21.0"]]
 
 
 def test_numpy_past_the_abi_tensorflow_was_built_for_fails_even_without_an_import():
     lines = ["numpy<2.0.0,>=1.23.5"]
-    result = run(facts_with({"numpy": "2.0.1"}, tf_name="tensorflow", tf_version="2.15.0", requires=lines))
+    result = run(tensorflow_environment({"numpy": "2.0.1"}, tf_name="tensorflow", tf_version="2.15.0", requires=lines))
     assert result.status is Status.FAIL
     assert "NumPy 1.x" in result.details[0]
 
 
 def test_uv_and_conda_environments_get_their_installer():
-    uv = facts_with({"protobuf": "5.28.0"})
+    uv = tensorflow_environment({"protobuf": "5.28.0"})
     uv["python"]["uv_version"] = "0.4.0"
-    assert commands(run(uv), uv) == [["uv", "pip", "install", "--python", PY, "protobuf<8.0.0,>=6.31.1",
+    assert commands(run(uv), uv) == [["uv", "pip", "install", "--python", ENV_PYTHON, "protobuf<8.0.0,>=6.31.1",
                                       "tensorflow-cpu==2.21.0"]]
-    conda = facts_with({"protobuf": "5.28.0"})
+    conda = tensorflow_environment({"protobuf": "5.28.0"})
     conda["python"].update(conda=True, in_venv=False)
-    assert commands(run(conda), conda)[0][:4] == [PY, "-m", "pip", "install"]
+    assert commands(run(conda), conda)[0][:4] == [ENV_PYTHON, "-m", "pip", "install"]
 
 
 def test_skips_without_recorded_requires_or_without_tensorflow():
-    facts = facts_with()
+    facts = tensorflow_environment()
     for entry in facts["distributions"]:
         entry.pop("requires", None)
     assert run(facts).status is Status.SKIP
@@ -349,7 +306,7 @@ def test_skips_without_recorded_requires_or_without_tensorflow():
 def test_a_dependent_is_checked_with_its_own_pins():
     hub = {"name": "tensorflow-hub", "version": "0.16.1", "requires": ["numpy>=1.12.0", "protobuf>=3.19.6",
                                                                         "tf-keras>=2.14.1"]}
-    unmet = requirements.unmet_requirements(facts_with(extra=[hub]))
+    unmet = requirements.unmet_requirements(tensorflow_environment(extra=[hub]))
     assert [u.describe() for u in unmet] == ["tensorflow-hub 0.16.1 requires tf-keras>=2.14.1, which is not installed"]
 
 
@@ -407,7 +364,7 @@ def test_target_info_records_a_fake_dependent_and_what_it_names(tmp_path):
 def test_tensorflow_install_leaves_declared_pins_to_this_check():
     install = next(c for c in all_checks() if c.id == "tensorflow-install")
     lines = ["numpy<2.0.0,>=1.23.5", "keras>=3.0.0"]
-    facts = facts_with({"numpy": "2.0.1", "keras": "3.3.3"}, tf_name="tensorflow", tf_version="2.16.1", requires=lines)
+    facts = tensorflow_environment({"numpy": "2.0.1", "keras": "3.3.3"}, tf_name="tensorflow", tf_version="2.16.1", requires=lines)
     results = {r.check_id: r for r in run_checks([install, CHECK], facts)}
     assert results["dependencies"].status is Status.FAIL
     assert results["dependencies"].summary == "numpy 2.0.1 is outside tensorflow 2.16.1's numpy<2.0.0,>=1.23.5"
@@ -417,7 +374,7 @@ def test_tensorflow_install_leaves_declared_pins_to_this_check():
 
 def test_tensorflow_install_keeps_its_curated_pins_where_requires_dist_is_not_recorded():
     install = next(c for c in all_checks() if c.id == "tensorflow-install")
-    facts = facts_with({"numpy": "2.0.1"}, tf_name="tensorflow", tf_version="2.16.1")
+    facts = tensorflow_environment({"numpy": "2.0.1"}, tf_name="tensorflow", tf_version="2.16.1")
     del facts["distributions"][0]["requires"]
     results = {r.check_id: r for r in run_checks([install, CHECK], facts)}
     assert results["tensorflow-install"].status is Status.FAIL
@@ -427,7 +384,7 @@ def test_tensorflow_install_keeps_its_curated_pins_where_requires_dist_is_not_re
 
 def test_tensorflow_install_keeps_the_numpy_abi_rule_where_an_old_pin_has_no_upper_bound():
     install = next(c for c in all_checks() if c.id == "tensorflow-install")
-    facts = facts_with({"numpy": "2.0.1"}, tf_name="tensorflow", tf_version="2.11.0", requires=["numpy>=1.20"])
+    facts = tensorflow_environment({"numpy": "2.0.1"}, tf_name="tensorflow", tf_version="2.11.0", requires=["numpy>=1.20"])
     results = {r.check_id: r for r in run_checks([install, CHECK], facts)}
     assert results["dependencies"].status is Status.PASS  # the metadata allows it...
     assert results["tensorflow-install"].status is Status.FAIL  # ...the curated ABI fact knows it breaks
@@ -436,12 +393,12 @@ def test_tensorflow_install_keeps_the_numpy_abi_rule_where_an_old_pin_has_no_upp
 def test_requirers_that_disagree_get_no_impossible_command_but_the_reason():
     metadata = {"name": "tensorflow-metadata", "version": "1.13.1", "top_level": ["tensorflow_metadata"],
                 "requires": ["protobuf<4,>=3.20.3", "absl-py<2.0.0,>=0.9"]}
-    facts = facts_with({"protobuf": "3.20.3", "absl-py": "2.1.0"}, extra=[metadata], tensorflow=IMPORTED)
+    facts = tensorflow_environment({"protobuf": "3.20.3", "absl-py": "2.1.0"}, extra=[metadata], tensorflow=IMPORTED)
     unmet = requirements.unmet_requirements(facts)
     assert sorted((u.requirer, u.name) for u in unmet) == [("tensorflow-cpu", "protobuf"),
                                                            ("tensorflow-metadata", "absl-py")]
     assert dependencies_check.clashing(unmet) == {}
-    both = facts_with({"protobuf": "5.29.0"}, extra=[metadata], tensorflow=IMPORTED)
+    both = tensorflow_environment({"protobuf": "5.29.0"}, extra=[metadata], tensorflow=IMPORTED)
     unmet = requirements.unmet_requirements(both)
     assert list(dependencies_check.clashing(unmet)) == ["protobuf"]
     result = run(both)
@@ -451,7 +408,7 @@ def test_requirers_that_disagree_get_no_impossible_command_but_the_reason():
         ("protobuf<8.0.0,>=6.31.1",), ("protobuf<4,>=3.20.3",), ("absl-py<2.0.0,>=0.9",)]
     plan = plan_of(both, [result])
     # what can be done is done (absl-py), the clash is not
-    assert [step.command for step in plan.steps] == [f"{PY} -m pip install 'absl-py<2.0.0,>=0.9' 'tensorflow-cpu==2.21.0'"]
+    assert [step.command for step in plan.steps] == [f"{ENV_PYTHON} -m pip install 'absl-py<2.0.0,>=0.9' 'tensorflow-cpu==2.21.0'"]
     (conflict,) = plan.conflicts
     assert conflict.distribution == "protobuf"
     assert [(check, requirement) for check, requirement, _ in conflict.wants] == [
@@ -477,27 +434,27 @@ def test_a_distribution_requiring_tensorflow_only_under_an_extra_counts_when_tha
                     "requires": ["tokenizers<0.20,>=0.19", 'tensorflow<2.16,>2.9; extra == "tf"',
                                  'tf-keras; extra == "tf"']}
     tokenizers = {"name": "tokenizers", "version": "0.21.0"}
-    bare = facts_with(tf_name="tensorflow", extra=[transformers, tokenizers])
+    bare = tensorflow_environment(tf_name="tensorflow", extra=[transformers, tokenizers])
     assert requirements.unmet_requirements(bare) == []  # nobody asked for transformers[tf]
     tf_keras = {"name": "tf-keras", "version": "2.21.0", "requires": []}
     # everything the extra names installed is still no request (pip records no extras)
-    assert requirements.unmet_requirements(facts_with(tf_name="tensorflow", extra=[transformers, tokenizers, tf_keras])) == []
+    assert requirements.unmet_requirements(tensorflow_environment(tf_name="tensorflow", extra=[transformers, tokenizers, tf_keras])) == []
     app = {"name": "my-app", "version": "1.0", "requires": ["transformers[tf]>=4.40"]}
-    with_tf = facts_with(tf_name="tensorflow", extra=[transformers, tokenizers, tf_keras, app])
+    with_tf = tensorflow_environment(tf_name="tensorflow", extra=[transformers, tokenizers, tf_keras, app])
     assert sorted(u.name for u in requirements.unmet_requirements(with_tf)) == ["tensorflow", "tokenizers"]
 
 
 def test_the_doctor_itself_is_not_judged():
     doctor = {"name": "tfdoctor", "version": "0.1.0", "requires": [
         "typer>=0.12", "tensorflow; (sys_platform != 'darwin' or platform_machine != 'arm64') and extra == 'tensorflow'"]}
-    assert requirements.unmet_requirements(facts_with(tf_name="tensorflow", extra=[doctor])) == []
+    assert requirements.unmet_requirements(tensorflow_environment(tf_name="tensorflow", extra=[doctor])) == []
 
 
 def test_bounds_two_requirers_share_are_written_once_the_tighter_one():
     # the live numpy case: tensorflow-cpu 2.21 wants numpy>=1.26.0, the NumPy-ABI rule and a dependent
     # want >=2.0.0; the command once read 'numpy>=2.0.0,>=1.26.0' (pip takes it, a reader stumbles)
     jax_like = {"name": "jax-like", "version": "1.0", "requires": ["numpy<2.3,>=2.0.0", "tensorflow>=2.0"]}
-    facts = facts_with({"numpy": "1.25.2"}, extra=[jax_like], tensorflow=IMPORTED)
+    facts = tensorflow_environment({"numpy": "1.25.2"}, extra=[jax_like], tensorflow=IMPORTED)
     result = run(facts)
     assert sorted(r.packages for r in result.remediation.repairs) == [("numpy<2.3,>=2.0.0",), ("numpy>=1.26.0",)]
     numpy = [c for c in commands(result, facts)[0] if c.startswith("numpy")]
@@ -519,7 +476,7 @@ def test_a_shim_without_its_real_build_gets_that_build_and_no_second_one():
     """The Windows `tensorflow` 2.15.0 is a shim requiring tensorflow-intel==2.15.0 (its Requires-Dist on PyPI):
     without it, the dependencies check and tensorflow-install ask for the same real build, nothing moves."""
     lines = ['tensorflow-intel==2.15.0; platform_system == "Windows"', "numpy<2.0.0,>=1.23.5"]
-    facts = facts_with({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0", system="Windows",
+    facts = tensorflow_environment({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0", system="Windows",
                        machine="AMD64")
     facts["distributions"][0]["top_level"] = []  # the shim has no tensorflow/ of its own
     assert requirements.tensorflow_pin(facts) is None  # no real build to keep where it is
@@ -527,5 +484,5 @@ def test_a_shim_without_its_real_build_gets_that_build_and_no_second_one():
     assert [r.status for r in results] == [Status.WARN, Status.FAIL]
     assert [r.remediation.repairs[0].packages for r in results] == [("tensorflow-intel==2.15.0",)] * 2
     plan = plan_of(facts, results)
-    assert [step.command for step in plan.steps] == [f'{PY} -m pip install "tensorflow-intel==2.15.0"']
+    assert [step.command for step in plan.steps] == [f'{ENV_PYTHON} -m pip install "tensorflow-intel==2.15.0"']
     assert not plan.conflicts and plan.moves_tensorflow is None

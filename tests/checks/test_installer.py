@@ -7,6 +7,7 @@ import copy
 
 import pytest
 
+from tests.builders import TF_221_WHEEL, installed_wheel
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.plan_support import as_result, intents, plan_of
 from tfdoctor.checks.installer import installer_capability
@@ -20,10 +21,6 @@ PYTHON = "/venv/bin/python"
 UPGRADE = f"{PYTHON} -m pip install --upgrade pip"
 
 
-def wheel(name: str, version: str, *tags: str, requires_python: str | None = ">=3.9") -> dict:
-    return {"name": name, "version": version, "tags": list(tags), "requires_python": requires_python}
-
-
 def facts(pip: str | None, *wheels: dict, system: str = "Linux", machine: str = "x86_64",
           distributions: list | None = None, **python) -> dict:
     names = distributions if distributions is not None else [w["name"] for w in wheels]
@@ -35,8 +32,7 @@ def facts(pip: str | None, *wheels: dict, system: str = "Linux", machine: str = 
     }
 
 
-TF221 = wheel("tensorflow-cpu", "2.21.0", "cp311-cp311-manylinux_2_27_x86_64")
-TF215 = wheel("tensorflow", "2.15.0", "cp311-cp311-manylinux_2_17_x86_64", "cp311-cp311-manylinux2014_x86_64")
+TF215 = installed_wheel("tensorflow", "2.15.0", "cp311-cp311-manylinux_2_17_x86_64", "cp311-cp311-manylinux2014_x86_64")
 
 
 @pytest.mark.parametrize("tags, requires_python, pip", [
@@ -55,7 +51,7 @@ def test_the_oldest_pip_for_a_wheel(tags, requires_python, pip):
 
 
 def test_pip_too_old_for_the_installed_tensorflow_fails_and_upgrades_first():
-    outcome = installer_capability.run(facts("19.3.1", TF221))
+    outcome = installer_capability.run(facts("19.3.1", TF_221_WHEEL))
     assert outcome.status is Status.FAIL
     assert "pip 19.3.1 cannot install tensorflow-cpu 2.21.0's wheel" in outcome.summary
     assert "manylinux_2_27" in outcome.summary and "20.3" in outcome.summary
@@ -63,7 +59,7 @@ def test_pip_too_old_for_the_installed_tensorflow_fails_and_upgrades_first():
     (repair,) = outcome.remediation.repairs
     assert (repair.action, repair.minimum, repair.missing) == (Action.UPGRADE_INSTALLER, "20.3", False)
     assert "pip 19.3.1 cannot install tensorflow-cpu 2.21.0's wheel" in repair.reason
-    plan = plan_of(facts("19.3.1", TF221), [as_result("installer", outcome)])
+    plan = plan_of(facts("19.3.1", TF_221_WHEEL), [as_result("installer", outcome)])
     assert [step.command for step in plan.steps] == [UPGRADE]
 
 
@@ -100,37 +96,37 @@ def test_the_tensorflow_to_install_is_the_newest_for_this_python(python, pip, st
 
 
 def test_a_new_pip_passes_and_names_the_newest_need():
-    outcome = installer_capability.run(facts("24.0", TF221))
+    outcome = installer_capability.run(facts("24.0", TF_221_WHEEL))
     assert outcome.status is Status.PASS and "pip 24.0" in outcome.summary and "20.3" in outcome.summary
 
 
 def test_macos_arm64_tags_need_pip_20_3():
-    tf = wheel("tensorflow", "2.16.2", "cp311-cp311-macosx_12_0_arm64")
+    tf = installed_wheel("tensorflow", "2.16.2", "cp311-cp311-macosx_12_0_arm64")
     outcome = installer_capability.run(facts("20.2.3", tf, system="Darwin", machine="arm64"))
     assert outcome.status is Status.FAIL and "macOS 11+" in outcome.summary
 
 
 def test_windows_wheels_need_no_recent_pip():
-    tf = wheel("tensorflow", "2.10.0", "cp310-cp310-win_amd64", requires_python=None)
+    tf = installed_wheel("tensorflow", "2.10.0", "cp310-cp310-win_amd64", requires_python=None)
     assert installer_capability.run(facts("19.0", tf, system="Windows", machine="AMD64")).status is Status.PASS
 
 
 def test_requires_python_needs_pip_9():
-    tf = wheel("tensorflow", "2.10.0", "cp310-cp310-win_amd64", requires_python=">=3.7")
+    tf = installed_wheel("tensorflow", "2.10.0", "cp310-cp310-win_amd64", requires_python=">=3.7")
     outcome = installer_capability.run(facts("8.1.2", tf, system="Windows", machine="AMD64"))
     assert outcome.status is Status.FAIL and "Requires-Python" in outcome.summary
 
 
 def test_no_pip_warns_and_bootstraps_it():
-    outcome = installer_capability.run(facts(None, TF221))
+    outcome = installer_capability.run(facts(None, TF_221_WHEEL))
     assert outcome.status is Status.WARN and "No module named pip" in outcome.summary
     assert outcome.remediation.commands == () and outcome.remediation.repairs[0].missing
-    plan = plan_of(facts(None, TF221), [as_result("installer", outcome)])
+    plan = plan_of(facts(None, TF_221_WHEEL), [as_result("installer", outcome)])
     assert [step.command for step in plan.steps] == [f"{PYTHON} -m ensurepip --upgrade", UPGRADE]
 
 
 def test_uv_environments_install_with_uv():
-    outcome = installer_capability.run(facts(None, TF221, uv_version="0.5.1"))
+    outcome = installer_capability.run(facts(None, TF_221_WHEEL, uv_version="0.5.1"))
     assert outcome.status is Status.PASS and "uv 0.5.1" in outcome.summary
 
 
@@ -142,7 +138,7 @@ def test_not_recorded_skips_saying_so():
 
 
 def test_the_installer_upgrades_an_old_pip_before_every_install():
-    installer = installer_for(facts("19.3.1", TF221))
+    installer = installer_for(facts("19.3.1", TF_221_WHEEL))
     assert installer.install("numpy<2") == f"{UPGRADE} && {PYTHON} -m pip install 'numpy<2'"
     assert installer.reinstall("tensorflow-cpu==2.21.0") == (
         f"{UPGRADE} && {PYTHON} -m pip install --force-reinstall --no-deps 'tensorflow-cpu==2.21.0'")
@@ -150,12 +146,12 @@ def test_the_installer_upgrades_an_old_pip_before_every_install():
 
 
 def test_a_new_pip_gets_plain_commands():
-    assert installer_for(facts("24.0", TF221)).install("numpy<2") == f"{PYTHON} -m pip install 'numpy<2'"
+    assert installer_for(facts("24.0", TF_221_WHEEL)).install("numpy<2") == f"{PYTHON} -m pip install 'numpy<2'"
     assert installer_for({"python": {"executable": PYTHON, "in_venv": True}}).install("x") == f"{PYTHON} -m pip install x"
 
 
 def test_needs_come_newest_first():
-    needs = pip_needs(facts("19.0", TF215, wheel("keras", "3.0.0", "py3-none-any")))
+    needs = pip_needs(facts("19.0", TF215, installed_wheel("keras", "3.0.0", "py3-none-any")))
     assert [n.pip for n in needs] == ["20.3", "19.3", "9.0"]
 
 
@@ -203,7 +199,7 @@ def test_the_property_is_exercised():
 def test_old_pip_and_a_deleted_tensorflow_library_upgrade_pip_then_reinstall_exactly():
     """The live case 'old-pip-and-deleted-library': pip 20.2.4 (no manylinux_2_27 wheels) and a deleted
     libtensorflow_framework.so.2 of tensorflow-cpu 2.21.0. The plan: pip first, then the exact reinstall."""
-    document = facts("20.2.4", TF221, distributions=[])
+    document = facts("20.2.4", TF_221_WHEEL, distributions=[])
     document["distributions"] = [{"name": "tensorflow-cpu", "version": "2.21.0", "top_level": ["tensorflow"],
                                   "location": "/venv/lib/python3.11/site-packages"}]
     document["integrity"] = {"budget_s": 1.0, "hash_stopped": False, "distributions": [

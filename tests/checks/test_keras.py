@@ -9,7 +9,8 @@ from tfdoctor.checks.keras import keras, matching_tf_keras
 from tfdoctor.model import Status
 
 from tests import fakes
-from tests.import_support import SITE, TF_KERAS_221, UNKNOWN, facts_with, install_command
+from tests.builders import ENV_SITE, tensorflow_environment
+from tests.import_support import TF_KERAS_221, UNKNOWN, install_command
 from tests.plan_support import as_result, intents, plan_of
 
 
@@ -31,12 +32,12 @@ LEGACY_MISSING = {"legacy_env": "1", "legacy_requested": True, "flavor": None, "
 
 
 def test_keras3_building_a_layer_passes():
-    outcome = keras.run(facts_with(tensorflow=imported(KERAS3_OK)))
+    outcome = keras.run(tensorflow_environment(tensorflow=imported(KERAS3_OK)))
     assert outcome.status is Status.PASS and "Keras 3 (3.15.1)" in outcome.summary
 
 
 def test_legacy_keras_without_tf_keras_fails_naming_the_matching_release():
-    facts = facts_with(tensorflow=imported(LEGACY_MISSING))
+    facts = tensorflow_environment(tensorflow=imported(LEGACY_MISSING))
     outcome = keras.run(facts)
     assert outcome.status is Status.FAIL and "tf-keras is not installed" in outcome.summary
     assert intents(outcome) == [("install", (TF_KERAS_221,))]
@@ -50,42 +51,42 @@ def test_legacy_keras_without_tf_keras_fails_naming_the_matching_release():
 def test_legacy_keras_with_tf_keras_of_another_release():
     broken = dict(LEGACY_MISSING, flavor="tf-keras", module="tf_keras.src.layers.core.dense", version="2.15.1",
                   step="layer", error={"type": "AttributeError", "message": "module 'tensorflow' has no attribute 'x'"})
-    facts = facts_with({"tf-keras": "2.15.1"}, tensorflow=imported(broken))
+    facts = tensorflow_environment({"tf-keras": "2.15.1"}, tensorflow=imported(broken))
     outcome = keras.run(facts)
     assert outcome.status is Status.FAIL and "tf-keras 2.15.1 is made for another TensorFlow" in outcome.summary
     assert intents(outcome) == [("install", (TF_KERAS_221,))]
     working = dict(broken, error=None, layer_ok=True, step="done")
-    outcome = keras.run(facts_with({"tf-keras": "2.15.1"}, tensorflow=imported(working)))
+    outcome = keras.run(tensorflow_environment({"tf-keras": "2.15.1"}, tensorflow=imported(working)))
     assert outcome.status is Status.WARN and intents(outcome) == [("install", (TF_KERAS_221,))]
 
 
 def test_an_unused_tf_keras_of_another_release_is_a_warning_naming_the_matching_one():
-    outcome = keras.run(facts_with({"tf-keras": "2.15.1"}, tensorflow=imported(KERAS3_OK)))
+    outcome = keras.run(tensorflow_environment({"tf-keras": "2.15.1"}, tensorflow=imported(KERAS3_OK)))
     assert outcome.status is Status.WARN and "tf-keras 2.15.1 is installed" in outcome.summary
     assert intents(outcome) == [("install", (TF_KERAS_221,))]
-    assert keras.run(facts_with({"tf-keras": "2.21.0"}, tensorflow=imported(KERAS3_OK))).status is Status.PASS
+    assert keras.run(tensorflow_environment({"tf-keras": "2.21.0"}, tensorflow=imported(KERAS3_OK))).status is Status.PASS
 
 
 def test_keras_below_tensorflow_pin_is_tied_to_the_pin():
     error = {"type": "ModuleNotFoundError", "message": "No module named 'keras.src'", "causes": [],
-             "traceback": [f'  File "{SITE}/keras/__init__.py", line 1, in <module>']}
+             "traceback": [f'  File "{ENV_SITE}/keras/__init__.py", line 1, in <module>']}
     record = dict(KERAS3_OK, flavor="keras2", version="2.15.0", layer_ok=False, step="resolve", error=error)
-    facts = facts_with({"keras": "2.15.0"}, tensorflow=imported(record))
+    facts = tensorflow_environment({"keras": "2.15.0"}, tensorflow=imported(record))
     outcome = keras.run(facts)
     assert outcome.status is Status.FAIL and "keras 2.15.0 is outside tensorflow-cpu 2.21.0's keras>=3.12.0" in outcome.summary
     assert install_command(facts, outcome, "keras")[-2:] == ["keras>=3.12.0", "tensorflow-cpu==2.21.0"]
 
 
 def test_keras_not_tried_or_not_recorded_is_a_skip():
-    assert keras.run(facts_with(tensorflow=imported(None))).status is Status.SKIP
+    assert keras.run(tensorflow_environment(tensorflow=imported(None))).status is Status.SKIP
     died = imported(None, status="crashed", stage="probe:timing", signal="SIGSEGV", exit_code=-11)
-    assert "before it tried tf.keras" in keras.run(facts_with(tensorflow=died)).summary
-    assert keras.run(facts_with(tensorflow=UNKNOWN)).status is Status.SKIP
+    assert "before it tried tf.keras" in keras.run(tensorflow_environment(tensorflow=died)).summary
+    assert keras.run(tensorflow_environment(tensorflow=UNKNOWN)).status is Status.SKIP
 
 
 def test_a_crash_while_building_the_layer_fails():
     record = dict(KERAS3_OK, layer_ok=False, step="layer")
-    outcome = keras.run(facts_with(tensorflow=imported(record, status="crashed", stage="keras", signal="SIGSEGV",
+    outcome = keras.run(tensorflow_environment(tensorflow=imported(record, status="crashed", stage="keras", signal="SIGSEGV",
                                                        exit_code=-11)))
     assert outcome.status is Status.FAIL and "SIGSEGV" in outcome.summary
 

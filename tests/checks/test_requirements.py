@@ -4,8 +4,6 @@ unmet requirement a failure naming what is missing and (where a command can) how
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 
 import pytest
 
@@ -14,13 +12,11 @@ from tfdoctor.config import Requirements
 from tfdoctor.model import Status
 from tfdoctor.runner import run_check
 
+from tests.builders import fixture_facts
 from tests.plan_support import plan_commands, plan_of
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-
-
 def facts_of(name: str, **wanted) -> dict:
-    facts = copy.deepcopy(json.loads((FIXTURES / name).read_text(encoding="utf-8"))["facts"])
+    facts = fixture_facts(name)
     if wanted:
         facts["requirements"] = Requirements(**wanted).to_facts("pyproject.toml")
     return facts

@@ -9,16 +9,14 @@ from tfdoctor.checks.tensorflow_import import tensorflow_import
 from tfdoctor.facts import Facts
 from tfdoctor.model import Status
 
-from tests.builders import tensorflow_result
+from tests.builders import ENV_SITE, tensorflow_environment, tensorflow_result
 from tests.import_support import (
     H5PY_FOR_NUMPY1,
     LIBRARY_MISSING,
     ML_DTYPES_TOO_OLD,
     PROTOBUF_TOO_OLD,
     REAL_TEXTS,
-    SITE,
     UNKNOWN,
-    facts_with,
     failed_import,
     install_command,
 )
@@ -48,7 +46,7 @@ def test_import_of_an_incomplete_package_directory():
 
 
 def test_protobuf_below_the_pin_names_the_pin_and_repairs_it_keeping_tensorflow():
-    facts = facts_with({"protobuf": "3.20.3"}, tensorflow=PROTOBUF_TOO_OLD)
+    facts = tensorflow_environment({"protobuf": "3.20.3"}, tensorflow=PROTOBUF_TOO_OLD)
     outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL
     assert "protobuf 3.20.3 is outside tensorflow-cpu 2.21.0's protobuf<8.0.0,>=6.31.1" in outcome.summary
@@ -65,11 +63,11 @@ def test_numpy_is_not_blamed_alone_when_protobuf_breaks_too():
     tf215 = ["protobuf!=4.21.0,!=4.21.1,!=4.21.2,!=4.21.3,!=4.21.4,!=4.21.5,<5.0.0dev,>=3.20.3",
              "numpy<2.0.0,>=1.23.5", "ml-dtypes~=0.2.0"]
     tensorflow = failed_import("ImportError", "numpy.core.multiarray failed to import",
-                               [f"{SITE}/tensorflow/__init__.py", f"{SITE}/tensorflow/python/pywrap_tensorflow.py"])
+                               [f"{ENV_SITE}/tensorflow/__init__.py", f"{ENV_SITE}/tensorflow/python/pywrap_tensorflow.py"])
     tensorflow["stderr_tail"] = ("A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may "
                                  "crash. To support both 1.x and 2.x\nversions of NumPy, modules must be compiled with "
                                  "NumPy 2.0.")
-    facts = facts_with({"numpy": "2.0.0", "protobuf": "5.28.3", "ml-dtypes": "0.2.0"}, requires=tf215,
+    facts = tensorflow_environment({"numpy": "2.0.0", "protobuf": "5.28.3", "ml-dtypes": "0.2.0"}, requires=tf215,
                        tf_version="2.15.1", tensorflow=tensorflow)
     outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL and "numpy 2.0.0 is outside" in outcome.summary
@@ -79,12 +77,12 @@ def test_numpy_is_not_blamed_alone_when_protobuf_breaks_too():
 
 
 def test_ml_dtypes_and_h5py_below_their_pins():
-    facts = facts_with({"ml-dtypes": "0.4.1"}, tensorflow=ML_DTYPES_TOO_OLD)
+    facts = tensorflow_environment({"ml-dtypes": "0.4.1"}, tensorflow=ML_DTYPES_TOO_OLD)
     outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL and "ml-dtypes 0.4.1 is outside" in outcome.summary
     assert "ml-dtypes-missing-type" in outcome.evidence["signatures"]
     assert "ml-dtypes<1.0.0,>=0.5.1" in install_command(facts, outcome)
-    facts = facts_with({"h5py": "3.8.0"}, tensorflow=H5PY_FOR_NUMPY1)
+    facts = tensorflow_environment({"h5py": "3.8.0"}, tensorflow=H5PY_FOR_NUMPY1)
     outcome = tensorflow_import.run(facts)
     assert "h5py 3.8.0 is outside" in outcome.summary and "h5py<3.15.0,>=3.11.0" in install_command(facts, outcome)
 
@@ -95,8 +93,8 @@ def test_a_signature_with_every_pin_held_keeps_its_own_fix():
         "google.protobuf.runtime_version.VersionError", "Detected mismatched Protobuf Gencode/Runtime major versions "
         "when loading tensorflow/core/framework/attr_value.proto: gencode 6.31.1 runtime 5.29.3. Same major version "
         "is required. See Protobuf version guarantees at https://protobuf.dev/support/cross-version-runtime-guarantee.",
-        [f"{SITE}/tensorflow/__init__.py", f"{SITE}/google/protobuf/runtime_version.py"])
-    facts = facts_with({"protobuf": "5.29.3"}, requires=["protobuf>=5.28.0"], tensorflow=tensorflow)
+        [f"{ENV_SITE}/tensorflow/__init__.py", f"{ENV_SITE}/google/protobuf/runtime_version.py"])
+    facts = tensorflow_environment({"protobuf": "5.29.3"}, requires=["protobuf>=5.28.0"], tensorflow=tensorflow)
     outcome = tensorflow_import.run(facts)
     assert outcome.evidence["signatures"][0] == "protobuf-runtime-older-than-gencode"
     assert "explained_by" not in outcome.evidence
@@ -106,24 +104,24 @@ def test_a_signature_with_every_pin_held_keeps_its_own_fix():
 def test_a_library_missing_from_the_install_is_reinstalled_exactly():
     integrity = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "record": True, "problems": [
         {"path": "tensorflow/libtensorflow_framework.so.2", "problem": "missing", "expected_size": 40000000}]}]}
-    facts = facts_with(tensorflow=LIBRARY_MISSING, integrity=integrity)
+    facts = tensorflow_environment(tensorflow=LIBRARY_MISSING, integrity=integrity)
     outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL and outcome.evidence["explained_by"] == "install-integrity"
     assert "tensorflow/libtensorflow_framework.so.2 is missing" in outcome.summary
     assert install_command(facts, outcome)[-3:] == ["--force-reinstall", "--no-deps", "tensorflow-cpu==2.21.0"]
     # without the integrity facts (an older report) the signature gives the same repair
-    facts = facts_with(tensorflow=LIBRARY_MISSING)
+    facts = tensorflow_environment(tensorflow=LIBRARY_MISSING)
     outcome = tensorflow_import.run(facts)
     assert outcome.evidence["signatures"][0] == "tensorflow-library-missing"
     assert install_command(facts, outcome)[-3:] == ["--force-reinstall", "--no-deps", "tensorflow-cpu==2.21.0"]
 
 
 def test_an_unknown_error_with_unmet_pins_is_tied_to_them_not_unknown():
-    outcome = tensorflow_import.run(facts_with({"protobuf": "5.29.3"}, tensorflow=UNKNOWN))
+    outcome = tensorflow_import.run(tensorflow_environment({"protobuf": "5.29.3"}, tensorflow=UNKNOWN))
     assert outcome.evidence["explained_by"] == "dependencies"
     assert "does not know" not in outcome.remediation.advice
     # a healthy environment: the error stays unknown, said plainly
-    outcome = tensorflow_import.run(facts_with(tensorflow=UNKNOWN))
+    outcome = tensorflow_import.run(tensorflow_environment(tensorflow=UNKNOWN))
     assert "does not know" in outcome.remediation.advice and "explained_by" not in outcome.evidence
 
 
@@ -133,7 +131,7 @@ def test_a_file_two_builds_share_is_no_reinstall_advice():
     integrity = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "record": True, "problems": [
         {"path": "tensorflow/libtensorflow_framework.so.2", "problem": "missing", "expected_size": 40000000,
          "also_in": ["tensorflow"]}]}]}
-    facts = facts_with(tensorflow=LIBRARY_MISSING, integrity=integrity)
+    facts = tensorflow_environment(tensorflow=LIBRARY_MISSING, integrity=integrity)
     outcome = tensorflow_import.run(facts)
     fix = outcome.remediation
     assert fix is not None

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.cli.test_explain import run_cli, write
+from tests.cli_support import run_cli, write
 from tfdoctor.diff import compare
 from tfdoctor.saved_reports import parse_report
 from tfdoctor.model import Outcome

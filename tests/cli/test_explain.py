@@ -6,61 +6,17 @@ import io
 import json
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
-from pathlib import Path
 
 import pytest
 
+from tests.cli_support import LINUX_FACTS, old_report, run_cli, write
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
-from tfdoctor.cli import run_command_line
 from tfdoctor.saved_reports import ReportError, parse_report
 from tfdoctor.facts import host_system
 from tfdoctor.doctor import selected_checks
 from tfdoctor.report import SCHEMA_VERSION
 
 CHECKS = selected_checks(deep=False)  # what explain runs on a report that holds no --deep workload
-
-
-def run_cli(args: list[str]) -> tuple[int, str, str]:
-    """The CLI in-process (fast): exit code, stdout, stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = run_command_line([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
-
-
-def write(tmp_path: Path, content, name: str = "report.json") -> Path:
-    path = tmp_path / name
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    elif isinstance(content, str):
-        path.write_text(content, encoding="utf-8")
-    else:
-        path.write_text(json.dumps(content), encoding="utf-8")
-    return path
-
-
-LINUX_FACTS = {
-    "host": {"system": "Linux", "release": "6.5.0", "version": "#1", "machine": "x86_64"},
-    "python": {"executable": "/home/alice/venv/bin/python", "version": "3.11.7", "machine": "x86_64",
-               "implementation": "CPython", "in_venv": True, "conda": False, "uv_version": None},
-}
-
-
-def old_report(**overrides) -> dict:
-    """A report as an older tfdoctor might have saved it: fewer sections, a check that no longer exists."""
-    document = {
-        "schema_version": "1.0",
-        "tool": {"name": "tfdoctor", "version": "0.0.1"},
-        "created_at": "2024-01-01T00:00:00+00:00",
-        "redacted": False,
-        "facts": dict(LINUX_FACTS),
-        "results": [{"id": "retired-check", "title": "Gone", "status": "fail", "summary": "old verdict",
-                     "details": [], "remediation": None, "duration_ms": 1.0}],
-        "totals": {"pass": 0, "warn": 0, "fail": 1, "skip": 0, "error": 0},
-    }
-    document.update(overrides)
-    return document
 
 
 # --- refusals: one line, exit 2, nothing on stdout ------------------------------------------------
@@ -230,10 +186,7 @@ def test_explain_of_a_live_json_report_gives_the_same_statuses(tmp_path):
     assert text.returncode == run.returncode and "Traceback" not in text.stderr
 
 
-FIXTURES = fixture_paths()
-
-
-@pytest.mark.parametrize("path", FIXTURES, ids=[fixture_id(p) for p in FIXTURES])
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_fixtures_explain_from_the_command_line(path):
     code, out, err = run_cli(["explain", path, "--json"])
     assert code in (0, 1), err

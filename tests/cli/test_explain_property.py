@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.cli.test_explain import run_cli
+from tests.cli_support import run_cli
 from tfdoctor.facts import SECTIONS
 from tfdoctor.schema import report_schema
 

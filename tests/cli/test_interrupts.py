@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -18,31 +17,12 @@ from tests import fakes
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 
 
-def start_doctor(root: Path, *args: str, **popen: object) -> subprocess.Popen:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(root)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env["FAKE_TF_PIDFILE"] = str(root / "pids.txt")
-    return subprocess.Popen([sys.executable, "-m", "tfdoctor", "--timeout", "60", *args], cwd=str(root), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
-
-
-def wait_for_import(root: Path, deadline_s: float = 60) -> list[int]:
-    """The pids of the hanging fake and its helper, once both are running."""
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        pids = (root / "pids.txt").read_text().split() if (root / "pids.txt").exists() else []
-        if len(pids) >= 2:
-            return [int(p) for p in pids]
-        time.sleep(0.05)
-    raise AssertionError("the fake TensorFlow never started")
-
-
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 @pytest.mark.parametrize("args", [("--json",), ("--format", "text")])
 def test_a_signal_during_a_hanging_import(tmp_path, signum, code, args):
     root = fakes.install(tmp_path, fakes.HANGS)
-    doctor = start_doctor(root, *args)
-    pids = wait_for_import(root)
+    doctor = fakes.start_doctor(root, *args)
+    pids = fakes.wait_for_import(root)
     doctor.send_signal(signum)
     sent = time.monotonic()
     stdout, stderr = doctor.communicate(timeout=30)
@@ -58,8 +38,8 @@ def test_an_interrupted_output_file_is_never_half_written(tmp_path):
     root = fakes.install(tmp_path, fakes.HANGS)
     target = tmp_path / "report.json"
     target.write_text("the previous report\n")
-    doctor = start_doctor(root, "--json", "-o", str(target))
-    pids = wait_for_import(root)
+    doctor = fakes.start_doctor(root, "--json", "-o", str(target))
+    pids = fakes.wait_for_import(root)
     doctor.send_signal(signal.SIGINT)
     doctor.communicate(timeout=30)
     assert doctor.returncode == 130

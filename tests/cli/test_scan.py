@@ -19,7 +19,7 @@ import pytest
 
 from tests import fakes, scan_support
 from tests.integration_support import MARKS
-from tests.cli.test_explain import run_cli
+from tests.cli_support import run_cli
 from tfdoctor.render import scan_table
 from tfdoctor.scan import summary
 from tfdoctor.scan.find import Environment, Places, find_environments, walk

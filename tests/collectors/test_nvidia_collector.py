@@ -5,7 +5,6 @@ compute_cap, and none at all. Real processes, real timeouts; no timing asserts.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import stat
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders import fixture_facts
 from tfdoctor.collect import nvidia as collector
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.checks.nvidia_driver import driver_summary
@@ -24,11 +24,8 @@ from tfdoctor.runner import run_checks
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="fake executables are POSIX shell scripts")
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-
-
 def real_output(name: str) -> dict:
-    nvidia = json.loads((FIXTURES / name).read_text(encoding="utf-8"))["facts"]["nvidia"]
+    nvidia = fixture_facts(name)["nvidia"]
     return {"table": nvidia["smi"]["stdout"], "query": (nvidia.get("smi_query") or {}).get("stdout") or ""}
 
 

@@ -10,7 +10,8 @@ import jsonschema
 import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
-from tests.cli.test_explain import LINUX_FACTS, old_report, run_cli, write
+from tests.builders import probe_facts, probe_side
+from tests.cli_support import LINUX_FACTS, old_report, run_cli, write
 from tfdoctor.facts import SECTIONS
 from tfdoctor.report import SCHEMA_VERSION
 from tfdoctor.schema import report_schema
@@ -84,10 +85,7 @@ def test_the_schema_rejects_wrong_shapes(facts):
     assert not FACTS_VALIDATOR.is_valid(facts)
 
 
-FIXTURES = fixture_paths()
-
-
-@pytest.mark.parametrize("path", FIXTURES, ids=[fixture_id(p) for p in FIXTURES])
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_fixture_facts_follow_the_schema(path):
     FACTS_VALIDATOR.validate(load_fixture(path)["facts"])
 
@@ -189,16 +187,14 @@ def test_every_field_of_a_live_run_is_documented(live_facts):
     assert undocumented(live_facts) == []
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=[fixture_id(p) for p in FIXTURES])
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_every_fixture_field_is_documented(path):
     assert undocumented(load_fixture(path)["facts"]) == []
 
 
 def test_a_hand_written_probe_is_documented_and_validates():
-    """The probe as tests/checks/test_probe.py writes it by hand: every field it uses has a schema entry."""
-    from tests.checks.test_probe import facts_with, side
-
-    facts = facts_with(side("GPU", 5000.0), side("CPU", 400.0))
+    """The probe as tests/builders.py writes it by hand: every field it uses has a schema entry."""
+    facts = probe_facts(probe_side("GPU", 5000.0), probe_side("CPU", 400.0))
     FACTS_VALIDATOR.validate(facts)
     probe = field_schema(schema_at("#/$defs/facts")["properties"]["tensorflow"], "probe")
     assert set(facts["tensorflow"]["probe"]) <= documented_fields(probe)

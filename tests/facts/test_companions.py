@@ -14,19 +14,12 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from tests.builders import marker_environment
 from tfdoctor import knowledge
 from tfdoctor.facts import companions
 from tfdoctor.facts.companions import CompanionRelease, environment_platform, made_for, release_for, releases
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def marker_environment(python: str, system: str = "Linux", machine: str = "x86_64") -> dict[str, str]:
-    sys_platform = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}[system]
-    return {"python_version": ".".join(python.split(".")[:2]), "python_full_version": python,
-            "sys_platform": sys_platform, "platform_system": system, "platform_machine": machine,
-            "implementation_name": "cpython", "platform_python_implementation": "CPython",
-            "os_name": "nt" if system == "Windows" else "posix"}
 
 
 LINUX_311 = marker_environment("3.11.9")

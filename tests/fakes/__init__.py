@@ -174,6 +174,26 @@ def diagnose_in_process(fake_root: Path, monkeypatch, only: tuple[str, ...]) -> 
     return DoctorRun(report.exit_code, document, json.dumps(document), "", seconds, pids)
 
 
+def start_doctor(root: Path, *args: str, **popen: object) -> subprocess.Popen:
+    """`python -m tfdoctor ARGS` started, not waited for, with the fake first on PYTHONPATH: for sending it signals."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(root)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["FAKE_TF_PIDFILE"] = str(root / "pids.txt")
+    return subprocess.Popen([sys.executable, "-m", "tfdoctor", "--timeout", "60", *args], cwd=str(root), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+def wait_for_import(root: Path, deadline_s: float = 60) -> list[int]:
+    """The pids of the hanging fake and its helper, once both are running."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        pids = (root / "pids.txt").read_text().split() if (root / "pids.txt").exists() else []
+        if len(pids) >= 2:
+            return [int(p) for p in pids]
+        time.sleep(0.05)
+    raise AssertionError("the fake TensorFlow never started")
+
+
 def survivors(pids: list[int], grace_s: float = 2.0) -> list[int]:
     """The pids still running after a short grace (zombies count as gone: they have exited).
 

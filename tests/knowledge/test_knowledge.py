@@ -114,10 +114,7 @@ def test_every_row_cites_a_public_url_and_no_local_path(where, row):
     assert not LOCAL.search(row["source"]), f"{where}: {row['source']}"
 
 
-FIXTURES = fixture_paths()
-
-
-@pytest.mark.parametrize("path", FIXTURES, ids=[fixture_id(p) for p in FIXTURES])
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_every_fixture_cites_a_public_url_and_no_local_path(path):
     sources = load_fixture(path)["fixture"].get("sources") or []
     assert any("https://" in s for s in sources), sources

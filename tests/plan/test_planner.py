@@ -1,7 +1,7 @@
 """The planner (tfdoctor/planner.py) on realistic facts and the repairs the checks ask for: one plan per run,
 specifiers intersected, TensorFlow kept where it is unless a repair must move it (and then why), conflicts
 named instead of printed, pip brought up first, and the commands spelled for the environment's installer and
-shell. The facts come from the builders of the checks' own tests (tensorflow-cpu 2.21.0's real pins)."""
+shell. The facts come from the shared builders (tests/builders.py: tensorflow-cpu 2.21.0's real pins)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.plan_support import argvs, as_result, plan_of, results_of
-from tests.checks.test_dependencies import IMPORTED, PY, facts_with
-from tests.checks.test_installer import TF221, wheel
+from tests.builders import (ENV_PYTHON, IMPORTED, MISSING_LIB, TF_221_WHEEL, integrity_facts,
+                            tensorflow_environment, verified_distribution)
 from tfdoctor.model import CheckResult, Remediation, Status
 from tfdoctor.planner import build_plan, satisfiable
 from tfdoctor.registry import all_checks
@@ -43,10 +43,10 @@ def with_pip(facts: dict, pip: str | None, *wheels: dict) -> dict:
 
 def test_pins_of_one_distribution_from_two_requirers_are_intersected_into_one_requirement():
     jax_like = {"name": "jax-like", "version": "1.0", "requires": ["numpy<2.3,>=2.0.0", "tensorflow>=2.0"]}
-    facts = facts_with({"numpy": "1.25.2", "protobuf": "5.28.0"}, extra=[jax_like], tensorflow=IMPORTED)
+    facts = tensorflow_environment({"numpy": "1.25.2", "protobuf": "5.28.0"}, extra=[jax_like], tensorflow=IMPORTED)
     plan = plan_for_checks(facts, "dependencies")
     (step,) = plan.steps
-    assert shlex.split(step.command) == [PY, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "numpy<2.3,>=2.0.0",
+    assert shlex.split(step.command) == [ENV_PYTHON, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "numpy<2.3,>=2.0.0",
                                          "tensorflow-cpu==2.21.0"]
     # each requirer is named in the step's reasons
     reasons = " ".join(r.reason for r in step.reasons)
@@ -54,16 +54,16 @@ def test_pins_of_one_distribution_from_two_requirers_are_intersected_into_one_re
 
 
 def test_two_checks_asking_for_the_same_install_share_one_step():
-    facts = facts_with({"protobuf": "3.20.3"}, tensorflow={
+    facts = tensorflow_environment({"protobuf": "3.20.3"}, tensorflow={
         "status": "import_error", "imported": False, "stage": "import_failed", "exit_code": 1,
         "exception": {"type": "ImportError", "message": "cannot import name 'runtime_version' from 'google.protobuf'"}})
     plan = plan_for_checks(facts, "dependencies", "tensorflow-import")
-    assert argvs(plan) == [[PY, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
+    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
     assert plan.steps_for("dependencies") == plan.steps_for("tensorflow-import") == [1]
 
 
 def test_a_clash_is_a_conflict_naming_both_requirers_and_no_command():
-    facts = facts_with({"protobuf": "5.29.0"}, extra=[DEPENDENT], tensorflow=IMPORTED)
+    facts = tensorflow_environment({"protobuf": "5.29.0"}, extra=[DEPENDENT], tensorflow=IMPORTED)
     plan = plan_for_checks(facts, "dependencies")
     (conflict,) = plan.conflicts
     assert conflict.distribution == "protobuf"
@@ -87,7 +87,7 @@ def test_satisfiable(specifier, ok):
 # ---- TensorFlow ------------------------------------------------------------------------------------
 
 def test_the_installed_tensorflow_is_pinned_into_the_resolver_step():
-    facts = facts_with({"h5py": "3.15.1"}, tensorflow=IMPORTED)
+    facts = tensorflow_environment({"h5py": "3.15.1"}, tensorflow=IMPORTED)
     (step,) = plan_for_checks(facts, "dependencies").steps
     assert shlex.split(step.command)[-1] == "tensorflow-cpu==2.21.0"
     assert step.packages == ("h5py<3.15.0,>=3.11.0", "tensorflow-cpu==2.21.0") and not plan_has_move(facts)
@@ -97,17 +97,17 @@ def test_the_installed_tensorflow_is_pinned_into_the_resolver_step():
 
 def test_a_repair_that_excludes_the_installed_tensorflow_moves_it_with_the_reason():
     model = {"name": "my-model", "version": "1.0", "requires": ["tensorflow<2.16,>=2.15"]}
-    facts = facts_with(tf_name="tensorflow", extra=[model], tensorflow=IMPORTED)
+    facts = tensorflow_environment(tf_name="tensorflow", extra=[model], tensorflow=IMPORTED)
     plan = plan_for_checks(facts, "dependencies")
     assert plan.moves_tensorflow is not None
     move = plan.to_dict()["moves_tensorflow"]
     assert move["from"] == "tensorflow==2.21.0" and move["to"] == "tensorflow<2.16,>=2.15"
     assert "my-model 1.0's tensorflow<2.16,>=2.15" in move["why"] and "TensorFlow must move" in move["why"]
-    assert argvs(plan) == [[PY, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]  # no pin of the old one
+    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]  # no pin of the old one
 
 
 def test_a_second_build_without_uninstalling_the_installed_one_is_a_conflict():
-    facts = facts_with(tensorflow=IMPORTED)
+    facts = tensorflow_environment(tensorflow=IMPORTED)
     plan = plan_of(facts, [asked("gpu-visible", Repair.install("tensorflow[and-cuda]==2.21.0", reason="CUDA wanted"))])
     (conflict,) = plan.conflicts
     assert conflict.distribution == "tensorflow" and "two TensorFlow builds" in conflict.why
@@ -117,8 +117,8 @@ def test_a_second_build_without_uninstalling_the_installed_one_is_a_conflict():
     plan = plan_of(facts, [asked("gpu-visible", Repair.uninstall("tensorflow-cpu", reason="a CPU-only build"),
                                  Repair.install("tensorflow[and-cuda]==2.21.0", reason="CUDA wanted"))])
     assert not plan.conflicts and plan.moves_tensorflow.why == "CUDA wanted"
-    assert argvs(plan) == [[PY, "-m", "pip", "uninstall", "-y", "tensorflow-cpu"],
-                           [PY, "-m", "pip", "install", "tensorflow[and-cuda]==2.21.0"]]
+    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "uninstall", "-y", "tensorflow-cpu"],
+                           [ENV_PYTHON, "-m", "pip", "install", "tensorflow[and-cuda]==2.21.0"]]
 
 
 def test_legacy_keras_without_tf_keras_is_one_no_deps_step_both_checks_point_at():
@@ -140,48 +140,46 @@ def test_legacy_keras_without_tf_keras_is_one_no_deps_step_both_checks_point_at(
 # ---- the installer ---------------------------------------------------------------------------------
 
 def test_a_pip_too_old_is_upgraded_before_every_other_step():
-    facts = with_pip(facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED), "20.2.4", TF221)
+    facts = with_pip(tensorflow_environment({"protobuf": "5.28.0"}, tensorflow=IMPORTED), "20.2.4", TF_221_WHEEL)
     plan = plan_for_checks(facts, "dependencies", "installer")
     assert [s.command for s in plan.steps] == [
-        f"{PY} -m pip install --upgrade pip",
-        f"{PY} -m pip install 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'"]
+        f"{ENV_PYTHON} -m pip install --upgrade pip",
+        f"{ENV_PYTHON} -m pip install 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'"]
     assert plan.steps_for("installer") == [1] and plan.steps_for("dependencies") == [2]
     # the planner does it by itself when the installer check is not run
     alone = plan_for_checks(facts, "dependencies")
-    assert alone.steps[0].command == f"{PY} -m pip install --upgrade pip"
+    assert alone.steps[0].command == f"{ENV_PYTHON} -m pip install --upgrade pip"
     assert alone.steps[0].reasons[0].check == "installer"
 
 
 def test_no_pip_is_bootstrapped_with_ensurepip_then_upgraded():
-    facts = with_pip(facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED), None, TF221)
+    facts = with_pip(tensorflow_environment({"protobuf": "5.28.0"}, tensorflow=IMPORTED), None, TF_221_WHEEL)
     plan = plan_for_checks(facts, "dependencies", "installer")
-    assert [s.command for s in plan.steps][:2] == [f"{PY} -m ensurepip --upgrade", f"{PY} -m pip install --upgrade pip"]
+    assert [s.command for s in plan.steps][:2] == [f"{ENV_PYTHON} -m ensurepip --upgrade", f"{ENV_PYTHON} -m pip install --upgrade pip"]
     assert plan.steps[0].missing and len(plan.steps) == 3
 
 
 def test_a_new_pip_gets_no_upgrade_step():
-    facts = with_pip(facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED), "24.0", TF221)
+    facts = with_pip(tensorflow_environment({"protobuf": "5.28.0"}, tensorflow=IMPORTED), "24.0", TF_221_WHEEL)
     assert [s.action for s in plan_for_checks(facts, "dependencies", "installer").steps] == [Action.INSTALL]
 
 
 def test_uv_installs_with_uv_and_needs_no_pip():
-    facts = with_pip(facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED), None, TF221)
+    facts = with_pip(tensorflow_environment({"protobuf": "5.28.0"}, tensorflow=IMPORTED), None, TF_221_WHEEL)
     facts["python"]["uv_version"] = "0.5.1"
     plan = plan_for_checks(facts, "dependencies", "installer")
     assert plan.installer == "uv"
     assert [s.command for s in plan.steps] == [
-        f"uv pip install --python {PY} 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'"]
+        f"uv pip install --python {ENV_PYTHON} 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'"]
 
 
 # ---- spellings -------------------------------------------------------------------------------------
 
 def test_what_conda_installed_is_reinstalled_with_conda_into_its_prefix():
-    from tests.checks.test_install_integrity import MISSING_LIB, dist, facts as integrity_facts
-
     truncated = {"path": "numpy/_core/_multiarray_umath.cpython-311-x86_64-linux-gnu.so", "problem": "size",
                  "expected_size": 100, "size": 10}
-    facts = integrity_facts(dist("tensorflow-cpu", "2.21.0", MISSING_LIB),
-                            dist("numpy", "2.4.6", truncated, installer="conda"))
+    facts = integrity_facts(verified_distribution("tensorflow-cpu", "2.21.0", MISSING_LIB),
+                            verified_distribution("numpy", "2.4.6", truncated, installer="conda"))
     facts["python"].update(conda=True, in_venv=False, prefix="/opt/conda/envs/tf")
     plan = plan_for_checks(facts, "install-integrity")
     assert plan.installer == "conda"
@@ -193,7 +191,7 @@ def test_what_conda_installed_is_reinstalled_with_conda_into_its_prefix():
 
 def test_a_windows_host_gets_powershell_lines():
     python = r"C:\Program Files\Python311\python.exe"
-    facts = facts_with({"protobuf": "5.28.0"}, system="Windows", machine="AMD64", tensorflow=IMPORTED)
+    facts = tensorflow_environment({"protobuf": "5.28.0"}, system="Windows", machine="AMD64", tensorflow=IMPORTED)
     facts["python"]["executable"] = python
     plan = plan_for_checks(facts, "dependencies")
     assert plan.shell == "powershell"
@@ -203,13 +201,13 @@ def test_a_windows_host_gets_powershell_lines():
 
 
 def test_environment_variables_are_manual_steps_after_the_installs():
-    facts = facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED)
+    facts = tensorflow_environment({"protobuf": "5.28.0"}, tensorflow=IMPORTED)
     results = results_of(facts, "dependencies") + [
         asked("keras", Repair.unset_env("TF_USE_LEGACY_KERAS", reason="tf.keras is Keras 3 without it")),
         asked("gpu-visible", Repair.set_env("CUDA_VISIBLE_DEVICES", "0", reason="the only GPU is 0"))]
     plan = plan_of(facts, results)
     assert [(s.command, s.manual) for s in plan.steps] == [
-        (f"{PY} -m pip install 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'", False),
+        (f"{ENV_PYTHON} -m pip install 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'", False),
         ("export CUDA_VISIBLE_DEVICES=0", True), ("unset TF_USE_LEGACY_KERAS", True)]
     assert [s.number for s in plan.runnable] == [1]
     facts["host"]["system"] = "Windows"
@@ -221,7 +219,7 @@ def test_environment_variables_are_manual_steps_after_the_installs():
 # ---- the report ------------------------------------------------------------------------------------
 
 def test_each_checks_remediation_points_at_its_plan_steps_in_the_json():
-    facts = with_pip(facts_with({"protobuf": "5.28.0"}, tensorflow=IMPORTED), "20.2.4", TF221)
+    facts = with_pip(tensorflow_environment({"protobuf": "5.28.0"}, tensorflow=IMPORTED), "20.2.4", TF_221_WHEEL)
     results = [r for r in run_checks(all_checks(), facts) if r.check_id in ("dependencies", "installer")]
     document = Report(facts, results).to_dict()
     by_id = {r["id"]: r for r in document["results"]}
@@ -235,7 +233,7 @@ def test_each_checks_remediation_points_at_its_plan_steps_in_the_json():
 
 
 def test_a_healthy_report_has_an_empty_plan():
-    facts = with_pip(facts_with(tensorflow=IMPORTED), "24.0", TF221)
+    facts = with_pip(tensorflow_environment(tensorflow=IMPORTED), "24.0", TF_221_WHEEL)
     results = run_checks(all_checks(), facts)
     assert not any(r.status in (Status.FAIL, Status.WARN) and r.check_id in INSTALL_CHECKS for r in results)
     plan = Report(facts, results).to_dict()["plan"]
@@ -243,7 +241,7 @@ def test_a_healthy_report_has_an_empty_plan():
 
 
 def test_a_passing_checks_repairs_are_not_planned():
-    facts = facts_with(tensorflow=IMPORTED)
+    facts = tensorflow_environment(tensorflow=IMPORTED)
     plan = plan_of(facts, [asked("keras", Repair.install("tf-keras~=2.21.0", reason="x"), status=Status.PASS)])
     assert plan.steps == ()
 
@@ -301,7 +299,7 @@ def test_a_companion_that_requires_a_companion_requiring_tensorflow_goes_no_deps
     """tensorflow-hub 0.16.1 requires tf-keras>=2.14.1, and tf-keras 2.21.0 requires `tensorflow` (both from
     PyPI's METADATA, tfdoctor/knowledge/companions.toml): pip resolving tensorflow-hub beside tensorflow-cpu
     would add `tensorflow`. Both go --no-deps, their other requirements into the resolver step."""
-    facts = facts_with(tensorflow=IMPORTED)
+    facts = tensorflow_environment(tensorflow=IMPORTED)
     plan = plan_of(facts, asked("dependencies", Repair.install("tensorflow-hub>=0.13.0", reason="my-app requires it"),
                                 status=Status.WARN))
     assert [shlex.split(step.command)[3:] for step in plan.steps] == [

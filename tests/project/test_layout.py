@@ -1,6 +1,8 @@
 """The tests' own layout (issue 21): every registered check has its test module tests/checks/test_<id>.py
 (hyphens as underscores) holding tests, and the shared builders of tests/builders.py (offered by
-tests/conftest.py) are declared nowhere else, so a second copy cannot creep back."""
+tests/conftest.py) are declared nowhere else, so a second copy cannot creep back; no test module imports
+another (what tests share lives in tests/builders.py or a tests/<subject>_support.py), and the fixtures folder
+is named once (tests/fixtures_support.py's FIXTURES)."""
 
 from __future__ import annotations
 
@@ -46,6 +48,41 @@ def test_no_test_module_declares_a_shared_builder_again():
     again = {str(path.relative_to(TESTS)): sorted(declared(path) & set(SHARED))
              for path in TESTS.rglob("*.py") if path.name not in {"builders.py", "conftest.py"}}
     assert {path: names for path, names in again.items() if names} == {}
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, at any depth (`from tests.x import y` names tests.x and tests.x.y)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def is_test_module(name: str) -> bool:
+    return name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")
+
+
+def test_no_test_module_imports_another():
+    imports = {str(path.relative_to(TESTS)): sorted(n for n in imported_modules(path) if is_test_module(n))
+               for path in TESTS.rglob("*.py")}
+    assert {path: names for path, names in imports.items() if names} == {}
+
+
+def test_the_layout_guard_sees_an_import_of_a_test_module(tmp_path):
+    module = tmp_path / "test_x.py"
+    module.write_text("import tests.cli.test_explain\nfrom tests.checks.test_probe import side\n"
+                      "from tests.checks import test_workload\nfrom tests.builders import host\n")
+    assert sorted(n for n in imported_modules(module) if is_test_module(n)) == [
+        "tests.checks.test_probe", "tests.checks.test_workload", "tests.cli.test_explain"]
+
+
+def test_the_fixtures_folder_is_named_only_by_fixtures_support():
+    again = [str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
+             if path.name != "fixtures_support.py" and "FIXTURES" in declared(path)]
+    assert again == []
 
 
 def test_every_module_of_the_live_suite_is_marked_live():

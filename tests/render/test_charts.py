@@ -1,6 +1,6 @@
 """The matmul pictures: the terminal's bar chart under the probe and workload lines, and Markdown's Mermaid
 xychart with its table, drawn from the facts of a --deep report (the shapes tfdoctor/child/workload.py
-and the probe record, built with tests/test_workload.py's helpers), through `tfdoctor explain` as a
+and the probe record, built with tests/workload_support.py and tests/builders.py), through `tfdoctor explain` as a
 support engineer runs it. The Mermaid blocks are parsed by the real Mermaid library (tests/mermaid_support.py)."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import pytest
 
 from tests import mermaid_support
 from tests.integration_support import MARKS
-from tests.cli.test_explain import run_cli, write
-from tests.checks.test_workload import ladder, workload_facts
+from tests.builders import probe_side
+from tests.cli_support import run_cli, write
+from tests.workload_support import ladder, workload_facts
 from tfdoctor.saved_reports import explain, parse_report
 from tfdoctor.render.charts import BAR_WIDTH, mermaid_xychart, crossover_chart
 from tfdoctor.render.markdown import render as markdown
@@ -34,18 +35,6 @@ def deep_report(gpu: bool = False, probe_sides: dict | None = None) -> dict:
     if probe_sides is not None:
         facts["tensorflow"]["probe"] = {"status": "ok", "dtype": "float32", "sides": probe_sides}
     return {"schema_version": "1.0", "facts": facts}
-
-
-def probe_side(kind: str, n: int, gflops: float) -> dict:
-    """One device's half of the probe as tfdoctor/child/tf_child.py records it (a real CPU side from this
-    machine, the figures replaced)."""
-    call_s = 2 * n ** 3 / gflops / 1e9
-    device = f"/job:localhost/replica:0/task:0/device:{kind}:0"
-    return {"device": f"/{kind}:0", "kind": kind, "n": n, "calls_per_block": 1, "block_s": [call_s * 1.05] + [call_s] * 4,
-            "blocks": 5, "call_s_median": call_s, "call_s_min": call_s, "call_s_max": call_s * 1.05,
-            "gflops_median": gflops, "gflops_best": gflops, "spread": 0.05, "input_device": device,
-            "output_device": device, "placement_ok": True, "finite": True, "rel_error": 3.4e-07,
-            "max_abs_rel_error": 2.0e-06, "reference_block": 64}
 
 
 def explained(report: dict, only: tuple[str, ...] = ("probe", "workload")) -> dict:
@@ -104,7 +93,7 @@ def test_the_chart_reads_the_same_without_colour_and_fits_the_width():
 
 
 def test_the_probe_chart_compares_a_gpu_with_the_cpu_and_is_left_out_for_one_device():
-    sides = {"gpu": probe_side("GPU", 4096, 4100.0), "cpu": probe_side("CPU", 2048, 238.0)}
+    sides = {"gpu": probe_side("GPU", 4100.0, n=4096), "cpu": probe_side("CPU", 238.0, n=2048)}
     output = text(explained(deep_report(probe_sides=sides), only=("probe",)), color=False)
     assert "the probe's size for each device" in output
     assert [(s, d, f) for s, d, _, f in chart_rows(output)] == [("4096", "GPU", "4100"), ("2048", "CPU", "238")]
