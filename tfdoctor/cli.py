@@ -635,8 +635,11 @@ def run_command_line(args: List[str]) -> int:
             try:
                 command = typer.main.get_command(app)
                 code = command.main(args=args, prog_name="tfdoctor", standalone_mode=False)
-            except Interrupted as exc:  # said while a second signal is still ignored
-                return _interrupted(128 + exc.signum)
+            except BaseException as exc:  # said while a second signal is still ignored
+                interrupt = _interrupt_behind(exc)
+                if interrupt is None:
+                    raise
+                return _interrupted(128 + interrupt.signum)
     except Interrupted as exc:
         return _interrupted(128 + exc.signum)
     except _USAGE_ERROR as exc:
@@ -650,6 +653,19 @@ def run_command_line(args: List[str]) -> int:
         typer.echo(f"tfdoctor: internal error: {_one_line(f'{type(exc).__name__}: {exc}')}", err=True)
         return 2
     return code if isinstance(code, int) else 0
+
+
+def _interrupt_behind(exc: BaseException) -> Optional[Interrupted]:
+    """The interrupt `exc` is, or was raised while unwinding from. A signal that lands between a lock's
+    release and re-acquire (threading.Condition.wait's finally, under a future's result()) makes the
+    `with` that holds it release an unlocked lock: RuntimeError, with the Interrupted as its context."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, Interrupted):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__context__
+    return None
 
 
 def _interrupted(code: int) -> int:

@@ -76,3 +76,47 @@ def test_a_signal_while_nvidia_smi_hangs_kills_it(tmp_path):
     assert (doctor.returncode, stdout) == (130, "")
     assert stderr.strip().splitlines()[-1] == "tfdoctor: interrupted"
     assert fakes.survivors(pids) == []
+
+
+class _InterruptedInsideALock:
+    """A command whose run is interrupted the way CPython can be: the signal's exception lands between a
+    lock's release and its re-acquire (threading.Condition.wait's finally), so the `with` around it then
+    releases an unlocked lock and RuntimeError replaces the interrupt, with the interrupt as its context."""
+
+    def main(self, **_: object) -> None:
+        import threading
+
+        from tfdoctor.cli import Interrupted
+
+        lock = threading.Lock()
+        with lock:
+            lock.release()
+            raise Interrupted(signal.SIGTERM)
+
+
+def test_an_interrupt_that_surfaces_as_a_lock_error_is_still_an_interrupt(monkeypatch, capsys):
+    import typer
+
+    from tfdoctor import cli
+
+    monkeypatch.setattr(typer.main, "get_command", lambda app: _InterruptedInsideALock())
+    assert cli.run_command_line(["--json"]) == 143
+    assert capsys.readouterr().err.strip().splitlines() == ["tfdoctor: interrupted"]
+
+
+def test_an_error_without_an_interrupt_behind_it_stays_an_internal_error(monkeypatch, capsys):
+    import threading
+
+    import typer
+
+    from tfdoctor import cli
+
+    class Broken:
+        def main(self, **_: object) -> None:
+            lock = threading.Lock()
+            with lock:
+                lock.release()
+
+    monkeypatch.setattr(typer.main, "get_command", lambda app: Broken())
+    assert cli.run_command_line(["--json"]) == 2
+    assert "internal error: RuntimeError: release unlocked lock" in capsys.readouterr().err
