@@ -10,14 +10,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Iterator
 
 import psutil
 import pytest
 
-from tests import fakes
+from tests import background_support, fakes
 from tests.cli.test_interrupts import start_doctor, wait_for_import
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and sessions")
@@ -60,14 +60,15 @@ def nothing_left(doctor: subprocess.Popen, root: Path, seen: list[int]) -> None:
 
 @pytest.fixture(scope="module", autouse=True)
 def given_up(tmp_path_factory) -> Iterator[Future]:
-    """The run that waits out the 10 s, started with the module and read by its last test: the other
-    tests (hanging runs ended by a signal, about 10 s of waiting together) run meanwhile, not after it."""
+    """The run that waits out the 10 s, read by the module's last test (tests/background_support.py): the
+    other tests (hanging runs ended by a signal, about 10 s of waiting together) run meanwhile."""
     root = tmp_path_factory.mktemp("given-up")
     # the line names the interpreter twice: a short path of its own, so the length bound measures the
     # message, not how deep pytest's temporary directory is (deeper under a pytest-xdist worker)
-    with tempfile.TemporaryDirectory(prefix="hang-") as short, ThreadPoolExecutor(1) as pool:
+    with tempfile.TemporaryDirectory(prefix="hang-") as short:
         python = fakes.hanging_python(Path(short))
-        yield pool.submit(fakes.run_doctor, root, "--python", str(python))
+        with background_support.started(run=lambda: fakes.run_doctor(root, "--python", str(python))) as runs:
+            yield runs["run"]
 
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
@@ -122,7 +123,7 @@ def test_sigterm_at_any_stage_of_a_hanging_run(tmp_path, delay_s):
 
 
 def test_a_hanging_interpreter_is_given_up_after_ten_seconds_in_one_short_line(given_up):
-    run = given_up.result(timeout=120)
+    run = given_up.result(timeout=background_support.RESULT_TIMEOUT_S)
     assert run.returncode == 2 and run.stdout == ""
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tfdoctor: error: "), run.stderr[:2000]
