@@ -10,12 +10,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Iterator
 
 import psutil
 import pytest
 
-from tests import fakes
+from tests import background_support, fakes
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and sessions")
 
@@ -55,18 +57,17 @@ def nothing_left(doctor: subprocess.Popen, root: Path, seen: list[int]) -> None:
     assert left_in_session(doctor.pid) == []
 
 
-def test_a_hanging_interpreter_is_given_up_after_ten_seconds_in_one_short_line(tmp_path):
+@pytest.fixture(scope="module", autouse=True)
+def given_up(tmp_path_factory) -> Iterator[Future]:
+    """The run that waits out the 10 s, read by the module's last test (tests/background_support.py): the
+    other tests (hanging runs ended by a signal, about 10 s of waiting together) run meanwhile."""
+    root = tmp_path_factory.mktemp("given-up")
     # the line names the interpreter twice: a short path of its own, so the length bound measures the
     # message, not how deep pytest's temporary directory is (deeper under a pytest-xdist worker)
     with tempfile.TemporaryDirectory(prefix="hang-") as short:
         python = fakes.hanging_python(Path(short))
-        run = fakes.run_doctor(tmp_path, "--python", str(python))
-    assert run.returncode == 2 and run.stdout == ""
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("tfdoctor: error: "), run.stderr[:2000]
-    assert len(lines[0]) <= 300 and "10 s" in lines[0]
-    assert run.seconds < 25  # the 10 s probe timeout, not the 30 s ones of the other children
-    assert len(run.pids) >= 2 and fakes.survivors(run.pids) == []
+        with background_support.started(run=lambda: fakes.run_doctor(root, "--python", str(python))) as runs:
+            yield runs["run"]
 
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
@@ -118,3 +119,13 @@ def test_sigterm_at_any_stage_of_a_hanging_run(tmp_path, delay_s):
     assert (doctor.returncode, stdout) == (143, "")
     assert "Traceback" not in stderr
     nothing_left(doctor, root, seen)
+
+
+def test_a_hanging_interpreter_is_given_up_after_ten_seconds_in_one_short_line(given_up):
+    run = given_up.result(timeout=background_support.RESULT_TIMEOUT_S)
+    assert run.returncode == 2 and run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tfdoctor: error: "), run.stderr[:2000]
+    assert len(lines[0]) <= 300 and "10 s" in lines[0]
+    assert run.seconds < 25  # the 10 s probe timeout, not the 30 s ones of the other children
+    assert len(run.pids) >= 2 and fakes.survivors(run.pids) == []

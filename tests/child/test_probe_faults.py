@@ -4,7 +4,11 @@ GPU's matmul, a crash while listing devices. The doctor runs as a real subproces
 
 from __future__ import annotations
 
-from tests import fakes
+from concurrent.futures import Future
+
+import pytest
+
+from tests import background_support, fakes
 
 MINE = ("--only", "tensorflow-import,gpu-visible,probe")
 
@@ -20,6 +24,19 @@ def _run(tmp_path, mode: str, *args: str, **env: str) -> fakes.DoctorRun:
     assert run.report is not None, run.stderr
     assert fakes.survivors(run.pids) == []
     return run
+
+
+@pytest.fixture(scope="module", autouse=True)
+def waiting(tmp_path_factory) -> dict[str, Future]:
+    """The two runs that mostly sleep (a slow fake GPU, a hung one), read by the module's last two tests
+    (tests/background_support.py): the other tests run meanwhile."""
+    slower, hung = tmp_path_factory.mktemp("gpu-slower"), tmp_path_factory.mktemp("gpu-hang")
+    # 10x slower by construction: a busy machine adds the same per-call overhead to both sides, which
+    # pulls the ratio toward 1; at 10x it stays far below the fail threshold (it once read a warn at 5x)
+    with background_support.started(
+            slower=lambda: _run(slower, "gpu", FAKE_TF_CPU_GFLOPS="100", FAKE_TF_GPU_GFLOPS="10"),
+            hang=lambda: _run(hung, "gpu-hang", "--timeout", "6")) as runs:
+        yield runs
 
 
 def test_cpu_only_machine_passes_with_the_cpu_measured(tmp_path):
@@ -68,15 +85,6 @@ def test_no_gpu_kernel_fails_instead_of_falling_back(tmp_path):
     assert run.tensorflow["probe"]["sides"]["cpu"]["blocks"] >= 3  # the CPU half still ran
 
 
-def test_gpu_slower_than_cpu_fails(tmp_path):
-    # 10x slower by construction: a busy machine adds the same per-call overhead to both sides, which
-    # pulls the ratio toward 1; at 10x it stays far below the fail threshold (it once read a warn at 5x)
-    run = _run(tmp_path, "gpu", FAKE_TF_CPU_GFLOPS="100", FAKE_TF_GPU_GFLOPS="10")
-    probe = run.result("probe")
-    assert probe["status"] == "fail" and "slower than the CPU" in probe["summary"]
-    assert probe["evidence"]["speedup"] < 0.5
-
-
 def test_gpu_matmul_crash_fails_the_probe_not_the_import(tmp_path):
     run = _run(tmp_path, "gpu-crash")
     assert run.tensorflow["signal"] == "SIGSEGV" and run.tensorflow["stage"] == "probe:GPU:warmup"
@@ -84,14 +92,6 @@ def test_gpu_matmul_crash_fails_the_probe_not_the_import(tmp_path):
     assert run.result("gpu-visible")["status"] == "pass"
     probe = run.result("probe")
     assert probe["status"] == "fail" and "on the GPU died of SIGSEGV" in probe["summary"]
-
-
-def test_gpu_matmul_hang_is_killed_at_the_timeout(tmp_path):
-    run = _run(tmp_path, "gpu-hang", "--timeout", "6")
-    assert run.tensorflow["timed_out"] and run.tensorflow["stage"] == "probe:GPU:warmup"
-    assert run.tensorflow["duration_s"] < 6 + 2.0  # killed at the timeout, not later
-    probe = run.result("probe")
-    assert probe["status"] == "fail" and "did not finish within 6 s" in probe["summary"]
 
 
 def test_crash_while_listing_devices_fails_gpu_visible(tmp_path):
@@ -108,3 +108,18 @@ def test_no_probe_skips_the_timing(tmp_path):
     assert run.result("probe")["status"] == "skip" and "--no-probe" in run.result("probe")["summary"]
     assert run.tensorflow["probe"] == {"status": "skipped", "reason": "--no-probe"}
     assert [s for s, _ in run.tensorflow["stages"]][-1] == "done"
+
+
+def test_gpu_slower_than_cpu_fails(waiting):
+    run = waiting["slower"].result(timeout=background_support.RESULT_TIMEOUT_S)
+    probe = run.result("probe")
+    assert probe["status"] == "fail" and "slower than the CPU" in probe["summary"]
+    assert probe["evidence"]["speedup"] < 0.5
+
+
+def test_gpu_matmul_hang_is_killed_at_the_timeout(waiting):
+    run = waiting["hang"].result(timeout=background_support.RESULT_TIMEOUT_S)
+    assert run.tensorflow["timed_out"] and run.tensorflow["stage"] == "probe:GPU:warmup"
+    assert run.tensorflow["duration_s"] < 6 + 2.0  # killed at the timeout, not later
+    probe = run.result("probe")
+    assert probe["status"] == "fail" and "did not finish within 6 s" in probe["summary"]

@@ -6,9 +6,12 @@ are about the GPU paths of the crossover, the one section the fake can run."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from pathlib import Path
 
-from tests import fakes
+import pytest
+
+from tests import background_support, fakes
 
 # A GPU launch latency on top of the fake's speeds: what makes a small matmul lose on a real GPU.
 LATENCY = """
@@ -48,6 +51,18 @@ def _crossover(run: fakes.DoctorRun) -> dict:
     return section
 
 
+@pytest.fixture(scope="module", autouse=True)
+def waiting(tmp_path_factory) -> dict[str, Future]:
+    """The two runs that mostly sleep (a GPU 40x slower than the CPU, a CPU 1000x slower than the GPU), read
+    by the module's last two tests (tests/background_support.py): the other tests run meanwhile."""
+    slower, faster = tmp_path_factory.mktemp("gpu-slower"), tmp_path_factory.mktemp("gpu-faster")
+    with background_support.started(
+            slower=lambda: _run(slower, "gpu", FAKE_TF_CPU_GFLOPS="2000", FAKE_TF_GPU_GFLOPS="50",
+                                FAKE_TF_GPU_LATENCY_S="0.001"),
+            faster=lambda: _run(faster, "gpu", FAKE_TF_CPU_GFLOPS="2", FAKE_TF_GPU_GFLOPS="2000")) as runs:
+        yield runs
+
+
 def test_crossover_found_with_a_gpu_that_pays_a_launch_latency(tmp_path):
     run = _run(tmp_path, "gpu", FAKE_TF_CPU_GFLOPS="50", FAKE_TF_GPU_GFLOPS="2000", FAKE_TF_GPU_LATENCY_S="0.002")
     section = _crossover(run)
@@ -61,24 +76,6 @@ def test_crossover_found_with_a_gpu_that_pays_a_launch_latency(tmp_path):
     workload = run.result("workload")
     assert any(d.startswith("Below 512x512 the CPU wins") for d in workload["details"]), workload
     assert "CPU wins below 512x512" in workload["summary"] or workload["status"] == "warn"
-
-
-def test_gpu_slower_everywhere_warns(tmp_path):
-    run = _run(tmp_path, "gpu", FAKE_TF_CPU_GFLOPS="2000", FAKE_TF_GPU_GFLOPS="50", FAKE_TF_GPU_LATENCY_S="0.001")
-    section = _crossover(run)
-    assert section["outcome"] == "cpu_faster_everywhere"
-    assert all(row["gpu_speedup"] < 1 for row in section["sizes"])
-    workload = run.result("workload")
-    assert workload["status"] == "warn"
-    assert any("slower than the CPU at every matmul size" in p["summary"] for p in workload["evidence"]["problems"])
-
-
-def test_gpu_faster_everywhere(tmp_path):
-    run = _run(tmp_path, "gpu", FAKE_TF_CPU_GFLOPS="2", FAKE_TF_GPU_GFLOPS="2000")
-    section = _crossover(run)
-    assert section["outcome"] == "gpu_faster_everywhere" and section["crossover_n"] == 64
-    assert section.get("stopped_at")  # a 2 GFLOPS CPU cannot do 2048x2048 within the budget: the ladder stops
-    assert all(row["gpu_speedup"] > 1 for row in section["sizes"])
 
 
 def test_gpu_products_on_the_cpu_are_a_silent_fallback(tmp_path):
@@ -107,3 +104,21 @@ def test_sections_the_fake_cannot_run_are_reported_not_fatal(tmp_path):
     assert workload["training_step"]["status"] == "error"  # no Keras in the fake: no model could be built
     assert workload["status"] == "incomplete" and run.tensorflow["stage"] == "done"
     assert run.result("workload")["status"] == "warn"
+
+
+def test_gpu_slower_everywhere_warns(waiting):
+    run = waiting["slower"].result(timeout=background_support.RESULT_TIMEOUT_S)
+    section = _crossover(run)
+    assert section["outcome"] == "cpu_faster_everywhere"
+    assert all(row["gpu_speedup"] < 1 for row in section["sizes"])
+    workload = run.result("workload")
+    assert workload["status"] == "warn"
+    assert any("slower than the CPU at every matmul size" in p["summary"] for p in workload["evidence"]["problems"])
+
+
+def test_gpu_faster_everywhere(waiting):
+    run = waiting["faster"].result(timeout=background_support.RESULT_TIMEOUT_S)
+    section = _crossover(run)
+    assert section["outcome"] == "gpu_faster_everywhere" and section["crossover_n"] == 64
+    assert section.get("stopped_at")  # a 2 GFLOPS CPU cannot do 2048x2048 within the budget: the ladder stops
+    assert all(row["gpu_speedup"] > 1 for row in section["sizes"])

@@ -3,16 +3,19 @@ section recorded with figures and a verdict. Timing goals live in bench/bench_wo
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from tests.integration_support import MARKS, doctor_json
+from tests.integration_support import MARKS
+from tests.shared_run_support import DEEP_RUN, shared_doctor_run
 
 pytestmark = MARKS
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> dict:
-    return doctor_json(["--deep", "--only", "probe,workload"], tmp_path_factory.mktemp("run"))
+    return json.loads(shared_doctor_run(DEEP_RUN, tmp_path_factory).stdout)  # the charts' test reads it too
 
 
 def test_every_section_is_recorded_with_figures(report):

@@ -95,19 +95,15 @@ class _InterruptedInsideALock:
 
 
 def test_an_interrupt_that_surfaces_as_a_lock_error_is_still_an_interrupt(monkeypatch, capsys):
-    import typer
-
     from tfdoctor import cli
 
-    monkeypatch.setattr(typer.main, "get_command", lambda app: _InterruptedInsideALock())
+    monkeypatch.setattr(cli, "_click_command", lambda: _InterruptedInsideALock())
     assert cli.run_command_line(["--json"]) == 143
     assert capsys.readouterr().err.strip().splitlines() == ["tfdoctor: interrupted"]
 
 
 def test_an_error_without_an_interrupt_behind_it_stays_an_internal_error(monkeypatch, capsys):
     import threading
-
-    import typer
 
     from tfdoctor import cli
 
@@ -117,6 +113,6 @@ def test_an_error_without_an_interrupt_behind_it_stays_an_internal_error(monkeyp
             with lock:
                 lock.release()
 
-    monkeypatch.setattr(typer.main, "get_command", lambda app: Broken())
+    monkeypatch.setattr(cli, "_click_command", lambda: Broken())
     assert cli.run_command_line(["--json"]) == 2
     assert "internal error: RuntimeError: release unlocked lock" in capsys.readouterr().err

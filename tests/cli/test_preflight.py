@@ -23,22 +23,24 @@ def requirements_result(run: subprocess.CompletedProcess) -> dict:
     return next(r for r in document["results"] if r["id"] == "requirements")
 
 
-def tensorflow_gpus() -> int:
-    """How many GPUs the TensorFlow of this interpreter lists (a child, as the doctor does)."""
-    run = subprocess.run([sys.executable, "-c", "import tensorflow as tf; print(len(tf.config.list_physical_devices('GPU')))"],
-                         capture_output=True, text=True, timeout=300)
-    return int(run.stdout.strip() or 0) if run.returncode == 0 else 0
-
-
 @pytest.fixture(scope="module")
-def cpu_only():
-    if tensorflow_gpus():
+def require_gpu(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A project that requires a GPU, and one run of the doctor in it (both tests below read it)."""
+    project = tmp_path_factory.mktemp("require-gpu")
+    (project / "pyproject.toml").write_text('[project]\nname = "team"\n\n[tool.tfdoctor]\nrequire-gpu = true\n')
+    return project, tfdoctor(project, "--format", "json", "--no-probe")
+
+
+def listed_gpus(run: subprocess.CompletedProcess) -> list[dict]:
+    """The GPUs the TensorFlow of this interpreter lists, as the doctor's child recorded them."""
+    devices = json.loads(run.stdout)["facts"]["tensorflow"].get("devices") or []
+    return [device for device in devices if device.get("device_type") == "GPU"]
+
+
+def test_require_gpu_on_a_cpu_only_machine_fails_the_run(require_gpu):
+    _, run = require_gpu
+    if listed_gpus(run):
         pytest.skip("this machine has a GPU TensorFlow uses")
-
-
-def test_require_gpu_on_a_cpu_only_machine_fails_the_run(tmp_path, cpu_only):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "team"\n\n[tool.tfdoctor]\nrequire-gpu = true\n')
-    run = tfdoctor(tmp_path, "--format", "json", "--no-probe")
     assert run.returncode == 1, run.stderr
     result = requirements_result(run)
     assert result["status"] == "fail" and result["summary"].startswith("a GPU required: TensorFlow lists no GPU")
@@ -85,12 +87,11 @@ def test_flags_override_the_file_and_explain_judges_the_saved_requirements(tmp_p
     assert stricter.returncode == 1 and requirements_result(stricter)["status"] == "fail"
 
 
-def test_the_api_gives_the_cli_verdict(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.tfdoctor]\nrequire-gpu = true\n')
+def test_the_api_gives_the_cli_verdict(require_gpu):
+    project, cli = require_gpu
     code = ("import tfdoctor; r = tfdoctor.diagnose(probe=False); "
             "print(r.ok, r.exit_code, r.results['requirements'].status.value)")
-    api = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(tmp_path), timeout=300)
-    cli = tfdoctor(tmp_path, "--format", "json", "--no-probe")
+    api = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(project), timeout=300)
     cli_status = requirements_result(cli)["status"]
     assert api.stdout.split() == [str(cli.returncode == 0), str(cli.returncode), cli_status], api.stderr
 

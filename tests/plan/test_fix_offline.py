@@ -58,7 +58,7 @@ def _offline_environ(wheels: Path) -> dict[str, str]:
 def world(tmp_path_factory):
     """wheels/: fake tensorflow-cpu 2.21.0 (requires fakedep>=2), fakedep 1.0 and 2.0; env/: a venv with
     tensorflow-cpu and fakedep 1.0 (a violated pin; TensorFlow still imports: a warning) and NumPy
-    linked in from the test's own environment (the fake TensorFlow computes on it)."""
+    linked in from the test's own environment (the fake TensorFlow computes on it), pip too."""
     root = tmp_path_factory.mktemp("fix")
     wheels = root / "wheels"
     wheels.mkdir()
@@ -69,19 +69,28 @@ def world(tmp_path_factory):
     _wheel(wheels, "fakedep", "2.0", {"fakedep/__init__.py": "VERSION = 2\n"})
     base = root / "base"
     python = Path(getattr(sys, "_base_executable", sys.executable))
-    assert _run([python, "-m", "venv", base]).returncode == 0
+    # without ensurepip's install of pip (~2.5 s of CPU): the test environment's own pip is linked in below
+    assert _run([python, "-m", "venv", "--without-pip", base]).returncode == 0
     site = next((base / "lib").glob("python3*/site-packages"))
     import numpy
+    import pip
 
-    numpy_dir = Path(numpy.__file__).parent
-    for entry in numpy_dir.parent.iterdir():
-        if entry.name == "numpy" or entry.name.startswith(("numpy-", "numpy.libs")):
-            shutil.copytree(entry, site / entry.name, copy_function=os.link) if entry.is_dir() else os.link(entry, site / entry.name)
+    for package in (numpy, pip):
+        _link_distribution(Path(package.__file__).parent, site)
     env = _offline_environ(wheels)
     installed = _run([base / "bin" / "python", "-m", "pip", "install", "--no-deps", "tensorflow-cpu==" + TF_VERSION,
                       "fakedep==1.0"], env=env)
     assert installed.returncode == 0, installed.stderr
     return root, wheels, base, env
+
+
+def _link_distribution(package_dir: Path, site: Path) -> None:
+    """A distribution of the test's own environment (its package, .dist-info and .libs) hard-linked into
+    `site`: a venv's own copy, at no cost."""
+    name = package_dir.name
+    for entry in package_dir.parent.iterdir():
+        if entry.name == name or entry.name.startswith((f"{name}-", f"{name}.libs")):
+            shutil.copytree(entry, site / entry.name, copy_function=os.link) if entry.is_dir() else os.link(entry, site / entry.name)
 
 
 def _copy(world, name: str) -> Path:

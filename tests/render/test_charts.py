@@ -18,6 +18,7 @@ from tests import mermaid_support
 from tests.integration_support import MARKS
 from tests.builders import probe_side
 from tests.cli_support import run_cli, write
+from tests.shared_run_support import DEEP_RUN, shared_doctor_run
 from tests.workload_support import ladder, workload_facts
 from tfdoctor.saved_reports import explain, parse_report
 from tfdoctor.render.charts import BAR_WIDTH, mermaid_xychart, crossover_chart
@@ -223,13 +224,14 @@ def test_mermaid_accepts_the_chart_of_hostile_figures_too(mermaid_directory, gpu
 
 @MARKS[0]  # integration: the real TensorFlow of the test setup
 @MARKS[1]
-def test_a_real_deep_run_in_markdown_holds_a_chart_mermaid_accepts(mermaid_directory, tmp_path):
-    """`tfdoctor --deep --format markdown` with the test setup's real TensorFlow (the CPU curve here)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    completed = subprocess.run([sys.executable, "-m", "tfdoctor", "--deep", "--only", "probe,workload", "--format",
-                                "markdown"], capture_output=True, text=True, env=env, timeout=300, cwd=str(tmp_path))
-    assert "```mermaid" in completed.stdout, completed.stderr
-    blocks = mermaid_support.parse_markdown(completed.stdout, mermaid_directory)
+def test_a_real_deep_run_in_markdown_holds_a_chart_mermaid_accepts(mermaid_directory, tmp_path, tmp_path_factory):
+    """A real `tfdoctor --deep` run with the test setup's TensorFlow (the CPU curve here; the run is shared
+    with tests/child/test_workload_integration.py), in Markdown through `tfdoctor explain --format markdown`."""
+    saved = tmp_path / "deep.json"
+    saved.write_text(shared_doctor_run(DEEP_RUN, tmp_path_factory).stdout, encoding="utf-8")
+    code, markdown_text, errors = run_cli(["explain", saved, "--format", "markdown"])
+    assert code != 2 and "```mermaid" in markdown_text, errors  # 2: the saved report unreadable
+    blocks = mermaid_support.parse_markdown(markdown_text, mermaid_directory)
     assert len(blocks) == 1 and blocks[0]["ok"], blocks
     plots = blocks[0]["data"]["plots"]
     assert [plot["title"] for plot in plots] == ["CPU"] and len(plots[0]["data"]) >= 4
