@@ -94,7 +94,18 @@ class _InterruptedInsideALock:
             raise Interrupted(signal.SIGTERM)
 
 
-def test_an_interrupt_that_surfaces_as_a_lock_error_is_still_an_interrupt(monkeypatch, capsys):
+@pytest.fixture
+def children_reopened_after():
+    """An interrupt in process closes the running-children registry for good (the process is ending);
+    this test's process goes on to other tests."""
+    from tfdoctor.collect.commands import CHILDREN
+
+    yield
+    CHILDREN.reopen()
+
+
+def test_an_interrupt_that_surfaces_as_a_lock_error_is_still_an_interrupt(monkeypatch, capsys,
+                                                                           children_reopened_after):
     from tfdoctor import cli
 
     monkeypatch.setattr(cli, "_click_command", lambda: _InterruptedInsideALock())
