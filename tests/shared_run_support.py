@@ -50,3 +50,7 @@ def shared_doctor_run(args: list[str], tmp_path_factory: pytest.TempPathFactory)
 # The `--deep` run of the probe and the workload with the real TensorFlow, in JSON: the charts' test renders
 # it to Markdown, the workload's integration test reads its figures.
 DEEP_RUN = ["--deep", "--only", "probe,workload", "--json"]
+
+# A plain `--json --no-probe` run of this machine: the schema's test documents every field of its facts, the
+# explain test judges it again.
+PLAIN_RUN = ["--json", "--no-probe"]

@@ -11,6 +11,7 @@ import pytest
 
 from tests.cli_support import LINUX_FACTS, old_report, run_cli, write
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
+from tests.shared_run_support import PLAIN_RUN, shared_doctor_run
 from tfdoctor.saved_reports import ReportError, parse_report
 from tfdoctor.facts import host_system
 from tfdoctor.doctor import selected_checks
@@ -168,12 +169,12 @@ def test_explain_output_can_be_explained_again(tmp_path):
     assert statuses(out) == statuses(out2)
 
 
-def test_explain_of_a_live_json_report_gives_the_same_statuses(tmp_path):
-    """A real `python -m tfdoctor --json` run, saved, then explained: the same verdicts."""
+def test_explain_of_a_live_json_report_gives_the_same_statuses(tmp_path, tmp_path_factory):
+    """A real `python -m tfdoctor --json` run (shared with test_schema), saved, then explained: the same verdicts."""
     saved = tmp_path / "live.json"
-    run = subprocess.run([sys.executable, "-m", "tfdoctor", "--json", "--no-probe", "-o", str(saved)],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode in (0, 1), run.stderr
+    run = shared_doctor_run(PLAIN_RUN, tmp_path_factory)
+    assert run.returncode in (0, 1)
+    saved.write_text(run.stdout, encoding="utf-8")
     original = json.loads(saved.read_text(encoding="utf-8"))
     code, out, err = run_cli(["explain", saved, "--json"])
     explained = json.loads(out)

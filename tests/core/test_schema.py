@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import jsonschema
 import pytest
@@ -12,6 +10,7 @@ import pytest
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.builders import probe_facts, probe_side
 from tests.cli_support import LINUX_FACTS, old_report, run_cli, write
+from tests.shared_run_support import PLAIN_RUN, shared_doctor_run
 from tfdoctor.facts import SECTIONS
 from tfdoctor.report import SCHEMA_VERSION
 from tfdoctor.schema import report_schema
@@ -175,11 +174,10 @@ def test_the_walker_follows_refs_into_defs():
 
 
 @pytest.fixture(scope="module")
-def live_facts() -> dict:
-    """The facts of one `python -m tfdoctor --json --no-probe` run on this machine."""
-    run = subprocess.run([sys.executable, "-m", "tfdoctor", "--json", "--no-probe"], capture_output=True,
-                         text=True, timeout=300, check=False)
-    assert run.returncode in (0, 1), run.stderr
+def live_facts(tmp_path_factory) -> dict:
+    """The facts of one `python -m tfdoctor --json --no-probe` run on this machine (shared with test_explain)."""
+    run = shared_doctor_run(PLAIN_RUN, tmp_path_factory)
+    assert run.returncode in (0, 1)
     return json.loads(run.stdout)["facts"]
 
 
