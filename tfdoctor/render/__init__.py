@@ -53,6 +53,11 @@ def steps_phrase(count: int) -> str:
     return f"{count} step{'s' if count != 1 else ''}"
 
 
+def plan_steps_named(numbers: list[int]) -> str:
+    """'step 2', 'steps 1, 3': the plan steps that carry out a check's repairs (every format)."""
+    return f"step{'s' if len(numbers) != 1 else ''} {', '.join(str(n) for n in numbers)}"
+
+
 def step_reasons(step: dict) -> str:
     """A plan step's reasons, each once, in the order the checks gave them."""
     return "; ".join(dict.fromkeys(r.get("reason", "") for r in step.get("reasons") or () if r.get("reason")))

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from tfdoctor.render import platform_line, step_reasons, steps_phrase, summary_line
+from tfdoctor.render import plan_steps_named, platform_line, step_reasons, steps_phrase, summary_line
 from tfdoctor.render.charts import markdown_charts
 from tfdoctor.render.sanitize import clean_document
 
@@ -124,8 +124,7 @@ def _problem(result: dict[str, Any]) -> list[str]:
     if fix:
         lines += [f"**Fix:** {escape(fix['advice'])}", ""]
         if fix.get("plan_steps"):
-            numbers = ", ".join(str(n) for n in fix["plan_steps"])
-            lines += [f"Carried out by plan step{'s' if len(fix['plan_steps']) > 1 else ''} {numbers} (below).", ""]
+            lines += [f"Carried out by plan {plan_steps_named(fix['plan_steps'])} (below).", ""]
         if fix.get("commands"):
             lines += fenced("\n".join(fix["commands"]), "sh") + [""]
         if fix.get("url"):

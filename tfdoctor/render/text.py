@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from tfdoctor.render import STATUS_SYMBOLS, platform_line, step_reasons, steps_phrase, summary_line
+from tfdoctor.render import STATUS_SYMBOLS, plan_steps_named, platform_line, step_reasons, steps_phrase, summary_line
 from tfdoctor.render.charts import terminal_chart
 from tfdoctor.render.sanitize import clean_document
 
@@ -40,8 +40,7 @@ def result_row(result: dict[str, Any], id_width: int, verbose: bool = False) -> 
 
 def plan_pointer(numbers: list[int]) -> str:
     """'fixed by plan step 2' / 'fixed by plan steps 1, 3' (the plan is printed once, at the end)."""
-    label = "step" if len(numbers) == 1 else "steps"
-    return f"fixed by plan {label} {', '.join(str(n) for n in numbers)} (below)"
+    return f"fixed by plan {plan_steps_named(numbers)} (below)"
 
 
 def plan_lines(plan: dict[str, Any]) -> list[str]:
