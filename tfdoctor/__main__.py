@@ -45,8 +45,9 @@ def diagnosis_asked(args: list[str]) -> Optional[Diagnosis]:
         else:
             return None
         at += 1
-    split = lambda given: tuple(p.strip() for v in given for p in v.split(",") if p.strip())  # noqa: E731 - as cli._split
-    return Diagnosis(split(values["--only"]), split(values["--skip"]), deep)
+    from tfdoctor.registry import split_ids
+
+    return Diagnosis(split_ids(values["--only"]), split_ids(values["--skip"]), deep)
 
 
 def start_children(asked: Diagnosis) -> None:

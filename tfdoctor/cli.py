@@ -94,11 +94,6 @@ MIN_GFLOPS = typer.Option(None, "--min-gflops", metavar="N", help="Require the p
 MIN_SPEEDUP = typer.Option(None, "--min-gpu-speedup", metavar="X", help="Require the GPU to be X times the CPU.")
 
 
-def _split(values: Optional[List[str]]) -> tuple[str, ...]:
-    """--only a,b --only c -> ('a', 'b', 'c')."""
-    return tuple(part.strip() for value in values or () for part in value.split(",") if part.strip())
-
-
 ERROR_LINE_LIMIT = 300  # characters of an error line; -v shows the whole message
 
 
@@ -293,11 +288,12 @@ def run(
     live = fmt is Format.text and output is None and not quiet and sys.stdout.isatty()
     with _live_display(live, target, no_redact) as display:  # on screen before the doctor is even imported
         from tfdoctor.doctor import DoctorError, DoctorOptions, diagnose
+        from tfdoctor.registry import split_ids
 
         options = DoctorOptions(
             python=target,
-            only=_split(only) or settings.only,
-            skip=_split(skip) or settings.skip,
+            only=split_ids(only) or settings.only,
+            skip=split_ids(skip) or settings.skip,
             timeout=timeout if timeout is not None else settings.timeout or 60.0,
             probe=not no_probe,
             deep=deep,
@@ -368,6 +364,7 @@ def explain_command(
     from dataclasses import replace
 
     from tfdoctor.doctor import DoctorError, with_requirements
+    from tfdoctor.registry import split_ids
     from tfdoctor.saved_reports import ReportError, explain, read_report
     from tfdoctor.model import CheckResult
     from tfdoctor.report import exit_code_for
@@ -378,7 +375,7 @@ def explain_command(
         if not settings.requirements.empty:
             facts = {k: v for k, v in saved.facts.items() if k != "requirements"}
             saved = replace(saved, facts=with_requirements(facts, settings.requirements.to_facts(settings.source)))
-        document = explain(saved, _split(only) or settings.only, _split(skip) or settings.skip,
+        document = explain(saved, split_ids(only) or settings.only, split_ids(skip) or settings.skip,
                            redacted=not no_redact)
     except (ReportError, DoctorError) as exc:
         raise _fail(str(exc), verbose)
@@ -452,6 +449,7 @@ def fix_command(
     from tfdoctor.fixer.environment import FixError
     from tfdoctor.fixer.flow import FixOptions, fix, undo as undo_fix
     from tfdoctor.render.fix_console import ConsoleUi
+    from tfdoctor.registry import split_ids
 
     if python == "":
         raise _fail("--python: an empty path")
@@ -464,7 +462,7 @@ def fix_command(
         if undo:
             code = undo_fix(target, ui, yes)
         else:
-            code = fix(FixOptions(target, _split(only), _split(skip), yes, system, dry_run, timeout,
+            code = fix(FixOptions(target, split_ids(only), split_ids(skip), yes, system, dry_run, timeout,
                                   redact=lambda document: redact(document, no_redact)), ui)
     except (FixError, DoctorError) as exc:
         raise _fail(str(exc))

@@ -73,6 +73,11 @@ def all_checks() -> list[Check]:
     return found
 
 
+def split_ids(values: Iterable[str] | None) -> tuple[str, ...]:
+    """--only a,b --only c -> ('a', 'b', 'c'): check ids and tags, repeated or comma-separated."""
+    return tuple(part.strip() for value in values or () for part in value.split(",") if part.strip())
+
+
 def select(checks: list[Check], only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[Check]:
     """Filter by id or tag; an unknown name is an error (a typo must not silently check nothing)."""
     only, skip = list(only), list(skip)
