@@ -457,7 +457,7 @@ def fix_command(
         target = validate_python(python or sys.executable)
     except DoctorError as exc:
         raise _fail(str(exc))
-    ui = ConsoleUi()
+    ui = ConsoleUi(redact=_live_redactor(no_redact))
     try:
         if undo:
             code = undo_fix(target, ui, yes)

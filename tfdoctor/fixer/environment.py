@@ -10,6 +10,7 @@ in place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -27,7 +28,7 @@ CLONE_TIMEOUT_S = 1800.0
 # Every distribution the environment's own sys.path shows (-I: no PYTHONPATH, no user site, no working
 # directory), each copy once: what `pip freeze --all` lists, without needing pip (a uv venv has none).
 _FREEZE = r"""
-import json, re, sys
+import re, sys
 try:
     from importlib import metadata
 except ImportError:
@@ -37,8 +38,11 @@ for dist in metadata.distributions():
     name = dist.metadata["Name"]
     if name:
         rows.append(re.sub(r"[-_.]+", "-", name).lower() + "==" + str(dist.version))
-print(json.dumps({"prefix": sys.prefix, "freeze": sorted(rows)}))
+answer = {"prefix": sys.prefix, "freeze": sorted(rows)}
 """
+# Appended to every JSON child: the answer goes to the file named by the last argument, never to stdout,
+# which a sitecustomize or a .pth line may write to; a file has no size cap either.
+_ANSWER = "\nimport json as _json, sys as _sys\nwith open(_sys.argv[-1], 'w', encoding='utf-8') as _out:\n    _json.dump(answer, _out)\n"
 
 
 class FixError(Exception):
@@ -77,20 +81,56 @@ class Environment:
         return os.path.join(prefix, relative)
 
 
-def freeze(python: str) -> list[str]:
+def child_json(python: str, code: str, timeout: float = FREEZE_TIMEOUT_S, registered: bool = True) -> Any:
+    """Run `code` (which sets `answer`) in the interpreter and return `answer`, passed back through a
+    file. `registered=False` (the restore): the child is not listed in the process-wide children
+    registry, which an interrupt closes, so an interrupt cannot kill it; it runs in a session of its own,
+    out of the terminal's reach, and the caller holds the signals meanwhile."""
+    import subprocess
+    import tempfile
+
+    handle, answer_path = tempfile.mkstemp(prefix="tfdoctor-answer-", suffix=".json")
+    os.close(handle)
+    argv = [python, "-I", "-c", code + _ANSWER, answer_path]
+    try:
+        if registered:
+            result = run_command(argv, timeout=timeout)
+            status, detail = result["status"], (result["stderr"] or result["stdout"])
+        else:
+            try:
+                done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      timeout=timeout, start_new_session=os.name == "posix")
+                status = "ok" if done.returncode == 0 else "failed"
+                detail = done.stderr.decode("utf-8", "replace")
+            except subprocess.TimeoutExpired:
+                status, detail = "timed_out", ""
+            except OSError as exc:
+                status, detail = "error", str(exc)
+        if status != "ok":
+            raise FixError(f"{python} could not answer: {status} {detail.strip().splitlines()[-1:] or ''}")
+        try:
+            with open(answer_path, encoding="utf-8") as answer:
+                return json.load(answer)
+        except (OSError, ValueError) as exc:
+            raise FixError(f"{python} gave no readable answer: {exc}") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(answer_path)
+
+
+def freeze(python: str, registered: bool = True) -> list[str]:
     """Sorted 'name==version' of every distribution the interpreter sees on its own sys.path."""
-    result = run_command([python, "-I", "-c", _FREEZE], timeout=FREEZE_TIMEOUT_S)
-    if result["status"] != "ok":
-        raise FixError(f"cannot list the distributions of {python}: {result['status']} "
-                       f"{(result['stderr'] or result['stdout']).strip().splitlines()[-1:] or ''}")
-    return list(json.loads(result["stdout"])["freeze"])
+    try:
+        return list(child_json(python, _FREEZE, registered=registered)["freeze"])
+    except FixError as exc:
+        raise FixError(f"cannot list the distributions of {python}: {exc}") from exc
 
 
 def prefix_of(python: str) -> str:
-    result = run_command([python, "-I", "-c", "import sys; print(sys.prefix)"], timeout=FREEZE_TIMEOUT_S)
-    if result["status"] != "ok":
-        raise FixError(f"{python} does not start: {result['status']}")
-    return result["stdout"].strip()
+    try:
+        return str(child_json(python, "import sys\nanswer = sys.prefix\n"))
+    except FixError as exc:
+        raise FixError(f"{python} does not start: {exc}") from exc
 
 
 def link_tree(source: Path, target: Path) -> None:
