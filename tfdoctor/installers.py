@@ -178,10 +178,12 @@ class Installer:
         first = self.prepare_pip()
         return f"{first} && {command}" if first else command
 
-    def _quote(self, requirement: str) -> str:
-        if not any(ch in requirement for ch in "<>=!~*[; "):
-            return requirement
-        return f'"{requirement}"' if self.windows else f"'{requirement}'"
+    def _quote(self, word: str) -> str:
+        """Quoted by the speller's one quote function, for this platform's shell (issue 25: this had its own,
+        partial rules)."""
+        from tfdoctor.render.commands import POSIX, POWERSHELL, quote
+
+        return quote(word, POWERSHELL if self.windows else POSIX)
 
     def _python(self) -> str:
         return self._quote_path(self.python)
@@ -223,7 +225,7 @@ class Installer:
         return f"conda install {where}--force-reinstall --no-deps -y {specs}"
 
     def _quote_path(self, path: str) -> str:
-        return f'"{path}"' if " " in path else path
+        return self._quote(path)
 
     @property
     def label(self) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -22,6 +23,33 @@ from typing import Any, Mapping, Optional
 from tfdoctor.collect.commands import run_command
 
 STATE_DIR = ".tfdoctor"  # inside the environment's prefix: rollback snapshots (never cloned, never snapshotted)
+CLONE_MARK = ".tfdoctor-verify-"  # a throwaway clone is `.<name>.tfdoctor-verify-<8 hex>` beside the environment
+_CLONE_NAME = re.compile(r"\..+\.tfdoctor-verify-[0-9a-f]{8}", re.DOTALL)
+
+
+def is_fixer_clone(name: str) -> bool:
+    """A directory named as `tfdoctor fix` names its throwaway clones (scan never lists one)."""
+    return bool(_CLONE_NAME.fullmatch(name))
+
+
+def leftover_clones(prefix: str) -> list[Path]:
+    """Clones of the environment at `prefix` that an earlier, interrupted fix left beside it: named for
+    it and owned by this user. Called under the environment's lock, so no running fix owns one."""
+    source = Path(prefix)
+    found = []
+    try:
+        siblings = list(source.parent.iterdir())
+    except OSError:
+        return []
+    for path in siblings:
+        if path.name.startswith(f".{source.name}{CLONE_MARK}") and is_fixer_clone(path.name):
+            try:
+                owned = os.name != "posix" or path.lstat().st_uid == os.getuid()
+            except OSError:
+                continue
+            if owned and not path.is_symlink():
+                found.append(path)
+    return sorted(found)
 FREEZE_TIMEOUT_S = 60.0
 CLONE_TIMEOUT_S = 1800.0
 
@@ -157,7 +185,7 @@ def clone(environment: Environment) -> Environment:
     if not environment.isolated:
         return _stand_in(environment)
     source = Path(environment.prefix)
-    target = source.parent / f".{source.name}.tfdoctor-verify-{uuid.uuid4().hex[:8]}"
+    target = source.parent / f".{source.name}{CLONE_MARK}{uuid.uuid4().hex[:8]}"
     if environment.kind == "conda":
         conda = shutil.which("conda") or shutil.which("mamba")
         if conda is None:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 from tfdoctor.fixer import ownership, rollback
 from tfdoctor.fixer.environment import (Environment, FixError, child_json, clone, freeze, installer_available,
                                         remove, run_step)
-from tfdoctor.render.commands import POSIX, Spelling
+from tfdoctor.render.commands import POSIX, POWERSHELL, Spelling, quote
 
 EXIT_REPAIRED, EXIT_NOT_REPAIRED, EXIT_CANNOT_RUN = 0, 1, 2
 STEP_TIMEOUT_S = 1800.0
@@ -265,7 +265,8 @@ def _apply(steps: list[Any], environment: Environment, options: FixOptions, ui: 
         _put_back(way_back, ui)
         return EXIT_NOT_REPAIRED
     ui.say(f"Repaired: {len(steps)} step{'s' if len(steps) != 1 else ''} applied and the doctor finds no failure. "
-           f"Undo with: tfdoctor fix --undo --python {environment.python}", "green")
+           "Undo with: tfdoctor fix --undo --python "
+           + quote(environment.python, POWERSHELL if os.name == "nt" else POSIX), "green")
     return EXIT_REPAIRED
 
 
@@ -338,7 +339,16 @@ def _put_back(way_back: rollback.Rollback, ui: Ui) -> None:
 
 def _finish_interrupted_restores(environment: Environment, ui: Ui) -> None:
     """A restore cut short earlier (its journal is there, its record too) is completed before anything
-    else touches the environment."""
+    else touches the environment; then what earlier runs left (clones beside the environment, snapshots
+    without a record) is removed, and what cannot be removed is said once."""
+    from tfdoctor.fixer.environment import leftover_clones
+
+    _complete_restores(environment, ui)
+    for message in rollback.sweep(environment, leftover_clones(environment.prefix) + rollback.leftovers(environment)):
+        ui.say(message, "yellow")
+
+
+def _complete_restores(environment: Environment, ui: Ui) -> None:
     for way_back in rollback.interrupted(environment):
         ui.say(f"An earlier restore of {environment.prefix} was interrupted; completing it first "
                f"(journal in {way_back.directory}).", "yellow")
@@ -358,8 +368,8 @@ def undo(python: str, ui: Ui, yes: bool = False) -> int:
 
 def _undo(environment: Environment, python: str, ui: Ui, yes: bool) -> int:
     was_interrupted = rollback.interrupted(environment)
+    _finish_interrupted_restores(environment, ui)
     if was_interrupted:  # the user asked for exactly this: no second question
-        _finish_interrupted_restores(environment, ui)
         return EXIT_REPAIRED
     way_back = rollback.newest(environment)
     if way_back is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +76,68 @@ def _prune(home: Path, keep: Path) -> None:
     for old in records[:-KEEP]:
         if old != keep:
             remove(old)
+
+
+_STAMP = re.compile(r"\d{8}T\d{6}\.\d{6}-[0-9a-f]{6}")
+REPORTED = "undeletable.json"  # the leftovers already reported as undeletable: each is said once
+
+
+def leftovers(environment: Environment) -> list[Path]:
+    """Snapshots no record owns: a snapshot cut short before its record was written, the rest of one whose
+    restore was verified (its record goes first). Named as `create` names them, owned by this user.
+    Called under the environment's lock: no running fix is writing one."""
+    home = _home(environment)
+    if not home.is_dir():
+        return []
+    found = []
+    for directory in home.iterdir():
+        if _STAMP.fullmatch(directory.name) and not (directory / RECORD).exists() and not directory.is_symlink():
+            try:
+                owned = os.name != "posix" or directory.lstat().st_uid == os.getuid()
+            except OSError:
+                continue
+            if owned:
+                found.append(directory)
+    return sorted(found)
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for directory, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(directory, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def sweep(environment: Environment, paths: list[Path]) -> list[str]:
+    """Remove `paths` (leftovers of earlier runs); for each that cannot be removed (immutable files, no
+    permission), one message with its size and a command to remove it, the first time only."""
+    home = _home(environment)
+    try:
+        reported = set(json.loads((home / REPORTED).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        reported = set()
+    messages = []
+    for path in paths:
+        remove(path)
+        if not os.path.lexists(path) or str(path) in reported:
+            continue
+        from tfdoctor.render.commands import quote
+
+        size = _size(path)
+        messages.append(f"{path} ({size / 1e6:.1f} MB), left by an earlier tfdoctor fix, cannot be removed; remove it "
+                        f"with: sudo chattr -R -i {quote(str(path))}; sudo rm -rf {quote(str(path))}")
+        reported.add(str(path))
+    if messages:
+        try:
+            home.mkdir(parents=True, exist_ok=True)
+            (home / REPORTED).write_text(json.dumps(sorted(reported)), encoding="utf-8")
+        except OSError:
+            pass
+    return messages
 
 
 def newest(environment: Environment) -> Optional[Rollback]:
