@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tfdoctor.render.commands import POSIX, POWERSHELL, Spelling, argv, quote
+from tfdoctor.render.commands import POSIX, POWERSHELL, Spelling, argv
 from tfdoctor.repairs import Action
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "fixture_verdicts.json"
@@ -79,6 +79,7 @@ def test_every_fixture_plan_pasted_into_bash_runs_the_environments_own_python(tm
                      pre=step.get("pre", False), missing=step.get("missing", False))
         expected.append(words)
         script.append(" ".join([spelling.interpreter(), *(spelling.quote(w) for w in words[1:])]))
+    quote = Spelling("venv", str(python), POSIX).quote
     undo = f"{quote(str(python))} -m tfdoctor fix --undo --python {quote(str(python))}"  # the "Undo with" line's words
     expected.append([str(python), "-m", "tfdoctor", "fix", "--undo", "--python", str(python)])
     script.append(undo)
@@ -93,7 +94,7 @@ def test_powershell_quoting_reads_back_every_character(odd):
     """PowerShell is not run here (no pwsh on the test machines); its rules are: single-quoted strings
     expand nothing, a quote (and its typographic forms) is doubled, and a quoted interpreter needs '&'."""
     word = f"C:\\Users\\me\\{odd}\\\u2019python.exe"
-    quoted = quote(word, POWERSHELL)
+    quoted = Spelling("system", word, POWERSHELL).quote(word)
     assert quoted.startswith("'") and quoted.endswith("'")
     body = quoted[1:-1]
     read_back, at = [], 0

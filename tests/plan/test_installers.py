@@ -27,9 +27,9 @@ def test_install_command_per_environment_kind(python, expected):
     assert installer_for(facts(**python)).install("tensorflow==2.19.*", "tensorflow-metal") == expected
 
 
-def test_windows_quotes_with_double_quotes():
+def test_windows_quotes_with_powershell_single_quotes():
     installer = installer_for(facts("Windows", in_venv=True))
-    assert installer.install("numpy<2") == '/opt/py/bin/python3 -m pip install "numpy<2"'
+    assert installer.install("numpy<2") == "/opt/py/bin/python3 -m pip install 'numpy<2'"
 
 
 def test_uninstall_and_reinstall():
