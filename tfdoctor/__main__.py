@@ -105,7 +105,7 @@ def head_start(args: list[str]) -> Iterator[None]:
 
 def main() -> None:
     with head_start(sys.argv[1:]):
-        from tfdoctor.cli import main as run
+        from tfdoctor.cli.app import main as run
 
         run()
 
