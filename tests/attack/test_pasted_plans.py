@@ -5,7 +5,8 @@ living under a directory whose name holds one odd character, pasted into a real 
 directory, and the fake interpreters tell who ran: the real one must have run with exactly the step's
 arguments, and none of the decoys placed where an unquoted glob, brace, backslash, newline, space or
 expansion would lead. The "Undo with" line and the leftover-removal command are pasted the same way.
-Checked to fail on main at 181ac01 (its quoting left ? { , } \\ and newline bare)."""
+Checked to fail on main at 181ac01 for '?', '{a,b}', '\\' and a newline (its quoting left them bare); the
+PowerShell test fails there as well (double quotes, ',' '{' '#' left bare)."""
 
 from __future__ import annotations
 
