@@ -37,7 +37,7 @@ from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import Facts, host_system
 from tfdoctor.model import CheckResult, Status
-from tfdoctor.render.commands import POSIX, POWERSHELL, Spelling, command
+from tfdoctor.environment.spell import POSIX, POWERSHELL, Spelling, command
 from tfdoctor.repairs import Action, Repair
 
 PLANNED = (Status.WARN, Status.FAIL, Status.ERROR)
@@ -71,7 +71,7 @@ class Step:
     def argv(self, spelling: Spelling, prefix: Optional[str] = None) -> list[str]:
         """The step for `tfdoctor fix` to run in the environment `spelling` names (the real one or its
         throwaway clone); `prefix`, the clone's, replaces the real environment's in a conda step."""
-        from tfdoctor.render.commands import argv
+        from tfdoctor.environment.spell import argv
 
         return argv(spelling, self.action, self.packages, no_deps=self.no_deps, pre=self.pre, manager=self.manager,
                     prefix=(prefix or self.prefix) if self.prefix else None, missing=self.missing)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 
 from tfdoctor.fixer import rollback
 from tfdoctor.fixer.environment import Environment, FixError, clone, freeze, installer_available, remove, run_step
-from tfdoctor.render.commands import POSIX, Spelling
+from tfdoctor.environment.spell import POSIX, Spelling
 
 EXIT_REPAIRED, EXIT_NOT_REPAIRED, EXIT_CANNOT_RUN = 0, 1, 2
 STEP_TIMEOUT_S = 1800.0
