@@ -20,7 +20,7 @@ from tfdoctor.checks.platform_support import platform_key, rosetta
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.tensorflow_build import tensorflow_distribution, tensorflow_version
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
 from tfdoctor.repairs import Repair

@@ -17,7 +17,7 @@ from tfdoctor.facts import installable_wheels, metal_pairing, tensorflow_pins
 from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.facts.arm64_environment import APPLE_PLUGIN_URL, combo_repairs, combo_words
 from tfdoctor.findings import Findings
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.pip import installer_for
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check

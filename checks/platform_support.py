@@ -17,7 +17,7 @@ from tfdoctor.facts import Facts, host_system, is_recorded, releases, section
 from tfdoctor.facts import metal_pairing
 from tfdoctor.facts.tensorflow_build import compare, minor_string, platform_fact, tensorflow_version, wsl_version
 from tfdoctor.facts.nvidia_smi import detected_gpus
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
 from tfdoctor.repairs import Repair

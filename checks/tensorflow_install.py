@@ -20,7 +20,7 @@ from tfdoctor.facts import installable_wheels, metal_pairing, tensorflow_pins
 from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.facts.arm64_environment import combo_requirements, native_environment
 from tfdoctor.findings import Findings
-from tfdoctor.installers import Installer, installer_for
+from tfdoctor.environment.pip import Installer, installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair

@@ -234,7 +234,7 @@ def _planned(results: Iterable[CheckResult]) -> list[tuple[str, Repair]]:
 
 
 def spelling_for(facts: Facts) -> Spelling:
-    from tfdoctor.installers import installer_for
+    from tfdoctor.environment.pip import installer_for
 
     installer = installer_for(facts)
     return Spelling(installer.kind, installer.python, POWERSHELL if host_system(facts) == "Windows" else POSIX)
@@ -260,7 +260,7 @@ class _Builder:
 def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
     """The run's one plan: every repair of a warn/fail/error result, merged and ordered."""
     from tfdoctor.facts import requirements as reqs
-    from tfdoctor.installers import installer_for
+    from tfdoctor.environment.pip import installer_for
 
     planned = _planned(results)
     spelling = spelling_for(facts)

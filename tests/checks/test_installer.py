@@ -11,7 +11,7 @@ from tests.builders import TF_221_WHEEL, installed_wheel
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.plan_support import as_result, intents, plan_of
 from tfdoctor.checks.installer import installer_capability
-from tfdoctor.installers import installer_for, pip_needs, wheel_need
+from tfdoctor.environment.pip import installer_for, pip_needs, wheel_need
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.repairs import Action

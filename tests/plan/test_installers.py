@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.pip import installer_for
 
 
 def facts(system="Darwin", **python):

@@ -20,7 +20,7 @@ _NEEDS_QUOTES = set("<>=!~*[];&|() $'\"`")
 class Spelling:
     """How to write commands for one environment: its installer kind and interpreter, and the shell."""
 
-    kind: str  # "venv" | "system" | "conda" | "uv" | "managed" (tfdoctor.installers.Installer.kind)
+    kind: str  # "venv" | "system" | "conda" | "uv" | "managed" (tfdoctor.environment.pip.Installer.kind)
     python: str
     shell: str = POSIX
 

@@ -12,7 +12,7 @@ from typing import Optional
 
 from tfdoctor.facts import Facts, apple_silicon, tensorflow_distributions
 from tfdoctor.facts.installable_wheels import Row
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.pip import installer_for
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.repairs import Repair
 

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping
 
 from tfdoctor.versions import in_range
 from tfdoctor.facts import Facts, canonical_name, section, signatures
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Remediation
 from tfdoctor.repairs import Repair
 

@@ -49,12 +49,12 @@ class FixError(Exception):
 class Environment:
     python: str  # the interpreter, inside `prefix` for venvs and conda environments
     prefix: str
-    kind: str  # tfdoctor.installers.Installer.kind: venv | uv | conda | system | managed
+    kind: str  # tfdoctor.environment.pip.Installer.kind: venv | uv | conda | system | managed
     site_packages: tuple[str, ...] = ()
 
     @classmethod
     def from_facts(cls, facts: Mapping[str, Any]) -> "Environment":
-        from tfdoctor.installers import installer_for
+        from tfdoctor.environment.pip import installer_for
 
         python = facts.get("python") or {}
         return cls(str(python.get("executable") or ""), str(python.get("prefix") or ""), installer_for(facts).kind,
