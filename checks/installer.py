@@ -20,6 +20,7 @@ from __future__ import annotations
 from packaging.version import Version
 
 from tfdoctor.facts import distributions, section
+from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for, pip_needs, pip_too_old, pip_version
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -58,13 +59,15 @@ def installer_capability(facts: Facts) -> Outcome:
     newest = needs[0] if needs else None
     evidence = {"pip": pip, "kind": installer.kind,
                 "needs": [{"pip": n.pip, "distribution": n.distribution, "reason": n.reason} for n in needs[:5]]}
-    if installer.kind == "uv":
+    if installer.kind == InstallerKind.UV:
         uv = section(facts, "python").get("uv_version")
         return Outcome.ok(f"uv {uv} manages this environment: it installs with its own resolver, not pip",
                           *([f"pip {pip} is also installed"] if pip else []), **evidence)
-    if installer.kind == "managed":
-        return Outcome.ok("Externally managed Python: TensorFlow goes into a virtual environment of its own "
-                          "(its pip comes with it)", **evidence)
+    if installer.kind == InstallerKind.MANAGED:
+        # one policy with the plan (tfdoctor/environment/spell.py): this Python is repaired in place
+        return Outcome.ok("Externally managed Python (PEP 668): its pip changes it only with "
+                          "--break-system-packages, which the plan's pip steps pass (tfdoctor fix asks for --system)",
+                          **evidence)
     if pip is None:
         return Outcome.warn(
             "No pip in this environment: every `python -m pip` command fails with 'No module named pip'",
