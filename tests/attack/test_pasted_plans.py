@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tfdoctor.render.commands import POSIX, POWERSHELL, Spelling, argv
+from tfdoctor.environment.spell import POSIX, POWERSHELL, Spelling, argv
 from tfdoctor.repairs import Action
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "fixture_verdicts.json"

@@ -9,7 +9,7 @@ import os
 from typing import Any, Mapping
 
 from tfdoctor.fixer.environment import Environment, run_step
-from tfdoctor.render.commands import POSIX, Spelling
+from tfdoctor.environment.spell import POSIX, Spelling
 from tfdoctor.repairs import Action
 
 _OFFLINE = ("Could not fetch URL", "NewConnectionError", "Failed to establish a new connection",

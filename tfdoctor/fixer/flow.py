@@ -19,10 +19,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 
+from tfdoctor.environment.kinds import detect
+from tfdoctor.environment.spell import POSIX, POWERSHELL, Spelling, quote
 from tfdoctor.fixer import ownership, rollback
 from tfdoctor.fixer.environment import (Environment, FixError, child_json, clone, freeze, installer_available,
                                         remove, run_step)
-from tfdoctor.render.commands import POSIX, POWERSHELL, Spelling, quote
 
 EXIT_REPAIRED, EXIT_NOT_REPAIRED, EXIT_CANNOT_RUN = 0, 1, 2
 STEP_TIMEOUT_S = 1800.0
@@ -395,9 +396,10 @@ def _undo(environment: Environment, python: str, ui: Ui, yes: bool) -> int:
     return EXIT_REPAIRED
 
 
-_PROBE = ("import os, site, sys\nanswer = {'prefix': sys.prefix, 'base': getattr(sys, 'base_prefix', sys.prefix),"
+_PROBE = ("import os, site, sys, sysconfig\nanswer = {'prefix': sys.prefix, 'base': getattr(sys, 'base_prefix', sys.prefix),"
           " 'conda': os.path.isdir(os.path.join(sys.prefix, 'conda-meta')),"
           " 'uv': any(l.startswith('uv') for l in open(os.path.join(sys.prefix, 'pyvenv.cfg'))) if os.path.isfile(os.path.join(sys.prefix, 'pyvenv.cfg')) else False,"
+          " 'externally_managed': os.path.isfile(os.path.join(sysconfig.get_path('stdlib') or '', 'EXTERNALLY-MANAGED')),"
           " 'site': getattr(site, 'getsitepackages', lambda: [])()}\n")
 
 
@@ -407,7 +409,8 @@ def probe(python: str) -> Environment:
         data = child_json(python, _PROBE, timeout=30.0)
     except FixError as exc:
         raise FixError(f"{python} does not start: {exc}") from exc
-    kind = "conda" if data["conda"] else "uv" if data["uv"] else "venv" if data["prefix"] != data["base"] else "system"
+    kind = detect(uv=data["uv"], conda=data["conda"], venv=data["prefix"] != data["base"],
+                  externally_managed=data["externally_managed"])  # the doctor's precedence
     return Environment(os.path.abspath(python) if os.sep in python else python, data["prefix"], kind, tuple(data["site"]))
 
 

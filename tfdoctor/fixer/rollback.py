@@ -125,7 +125,7 @@ def sweep(environment: Environment, paths: list[Path]) -> list[str]:
         remove(path)
         if not os.path.lexists(path) or str(path) in reported:
             continue
-        from tfdoctor.render.commands import quote
+        from tfdoctor.environment.spell import quote
 
         size = _size(path)
         messages.append(f"{path} ({size / 1e6:.1f} MB), left by an earlier tfdoctor fix, cannot be removed; remove it "
