@@ -185,12 +185,13 @@ def test_two_runs_at_once_never_both_claim_success(world):
         assert first.wait_for("applying: step 1")
         undo = fs.run(fs.doctor_argv("fix", "--python", target / "bin" / "python", "--undo", "--yes"), env=served,
                       timeout=120)
-        second = fs.Staged(fs.doctor_argv("fix", "--python", target / "bin" / "python", "--only", "dependencies",
-                                          "--yes"), served)
-        time.sleep(2)
+        # while the first still holds the environment (its pip waits on the index); on main this one went on
+        # to its own copy and hung there behind the same index
+        second = fs.run(fs.doctor_argv("fix", "--python", target / "bin" / "python", "--only", "dependencies", "--yes"),
+                        env=served, timeout=120)
+        second_code, second_out, second_err = second.returncode, second.stdout, second.stderr
         index.open()
         first_code, first_out, first_err = first.finish(300)
-        second_code, second_out, second_err = second.finish(300)
     finally:
         index.stop()
     claims = [name for name, code, text in (("first fix", first_code, first_out), ("undo", undo.returncode, undo.stdout),
