@@ -305,7 +305,8 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         """Pure work (re-judging a saved report) off the event loop; it starts no child."""
         return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
 
-    def remember(python: str, document: Dict[str, Any]) -> None:
+    def remember(python: str, document: Dict[str, Any]) -> Dict[str, Any]:
+        """Keep the last report of each interpreter, offered as a resource from its first diagnosis on."""
         real = os.path.realpath(python)
         key = _key(python)
         label = _redactor().text(python)
@@ -317,9 +318,11 @@ def build_server(allow_fix: bool = False) -> MCPServer:
                 description=f"The last report (JSON, redacted) of {label} diagnosed in this session.",
                 mime_type="application/json",
                 fn=lambda: json.dumps(session.reports[real].document, indent=1, ensure_ascii=False)))
+        return document
 
     def diagnosis(python: Optional[str], only: tuple[str, ...], skip: tuple[str, ...], probe: bool, deep: bool,
-                  timeout: Optional[float]) -> Dict[str, Any]:
+                  timeout: Optional[float]) -> tuple[str, Dict[str, Any]]:
+        """(the interpreter, its report) in the worker thread; the caller remembers it, on the event loop."""
         from tfdoctor.api import DoctorError, diagnose as api_diagnose
 
         target = _interpreter(python)
@@ -327,9 +330,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
             report = api_diagnose(target, only=only, skip=skip, probe=probe, deep=deep, timeout=timeout)
         except DoctorError as exc:
             raise ToolError(_redactor().text(str(exc))) from None
-        document = report.to_dict()
-        remember(target, document)
-        return document
+        return target, report.to_dict()
 
     # --- read-only tools --------------------------------------------------------------------------
 
@@ -343,7 +344,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         seconds the TensorFlow import may take (default 60); a hang or crash is a finding, not an error.
         Returns the report as tfdoctor's versioned JSON schema describes it, redacted."""
         only_ids, skip_ids, limit = _ids(only), _ids(skip), _timeout(timeout)
-        document = await run_job(lambda: diagnosis(python, only_ids, skip_ids, probe, deep, limit))
+        document = remember(*await run_job(lambda: diagnosis(python, only_ids, skip_ids, probe, deep, limit)))
         text = "\n".join([f"tfdoctor: {_totals_line(document)}.", *_problems_lines(document)])
         return _result(document, text)
 
@@ -375,8 +376,8 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         else:
             target = _interpreter(python)
             remembered = session.reports.get(os.path.realpath(target))
-            document = remembered.document if remembered else await run_job(
-                lambda: diagnosis(target, (), (), False, False, None))
+            document = remembered.document if remembered else remember(*await run_job(
+                lambda: diagnosis(target, (), (), False, False, None)))
         result = next((r for r in document.get("results") or () if r.get("id") == check_id), None)
         if result is None:
             raise ToolError(f"check_id: {check_id} was not run in that report (it was skipped by only/skip)")
@@ -412,7 +413,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         each with its exact command for the environment's installer, what it changes, and the checks it
         repairs. Pasting the non-manual steps in order repairs the environment; `verify_fix` proves it."""
         only_ids, skip_ids, limit = _ids(only), _ids(skip), _timeout(timeout)
-        document = await run_job(lambda: diagnosis(python, only_ids, skip_ids, False, False, limit))
+        document = remember(*await run_job(lambda: diagnosis(python, only_ids, skip_ids, False, False, limit)))
         plan = document.get("plan") or {}
         structured = {"plan": plan, "changes": _step_changes(plan)}
         lines = [f"step {s['number']}: {s['command']}" for s in plan.get("steps") or ()]
