@@ -84,3 +84,23 @@ def test_apply_fix_refuses_a_proof_the_environment_has_moved_away_from(offline):
     refused, files = anyio.run(scenario)
     assert "changed since verify_fix" in error_text(refused)
     assert hashes(target) == files and not (target / ".tfdoctor").exists()
+
+
+def test_a_cancelled_apply_fix_that_started_runs_to_its_end_and_leaves_no_half_change(offline):
+    """Killing pip halfway and then the put-back's own children would leave half a change: once apply_fix
+    has started, cancelling the request abandons the answer only. The next job waits for it."""
+    target = offline.copy("cancelled-apply")
+    python = str(target / "bin" / "python")
+
+    async def scenario():
+        async with connected(allow_fix=True) as client:
+            proof = structured(await client.call_tool("verify_fix", {"python": python, "only": ["dependencies"]}))
+            with anyio.move_on_after(1.0) as scope:  # apply_fix's own diagnosis is still running then
+                await client.call_tool("apply_fix", {"plan_id": proof["plan_id"]})
+            assert scope.cancelled_caught
+            return structured(await client.call_tool("diagnose", {"python": python, "only": ["dependencies"]}))
+
+    after = anyio.run(scenario)
+    assert after["results"][0]["status"] == "pass"  # the plan was applied whole, and checked
+    assert "fakedep==2.0" in freeze(target)
+    assert not [p for p in target.parent.iterdir() if "tfdoctor-verify" in p.name]

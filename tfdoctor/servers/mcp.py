@@ -11,6 +11,7 @@ What a server adds to the CLI's contract:
 - one job that starts children (a diagnosis, a scan, a fix) runs at a time, in a worker thread, so a
   cancelled request can kill exactly its children (tfdoctor/collect/commands.py: CHILDREN) and the
   event loop keeps answering meanwhile; a hanging TensorFlow is already a result after `timeout`;
+  applying or undoing a fix, once started, runs to its end (applied, or put back) even if cancelled;
 - everything returned is redacted as the CLI's output is;
 - apply_fix and undo_fix exist only with --allow-fix, and apply_fix applies only a plan that
   verify_fix proved on a throwaway copy in this session, while the environment is still as it was.
@@ -273,10 +274,12 @@ def build_server(allow_fix: bool = False) -> MCPServer:
     session = DoctorSession(allow_fix=allow_fix)
     server: MCPServer = MCPServer("tfdoctor", version=__version__, instructions=INSTRUCTIONS)
 
-    async def run_job(work: Callable[[], T]) -> T:
+    async def run_job(work: Callable[[], T], shielded: bool = False) -> T:
         """`work` in a worker thread, one job at a time. Cancelled (the client's notifications/cancelled,
         or the connection closing): the job's children are killed at once, so its thread ends within
-        moments and the next job starts clean; a job cancelled while it waited never starts."""
+        moments and the next job starts clean; a job cancelled while it waited never starts. A `shielded`
+        job (applying or undoing a fix) that has started runs to its end instead: killing pip halfway, then
+        the put-back's own children, would leave half a change, worse than either state."""
         from tfdoctor.collect.commands import CHILDREN
 
         job = Job()
@@ -296,7 +299,9 @@ def build_server(allow_fix: bool = False) -> MCPServer:
             with job.lock:
                 job.cancelled = True
                 started = job.started
-            if started:
+            if started and shielded:
+                LOG.warning("request cancelled while it changes an environment: it runs to its end")
+            elif started:
                 LOG.info("request cancelled: killing its children")
                 CHILDREN.kill_all()
             raise
@@ -484,7 +489,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
             proven = session.verified.get(plan_id)
             if proven is None:
                 raise ToolError(f"plan_id: {plan_id!r} was not proven by verify_fix in this session")
-            outcome = await run_job(lambda: _apply(proven))
+            outcome = await run_job(lambda: _apply(proven), shielded=True)
             session.verified.pop(plan_id, None)  # a proof is used once
             return _result(outcome, "\n".join(outcome["messages"]))
 
@@ -493,7 +498,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
             """Restore `python`'s environment as it was before the last fix (tfdoctor fix --undo): the
             snapshot goes back and the distributions are checked against the record."""
             target = _interpreter(python)
-            outcome = await run_job(lambda: _undo(target))
+            outcome = await run_job(lambda: _undo(target), shielded=True)
             return _result(outcome, "\n".join(outcome["messages"]))
 
     # --- resources --------------------------------------------------------------------------------
