@@ -53,7 +53,7 @@ def test_a_real_stdio_server_diagnoses_the_real_tensorflow_and_writes_only_proto
 
 def test_without_the_sdk_tfdoctor_mcp_exits_2_with_the_install_line():
     code = ("import sys\nsys.modules['mcp'] = None  # as if the [mcp] extra were not installed\n"
-            "from tfdoctor.cli import run_command_line\nsys.exit(run_command_line(['mcp']))\n")
+            "from tfdoctor.cli.entry import run_command_line\nsys.exit(run_command_line(['mcp']))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""

@@ -97,15 +97,17 @@ class DoctorSession:
 
 # --- helpers ------------------------------------------------------------------------------------------
 
-def _redactor() -> Any:
-    from tfdoctor.redact import Redactor
+def _redact_text(text: str) -> str:
+    """A line redacted as the command line redacts it (tfdoctor/options.py)."""
+    from tfdoctor.options import text_redactor
 
-    return Redactor.for_this_machine()
+    return text_redactor(True)(text)
 
 
 def _redacted_document(document: Dict[str, Any]) -> Dict[str, Any]:
-    document["redacted"] = True
-    return _redactor().learning_from(document).document(document)
+    from tfdoctor.options import redact_document
+
+    return redact_document(document, True)
 
 
 def _interpreter(python: Optional[str]) -> str:
@@ -124,9 +126,9 @@ def _interpreter(python: Optional[str]) -> str:
     try:
         info = os.stat(path)
     except OSError as exc:
-        raise ToolError(f"python: {_redactor().text(path)}: {exc.strerror or exc}") from None
+        raise ToolError(f"python: {_redact_text(path)}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode) or not os.access(path, os.X_OK):
-        raise ToolError(f"python: {_redactor().text(path)} is not an executable file")
+        raise ToolError(f"python: {_redact_text(path)} is not an executable file")
     return path
 
 
@@ -140,9 +142,9 @@ def _report_file(path: str, argument: str) -> str:
     try:
         info = os.stat(expanded)
     except OSError as exc:
-        raise ToolError(f"{argument}: {_redactor().text(expanded)}: {exc.strerror or exc}") from None
+        raise ToolError(f"{argument}: {_redact_text(expanded)}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"{argument}: {_redactor().text(expanded)} is not a regular file")
+        raise ToolError(f"{argument}: {_redact_text(expanded)} is not a regular file")
     return expanded
 
 
@@ -218,7 +220,7 @@ def _saved(report: Optional[Dict[str, Any]], path: Optional[str], argument: str)
             raise ReportError(f"not JSON: {exc}") from None
         return parse_report(text.encode("utf-8"), f"<{argument}>")
     except ReportError as exc:
-        raise ToolError(_redactor().text(str(exc))) from None
+        raise ToolError(_redact_text(str(exc))) from None
 
 
 class RecordingUi:
@@ -227,7 +229,7 @@ class RecordingUi:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self._redact = _redactor().text
+        self._redact = _redact_text
 
     def progress(self, text: str) -> Any:
         LOG.info("%s", self._redact(text))
@@ -314,7 +316,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         """Keep the last report of each interpreter, offered as a resource from its first diagnosis on."""
         real = os.path.realpath(python)
         key = _key(python)
-        label = _redactor().text(python)
+        label = _redact_text(python)
         first = real not in session.reports
         session.reports[real] = DiagnosedInterpreter(key, label, document)
         if first:
@@ -334,7 +336,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         try:
             report = api_diagnose(target, only=only, skip=skip, probe=probe, deep=deep, timeout=timeout)
         except DoctorError as exc:
-            raise ToolError(_redactor().text(str(exc))) from None
+            raise ToolError(_redact_text(str(exc))) from None
         return target, report.to_dict()
 
     # --- read-only tools --------------------------------------------------------------------------
@@ -469,7 +471,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
             if "\x00" in path or not os.path.isabs(expanded):
                 raise ToolError(f"paths: {path!r} is not an absolute path")
             if not os.path.lexists(expanded):
-                raise ToolError(f"paths: {_redactor().text(expanded)}: no such file or directory")
+                raise ToolError(f"paths: {_redact_text(expanded)}: no such file or directory")
             checked.append(expanded)
         limit = _timeout(timeout)
         document = await run_job(lambda: _scan(checked, depth, probe, limit))
@@ -545,32 +547,28 @@ def _explained(saved: Any, only: tuple[str, ...], skip: tuple[str, ...]) -> Dict
     try:
         document = explain_saved(saved, only, skip, redacted=True)
     except (DoctorError, ReportError) as exc:
-        raise ToolError(_redactor().text(str(exc))) from None
+        raise ToolError(_redact_text(str(exc))) from None
     return _redacted_document(document)
 
 
 def _scan(paths: list[str], depth: int, probe: bool, timeout: Optional[float]) -> Dict[str, Any]:
     """`tfdoctor scan --json`'s document, as the CLI's scan command builds it."""
-    from tfdoctor.config import ConfigError, load_config
-    from tfdoctor.doctor import DoctorOptions
+    from tfdoctor.options import OptionsError, doctor_options, load_settings
     from tfdoctor.render.scan_table import render_json
     from tfdoctor.scan import summary
     from tfdoctor.scan.find import Places, find_environments
     from tfdoctor.scan.run import diagnose_all
 
     try:
-        settings = load_config()
-    except ConfigError as exc:
+        settings = load_settings()  # as `tfdoctor scan` reads it: the nearest pyproject.toml
+    except OptionsError as exc:
         raise ToolError(str(exc)) from None
-    requirements = settings.requirements.to_facts(settings.source) if not settings.requirements.empty else None
     environments = find_environments(Places.default(paths, depth))
 
-    def options_for(environment: Any) -> DoctorOptions:
-        return DoctorOptions(python=environment.python, only=settings.only, skip=settings.skip,
-                             timeout=timeout if timeout is not None else settings.timeout or 60.0,
-                             probe=probe, deep=False, requirements=requirements)
+    def options_for(environment: Any) -> Any:
+        return doctor_options(settings, environment.python, timeout=timeout, probe=probe, deep=False)
 
-    text = _redactor().text
+    text = _redact_text
     diagnosed = diagnose_all(environments, options_for, _redacted_document, strict=bool(settings.strict),
                              workers=1 if probe else None)
     rows = summary.sorted_rows([summary.row(d, text(d.environment.prefix), text(d.environment.python),
@@ -603,11 +601,11 @@ def _verify(python: str, only: tuple[str, ...], skip: tuple[str, ...], timeout: 
     try:
         report, plan, environment, before = _diagnosed_plan(options)
     except FixError as exc:
-        raise ToolError(_redactor().text(str(exc))) from None
+        raise ToolError(_redact_text(str(exc))) from None
     redacted_plan = _redacted_document(report.to_dict()).get("plan") or {}
     outcome: Dict[str, Any] = {"verified": False, "plan_id": None, "plan": redacted_plan,
                                "changes": [], "isolated": environment.isolated,
-                               "environment": _redactor().text(environment.prefix), "messages": ui.lines}
+                               "environment": _redact_text(environment.prefix), "messages": ui.lines}
     steps = list(plan.runnable)
     if plan.conflicts:
         outcome["verdict"] = "The plan cannot be carried out: no install satisfies the conflicting requirements."
@@ -625,7 +623,7 @@ def _verify(python: str, only: tuple[str, ...], skip: tuple[str, ...], timeout: 
             after = None
         if after is not None:
             outcome.update(verified=True, plan_id=_plan_id(python, plan.to_dict(), before),
-                           changes=[_redactor().text(line) for line in flow.changes(before, after)])
+                           changes=[_redact_text(line) for line in flow.changes(before, after)])
             outcome["verdict"] = "Verified on a throwaway copy: apply_fix can apply it by plan_id."
         else:
             outcome["verdict"] = "The plan did not work on a copy: nothing was changed."
@@ -651,12 +649,12 @@ def _apply(proven: VerifiedPlan) -> Dict[str, Any]:
         code = flow._apply(list(plan.runnable), environment, options, ui,  # noqa: SLF001 - the fixer's apply
                            _redacted_document(report.to_dict()).get("plan") or {})
     except FixError as exc:
-        raise ToolError(_redactor().text(str(exc))) from None
+        raise ToolError(_redact_text(str(exc))) from None
     from tfdoctor.fixer.environment import freeze
 
     after = freeze(environment.python)
     return {"applied": code == flow.EXIT_REPAIRED, "exit_code": code, "plan_id": proven.plan_id,
-            "changes": [_redactor().text(line) for line in flow.changes(before, after)], "messages": ui.lines}
+            "changes": [_redact_text(line) for line in flow.changes(before, after)], "messages": ui.lines}
 
 
 def _undo(python: str) -> Dict[str, Any]:
@@ -667,7 +665,7 @@ def _undo(python: str) -> Dict[str, Any]:
     try:
         code = flow.undo(python, ui, yes=True)
     except FixError as exc:
-        raise ToolError(_redactor().text(str(exc))) from None
+        raise ToolError(_redact_text(str(exc))) from None
     return {"restored": code == flow.EXIT_REPAIRED, "exit_code": code, "messages": ui.lines}
 
 
