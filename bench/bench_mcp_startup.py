@@ -2,13 +2,13 @@
 
 The server lives in an optional package (tfdoctor/servers/) that only `tfdoctor mcp` imports, so nothing
 else may get slower, with the SDK installed or not. This times, in alternating rounds, each command from two
-source trees: this checkout and a git ref (default: 181ac01, main before the server), extracted with
-`git archive` into a temporary directory and put first on PYTHONPATH (the editable install's finder comes
-after sys.path, so the tree on PYTHONPATH is the one imported). It also checks, in each run, that neither
+source trees: this checkout and a git ref (default: main, which has no server until this branch is merged),
+extracted with `git archive` into a temporary directory and put first on PYTHONPATH (the editable install's
+finder comes after sys.path, so the tree on PYTHONPATH is the one imported). It also checks, in each run, that neither
 the SDK nor tfdoctor.servers was imported, and times `tfdoctor mcp` itself up to its answer to
 `initialize`, for scale.
 
-    python bench/bench_mcp_startup.py [--ref 181ac01] [--rounds 15] [--json results.json]
+    python bench/bench_mcp_startup.py [--ref main] [--rounds 15] [--json results.json]
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def server_ready_s() -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ref", default="181ac01", help="the git ref to compare with (before the MCP server)")
+    parser.add_argument("--ref", default="main", help="the git ref to compare with (without the MCP server)")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
