@@ -306,7 +306,8 @@ def test_without_allow_fix_no_listed_tool_changes_the_environment(offline, saved
 
     async def scenario():
         async with connected() as client:
-            names = {tool.name for tool in (await client.list_tools()).tools}
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            names = set(tools)
             calls = {
                 "diagnose": {"python": python, "only": ["dependencies"]},
                 "list_checks": {},
@@ -324,11 +325,13 @@ def test_without_allow_fix_no_listed_tool_changes_the_environment(offline, saved
                 refused = refused.content[0].text
             except Exception as exc:  # noqa: BLE001 - an unknown tool: a protocol error
                 refused = str(exc)
-            return results, refused
+            return results, refused, tools
 
-    results, refused = anyio.run(scenario)
+    results, refused, tools = anyio.run(scenario)
     for name, result in results.items():
-        structured(result)
+        if tools[name].output_schema:  # each result has the shape its tool declares
+            jsonschema.validate(structured(result), tools[name].output_schema)
+        assert structured(result) and result.content[0].text, name
     proof = structured(results["verify_fix"])
     assert proof["verified"] is True and proof["plan_id"] and proof["apply_allowed"] is False
     assert any("fakedep 1.0 -> 2.0" in line for line in proof["changes"]), proof

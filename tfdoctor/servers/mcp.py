@@ -197,14 +197,6 @@ def _report_schema() -> Dict[str, Any]:
     return json.loads(resources.files("tfdoctor.schema").joinpath("report.schema.json").read_text(encoding="utf-8"))
 
 
-def _schema_part(name: str) -> Dict[str, Any]:
-    """A piece of the report schema as a self-contained schema (its $defs carried along)."""
-    schema = _report_schema()
-    part = dict(schema["properties"][name]) if name in schema["properties"] else dict(schema["$defs"][name])
-    part["$defs"] = schema.get("$defs", {})
-    return part
-
-
 def _saved(report: Optional[Dict[str, Any]], path: Optional[str], argument: str) -> Any:
     """A SavedReport from a report given as JSON or by path (exactly one of them)."""
     from tfdoctor.saved_reports import ReportError, parse_report, read_report
@@ -521,12 +513,13 @@ def _declare_output_schemas(server: MCPServer) -> None:
     CallToolResult (to add a short text), so the schema is set on the registered tool."""
     report = _report_schema()
     report.pop("$schema", None)
-    plan = _schema_part("plan")
     shapes = {
         "diagnose": report,
         "explain_report": report,
+        # the report's own pieces, their $refs (#/$defs/...) resolved against the same $defs
         "repair_plan": {"type": "object", "required": ["plan", "changes"],
-                        "properties": {"plan": plan, "changes": {"type": "array"}}},
+                        "properties": {"plan": report["properties"]["plan"], "changes": {"type": "array"}},
+                        "$defs": report.get("$defs", {})},
         "explain_check": {"type": "object", "required": ["check", "result", "facts", "plan_steps"],
                           "properties": {"result": {"$ref": "#/$defs/result"}, "facts": {"type": "object"},
                                          "check": {"type": "object"}, "plan_steps": {"type": "array"}},
