@@ -94,3 +94,65 @@ def test_without_avx_the_cpu_check_says_so_beside_the_signature():
     facts = _windows_facts(cpu_flags=["sse4_2", "popcnt"])
     assert check_result("cpu-instructions", facts).status.value == "fail"
     assert check_result("tensorflow-import", facts).evidence["signatures"][0] == "windows-dll-initialization-failed"
+
+
+# ------------------------------------------------------------------------------- Windows' path limit
+
+PIP_HINT = ("ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: \n"
+            "HINT: This error might have occurred since this system does not have Windows Long Path support enabled. "
+            "You can find information on how to enable this at https://pip.pypa.io/warnings/enable-long-paths")
+PIP_51841 = ("Installing collected packages: tensorflow\nERROR: Could not install packages due to an OSError: [Errno 2] \n"
+             "No such file or directory: 'E:\\\\Pathik\\\\KJ\\\\internships\\\\Facial Expression recognition\\\\Github Repo\\\\"
+             "Emotion-recognition\\\\venv\\\\Lib\\\\sitepackages\\\\tensorflow\\\\include\\\\external\\\\cudnn_frontend_archive\\\\"
+             "_virtual_includes\\\\cudnn_frontend\\\\third_party\\\\cudnn_frontend\\\\include\\\\cudnn_frontend_EngineConfigGenerator.h'")
+
+
+@pytest.mark.parametrize("text", [PIP_HINT, PIP_51841, "OSError: [WinError 206] The filename or extension is too long"])
+def test_pips_long_path_errors_are_the_long_path_limit(text):
+    found = signatures.match_text(text, phases=("install",))
+    assert found and found[0].signature.id == "windows-long-path-limit"
+    assert "LongPathsEnabled" in found[0].signature.advice and found[0].signature.url.startswith("https://pip.pypa.io/")
+
+
+def test_a_short_missing_file_is_not_the_path_limit_and_install_rows_stay_out_of_imports():
+    short = "ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: 'C:\\\\tf\\\\a.h'"
+    assert signatures.match_text(short, phases=("install",)) == []
+    assert signatures.match_text(PIP_HINT, phases=("import", "gpu", "probe")) == []
+
+
+def _not_installed(site: str, long_paths) -> dict:
+    windows = {"release": "11", "version": "10.0.22631", "edition": "Professional"}
+    if long_paths is not ...:
+        windows["long_paths_enabled"] = long_paths
+    return {"host": host("Windows", "AMD64"), "os": {"windows": windows},
+            "python": {"version": "3.12.7", "machine": "AMD64", "in_venv": True, "site_packages": [site.rsplit("\\Lib", 1)[0], site]},
+            "distributions": []}
+
+
+# 51841's venv: 108 characters to site-packages, 266 with TensorFlow's deepest file
+LONG_SITE = "E:\\Pathik\\KJ\\internships\\Facial Expression recognition\\Github Repo\\Emotion-recognition\\venv\\Lib\\site-packages"
+
+
+def test_before_installing_into_a_deep_folder_the_install_check_says_to_enable_long_paths():
+    from checks.tensorflow_install import ENABLE_LONG_PATHS
+
+    facts = _not_installed(LONG_SITE, False)
+    result = check_result("tensorflow-install", facts)
+    assert result.status.value == "fail" and result.evidence["long_path_needed"] == len(LONG_SITE) + 1 + 157
+    assert ENABLE_LONG_PATHS in result.remediation.commands
+    assert "LongPathsEnabled" in result.remediation.advice and "C:\\tf" in result.remediation.advice
+    assert any("259" in line for line in result.details)
+    plan = Report(facts, run_checks(all_checks(), facts)).plan
+    assert any("tensorflow" in step.command and "install" in step.command for step in plan.steps), "still installs it"
+
+
+@pytest.mark.parametrize("site, long_paths", [
+    ("C:\\tf\\Lib\\site-packages", False),  # short enough for the deepest file
+    (LONG_SITE, True),                        # long paths on
+    (LONG_SITE, None),                        # not readable
+    (LONG_SITE, ...),                         # not recorded (an older report)
+])
+def test_no_long_path_step_where_the_install_fits_or_nothing_is_known(site, long_paths):
+    result = check_result("tensorflow-install", _not_installed(site, long_paths))
+    assert result.status.value == "fail"
+    assert "long_path_needed" not in result.evidence and "LongPathsEnabled" not in fix_text(result)
