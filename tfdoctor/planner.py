@@ -300,7 +300,7 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
 
     resolver, no_deps, pre = _merge_installs(by_action.get(Action.INSTALL, ()), conflicts)
     tf_pin = reqs.tensorflow_pin(facts)
-    move = _keep_tensorflow(resolver, tf_pin, uninstalled, conflicts)
+    move = _keep_tensorflow(resolver, tf_pin, uninstalled, conflicts, _cannot_import(facts))
     _companions_fit_tensorflow(facts, resolver, no_deps, tf_pin if not move else None, conflicts, notes)
     _companions_without_second_build(facts, resolver, no_deps, tf_pin if not move else None, uninstalled, notes)
     if resolver and tf_pin and not move and not any(reqs.is_tensorflow_build(w.name) for w in resolver.values()):
@@ -391,11 +391,18 @@ def _merge_installs(installs: Iterable[tuple[str, Repair]], conflicts: list[Conf
     return resolver, no_deps, pre
 
 
-def _keep_tensorflow(resolver: dict[str, _Wanted], tf_pin: Optional[str], uninstalled: Mapping[str, Any],
-                     conflicts: list[Conflict]) -> Optional[TensorFlowMove]:
+def _cannot_import(facts: Facts) -> bool:
+    """Did the child find the installed TensorFlow unable to import (an error, a crash, a hang)?"""
+    tf = facts.get("tensorflow")
+    return isinstance(tf, Mapping) and tf.get("imported") is False and tf.get("status") not in (None, "not_installed")
+
+
+def _keep_tensorflow(resolver: dict[str, _Wanted], tf_pin: Optional[str], uninstalled: dict[str, Any],
+                     conflicts: list[Conflict], broken: bool = False) -> Optional[TensorFlowMove]:
     """TensorFlow stays where it is unless a repair names a TensorFlow that the installed one is not;
     then the plan says so. Installing another build without removing the installed one would put two
-    builds in one site-packages/tensorflow/: a conflict, never a command."""
+    builds in one site-packages/tensorflow/: a conflict, never a command, unless the installed build
+    cannot import (`broken`): then there is nothing to keep, and the plan replaces it (uninstall, install)."""
     from tfdoctor.facts import requirements as reqs
 
     if not tf_pin:
@@ -409,6 +416,10 @@ def _keep_tensorflow(resolver: dict[str, _Wanted], tf_pin: Optional[str], uninst
         if wanted.name != name:
             if name in uninstalled:
                 return TensorFlowMove(tf_pin, wanted.requirement(), why)
+            if broken:
+                uninstalled[name] = (1, [Reason(c, f"{tf_pin} cannot be imported; {wanted.requirement()} replaces it")
+                                         for c, _, _ in wanted.who if c])
+                return TensorFlowMove(tf_pin, wanted.requirement(), f"{tf_pin} cannot be imported; {why}")
             resolver.pop(wanted.name)
             conflicts.append(Conflict(wanted.name, tuple(wanted.who) + (("", tf_pin, "installed"),),
                                       f"installing {wanted.requirement()} beside {tf_pin} would put two TensorFlow "

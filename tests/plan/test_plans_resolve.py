@@ -100,3 +100,19 @@ def test_a_companion_with_no_release_for_the_plans_tensorflow_is_a_conflict_with
     (conflict,) = plan.conflicts
     assert conflict.distribution == "tensorflow-decision-forests" and len(conflict.choices) == 2
     assert conflict.to_dict()["choices"] == list(conflict.choices)
+
+
+def test_an_installed_build_that_cannot_import_is_replaced_not_a_conflict():
+    """A repair names another build than the installed one: beside a working build that is a conflict (two
+    builds in one site-packages/tensorflow/); when the installed build cannot import there is nothing to keep,
+    so the plan uninstalls it and installs the named one, and says TensorFlow moves and why."""
+    broken = {"status": "import_error", "imported": False, "stage": "import_failed", "exit_code": 1,
+              "exception": {"type": "ImportError", "message": "libtensorflow_framework.so.2: cannot open shared object file"}}
+    ask = asked("tensorflow-import", Repair.install("tensorflow==2.21.0", reason="the named build"))
+    working = build_plan([ask], tensorflow_environment(tf_name="tensorflow-cpu", tensorflow={"status": "ok", "imported": True}))
+    assert working.conflicts and not working.steps
+    plan = build_plan([ask], tensorflow_environment(tf_name="tensorflow-cpu", tensorflow=broken))
+    assert not plan.conflicts
+    assert [(s.action.value, s.packages) for s in plan.steps] == [("uninstall", ("tensorflow-cpu",)),
+                                                                  ("install", ("tensorflow==2.21.0",))]
+    assert plan.moves_tensorflow and "cannot be imported" in plan.moves_tensorflow.why
