@@ -496,7 +496,7 @@ def _companions_fit_tensorflow(facts: Facts, resolver: dict[str, _Wanted], no_de
     release made for the plan's TensorFlow satisfies (tf-keras~=2.16.0 beside tensorflow==2.19.*, a check
     that reasoned from another TensorFlow than the one the plan ends with) is corrected to the release made
     for it; where none is, the companion leaves the plan as a conflict with the user's choices."""
-    from tfdoctor import coexistence
+    import tfdoctor.coexistence as coexistence
     from tfdoctor.facts import companions
     from tfdoctor.facts import requirements as reqs
 
