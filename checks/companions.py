@@ -100,9 +100,23 @@ def culprit(entry: Mapping[str, Any], modules: Iterable[str]) -> str:
     return min(named)[1] if named else str(entry.get("module"))
 
 
+def generated_import_check(distribution: str, version: str) -> Optional[Mapping[str, Any]]:
+    """The release's import-time check as tools/refresh_knowledge.py read it from its wheel
+    (knowledge/companion_import_checks.toml): {'tensorflow', 'any_of', 'enforced', 'read_at', 'source'}."""
+    wanted = requirements.version_of(version)
+    return next((row for row in knowledge_rows("companion_import_checks", "import_check")
+                 if row["distribution"] == distribution and requirements.version_of(row["release"]) == wanted), None)
+
+
 def _import_specifier(distribution: str, version: str) -> Optional[SpecifierSet]:
-    """What the release checks at import: tensorflow-probability's floor (companions_curated.toml, through
-    facts/companions.py), tensorflow-addons' supported range (companion_imports.toml)."""
+    """What the release checks at import: read from its wheel (companion_import_checks.toml), else the curated
+    rows: tensorflow-probability's floor (companions_curated.toml, through facts/companions.py),
+    tensorflow-addons' supported range (companion_imports.toml)."""
+    generated = generated_import_check(distribution, version)
+    if generated is not None:
+        texts = [generated["tensorflow"]] if generated["tensorflow"] else [
+            f"=={generated['any_of'][0]}"] if len(generated["any_of"]) == 1 else []
+        return SpecifierSet(texts[0]) if texts else None
     floor = companions_table.import_check(distribution, version)
     texts = [floor.tensorflow] if floor else [row["tensorflow"] for row in
                                                knowledge_rows("companion_imports", "import_requirements")
@@ -118,12 +132,18 @@ def _releases_with_import_checks(distribution: str) -> list[str]:
               if companions_table.import_check(distribution, r.version)]
     ranges = [row["release"] for row in knowledge_rows("companion_imports", "import_requirements")
               if row["distribution"] == distribution]
-    return list(dict.fromkeys(floors + ranges))
+    read = [row["release"] for row in knowledge_rows("companion_import_checks", "import_check")
+            if row["distribution"] == distribution]
+    return list(dict.fromkeys(read + floors + ranges))
 
 
 def accepts_at_import(distribution: str, version: str, tf_version: str) -> Optional[bool]:
     """Does this release accept this TensorFlow when imported? None when nothing is known about its
     import-time check."""
+    generated = generated_import_check(distribution, version)
+    if generated is not None and len(generated["any_of"]) > 1:  # tf.__version__ must be one of them
+        wanted = requirements.version_of(tf_version)
+        return any(requirements.version_of(v) == wanted for v in generated["any_of"])
     specifier = _import_specifier(distribution, version)
     return None if specifier is None else specifier.contains(tf_version, prereleases=True)
 
@@ -280,16 +300,20 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
             continue
         accepted = accepts_at_import(name, version, installed[1])
         if accepted is False:
-            enforced = companions_table.import_check(name, version)
+            generated = generated_import_check(name, version)
+            enforced = generated["enforced"] == "raises" if generated else companions_table.import_check(name, version)
             status = Status.FAIL if enforced else Status.WARN
             summary = (f"{named} refuses {tensorflow} when imported (its import-time check, read from its source)"
                        if enforced else f"{named} warns at import that it does not support {tensorflow}")
             advice, repairs = _release_fix(facts, name, version, f"{named} is not made for {tensorflow}")
-            source = enforced.source if enforced else next(
-                (row["source"] for row in knowledge_rows("companion_imports", "import_requirements")
-                 if row["distribution"] == name and row["release"] == version), None)
-            problems.append(Problem(name, status, summary, [f"what {named} accepts: TensorFlow "
-                                                            f"{_import_specifier(name, version)}"],
+            curated = companions_table.import_check(name, version)
+            source = (generated["source"] if generated else curated.source if curated
+                      else next((row["source"] for row in knowledge_rows("companion_imports", "import_requirements")
+                                 if row["distribution"] == name and row["release"] == version), None))
+            accepts = (" or ".join(generated["any_of"]) if generated and generated["any_of"]
+                       else str(_import_specifier(name, version)))
+            read_at = f" (read from {generated['read_at']} of its wheel)" if generated else ""
+            problems.append(Problem(name, status, summary, [f"what {named} accepts: TensorFlow {accepts}{read_at}"],
                                     advice, repairs, source))
             continue
         entry = requirements.first_copy(facts, name) or {}

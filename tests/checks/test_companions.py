@@ -282,3 +282,13 @@ def test_with_the_childs_imports_a_keras_2_library_under_keras_3_is_still_flagge
                        distributions=(installed("tensorflow-model-optimization", "0.8.0"),))
     outcome = companions.run(facts)
     assert outcome.status is Status.FAIL and "tensorflow-model-optimization 0.8.0 needs tf-keras" in outcome.summary
+
+
+def test_decision_forests_checks_its_exact_tensorflow_at_import_read_from_its_wheel():
+    """tensorflow-decision-forests 1.12.0's __init__.py: compatible_tf_versions = ["2.19.0"], a warning otherwise
+    (companion_import_checks.toml, generated from the wheel)."""
+    outcome = companions.run(table_facts(installed("tensorflow-decision-forests", "1.12.0"), installed("tf-keras", "2.21.0")))
+    assert outcome.status is Status.WARN and "tensorflow-decision-forests 1.12.0 warns" in outcome.summary
+    assert "tensorflow_decision_forests/__init__.py:57" in " ".join(outcome.details)
+    assert accepts_at_import("tensorflow-decision-forests", "1.12.0", "2.19.0") is True
+    assert accepts_at_import("tensorflow-decision-forests", "1.12.0", "2.19.1") is False

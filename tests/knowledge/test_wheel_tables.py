@@ -90,3 +90,23 @@ def test_every_tf_keras_user_row_cites_its_wheel_and_the_lines_it_read():
     hub = {r["release"]: r for r in found if r["distribution"] == "tensorflow-hub"}
     assert "tensorflow_hub/__init__.py:100" in hub["0.16.0"]["imports_tf_keras"] and hub["0.16.0"]["requires_tf_keras"] == []
     assert hub["0.15.0"]["imports_tf_keras"] == []
+
+
+def test_the_import_checks_read_from_the_wheels_agree_with_the_curated_rows():
+    """tensorflow-probability's floors (companions_curated.toml) and tensorflow-addons' ranges
+    (companion_imports.toml) were read from the tagged sources by hand; the generated rows read the wheels."""
+    generated = {(r["distribution"], r["release"]): r for r in rows("companion_import_checks", "import_check")}
+    compared = 0
+    for row in rows("companions_curated", "import_check"):
+        found = generated.get((row["name"], row["version"]))
+        if found:
+            assert found["tensorflow"] == row["tensorflow"] and found["enforced"] == "raises", row
+            compared += 1
+    for row in rows("companion_imports", "import_requirements"):
+        found = generated.get((row["distribution"], row["release"]))
+        if found:
+            assert found["tensorflow"] == row["tensorflow"] and found["enforced"] == row["enforced"], row
+            compared += 1
+    assert compared >= 10
+    for row in generated.values():
+        assert row["source"].startswith("https://files.pythonhosted.org/") and row["read_at"].split(":")[0].endswith(".py")
