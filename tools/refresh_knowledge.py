@@ -1,8 +1,9 @@
 """Regenerate tfdoctor/knowledge/releases.toml and companions.toml from PyPI (maintainers only; needs
 the network).
 
-    .venv/bin/python tools/refresh_knowledge.py                     # rewrite both tables, print summaries
-    .venv/bin/python tools/refresh_knowledge.py --only companions   # one table (releases | companions)
+    .venv/bin/python tools/refresh_knowledge.py                     # rewrite every table, print summaries
+    .venv/bin/python tools/refresh_knowledge.py --only companions   # one table (releases | companions |
+                                                                    # tf-keras-users | build-info | import-checks)
     .venv/bin/python tools/refresh_knowledge.py --check             # exit 1 when PyPI says something new
 
 For every TensorFlow distribution (and tensorflow-metal) it reads the project's file list from PyPI's
