@@ -235,18 +235,23 @@ def platform_support(facts: Facts) -> Outcome:
     summary = f"{who}: TensorFlow up to {newest['tf']}"
     if key == "macos-x86_64":
         last = platform_fact("macos-x86_64-last")
+        # the fact bounds the intent: this Python's own last wheel when it ends earlier (Python 3.8: 2.13.1)
+        pin, for_python = last, ""
+        if python_version and compare(newest["newest"], last) < 0:
+            pin, for_python = newest["newest"], f" and for Python {python_version} at {newest['newest']}"
         return Outcome.warn(
             f"{label}: TensorFlow for Intel Macs ended at {last}; later versions fail with "
             "'No matching distribution found'",
             "Mac x86 builds are no longer released as pip packages from TensorFlow 2.17 on.",
             *details,
             fix=Remediation(
-                f"Pin TensorFlow {last} on this Mac (conda-forge builds later versions for osx-64), or use "
+                f"Pin TensorFlow {pin} on this Mac (conda-forge builds later versions for osx-64), or use "
                 "Linux or an Apple silicon Mac for newer TensorFlow.",
                 (),
                 INSTALL_GUIDE,
-                (Repair.install(f"tensorflow=={last}", reason=f"TensorFlow's wheels for Intel Macs end at {last}; "
-                                                             "a later one is not found"),) if no_tensorflow else (),
+                (Repair.install(f"tensorflow=={pin}", reason=f"TensorFlow's wheels for Intel Macs end at {last}"
+                                                            f"{for_python}; a later one is not found"),)
+                if no_tensorflow else (),
             ),
             **evidence,
         )

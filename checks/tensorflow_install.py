@@ -274,7 +274,8 @@ def tensorflow_install(facts: Facts) -> Outcome:
                                            (Repair.uninstall(*names, reason=f"{real.name} {tf} has no wheel for "
                                                              f"Python {python} on {platform}"),)))
         elif not row and platform and known_platform(platform) and release(tf) >= (2, 5) \
-                and installable_wheels.wheel_rows(platform, real.name):
+                and installable_wheels.wheel_rows(platform, real.name) \
+                and installable_wheels.table_speaks_for(real.name, tf):
             findings.warn(f"PyPI has no {real.name} {tf} wheel for {platform}",
                           "It came from another channel (conda-forge, a community build, a source build).")
         _check_pins(facts, findings, tf, real.name)
