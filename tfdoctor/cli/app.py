@@ -290,3 +290,8 @@ def scan_command(
                                           width=terminal_columns() if terminal else None)
     write(rendered, output)
     raise typer.Exit(summary.exit_code(rows))
+
+
+
+# The optional extras' commands (mcp, and the team server's) register on `app` from their own module.
+from tfdoctor.cli import extras  # noqa: E402,F401
