@@ -27,6 +27,7 @@ from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import minor, release
+from tfdoctor.facts.platform import wheel_platform
 
 INSTALL_URL = "https://www.tensorflow.org/install/pip"
 APPLE_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
@@ -56,7 +57,7 @@ def _fmt(requirements: tuple[str, ...]) -> str:
 
 def install_plan(facts: Facts) -> tuple[Optional[tuple[str, ...]], str, str]:
     """(requirements to install or None, advice, url) for TensorFlow on this platform and Python."""
-    platform = tensorflow_distributions.platform_key(facts)
+    platform = wheel_platform(facts)
     python = section(facts, "python").get("version")
     macos = product_version(section(facts, "os").get("sw_vers"))
     system = PLATFORM_NAMES.get(host_system(facts), host_system(facts) or "this system")
@@ -90,7 +91,7 @@ def install_plan(facts: Facts) -> tuple[Optional[tuple[str, ...]], str, str]:
 
 def _fresh_python(facts: Facts) -> str:
     """A Python every current TensorFlow (and, on Apple silicon, tensorflow-metal) has wheels for."""
-    if tensorflow_distributions.platform_key(facts) in ("macos-arm64", "macos-x86_64"):
+    if wheel_platform(facts) in ("macos-arm64", "macos-x86_64"):
         return metal_pairing.newest_metal_python()
     return "3.12"
 
@@ -188,7 +189,7 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
 @check("tensorflow-install", "TensorFlow distributions", needs=('python', 'distributions'), platforms=())
 def tensorflow_install(facts: Facts) -> Outcome:
     installer = installer_for(facts)
-    platform = tensorflow_distributions.platform_key(facts)
+    platform = wheel_platform(facts)
     python = section(facts, "python").get("version")
     copies = tensorflow_distributions.tensorflow_copies(facts)
     evidence = {"platform": platform, "python": python, "installer": installer.kind,

@@ -15,17 +15,8 @@ from typing import Any, Mapping
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
 from tfdoctor.repairs import Repair
+from tfdoctor.facts.build_names import CPU_ONLY_BUILDS, TENSORFLOW_BUILDS
 from tfdoctor.versions import compare, minor, release
-
-# Distributions that install the `tensorflow` package, most specific first.
-TF_DISTRIBUTIONS = (
-    "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tf-nightly-cpu", "tf-nightly-gpu",
-    "tensorflow-intel", "intel-tensorflow", "tensorflow-aarch64", "tensorflow-cpu-aws", "tensorflow-macos",
-)
-# Builds without CUDA whatever the machine (their names say so, or their wheels ship no CUDA libraries).
-CPU_ONLY_DISTRIBUTIONS = ("tensorflow-cpu", "tf-nightly-cpu", "tensorflow-cpu-aws", "tensorflow-intel",
-                          "intel-tensorflow", "tensorflow-aarch64", "tensorflow-macos")
-
 
 def minor_string(version: str | None) -> str | None:
     parts = minor(version)
@@ -36,7 +27,7 @@ def minor_string(version: str | None) -> str | None:
 
 def tensorflow_distribution(facts: Facts) -> Mapping[str, Any] | None:
     """The distribution that provides `tensorflow` (a real one rather than a shim when both exist)."""
-    found = [d for name in TF_DISTRIBUTIONS for d in distributions(facts, name)]
+    found = [d for name in TENSORFLOW_BUILDS for d in distributions(facts, name)]
     if not found:
         return None
     real = [d for d in found if "tensorflow" in (d.get("top_level") or ())]
@@ -80,7 +71,7 @@ def is_cuda_build(facts: Facts) -> bool | None:
     if dist is None:
         return None
     name = canonical_name(str(dist.get("name", "")))
-    if name in CPU_ONLY_DISTRIBUTIONS:
+    if name in CPU_ONLY_BUILDS:
         return False
     version = tensorflow_version(facts)
     machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
