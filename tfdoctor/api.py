@@ -115,8 +115,10 @@ def _redacted(document: Dict[str, Any], redact: bool) -> Dict[str, Any]:
 
 def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: Iterable[str] = (), probe: bool = True,
              timeout: Optional[float] = None, config: ConfigLike = None, deep: bool = False,
-             strict: Optional[bool] = None, redact: bool = True) -> Report:
+             strict: Optional[bool] = None, redact: bool = True, experiments: bool = True,
+             experiments_timeout: float = 30.0) -> Report:
     """Diagnose `python` (default: this interpreter), as `tfdoctor` on the command line would.
+    `experiments=False` is `--no-experiments`; `experiments_timeout` is `--experiments-timeout`.
 
     `config`: a TOML file, a [tool.tfdoctor]-like mapping or a tfdoctor.config.Config; None reads the
     nearest pyproject.toml from the working directory, as the CLI does. Its only/skip/timeout/strict
@@ -138,6 +140,8 @@ def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: It
         timeout=timeout if timeout is not None else settings.timeout or 60.0,
         probe=probe,
         deep=deep,
+        experiments=experiments,
+        experiments_timeout=experiments_timeout,
         requirements=settings.requirements.to_facts(settings.source) if not settings.requirements.empty else None,
     )
     try:

@@ -260,6 +260,9 @@ def run(
         "--deep",
         help="Run the workload probe: crossover, dispatch, input pipeline, conv2d, training step, memory; up to ~15 s more.",
     ),
+    no_experiments: bool = typer.Option(False, "--no-experiments", help="Run no experiment when a failure has no known cause."),
+    experiments_timeout: float = typer.Option(30.0, "--experiments-timeout", min=1.0, metavar="SECONDS",
+                                              help="Seconds all the offline experiments may take (default 30)."),
     config: Optional[str] = CONFIG,
     require_gpu: bool = REQUIRE_GPU,
     require_gpu_kind: Optional[str] = GPU_KIND,
@@ -297,8 +300,10 @@ def run(
             timeout=timeout if timeout is not None else settings.timeout or 60.0,
             probe=not no_probe,
             deep=deep,
+            experiments=not no_experiments,
+            experiments_timeout=experiments_timeout,
             requirements=settings.requirements.to_facts(settings.source) if not settings.requirements.empty else None,
-            progress=display,
+            progress=display or _experiment_progress(),
         )
         try:
             report = diagnose(options)
@@ -321,6 +326,15 @@ def _live_display(live: bool, target: str, no_redact: bool) -> Any:
     from tfdoctor.render.live import LiveDisplay
 
     return LiveDisplay(target, redact=_live_redactor(no_redact))
+
+
+def _experiment_progress() -> Any:
+    """Without the live display: a line on stderr while experiments run, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    from tfdoctor.render.live import ExperimentLine
+
+    return ExperimentLine(sys.stderr)
 
 
 def _live_redactor(no_redact: bool):
