@@ -39,6 +39,8 @@ HUB_RELEASE = "tensorflow-hub==0.16.1"  # the newest; imports tf_keras under Ker
 HUB_WORKS = ("import tensorflow as tf, tensorflow_hub as hub; "
              "m = tf.keras.Sequential([hub.KerasLayer(tf.function(lambda x: x * 2.0), input_shape=[3])]); "
              "print('works', m(tf.ones((1, 3))).shape)")
+# tensorflow_hub imports pkg_resources (setuptools), which its metadata does not declare and a new venv lacks.
+PKG_RESOURCES = "setuptools==75.8.2"
 STUB_LIBRARY = "int tfdoctor_other_build(void) { return 2; }\n"
 
 
@@ -67,7 +69,7 @@ CASES = (
     Case("hub-keras-layer-under-keras-3", "tensorflow-hub 0.16.1's KerasLayer (a tf-keras layer) in a Keras 3 "
          "tf.keras model: Sequential refuses it", "companions",
          ("proven by experiment", "tensorflow_hub.KerasLayer", "TF_USE_LEGACY_KERAS"),
-         install=(HUB_RELEASE, "tf-keras=={tf}"), works=HUB_WORKS),
+         install=(HUB_RELEASE, "tf-keras=={tf}", PKG_RESOURCES), works=HUB_WORKS),
 )
 
 
