@@ -34,17 +34,14 @@ def refuse_network(result):
         sys.addaudithook(hook)
 
 
-def autograph_trace(tf):
-    """An AutoGraph-converted function with Python control flow on tensors, traced once."""
-    def step(x):
-        if tf.reduce_sum(x) > 0:
-            x = x * 2.0
-        for _ in tf.range(2):
-            x = x + 1.0
-        return x
+def autograph_trace(tf, path):
+    """child/autograph_trace.py, loaded from its file (AutoGraph reads the function's source)."""
+    import importlib.util
 
-    traced = tf.function(step).get_concrete_function(tf.TensorSpec([None, 3], tf.float32))
-    return traced.name is not None
+    spec = importlib.util.spec_from_file_location("tfdoctor_autograph_trace", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.trace(tf)
 
 
 def use_layer(tf, module, layer):
@@ -82,7 +79,7 @@ def main(argv):
             if not use_layer(tf, goal["module"], goal["layer"]):
                 raise AssertionError("the model's output has the wrong shape")
             result["step"] = "autograph"
-            autograph_trace(tf)
+            autograph_trace(tf, config["autograph"])
         result["step"] = "done"
         result["works"] = True
     except BaseException as exc:  # SystemExit too: a broken package may call sys.exit

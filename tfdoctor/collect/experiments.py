@@ -177,6 +177,9 @@ class Trials:
         self.progress, self.environ = progress, environ
         self.empty_dir = tempfile.mkdtemp(prefix="empty-", dir=scratch)
         self.keras_home = tempfile.mkdtemp(prefix="keras-home-", dir=scratch)
+        self.autograph = os.path.join(scratch, "tfdoctor_autograph_trace.py")  # AutoGraph needs a source file
+        with open(self.autograph, "w", encoding="utf-8") as handle:
+            handle.write(source("autograph_trace"))
         self.done: list[dict[str, Any]] = []
         self.out_of_time = False
 
@@ -195,7 +198,7 @@ class Trials:
                 env["KERAS_HOME"] = self.keras_home
         flags = tuple(dict.fromkeys(flag for c in changes for flag in c.flags))
         out = os.path.join(self.scratch, f"trial-{len(self.done)}.json")
-        config = {"out": out, "goal": self.goal}
+        config = {"out": out, "goal": self.goal, "autograph": self.autograph}
         argv = [self.python, *flags, "-c", source("experiments"), json.dumps(config)]
         description = " + ".join(c.describe() for c in changes) or "as it is"
         if self.progress is not None:
@@ -281,14 +284,24 @@ def _prove(trials: Trials, goal: Mapping[str, Any], environ: Mapping[str, str], 
 
 
 def _prove_use(trials: Trials, environ: Mapping[str, str], installed: frozenset[str]) -> Optional[dict[str, Any]]:
-    """The layer in a model as it is (the failure, reproduced), then with tf.keras routed to tf-keras."""
-    if trials.run([]) is not False:
-        return None  # it works (or no time to tell): nothing to prove
-    failure = trials.done[-1]
+    """The layer in a model with tf.keras routed to tf-keras (the repair, first: each trial is a whole
+    TensorFlow import), then as it is (the failure reproduced) when the budget has room for it."""
+    proof = None
     if "tf-keras" in installed and environ.get(LEGACY_KERAS) not in ("1", "true", "True"):
         legacy = Change(f"set-variable:{LEGACY_KERAS}", "set-variable", set=((LEGACY_KERAS, "1"),))
         if trials.run([legacy]):
-            return {**_proof([legacy], trials), "failure": failure}
+            proof = _proof([legacy], trials)
+            took = float(trials.done[-1]["seconds"] or 0.0)
+            if trials.budget.left() < took + MIN_TRIAL_S:
+                return proof  # no room to reproduce the failure: the base-class fact stands for it
+    as_it_is = trials.run([])
+    if as_it_is is None:
+        return proof  # no time left to tell
+    if as_it_is:
+        return None  # it works as it is: the base classes differ, yet the model takes the layer
+    failure = trials.done[-1]
+    if proof is not None:
+        return {**proof, "failure": failure}
     return {"changes": [], "kind": "use", "description": "fails on use as it is", "failure": failure,
             "trial": len(trials.done) - 1, "works": False}
 
