@@ -24,7 +24,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCTOR = [sys.executable, "-m", "tfdoctor"]
+# The console script beside this interpreter (an editable install is the source tree): no PYTHONPATH, which
+# the target's children would inherit (a variable the experiments would then try too).
+DOCTOR = [str(Path(sys.executable).with_name("tfdoctor"))]
 
 
 def isolated_network() -> list[str]:
@@ -50,7 +52,8 @@ def run(python: str, budget: float, extra: dict[str, str], prefix: list[str], sc
 
     env = {k: v for k, v in os.environ.items() if k not in {"TF_USE_LEGACY_KERAS", "KERAS_HOME", "LD_LIBRARY_PATH",
                                                             "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"}}
-    env.update(extra, PYTHONPATH=str(ROOT))
+    env.pop("PYTHONPATH", None)
+    env.update(extra)
     started = time.monotonic()
     completed = subprocess.run([*prefix, *DOCTOR, "--python", python, "--json", "--no-probe",
                                 "--experiments-timeout", str(budget)], capture_output=True, text=True, env=env,
