@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 import tfdoctor.doctor as doctor
-from tfdoctor.cli import run_command_line
+from tfdoctor.cli.entry import run_command_line
 from tfdoctor.render.live import ExperimentLine
 from tfdoctor.report import Report
 
