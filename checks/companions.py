@@ -24,7 +24,9 @@ from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, made_for, requirements, section, tensorflow_child
 from tfdoctor.facts import companions as companions_table
 from tfdoctor.model import Outcome, Remediation, Status
+from tfdoctor.facts import experiments as experiment_facts
 from tfdoctor.registry import check
+from tfdoctor.remedies import experiments as experiment_remedies
 from tfdoctor.repairs import Repair
 
 PIP_URL = "https://pip.pypa.io/en/stable/topics/dependency-resolution/"
@@ -330,6 +332,49 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
     return problems
 
 
+def _layer_problem(facts: Facts, entry: Mapping[str, Any]) -> Optional[Problem]:
+    """A Keras layer the companion exports subclasses another Keras than tf.keras (tensorflow_hub.KerasLayer,
+    a tf-keras layer, under a Keras 3 tf.keras): a tf.keras model refuses it. The offline experiments
+    reproduce that on use and try tf.keras routed to tf-keras (tfdoctor/remedies/experiments.py)."""
+    module = str(entry.get("module"))
+    layers = [layer for layer in entry.get("keras_layers") or () if layer.get("tf_keras_layer") is False]
+    if entry.get("status") != "ok" or not layers:
+        return None
+    layer = layers[0]
+    name = f"{module}.{layer.get('name')}"
+    distribution, installed = distribution_of(facts, module)
+    keras = (section(facts, "tensorflow").get("keras") or {})
+    details = [f"{name} subclasses {layer.get('base_module')}.Layer; tf.keras is "
+               f"{'Keras ' + str(keras.get('version')) if keras.get('version') else 'another Keras'}"]
+    proof = experiment_facts.proof_for(facts, "use", module)
+    failure = (proof or {}).get("failure") or {}
+    error = failure.get("error") or {}
+    if error:
+        details.insert(0, f"error on use: {error.get('type')}: {tensorflow_child.first_line(error.get('message'), 300)}")
+    wanted_reason = f"{name} is a Keras 2 layer: tf.keras must be the tf-keras of {_tensorflow_words(facts)}"
+    tf_keras = made_for.tf_keras_repairs(facts, wanted_reason) if (
+        not installed_tf_keras_fits(facts)) else ()
+    fix = experiment_remedies.use_remediation(facts, proof or {"goal": {"module": module, "layer": layer.get("name")}},
+                                              tf_keras, section(facts, "tensorflow").get("version"))
+    if proof and proof.get("works"):
+        summary = f"{name} fails in a tf.keras model: {experiment_remedies.proven_summary(proof)}"
+        details.insert(0, experiment_remedies.trials_line(facts))
+    elif error:
+        summary = f"{name} fails in a tf.keras model (proven by experiment: {error.get('type')})"
+    else:
+        summary = f"{name} is a layer of another Keras than tf.keras: a tf.keras model refuses it"
+    named = f"{distribution} {installed}" if installed else distribution
+    return Problem(module, Status.FAIL, f"{summary} ({named})", details, fix.advice, fix.repairs, fix.url)
+
+
+def installed_tf_keras_fits(facts: Facts) -> bool:
+    """tf-keras is installed, of the installed TensorFlow's release (tf-keras is released in step)."""
+    from tfdoctor.facts.tensorflow_distributions import first_version
+
+    tf_keras, tf_version = first_version(facts, "tf-keras"), section(facts, "tensorflow").get("version")
+    return bool(tf_keras and tf_version and tf_keras.split(".")[:2] == str(tf_version).split(".")[:2])
+
+
 def _crashed_module(tf: Mapping[str, Any]) -> Optional[str]:
     """The companion whose import the child died or hung in (its last stage), or None."""
     stage = str(tf.get("stage") or "")
@@ -364,7 +409,7 @@ def _outcome(problems: list[Problem], notes: list[str], evidence: dict[str, Any]
 
 
 @check("companions", "TensorFlow's companions import", needs=("distributions",),
-       uses=("tensorflow", "python", "environment"), tags=("install",))
+       uses=("tensorflow", "python", "environment", "experiments"), tags=("install",))
 def companions(facts: Facts) -> Outcome:
     tf = section(facts, "tensorflow")
     if tf.get("status") == "not_installed" or made_for.installed_tensorflow(facts) is None:
@@ -388,7 +433,7 @@ def companions(facts: Facts) -> Outcome:
     notes: list[str] = []
     for entry in entries:
         fate = tensorflow_child.fate(tf) if entry.get("module") == crashed else None
-        problem = _problem(facts, entry, modules, fate)
+        problem = _problem(facts, entry, modules, fate) or _layer_problem(facts, entry)
         if problem is not None:
             problems.append(problem)
         elif entry.get("status") == "skipped" and entry.get("module") != crashed:

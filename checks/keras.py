@@ -19,6 +19,7 @@ from tfdoctor.findings import Findings
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies import experiments as experiment_remedies
 
 LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"
 # TensorFlow 2.16 made Keras 3 the tf.keras and routes it to tf_keras when TF_USE_LEGACY_KERAS is set.
@@ -42,7 +43,8 @@ def matching_tf_keras(tf_version: Any) -> Optional[str]:
     return f"tf-keras~={minor[0]}.{minor[1]}.0" if minor else None
 
 
-@check("keras", "tf.keras builds a layer", needs=("tensorflow",), uses=("python", "distributions", "integrity"))
+@check("keras", "tf.keras builds a layer", needs=("tensorflow",),
+       uses=("python", "distributions", "integrity", "experiments"))
 def keras(facts: Facts) -> Outcome:
     tf = facts["tensorflow"]
     if tf.get("status") == "not_installed":
@@ -152,6 +154,12 @@ def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_v
         evidence["signatures"] = [m.signature.id for m in known]
         return Outcome.fail(f"{short}: {known[0].signature.summary}", *details,
                             fix=tensorflow_child.remediation_for(known[0], facts), **evidence)
+    proven = experiment_remedies.proven_failure(facts, "keras", short, details, evidence)
+    if proven is not None:  # the experiments ran because nothing above proved a cause
+        return proven
+    tried = experiment_remedies.unproven_line(facts, "keras")
+    if tried:
+        details.append(tried)
     python = installer_for(facts).python
     python = f'"{python}"' if " " in python else python
     return Outcome.fail(what, *details, fix=Remediation(

@@ -15,13 +15,14 @@ from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies import experiments as experiment_remedies
 from tfdoctor.repairs import Repair
 
 INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")
 
 
 @check("tensorflow-import", "TensorFlow imports", needs=("tensorflow",),
-       uses=("host", "python", "distributions", "cpu", "sysctl", "integrity"))
+       uses=("host", "python", "distributions", "cpu", "sysctl", "integrity", "experiments"))
 def tensorflow_import(facts: Facts) -> Outcome:
     tf = facts["tensorflow"]
     if tf.get("status") == "not_installed":
@@ -87,6 +88,12 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
         return _hidden(tf, hidden, details, evidence)
     if hidden:
         details.insert(0, f"note: the import loaded {_hidden_names(hidden)}, not the installed copy (see shadowing)")
+    proven = experiment_remedies.proven_failure(facts, "import", what, details, evidence)
+    if proven is not None:  # the experiments ran because nothing above proved a cause
+        return proven
+    tried = experiment_remedies.unproven_line(facts, "import")
+    if tried:
+        details.append(tried)
     if not matches:
         if cause:
             return Outcome.fail(f"{what}: {cause.summary} (see {cause.check})", *details, fix=cause.fix, **evidence)

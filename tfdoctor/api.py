@@ -89,8 +89,10 @@ class Report:
 
 def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: Iterable[str] = (), probe: bool = True,
              timeout: Optional[float] = None, config: ConfigLike = None, deep: bool = False,
-             strict: Optional[bool] = None, redact: bool = True) -> Report:
+             strict: Optional[bool] = None, redact: bool = True, experiments: bool = True,
+             experiments_timeout: float = 30.0) -> Report:
     """Diagnose `python` (default: this interpreter), as `tfdoctor` on the command line would.
+    `experiments=False` is `--no-experiments`; `experiments_timeout` is `--experiments-timeout`.
 
     `config`: a TOML file, a [tool.tfdoctor]-like mapping or a tfdoctor.config.Config; None reads the
     nearest pyproject.toml from the working directory, as the CLI does. Its only/skip/timeout/strict
@@ -110,7 +112,7 @@ def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: It
     except ValueError as exc:
         raise DoctorError(f"timeout: {exc}") from None
     options = doctor_options(settings, python or sys.executable, only=tuple(only), skip=tuple(skip), timeout=timeout,
-                             probe=probe, deep=deep)
+                             probe=probe, deep=deep, experiments=experiments, experiments_timeout=experiments_timeout)
     try:
         report = doctor.diagnose(options)
     except doctor.DoctorError as exc:

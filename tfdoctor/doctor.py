@@ -29,6 +29,9 @@ class DoctorOptions:
     timeout: float = 60.0
     probe: bool = True
     deep: bool = False  # the workload probe; see CollectOptions.deep
+    # offline experiments when TensorFlow, tf.keras or a companion fails with no cause proven (issue 29)
+    experiments: bool = True
+    experiments_timeout: float = 30.0  # seconds for all of them together
     requirements: Optional[Mapping[str, Any]] = None  # facts.requirements (config.Requirements.to_facts)
     progress: Optional[Progress] = field(default=None, compare=False, repr=False)
 
@@ -87,7 +90,33 @@ def diagnose(options: DoctorOptions) -> Report:
     except TargetUnusableError as exc:
         raise DoctorError(f"the target interpreter is unusable: {exc}") from exc
     facts = with_requirements(facts, options.requirements)
-    return Report(facts=facts, results=run_checks(checks, facts))
+    results = run_checks(checks, facts)
+    if options.experiments:
+        facts, results = with_experiments(checks, facts, results, options)
+    return Report(facts=facts, results=results)
+
+
+def with_experiments(checks: list[Check], facts: dict[str, Any], results: list, options: DoctorOptions
+                     ) -> tuple[dict[str, Any], list]:
+    """When a failure of TensorFlow, tf.keras or a companion has no cause proven, the offline experiments
+    (collect/experiments.py) run in children and their outcome becomes a fact; the checks then judge again
+    (a pure function of the facts, so `explain` of the saved report reaches the same verdict). A healthy
+    environment runs none."""
+    from tfdoctor.facts.experiments import EXPERIMENT_CHECKS, goals
+
+    if not {check.id for check in checks} & set(EXPERIMENT_CHECKS):
+        return facts, results
+    wanted = goals(facts, results)
+    if not wanted:
+        return facts, results
+    from tfdoctor.collect.experiments import collect_experiments
+
+    section = collect_experiments(options.python, wanted, facts, options.experiments_timeout, options.progress)
+    collection = facts.pop("collection", None)
+    facts.update(section)
+    if collection is not None:
+        facts["collection"] = collection
+    return facts, run_checks(checks, facts)
 
 
 def _prepare_report() -> None:

@@ -63,7 +63,8 @@ def requirement_facts(settings: Optional["Config"]) -> Optional[Mapping[str, Any
 
 def doctor_options(settings: Optional["Config"], python: str, *, only: tuple[str, ...] = (),
                    skip: tuple[str, ...] = (), timeout: Optional[float] = None, probe: bool = True,
-                   deep: bool = False, progress: Any = None) -> "DoctorOptions":
+                   deep: bool = False, progress: Any = None, experiments: bool = True,
+                   experiments_timeout: float = 30.0) -> "DoctorOptions":
     """What a diagnosis runs with: the flags first, then the settings, then the defaults."""
     from tfdoctor.doctor import DoctorOptions
 
@@ -75,6 +76,8 @@ def doctor_options(settings: Optional["Config"], python: str, *, only: tuple[str
         or DEFAULT_TIMEOUT_S,
         probe=probe,
         deep=deep,
+        experiments=experiments,
+        experiments_timeout=experiments_timeout,
         requirements=requirement_facts(settings),
         progress=progress,
     )

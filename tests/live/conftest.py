@@ -14,6 +14,9 @@ def _case_lines(case: str, seen: dict) -> list[str]:
                      f"({seen.get('build_seconds', 0):.0f} s, {seen.get('build_download', 0) / 1e6:.0f} MB fetched)")
     else:
         lines.append(f"    expected {seen.get('expect')}")
+    if "experiment_seconds" in seen:
+        lines.append(f"    experiments: {seen.get('experiment_trials')} trials, {seen['experiment_seconds'] or 0:.1f} s "
+                     f"(the whole run {seen.get('doctor_seconds')} s)")
     if "pasted_works" in seen:
         ran = "; ".join(f"[{code}] {command}" for command, code in seen.get("ran", ())) or "no commands"
         lines.append(f"    plan pasted: {ran}")

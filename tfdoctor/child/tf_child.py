@@ -511,6 +511,20 @@ COMPANION_LOG_LIMIT = 10
 QUIET_WARNINGS = (DeprecationWarning, PendingDeprecationWarning)
 
 
+def keras_layer_fact(module, name):
+    """A Keras layer class the companion exports, against the tf.keras in use: the same base class, or
+    another Keras's (tensorflow_hub.KerasLayer is a tf-keras layer, which a Keras 3 tf.keras model refuses)."""
+    found = {"name": name, "tf_keras_layer": None, "base_module": None}
+    try:
+        cls = getattr(module, name)
+        bases = [b for b in cls.__mro__ if b.__name__ == "Layer"]
+        found["base_module"] = bases[0].__module__ if bases else None
+        found["tf_keras_layer"] = issubclass(cls, sys.modules["tensorflow"].keras.layers.Layer)
+    except Exception as exc:
+        found["error"] = describe_exception(exc, with_traceback=False)
+    return found
+
+
 def companion_imports(recorder, config):
     import importlib
     import importlib.util
@@ -550,6 +564,9 @@ def companion_imports(recorder, config):
                     module = importlib.import_module(name)
                     entry.update(status="ok", origin=getattr(module, "__file__", None),
                                  version=str(getattr(module, "__version__", "") or "") or None)
+                    layers = (config.get("keras_layers") or {}).get(name)
+                    if layers:
+                        entry["keras_layers"] = [keras_layer_fact(module, layer) for layer in layers]
                 except BaseException as exc:  # SystemExit too, as for TensorFlow's import
                     entry.update(status="failed", exception=describe_exception(exc))
         finally:

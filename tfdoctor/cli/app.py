@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
 from tfdoctor import __version__
-from tfdoctor.cli.emit import Format, emit, fail, for_github, live_display, print_checks, terminal_columns, write
-from tfdoctor.cli.flags import (CONFIG, EXIT_CODES_HELP, EXPLAIN_EXIT_CODES_HELP, FORMAT, GPU_KIND, JSON,
-                                MIN_GFLOPS, MIN_SPEEDUP, NO_REDACT, ONLY, OUTPUT, QUIET, REPORT_HELP, REQUIRE_GPU,
-                                REQUIRE_PYTHON, REQUIRE_TF, SKIP, STRICT, VERBOSE, settings_from)
+from tfdoctor.cli.emit import (Format, emit, experiment_progress, fail, for_github, live_display, print_checks,
+                               terminal_columns, write)
+from tfdoctor.cli.flags import (CONFIG, DEEP, EXIT_CODES_HELP, EXPERIMENTS_TIMEOUT, EXPLAIN_EXIT_CODES_HELP, FORMAT,
+                                GPU_KIND, JSON, LIST_CHECKS, MIN_GFLOPS, MIN_SPEEDUP, NO_EXPERIMENTS, NO_PROBE,
+                                NO_REDACT, ONLY, OUTPUT, PYTHON, QUIET, REPORT_HELP, REQUIRE_GPU, REQUIRE_PYTHON,
+                                REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, settings_from)
 from tfdoctor.options import doctor_options, redact_document, requirement_facts, text_redactor
 
 app = typer.Typer(
@@ -33,19 +35,16 @@ def run(
     output: Optional[Path] = OUTPUT,
     only: Optional[List[str]] = ONLY,
     skip: Optional[List[str]] = SKIP,
-    list_checks: bool = typer.Option(False, "--list", help="List the checks and exit (needs no TensorFlow)."),
+    list_checks: bool = LIST_CHECKS,
     strict: bool = STRICT,
     verbose: bool = VERBOSE,
     quiet: bool = QUIET,
-    python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="Diagnose another interpreter (default: this one)."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", min=1.0,
-                                            help="Seconds the TensorFlow import and probe may take (default 60)."),
-    no_probe: bool = typer.Option(False, "--no-probe", help="Do not time the GPU against the CPU."),
-    deep: bool = typer.Option(
-        False,
-        "--deep",
-        help="Run the workload probe: crossover, dispatch, input pipeline, conv2d, training step, memory; up to ~15 s more.",
-    ),
+    python: Optional[str] = PYTHON,
+    timeout: Optional[float] = TIMEOUT,
+    no_probe: bool = NO_PROBE,
+    deep: bool = DEEP,
+    no_experiments: bool = NO_EXPERIMENTS,
+    experiments_timeout: float = EXPERIMENTS_TIMEOUT,
     config: Optional[str] = CONFIG,
     require_gpu: bool = REQUIRE_GPU,
     require_gpu_kind: Optional[str] = GPU_KIND,
@@ -77,7 +76,8 @@ def run(
         from tfdoctor.registry import split_ids
 
         options = doctor_options(settings, target, only=split_ids(only), skip=split_ids(skip), timeout=timeout,
-                                 probe=not no_probe, deep=deep, progress=display)
+                                 probe=not no_probe, deep=deep, progress=display or experiment_progress(),
+                                 experiments=not no_experiments, experiments_timeout=experiments_timeout)
         try:
             report = diagnose(options)
         except DoctorError as exc:
@@ -293,7 +293,6 @@ def scan_command(
                                           width=terminal_columns() if terminal else None)
     write(rendered, output)
     raise typer.Exit(summary.exit_code(rows))
-
 
 
 # The optional extras' commands (mcp, and the team server's) register on `app` from their own module.

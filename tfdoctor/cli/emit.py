@@ -144,3 +144,12 @@ def print_checks() -> None:
         where = ", ".join(PLATFORM_NAMES.get(p, p) for p in check.platforms) or "all platforms"
         tags = f"  [{', '.join(check.tags)}]" if check.tags else ""
         typer.echo(f"{check.id:<{width}}  {check.title} ({where}){tags}")
+
+
+def experiment_progress() -> Any:
+    """Without the live display: a line on stderr while experiments run, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    from tfdoctor.render.live import ExperimentLine
+
+    return ExperimentLine(sys.stderr)

@@ -52,6 +52,15 @@ NO_REDACT = typer.Option(False, "--no-redact", help="Show home paths, user and h
 CONFIG = typer.Option(None, "--config", metavar="FILE",
                       help="Requirements and settings from FILE (a pyproject.toml with [tool.tfdoctor], or a TOML "
                            "file of the same keys) instead of the nearest pyproject.toml.")
+LIST_CHECKS = typer.Option(False, "--list", help="List the checks and exit (needs no TensorFlow).")
+PYTHON = typer.Option(None, "--python", metavar="PATH", help="Diagnose another interpreter (default: this one).")
+TIMEOUT = typer.Option(None, "--timeout", min=1.0, help="Seconds the TensorFlow import and probe may take (default 60).")
+NO_PROBE = typer.Option(False, "--no-probe", help="Do not time the GPU against the CPU.")
+DEEP = typer.Option(False, "--deep", help="Run the workload probe: crossover, dispatch, input pipeline, conv2d, "
+                                          "training step, memory; up to ~15 s more.")
+NO_EXPERIMENTS = typer.Option(False, "--no-experiments", help="Run no experiment when a failure has no known cause.")
+EXPERIMENTS_TIMEOUT = typer.Option(30.0, "--experiments-timeout", min=1.0, metavar="SECONDS",
+                                   help="Seconds all the offline experiments may take (default 30).")
 REQUIRE_GPU = typer.Option(False, "--require-gpu", help="Require a GPU that TensorFlow lists.")
 GPU_KIND = typer.Option(None, "--require-gpu-kind", metavar="metal|cuda",
                         help="Require a GPU of this kind (implies --require-gpu).")

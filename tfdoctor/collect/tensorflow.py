@@ -192,7 +192,8 @@ def _kill_group(process: subprocess.Popen) -> None:
 
 
 def run_child(argv: list[str], env: Mapping[str, str], timeout: float,
-              notable: re.Pattern[bytes] | None = None, watch: Callable[[], None] | None = None) -> ChildFate:
+              notable: re.Pattern[bytes] | None = None, watch: Callable[[], None] | None = None,
+              cwd: str | None = None) -> ChildFate:
     started = time.perf_counter()
     isolation: dict[str, Any] = (
         {"start_new_session": True} if os.name == "posix"
@@ -200,7 +201,7 @@ def run_child(argv: list[str], env: Mapping[str, str], timeout: float,
     )
     try:
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, env=dict(env), **isolation)
+                                   stderr=subprocess.PIPE, env=dict(env), cwd=cwd, **isolation)
     except OSError as exc:
         raise TargetUnusableError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
     CHILDREN.add(process)  # an interrupt kills its group; the wait below then ends at once
@@ -314,6 +315,16 @@ def read_result(path: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def companion_layers() -> dict[str, list[str]]:
+    """{companion module: the Keras layer classes it exports} (knowledge/companion_layers.toml)."""
+    from tfdoctor.knowledge import rows
+
+    layers: dict[str, list[str]] = {}
+    for row in rows("companion_layers", "layers"):
+        layers.setdefault(row["module"], []).append(row["name"])
+    return layers
+
+
 def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
     from tfdoctor.facts.signatures import notable_pattern
 
@@ -321,7 +332,8 @@ def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
         out = os.path.join(scratch, "tf_child.json")
         config = {"out": out, "probe": bool(options.probe), "budget_s": PROBE_BUDGET_S,
                   "cpu_only_budget_s": PROBE_BUDGET_S if options.careful_probe else CPU_ONLY_PROBE_BUDGET_S,
-                  "timeout_s": float(options.timeout), "companions": list(COMPANION_MODULES)}
+                  "timeout_s": float(options.timeout), "companions": list(COMPANION_MODULES),
+                  "keras_layers": companion_layers()}
         if options.deep:  # the workload probe: its script goes beside the result file, the child exec()s it
             config["workload"] = {"script": os.path.join(scratch, "workload.py"), "budget_s": WORKLOAD_BUDGET_S}
             with open(config["workload"]["script"], "w", encoding="utf-8") as handle:

@@ -45,6 +45,28 @@ def stage_words(stage: Optional[str]) -> str:
     return STAGES.get(head, stage.replace("_", " "))
 
 
+def experiment_words(data: Mapping[str, Any]) -> str:
+    return clean(f"experiment {data.get('index')}: {data.get('goal')} with {data.get('trial')}")
+
+
+class ExperimentLine:
+    """A progress callback for runs without the live display (--json, -o, --quiet) on a terminal's stderr:
+    one line, rewritten, while the offline experiments run, and cleared after them. stdout is untouched."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def __call__(self, event: str, data: Mapping[str, Any]) -> None:
+        if event != "experiment":
+            return
+        try:
+            text = "" if data.get("done") else f"tfdoctor: {experiment_words(data)}"[:200]
+            self.stream.write("\r\x1b[2K" + text)
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed terminal must not sink the diagnosis
+            pass
+
+
 class LiveDisplay:
     """A progress callback (tfdoctor.doctor.Progress) that draws itself; use it as a context manager."""
 
@@ -59,6 +81,7 @@ class LiveDisplay:
         self.stage: Optional[str] = None
         self.stage_since = self.started
         self._live: Any = None
+        self.experiment: Optional[str] = None  # the offline experiment running now
 
     def __enter__(self) -> "LiveDisplay":
         from rich.console import Console
@@ -89,6 +112,8 @@ class LiveDisplay:
                 self.stage_since = time.monotonic()
             elif event == "result":
                 self.results[int(data["index"])] = data["result"].to_dict()
+            elif event == "experiment":
+                self.experiment = None if data.get("done") else experiment_words(data)
         except Exception:  # noqa: BLE001 - the display must never sink the diagnosis
             pass
 
@@ -109,6 +134,8 @@ class LiveDisplay:
             words = stage_words(self.stage)
             since = self.stage_since if self.stage else self.started
             parts.append(f"{words} {now - since:.1f} s" if self.stage else words)
+        if self.experiment:
+            parts.append(self.experiment)
         if not parts:
             parts.append("running the checks")
         return " · ".join(parts)
