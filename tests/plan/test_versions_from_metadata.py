@@ -13,7 +13,7 @@ import pytest
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tfdoctor.facts import canonical_name, requirements
 from tfdoctor.registry import all_checks
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 from tfdoctor.runner import run_checks
 
 CHECKS = all_checks()
@@ -47,7 +47,7 @@ def _requirements_of(facts: dict) -> list[tuple[str, str]]:
     results = run_checks(CHECKS, facts)
     found = [(r.check_id, package) for r in results if r.remediation
              for repair in r.remediation.repairs for package in repair.packages]
-    found += [("plan", package) for step in Report(facts, results).plan.steps for package in step.packages]
+    found += [("plan", package) for step in RunReport(facts, results).plan.steps for package in step.packages]
     return found
 
 

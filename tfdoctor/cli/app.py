@@ -72,7 +72,7 @@ def run(
     target = python or sys.executable
     live = fmt is Format.text and output is None and not quiet and sys.stdout.isatty()
     with live_display(live, target, no_redact) as display:  # on screen before the doctor is even imported
-        from tfdoctor.doctor import DoctorError, diagnose
+        from tfdoctor.doctor import CannotRun, diagnose
         from tfdoctor.registry import split_ids
 
         options = doctor_options(settings, target, only=split_ids(only), skip=split_ids(skip), timeout=timeout,
@@ -80,7 +80,7 @@ def run(
                                  experiments=not no_experiments, experiments_timeout=experiments_timeout)
         try:
             report = diagnose(options)
-        except DoctorError as exc:
+        except CannotRun as exc:
             report, failure = None, str(exc)
     if report is None:  # said once the live display is gone
         raise fail(failure, verbose)
@@ -119,9 +119,9 @@ def explain_command(
 ) -> None:
     from dataclasses import replace
 
-    from tfdoctor.doctor import DoctorError, with_requirements
+    from tfdoctor.doctor import CannotRun, with_requirements
     from tfdoctor.registry import split_ids
-    from tfdoctor.saved_reports import ReportError, explain, read_report
+    from tfdoctor.saved_reports import UnreadableReport, explain, read_report
     from tfdoctor.model import CheckResult
     from tfdoctor.report import exit_code_for
 
@@ -134,7 +134,7 @@ def explain_command(
             saved = replace(saved, facts=with_requirements(facts, requirement_facts(settings)))
         document = explain(saved, split_ids(only) or settings.only, split_ids(skip) or settings.skip,
                            redacted=not no_redact)
-    except (ReportError, DoctorError) as exc:
+    except (UnreadableReport, CannotRun) as exc:
         raise fail(str(exc), verbose)
     code = exit_code_for([CheckResult.from_dict(r) for r in document["results"]], strict or bool(settings.strict))
     emit(redact_document(document, not no_redact), Format.json if as_json else fmt, verbose, output, quiet)
@@ -156,13 +156,13 @@ def diff_command(
     no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
 ) -> None:
     from tfdoctor.diff import RENDERERS, compare, exit_code
-    from tfdoctor.saved_reports import ReportError, read_report
+    from tfdoctor.saved_reports import UnreadableReport, read_report
 
     if a == "-" and b == "-":
         raise fail("only one of A and B can be '-' (stdin)")
     try:
         document = compare(read_report(a), read_report(b), redacted=not no_redact)
-    except ReportError as exc:
+    except UnreadableReport as exc:
         raise fail(str(exc))
     document = redact_document(document, not no_redact)
     fmt = Format.json if as_json else fmt
@@ -205,7 +205,7 @@ def fix_command(
     timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time limit of each TensorFlow import."),
     no_redact: bool = NO_REDACT,
 ) -> None:
-    from tfdoctor.doctor import DoctorError, validate_python
+    from tfdoctor.doctor import CannotRun, validate_python
     from tfdoctor.fixer.environment import FixError
     from tfdoctor.fixer.flow import FixOptions, fix, undo as undo_fix
     from tfdoctor.render.fix_console import ConsoleUi
@@ -215,7 +215,7 @@ def fix_command(
         raise fail("--python: an empty path")
     try:
         target = validate_python(python or sys.executable)
-    except DoctorError as exc:
+    except CannotRun as exc:
         raise fail(str(exc))
     ui = ConsoleUi(redact=text_redactor(not no_redact))  # the installer's relayed output too (issue 25)
     try:
@@ -224,7 +224,7 @@ def fix_command(
         else:
             code = fix(FixOptions(target, split_ids(only), split_ids(skip), yes, system, dry_run, timeout,
                                   redact=lambda document: redact_document(document, not no_redact)), ui)
-    except (FixError, DoctorError) as exc:
+    except (FixError, CannotRun) as exc:
         raise fail(str(exc))
     raise typer.Exit(code)
 
