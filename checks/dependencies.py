@@ -16,7 +16,7 @@ from typing import Any, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor.facts import made_for, requirements, section, tensorflow_child
+from tfdoctor.facts import made_for, owners, requirements, section, tensorflow_child
 from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requirements import Unmet
 from tfdoctor.model import Outcome, Remediation
@@ -176,6 +176,15 @@ def dependencies(facts: Facts) -> Outcome:
     tf_version = tf_version.partition("==")[2] if tf_version else None
     keras_error = _keras_error(facts)
     broken = [(u, why) for u in unmet for why in [_known_to_break(u, tf_version, keras_error)] if why]
+    pointed = owners.owners(facts) if (imports is False or keras_error) else []
+    tied = [u for u in unmet if owners.ties([o.name for o in pointed], u.requirer, u.name)]
+    if tied:  # issue 29: the error's traceback points into the requirer or the required distribution
+        evidence["suspects"] = [{"name": o.name, "version": o.version, "how": o.how, "evidence": o.evidence}
+                                for o in pointed]
+        named = ", ".join(f"{o.name} {o.version}" for o in pointed
+                          if any(o.name in (u.requirer, u.name) for u in tied))
+        broken = [(u, f"{fate or keras_error}: the error points into {named}, and this pin of theirs is "
+                      f"violated") for u in tied] + [b for b in broken if b[0] not in tied]
     failing = imports is False or bool(broken)
 
     first = unmet[0] if not broken else broken[0][0]
