@@ -183,8 +183,9 @@ def dependencies(facts: Facts) -> Outcome:
                                 for o in pointed]
         named = ", ".join(f"{o.name} {o.version}" for o in pointed
                           if any(o.name in (u.requirer, u.name) for u in tied))
-        broken = [(u, f"{fate or keras_error}: the error points into {named}, and this pin of theirs is "
-                      f"violated") for u in tied] + [b for b in broken if b[0] not in tied]
+        broken = [(u, f"{(fate or keras_error or '').rstrip('.')}; the error points into {named} (suspect), and "
+                      f"this pin of theirs is violated: installing {u.name}{u.specifier} on a clone "
+                      "(`tfdoctor fix`) proves it") for u in tied] + [b for b in broken if b[0] not in tied]
     failing = imports is False or bool(broken)
 
     first = unmet[0] if not broken else broken[0][0]

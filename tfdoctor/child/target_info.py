@@ -392,7 +392,9 @@ def describe_distributions():
             entry["top_level"] = top_level_of(info_path)
         if key in closure or detailed:
             entry["metadata_path"] = info_path
-            entry["has_record"] = os.path.isfile(os.path.join(info_path, "RECORD"))
+            # what pip needs to uninstall it: RECORD, or installed-files.txt for an egg-info pip wrote
+            entry["has_record"] = os.path.isfile(os.path.join(info_path, "RECORD")) or os.path.isfile(
+                os.path.join(info_path, "installed-files.txt"))
         found.append(entry)
     return found, len(scanned)
 
