@@ -268,6 +268,8 @@ def run(
     min_gflops: Optional[float] = MIN_GFLOPS,
     min_gpu_speedup: Optional[float] = MIN_SPEEDUP,
     no_redact: bool = NO_REDACT,
+    prove: bool = typer.Option(False, "--prove", help="Try the suspects' candidate repairs on throwaway copies "
+                               "(uses the package index, as fix --dry-run does); changes nothing."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
     if ctx.invoked_subcommand is not None:
@@ -309,6 +311,10 @@ def run(
     strict = strict or bool(settings.strict)
     document = redact(report.to_dict(), no_redact)
     emit(document, fmt, verbose, output, quiet)
+    if prove:  # issue 29: the trials, on stderr so that --json keeps stdout to the report
+        from tfdoctor.fixer.trials import prove_report
+
+        prove_report(report, lambda line: typer.echo(line, err=True))
     raise typer.Exit(report.exit_code(strict))
 
 

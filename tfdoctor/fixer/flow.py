@@ -146,6 +146,9 @@ def fix(options: FixOptions, ui: Ui) -> int:
         ui.say("tfdoctor fix asks before it changes anything, and there is no terminal to ask on: pass --yes.", "red")
         return EXIT_CANNOT_RUN
 
+    from tfdoctor.fixer.trials import proven_steps  # issue 29: apply the smallest change a trial proved
+
+    steps = proven_steps(report, environment, steps, ui.say) or steps
     before = freeze(environment.python)
     verified = _verify(steps, environment, options, ui, before, plan.moves_tensorflow is not None)
     if verified is None:
