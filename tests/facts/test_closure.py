@@ -94,3 +94,28 @@ def test_a_record_less_distribution_the_plan_leaves_alone_gets_no_step():
     facts["distributions"][-3]["has_record"] = False  # optree, satisfied and kept
     assert record_less.replaced(facts, {"optree": ">=0.1"}) == []
     assert [e["name"] for e in record_less.replaced(facts, {"optree": None})] == ["optree"]
+
+
+def test_a_dependency_older_than_tensorflows_ci_tested_is_named_with_the_tested_release():
+    from tfdoctor.facts import tested_locks
+
+    rows = [{"tensorflow": "2.21.0", "python": "3.11", "name": "gast", "version": "0.4.0",
+             "source": "https://github.com/tensorflow/tensorflow/blob/v2.21.0/requirements_lock_3_11.txt"},
+            {"tensorflow": "2.21.0", "python": "3.12", "name": "absl-py", "version": "9.0"}]
+    facts = tensorflow_environment({"gast": "0.2.2"})
+    assert [b.describe() for b in tested_locks.behind_ci(facts, rows)] == [
+        "gast 0.2.2 is older than the gast 0.4.0 TensorFlow 2.21.0's CI tested on Python 3.11"]
+    assert tested_locks.behind_ci(tensorflow_environment({"gast": "0.7.0"}), rows) == []
+    assert tested_locks.behind_ci(tensorflow_environment({"gast": "0.2.2"}, tf_version="2.20.0"), rows) == []
+
+
+def test_dependencies_warns_with_the_tested_release_as_the_candidate(monkeypatch):
+    from tfdoctor.facts import tested_locks
+
+    row = {"tensorflow": "2.21.0", "python": "3.11", "name": "gast", "version": "0.4.0",
+           "source": "https://github.com/tensorflow/tensorflow/blob/v2.21.0/requirements_lock_3_11.txt"}
+    monkeypatch.setattr(tested_locks, "table_rows", lambda: [row])
+    result = check_result("dependencies", tensorflow_environment({"gast": "0.2.2"}))
+    assert result.status.value == "warn" and result.summary.startswith("gast 0.2.2 is older than the gast 0.4.0")
+    assert [r.packages for r in result.remediation.repairs] == [("gast==0.4.0",)]
+    assert check_result("dependencies", tensorflow_environment({"gast": "0.7.0"})).status.value == "pass"
