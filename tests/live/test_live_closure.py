@@ -13,6 +13,7 @@ Each: the doctor names the suspect, the pasted plan and `tfdoctor fix --yes` rep
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -44,7 +45,9 @@ def base(tmp_path_factory):
     minor = f"{sys.version_info.major}.{sys.version_info.minor}"
     specs = sorted({f"{n}=={v}" for n, v in pins.items()} | {c["install"] for c in CASES.values()})
     wheels = support.fetch_wheels(root / "wheelhouse", specs, minor)
-    env = support.build_base(root / "base", [wheels[f"{n}=={v}"] for n, v in sorted(pins.items())])
+    env = root / "base"
+    if not (env / "bin" / "python").exists():  # a kept base (TFDOCTOR_LIVE_KEEP) is reused
+        support.build_base(env, [wheels[f"{n}=={v}"] for n, v in sorted(pins.items())])
     yield root, env, wheels, pins
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
@@ -69,6 +72,7 @@ def test_diagnosed_then_repaired_by_the_pasted_plan_and_by_fix(base, case):
     support.require(support.pip(broken / "bin" / "python", "install", "--no-deps", str(wheels[spec["install"]])), "install")
     if spec.get("strip_record"):
         os.unlink(support.site_packages(broken) / spec["strip_record"] / "RECORD")
+    frozen = support.freeze(broken)
     report = support.run_doctor(broken, {}, root / "reports" / f"{case}.json")
     failing = support.problems(report, "fail")
     assert any(support.names_cause(r, spec["suspect"][:1]) for r in failing), _doctor_problems(report)
@@ -79,8 +83,15 @@ def test_diagnosed_then_repaired_by_the_pasted_plan_and_by_fix(base, case):
     diagnosed = time.monotonic() - started
     tf_version = pins[canonicalize_name(support.BASE_DISTRIBUTION)]
 
+    proving = support.run([str(support.DOCTOR), "--prove", "--python", str(broken / "bin" / "python"), "--json",
+                           "--no-probe"], env=support.clean_environ(), timeout=support.FIX_TIMEOUT)
+    assert "proven by experiment" in proving.stderr and spec["suspect"][0].split()[0] in proving.stderr, proving.stderr[-3000:]
+    assert json.loads(proving.stdout)["results"]  # --json keeps stdout to the report
+    assert support.freeze(broken) == frozen  # --prove changes nothing
+    proved = time.monotonic() - started - diagnosed
+
     pasted = support.clone(broken, root / f"{case}-pasted")
-    ran = support.paste(support.plan_commands(report), pasted, {})
+    ran = support.paste([c.replace(str(broken), str(pasted)) for c in support.plan_commands(report)], pasted, {})
     assert all(step["exit"] == 0 for step in ran), ran
     works, tail = support.tensorflow_works(pasted, {})
     assert works, tail
@@ -95,7 +106,10 @@ def test_diagnosed_then_repaired_by_the_pasted_plan_and_by_fix(base, case):
     assert works, tail
     assert _doctor_problems(support.run_doctor(fixed, {}, root / "reports" / f"{case}-fixed.json")) == []
     assert support.tensorflow_builds(fixed) == {support.BASE_DISTRIBUTION: tf_version}
+    assert "proven by experiment" in completed.stdout + completed.stderr
+    print(f"{case}: diagnosed {diagnosed:.0f} s, --prove {proved:.0f} s, all {time.monotonic() - started:.0f} s; "
+          f"pip downloads so far {support.LEDGER.download_bytes / 1e6:.1f} MB")
     support.LEDGER.note(case, mechanism=case, expect="fail", before=support.verdict_line(report),
-                        build_seconds=diagnosed, pasted_works=True, ran=[(s["command"][:80], s["exit"]) for s in ran],
+                        build_seconds=diagnosed, prove_seconds=proved, pasted_works=True, ran=[(s["command"][:80], s["exit"]) for s in ran],
                         pasted_after=support.verdict_line(after), fix_exit=completed.returncode,
                         fix_seconds=time.monotonic() - started)
