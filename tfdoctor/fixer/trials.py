@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tfdoctor.repairs import Action
@@ -118,7 +119,10 @@ def run_trials(environment: Any, found: Sequence[Candidate], tensorflow_pin: Opt
             output = (step["stdout"] + step["stderr"]).strip()
             works = False
             if step["status"] == "ok":
-                tried = run_step([copy.python, "-c", TRIAL_SCRIPT, *imports], timeout)
+                # a file, not `-c`: AutoGraph converts only functions whose source it can read
+                script = Path(copy.prefix) / "tfdoctor-trial.py"
+                script.write_text(TRIAL_SCRIPT, encoding="utf-8")
+                tried = run_step([copy.python, str(script), *imports], timeout)
                 output = (tried["stdout"] + tried["stderr"]).strip()
                 works = tried["status"] == "ok" and "trial-ok" in tried["stdout"]
             trial = Trial(group, works, time.monotonic() - started, "\n".join(output.splitlines()[-6:]))
