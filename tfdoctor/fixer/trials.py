@@ -93,7 +93,7 @@ def candidates(results: Iterable[Any]) -> list[Candidate]:
 
 
 def _install_argv(kind: str, python: str, requirements: Sequence[str]) -> list[str]:
-    from tfdoctor.render.commands import POSIX, Spelling, argv
+    from tfdoctor.environment.spell import POSIX, Spelling, argv
 
     return argv(Spelling(kind, python, POSIX), Action.INSTALL, tuple(requirements))
 
@@ -104,7 +104,7 @@ def run_trials(environment: Any, found: Sequence[Candidate], tensorflow_pin: Opt
     together. `prelude`: plan steps every trial needs first (a RECORD-less distribution's metadata removed).
     Clones are removed whatever happens; the environment itself is never touched."""
     from tfdoctor.fixer.environment import clone, remove, run_step
-    from tfdoctor.render.commands import POSIX, Spelling
+    from tfdoctor.environment.spell import POSIX, Spelling
 
     proof = Proof()
     groups = [(c,) for c in found] + ([tuple(found)] if len(found) > 1 else [])
@@ -174,8 +174,8 @@ def proven_steps(report: Any, environment: Any, steps: Sequence[Any], say: Any) 
     from dataclasses import replace
 
     from tfdoctor.facts.requirements import tensorflow_pin
-    from tfdoctor.planner import Step, spelling_for
-    from tfdoctor.render.commands import command
+    from tfdoctor.environment.spell import command, spelling_for
+    from tfdoctor.planner import Step
 
     found = candidates(report.results)
     if not found or not any((r.evidence or {}).get("suspects") for r in report.results if r.check_id == "dependencies"):
