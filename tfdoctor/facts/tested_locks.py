@@ -33,9 +33,9 @@ class BehindCi:
 
 
 def table_rows() -> list[Mapping[str, Any]]:
-    from tfdoctor import knowledge
+    from tfdoctor.knowledge import names, rows
 
-    return knowledge.rows(TABLE, "tested") if TABLE in knowledge.names() else []
+    return rows(TABLE, "tested") if TABLE in names() else []
 
 
 def behind_ci(facts: Facts, rows: Optional[Iterable[Mapping[str, Any]]] = None) -> list[BehindCi]:
