@@ -100,9 +100,23 @@ def culprit(entry: Mapping[str, Any], modules: Iterable[str]) -> str:
     return min(named)[1] if named else str(entry.get("module"))
 
 
+def generated_import_check(distribution: str, version: str) -> Optional[Mapping[str, Any]]:
+    """The release's import-time check as tools/refresh_knowledge.py read it from its wheel
+    (knowledge/companion_import_checks.toml): {'tensorflow', 'any_of', 'enforced', 'read_at', 'source'}."""
+    wanted = requirements.version_of(version)
+    return next((row for row in knowledge_rows("companion_import_checks", "import_check")
+                 if row["distribution"] == distribution and requirements.version_of(row["release"]) == wanted), None)
+
+
 def _import_specifier(distribution: str, version: str) -> Optional[SpecifierSet]:
-    """What the release checks at import: tensorflow-probability's floor (companions_curated.toml, through
-    facts/companions.py), tensorflow-addons' supported range (companion_imports.toml)."""
+    """What the release checks at import: read from its wheel (companion_import_checks.toml), else the curated
+    rows: tensorflow-probability's floor (companions_curated.toml, through facts/companions.py),
+    tensorflow-addons' supported range (companion_imports.toml)."""
+    generated = generated_import_check(distribution, version)
+    if generated is not None:
+        texts = [generated["tensorflow"]] if generated["tensorflow"] else [
+            f"=={generated['any_of'][0]}"] if len(generated["any_of"]) == 1 else []
+        return SpecifierSet(texts[0]) if texts else None
     floor = companions_table.import_check(distribution, version)
     texts = [floor.tensorflow] if floor else [row["tensorflow"] for row in
                                                knowledge_rows("companion_imports", "import_requirements")
@@ -118,12 +132,18 @@ def _releases_with_import_checks(distribution: str) -> list[str]:
               if companions_table.import_check(distribution, r.version)]
     ranges = [row["release"] for row in knowledge_rows("companion_imports", "import_requirements")
               if row["distribution"] == distribution]
-    return list(dict.fromkeys(floors + ranges))
+    read = [row["release"] for row in knowledge_rows("companion_import_checks", "import_check")
+            if row["distribution"] == distribution]
+    return list(dict.fromkeys(read + floors + ranges))
 
 
 def accepts_at_import(distribution: str, version: str, tf_version: str) -> Optional[bool]:
     """Does this release accept this TensorFlow when imported? None when nothing is known about its
     import-time check."""
+    generated = generated_import_check(distribution, version)
+    if generated is not None and len(generated["any_of"]) > 1:  # tf.__version__ must be one of them
+        wanted = requirements.version_of(tf_version)
+        return any(requirements.version_of(v) == wanted for v in generated["any_of"])
     specifier = _import_specifier(distribution, version)
     return None if specifier is None else specifier.contains(tf_version, prereleases=True)
 
@@ -210,6 +230,106 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
     return Problem(module, status, summary, details, advice, repairs, found.source.split(" ", 1)[0])
 
 
+# ------------------------------------------------------------------ judged without the child (issue 29)
+
+def tf_keras_user(distribution: str, version: Optional[str]) -> Optional[Mapping[str, Any]]:
+    """The generated row (knowledge/tf_keras_users.toml, read from the wheel's own files) saying that this
+    release imports tf_keras or requires tf-keras outside extras: the row of the release itself, else of the
+    newest older release the table holds (a library that moved to tf_keras stays there); None otherwise."""
+    wanted = requirements.version_of(version)
+    if wanted is None:
+        return None
+    rows = [row for row in knowledge_rows("tf_keras_users", "release")
+            if canonical_name(row["distribution"]) == distribution
+            and requirements.version_of(row["release"]) is not None and requirements.version_of(row["release"]) <= wanted]
+    if not rows:
+        return None
+    row = max(rows, key=lambda r: requirements.version_of(r["release"]))
+    declared = [line for line in row["requires_tf_keras"] if "extra" not in line]
+    return row if row["imports_tf_keras"] or declared else None
+
+
+def _keras3(facts: Facts) -> bool:
+    """Is tf.keras Keras 3 here: TensorFlow 2.16 or later, and not switched to tf-keras by TF_USE_LEGACY_KERAS?"""
+    from tfdoctor.facts import tensorflow_pins
+
+    installed = made_for.installed_tensorflow(facts)
+    legacy = tensorflow_pins.legacy_keras()
+    version = requirements.version_of(installed[1]) if installed else None
+    if version is None or version.release[:2] < tuple(int(p) for p in str(legacy["tf_min"]).split(".")):
+        return False
+    return str(section(facts, "environment").get(legacy["variable"]) or "") not in legacy["true_values"]
+
+
+def _installed(facts: Facts) -> dict[str, str]:
+    seen: dict[str, str] = {}
+    for entry in facts.get("distributions") or ():
+        if isinstance(entry, Mapping) and entry.get("name") and entry.get("version"):
+            seen.setdefault(canonical_name(str(entry["name"])), str(entry["version"]))
+    return seen
+
+
+def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
+    """What the tables say about the installed companions, without importing them: a library that imports
+    tf_keras installed under Keras 3 without tf-keras; a release whose own import check refuses this
+    TensorFlow (tensorflow-probability's floor, tensorflow-addons' range, read from their tagged source); a
+    release the companion table says is made for another TensorFlow, where its metadata was not recorded
+    (the dependencies check judges recorded Requires-Dist). `seen`: distributions already judged."""
+    installed = made_for.installed_tensorflow(facts)
+    if installed is None:
+        return []
+    tensorflow = _tensorflow_words(facts)
+    have = _installed(facts)
+    problems: list[Problem] = []
+    for name, version in have.items():
+        if name in set(seen) or name == "tf-keras" or requirements.is_tensorflow_build(name):
+            continue
+        named = f"{name} {version}"
+        user = tf_keras_user(name, version)
+        if user is not None and "tf-keras" not in have and _keras3(facts):
+            where = ", ".join(user["imports_tf_keras"][:2]) or "; ".join(user["requires_tf_keras"])
+            reason = f"{named} imports tf_keras (Keras 2), which is not installed; tf.keras of {tensorflow} is Keras 3"
+            wanted = made_for.tf_keras_requirement(facts)
+            problems.append(Problem(
+                name, Status.FAIL, f"{named} needs tf-keras under Keras 3, and tf-keras is not installed",
+                [f"read from its wheel: {where} ({user['source']})"],
+                f"Install {wanted or 'tf-keras'}, the tf-keras made for {tensorflow}: {name} uses it for its Keras "
+                f"layers. For tf.keras itself to be Keras 2 too (a model mixing tf.keras and {name} layers), also "
+                f"set TF_USE_LEGACY_KERAS=1 before TensorFlow is imported.",
+                made_for.tf_keras_repairs(facts, reason), user["source"]))
+            continue
+        accepted = accepts_at_import(name, version, installed[1])
+        if accepted is False:
+            generated = generated_import_check(name, version)
+            enforced = generated["enforced"] == "raises" if generated else companions_table.import_check(name, version)
+            status = Status.FAIL if enforced else Status.WARN
+            summary = (f"{named} refuses {tensorflow} when imported (its import-time check, read from its source)"
+                       if enforced else f"{named} warns at import that it does not support {tensorflow}")
+            advice, repairs = _release_fix(facts, name, version, f"{named} is not made for {tensorflow}")
+            curated = companions_table.import_check(name, version)
+            source = (generated["source"] if generated else curated.source if curated
+                      else next((row["source"] for row in knowledge_rows("companion_imports", "import_requirements")
+                                 if row["distribution"] == name and row["release"] == version), None))
+            accepts = (" or ".join(generated["any_of"]) if generated and generated["any_of"]
+                       else str(_import_specifier(name, version)))
+            read_at = f" (read from {generated['read_at']} of its wheel)" if generated else ""
+            problems.append(Problem(name, status, summary, [f"what {named} accepts: TensorFlow {accepts}{read_at}"],
+                                    advice, repairs, source))
+            continue
+        entry = requirements.first_copy(facts, name) or {}
+        if "requires" in entry or not made_for.knows_releases(name):
+            continue  # its recorded Requires-Dist is the dependencies check's to judge
+        fits = companions_table.made_for(name, version, installed[1], requirements.marker_environment(facts))
+        if fits is False:
+            advice, repairs = _release_fix(facts, name, version, f"{named} is made for another TensorFlow")
+            release = next((r for r in companions_table.releases(name) if r.version == version), None)
+            problems.append(Problem(name, Status.FAIL, f"{named} was built for another TensorFlow than {tensorflow} "
+                                    "(the companion table; its metadata was not recorded)",
+                                    [f"its Requires-Dist: {', '.join(release.requires) if release else '?'}"],
+                                    advice, repairs, release.source if release else None))
+    return problems
+
+
 def _crashed_module(tf: Mapping[str, Any]) -> Optional[str]:
     """The companion whose import the child died or hung in (its last stage), or None."""
     stage = str(tf.get("stage") or "")
@@ -218,20 +338,47 @@ def _crashed_module(tf: Mapping[str, Any]) -> Optional[str]:
     return None
 
 
-@check("companions", "TensorFlow's companions import", needs=("tensorflow",), uses=("distributions", "python"),
-       tags=("install",))
+def _static_outcome(facts: Facts, why: str) -> Outcome:
+    """The verdict from the tables alone, when the child's imports of the companions are not recorded."""
+    problems = static_problems(facts)
+    if not problems:
+        return Outcome.skip(why)  # nothing the tables know of: the same skip as before they were read
+    return _outcome(problems, [f"Judged from the installed metadata and the companion tables: {why}."],
+                    {"tensorflow": _tensorflow_words(facts), "judged": "tables"})
+
+
+def _outcome(problems: list[Problem], notes: list[str], evidence: dict[str, Any]) -> Outcome:
+    problems.sort(key=lambda p: p.status is not Status.FAIL)
+    first = problems[0]
+    details = list(first.details)
+    for other in problems[1:]:
+        details.append(f"Also ({other.status.value}): {other.summary}")
+        details.extend(other.details)
+    repairs: list[Repair] = []
+    for problem in problems:
+        repairs += [r for r in problem.repairs if r not in repairs]
+    advice = " ".join(dict.fromkeys(p.advice for p in problems))
+    fix = Remediation(advice, (), first.url or PIP_URL, tuple(repairs))
+    evidence["problems"] = [{"module": p.module, "status": p.status.value, "summary": p.summary} for p in problems]
+    return Outcome(first.status, first.summary, tuple(details + notes), fix, evidence)
+
+
+@check("companions", "TensorFlow's companions import", needs=("distributions",),
+       uses=("tensorflow", "python", "environment"), tags=("install",))
 def companions(facts: Facts) -> Outcome:
     tf = section(facts, "tensorflow")
-    if tf.get("status") == "not_installed":
+    if tf.get("status") == "not_installed" or made_for.installed_tensorflow(facts) is None:
         return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
+    if not tf:
+        return _static_outcome(facts, "not recorded: tensorflow")
     if not tf.get("imported"):
-        return Outcome.skip("TensorFlow did not import (see tensorflow-import)")
+        return _static_outcome(facts, "TensorFlow did not import (see tensorflow-import)")
     entries = tf.get("companions")
     crashed = _crashed_module(tf)
     if entries is None:
         if crashed is None:
-            return Outcome.skip("the companions' imports were not recorded (the child ended before them, or an "
-                                "older report)")
+            return _static_outcome(facts, "the companions' imports were not recorded (the child ended before them, or an "
+                                          "older report)")
         entries = [{"module": crashed, "status": "failed"}]
     entries = [e for e in entries if isinstance(e, Mapping) and e.get("module")]
     modules = [str(e["module"]) for e in entries]
@@ -246,6 +393,9 @@ def companions(facts: Facts) -> Outcome:
             problems.append(problem)
         elif entry.get("status") == "skipped" and entry.get("module") != crashed:
             notes.append(f"{entry['module']} not imported: {entry.get('reason') or 'skipped'}")
+    flagged = {distribution_of(facts, p.module)[0] for p in problems}
+    # what an import does not show: a library of Keras 2 layers installed under Keras 3 without tf-keras
+    problems += [p for p in static_problems(facts, flagged) if "tf-keras" in p.summary]
     if not problems:
         imported = [f"{e['module']} {e.get('version') or ''}".strip() for e in entries if e.get("status") == "ok"]
         if not entries:
@@ -253,16 +403,4 @@ def companions(facts: Facts) -> Outcome:
         summary = f"{', '.join(imported)} import{'s' if len(imported) == 1 else ''} with {_tensorflow_words(facts)}" \
             if imported else "no companion was imported"
         return Outcome.ok(summary, *notes, **evidence)
-    problems.sort(key=lambda p: p.status is not Status.FAIL)
-    first = problems[0]
-    details = list(first.details)
-    for other in problems[1:]:
-        details.append(f"Also ({other.status.value}): {other.summary}")
-        details.extend(other.details)
-    repairs: list[Repair] = []
-    for problem in problems:
-        repairs += [r for r in problem.repairs if r not in repairs]
-    advice = " ".join(dict.fromkeys(p.advice for p in problems))
-    fix = Remediation(advice, (), first.url or PIP_URL, tuple(repairs))
-    evidence["problems"] = [{"module": p.module, "status": p.status.value, "summary": p.summary} for p in problems]
-    return Outcome(first.status, first.summary, tuple(details + notes), fix, evidence)
+    return _outcome(problems, notes, evidence)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from tfdoctor.checks.platform_support import platform_key, rosetta
 
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, host_system, section
@@ -24,6 +23,7 @@ from tfdoctor.environment.spell import fresh_environment, spelling_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
 from tfdoctor.repairs import Repair
+from tfdoctor.facts.platform import machine_platform, rosetta
 
 HARDWARE_GUIDE = "https://www.tensorflow.org/install/pip#hardware_requirements"
 # Brands of virtual CPU models that hide host features (Proxmox/QEMU "Common KVM processor", "QEMU
@@ -75,7 +75,7 @@ def _virtual_machine(flags: Iterable[str], brand: str | None) -> bool:
 
 @check("cpu-instructions", "CPU instruction set", needs=("host",), platforms=())
 def cpu_instructions(facts: Facts) -> Outcome:
-    key = platform_key(facts)
+    key = machine_platform(facts)
     brand = section(facts, "cpu").get("brand") or section(facts, "sysctl").get("machdep.cpu.brand_string")
     if rosetta(facts):
         return Outcome.fail(

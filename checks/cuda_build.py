@@ -16,7 +16,6 @@ from typing import Any, Iterable, Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from tfdoctor.checks.platform_support import platform_key
 
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, installed_version, is_recorded, section
@@ -39,6 +38,7 @@ from tfdoctor.repairs import Repair
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import key as version_key
 from tfdoctor.versions import release
+from tfdoctor.facts.platform import machine_platform
 
 PIP_GUIDE = "https://www.tensorflow.org/install/pip#linux"
 SOURCE_TABLE = "https://www.tensorflow.org/install/source#gpu"
@@ -524,7 +524,7 @@ def cuda_build(facts: Facts) -> Outcome:
     if found["source"] == "tensorflow-log":
         evidence["gpu_evidence"] = [entry["line"] for entry in found["log"][:3]]
     cuda = is_cuda_build(facts)
-    key = platform_key(facts)
+    key = machine_platform(facts)
     if cuda is False:
         name = (dist or {}).get("name", "tensorflow")
         if key == "linux-aarch64":

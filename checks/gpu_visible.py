@@ -9,6 +9,7 @@ signatures (harmless noise left out) to say why.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping
 
 from tfdoctor.facts import host_system, is_recorded, signatures, tensorflow_child
@@ -85,6 +86,43 @@ def _listing_failed(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[st
     return Outcome.fail(what, *details, fix=_plugin_fix(facts, expectation), stage=tf.get("stage"))
 
 
+AND_CUDA_ADVICE = ("TensorFlow's Linux CUDA build loads the CUDA libraries of its [and-cuda] extra (nvidia-*-cu12 "
+                   "wheels at the versions it pins); install them with TensorFlow kept at its version.")
+PIP_GUIDE = "https://www.tensorflow.org/install/pip#linux"
+
+
+def _and_cuda_missing(facts: Facts) -> tuple[Repair, ...]:
+    """`tensorflow[and-cuda]==<installed>` when a Linux CUDA build whose release declares an [and-cuda] extra
+    (releases.toml, from its METADATA) has none of those pip libraries installed and no CUDA library
+    directory on LD_LIBRARY_PATH: the install that gives TensorFlow the libraries it looks for. () otherwise."""
+    from tfdoctor.facts import releases
+    from tfdoctor.facts.tensorflow_build import cuda_tensorflow, is_cuda_build, tensorflow_distribution, tensorflow_version
+
+    if host_system(facts) != "Linux" or is_cuda_build(facts) is not True:
+        return ()
+    version = tensorflow_version(facts)
+    name = str((tensorflow_distribution(facts) or {}).get("name") or "")
+    declares = any(row["distribution"] == name and row["version"] == version and row["platform"] == "linux-x86_64"
+                   and row.get("and_cuda") for row in releases.wheels())
+    if not declares:
+        return ()
+    installed = [str(d.get("name", "")) for d in facts.get("distributions") or () if isinstance(d, Mapping)]
+    if any(n.startswith("nvidia-") and n.endswith(("-cu11", "-cu12", "-cu13")) for n in installed):
+        return ()  # some are there: cuda-build judges which are missing or at the wrong version
+    if "cuda" in str((facts.get("environment") or {}).get("LD_LIBRARY_PATH") or "").lower():
+        return ()  # a system CUDA on the loader's path: its log, not a missing extra, says what fails
+    from tfdoctor.knowledge import rows as knowledge_rows
+
+    # a release that does not find its own pip CUDA libraries (2.16.1's RUNPATH) gets the one that does
+    trap = next((row for row in knowledge_rows("linux", "traps") if version in (row.get("tf_versions") or ())
+                 and row.get("fixed_in") and "pip-cuda" in row["id"]), None)
+    target = trap["fixed_in"] if trap else version
+    return cuda_tensorflow(facts, f"=={target}", f"{name} {version} is a CUDA build with none of its pip CUDA "
+                                                 "libraries installed, on a machine with an NVIDIA GPU"
+                                                 + (f"; {target} finds them once installed ({trap['source']})"
+                                                    if trap else ""))
+
+
 def _plugin_fix(facts: Facts, expectation: Mapping[str, Any]) -> Remediation | None:
     if expectation.get("kind") != "metal":
         return None
@@ -120,14 +158,21 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
             return Outcome.fail(f"{base}: this TensorFlow is a CPU-only build",
                                 fix=Remediation(f"This TensorFlow build has no CUDA support at all. {where}"),
                                 **evidence)
+    and_cuda = _and_cuda_missing(facts) if expectation["kind"] == "nvidia" else ()
     matches = signatures.find(tf, tensorflow_child.installed_names(facts), phases=("gpu",), gpu_expected=True)
     if matches:
         primary = matches[0]
         lines = [f"matched ({primary.where}): {tensorflow_child.first_line(primary.evidence, 300)}"]
         lines += [f"also: {m.signature.summary}" for m in matches[1:]]
-        return Outcome.fail(f"{base}: {primary.signature.summary}", *lines,
-                            fix=tensorflow_child.remediation_for(primary, facts),
+        fix = tensorflow_child.remediation_for(primary, facts)
+        if and_cuda and not fix.repairs:
+            fix = replace(fix, advice=f"{fix.advice} {AND_CUDA_ADVICE}".strip(), repairs=and_cuda)
+        return Outcome.fail(f"{base}: {primary.signature.summary}", *lines, fix=fix,
                             signature=primary.signature.id, diagnosis=primary.signature.diagnosis, **evidence)
+    if and_cuda:
+        details = [f"stderr: {line}" for line in tensorflow_child.stderr_excerpt(tf)]
+        return Outcome.fail(f"{base}: this CUDA build has none of its pip CUDA libraries (the [and-cuda] extra)",
+                            *details, fix=Remediation(AND_CUDA_ADVICE, (), PIP_GUIDE, and_cuda), **evidence)
     details = [f"stderr: {line}" for line in tensorflow_child.stderr_excerpt(tf)]
     if expectation["kind"] == "metal":
         plugins = tf.get("plugins") or []

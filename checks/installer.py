@@ -25,14 +25,13 @@ from tfdoctor.environment.pip import installer_for, pip_needs, pip_too_old, pip_
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
+from tfdoctor.facts.build_names import TENSORFLOW_BUILDS
 
 ENSUREPIP_URL = "https://docs.python.org/3/library/ensurepip.html"
-TENSORFLOW_NAMES = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-macos", "tensorflow-intel",
-                    "tensorflow-aarch64", "tf-nightly", "tf-nightly-cpu", "intel-tensorflow")
 
 
 def _tensorflow_installed(facts: Facts) -> bool:
-    return any(distributions(facts, name) for name in TENSORFLOW_NAMES)
+    return any(distributions(facts, name) for name in TENSORFLOW_BUILDS)
 
 
 def _others(facts: Facts) -> list[str]:

@@ -18,6 +18,7 @@ from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
 from tfdoctor.versions import release
+from tfdoctor.facts.platform import wheel_platform
 
 MACOS_TOO_OLD_URL = "https://github.com/tensorflow/tensorflow/issues/53309"
 X86_64_WHEELS_URL = "https://pypi.org/project/tensorflow/2.16.2/#files"
@@ -61,7 +62,7 @@ def macos_version_check(facts: Facts) -> Outcome:
     findings = Findings()
     evidence = {"macos": version, "python_mac_ver": section(facts, "python").get("mac_ver")}
     silicon = apple_silicon.apple_silicon(facts)
-    platform = tensorflow_distributions.platform_key(facts)
+    platform = wheel_platform(facts)
 
     metal = tensorflow_distributions.first_version(facts, tensorflow_distributions.METAL)
     if metal:

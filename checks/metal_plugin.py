@@ -23,6 +23,7 @@ from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
 from tfdoctor.versions import minor, release
+from tfdoctor.facts.platform import wheel_platform
 
 DUPLICATE_URL = "https://github.com/pleonard212/pix-plot/issues/268"
 KERAS3_URL = "https://github.com/tensorflow/tensorflow/issues/63854"
@@ -79,7 +80,7 @@ def _tf_build(facts: Facts) -> Optional[str]:
 
 def _build_fix(facts: Facts, metal: str, tf: str, python: Optional[str], build: str, wanted: str) -> Remediation:
     """The plugin was made for another TensorFlow build of this version: swap the build, keep the plugin."""
-    platform = tensorflow_distributions.platform_key(facts)
+    platform = wheel_platform(facts)
     tf_minor = _minor(tf)
     has_wheel = bool(platform) and any(
         installable_wheels.covers_minor(row, tf_minor)

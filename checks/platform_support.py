@@ -21,6 +21,7 @@ from tfdoctor.environment.spell import fresh_environment, spelling_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
 from tfdoctor.repairs import Repair
+from tfdoctor.facts.platform import machine_platform, rosetta
 
 WSL_GUIDE = "https://www.tensorflow.org/install/pip#windows-wsl2"
 INSTALL_GUIDE = "https://www.tensorflow.org/install/pip"
@@ -31,38 +32,6 @@ LABELS = {
     "macos-x86_64": "macOS x86_64 (Intel)",
     "macos-arm64": "macOS arm64 (Apple silicon)",
 }
-_X86 = ("x86_64", "amd64", "x64", "i686", "i386", "x86")
-_ARM = ("aarch64", "arm64", "armv8l", "arm64e")
-
-
-def rosetta(facts: Facts) -> bool:
-    """An x86_64 Python translated by Rosetta on an Apple silicon Mac."""
-    python = section(facts, "python")
-    if host_system(facts) != "Darwin":
-        return False
-    if str(python.get("proc_translated")) == "1":
-        return True
-    machine = str(python.get("machine") or "").lower()
-    return machine in _X86 and str(section(facts, "sysctl").get("hw.optional.arm64") or "") == "1"
-
-
-def platform_key(facts: Facts) -> str | None:
-    """'linux-x86_64', 'linux-aarch64', 'windows-x86_64', 'macos-x86_64', 'macos-arm64', or None
-    (an OS or architecture TensorFlow publishes no wheels for). Uses the interpreter's architecture."""
-    system = host_system(facts)
-    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "").lower()
-    arch = "x86_64" if machine in _X86 else "arm64" if machine in _ARM else machine
-    if system == "Darwin":
-        if rosetta(facts):
-            return "macos-arm64"
-        return {"x86_64": "macos-x86_64", "arm64": "macos-arm64"}.get(arch)
-    if system == "Linux":
-        return {"x86_64": "linux-x86_64", "arm64": "linux-aarch64"}.get(arch)
-    if system == "Windows":
-        return "windows-x86_64" if arch == "x86_64" else None
-    return None
-
-
 def releases_for(key: str, python: str | None, glibc: str | None = None) -> list[Mapping[str, Any]]:
     """Per TensorFlow minor, the newest release with a wheel for this platform and Python (and glibc on
     Linux), oldest first (facts/releases.py: the installer check reads the same rows)."""
@@ -154,7 +123,7 @@ def platform_support(facts: Facts) -> Outcome:
     python = section(facts, "python")
     python_version = minor_string(python.get("version"))
     glibc = section(facts, "os").get("glibc") if host_system(facts) == "Linux" else None
-    key = platform_key(facts)
+    key = machine_platform(facts)
     # an install is a repair only where no TensorFlow is installed yet: one that is installed stays
     no_tensorflow = is_recorded(facts, "distributions") and tensorflow_version(facts) is None
     machine = python.get("machine") or section(facts, "host").get("machine")
@@ -235,18 +204,23 @@ def platform_support(facts: Facts) -> Outcome:
     summary = f"{who}: TensorFlow up to {newest['tf']}"
     if key == "macos-x86_64":
         last = platform_fact("macos-x86_64-last")
+        # the fact bounds the intent: this Python's own last wheel when it ends earlier (Python 3.8: 2.13.1)
+        pin, for_python = last, ""
+        if python_version and compare(newest["newest"], last) < 0:
+            pin, for_python = newest["newest"], f" and for Python {python_version} at {newest['newest']}"
         return Outcome.warn(
             f"{label}: TensorFlow for Intel Macs ended at {last}; later versions fail with "
             "'No matching distribution found'",
             "Mac x86 builds are no longer released as pip packages from TensorFlow 2.17 on.",
             *details,
             fix=Remediation(
-                f"Pin TensorFlow {last} on this Mac (conda-forge builds later versions for osx-64), or use "
+                f"Pin TensorFlow {pin} on this Mac (conda-forge builds later versions for osx-64), or use "
                 "Linux or an Apple silicon Mac for newer TensorFlow.",
                 (),
                 INSTALL_GUIDE,
-                (Repair.install(f"tensorflow=={last}", reason=f"TensorFlow's wheels for Intel Macs end at {last}; "
-                                                             "a later one is not found"),) if no_tensorflow else (),
+                (Repair.install(f"tensorflow=={pin}", reason=f"TensorFlow's wheels for Intel Macs end at {last}"
+                                                            f"{for_python}; a later one is not found"),)
+                if no_tensorflow else (),
             ),
             **evidence,
         )

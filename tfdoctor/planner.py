@@ -90,10 +90,14 @@ class Conflict:
     distribution: str
     wants: tuple[tuple[str, str, str], ...]
     why: str
+    choices: tuple[str, ...] = ()  # what the user can do instead, when the facts allow no plan
 
     def to_dict(self) -> dict[str, Any]:
-        return {"distribution": self.distribution, "why": self.why,
+        data = {"distribution": self.distribution, "why": self.why,
                 "wants": [{"check": c, "requirement": r, "reason": why} for c, r, why in self.wants]}
+        if self.choices:
+            data["choices"] = list(self.choices)
+        return data
 
 
 @dataclass(frozen=True)
@@ -288,7 +292,8 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
 
     resolver, no_deps, pre = _merge_installs(by_action.get(Action.INSTALL, ()), conflicts)
     tf_pin = reqs.tensorflow_pin(facts)
-    move = _keep_tensorflow(resolver, tf_pin, uninstalled, conflicts)
+    move = _keep_tensorflow(resolver, tf_pin, uninstalled, conflicts, _cannot_import(facts))
+    _companions_fit_tensorflow(facts, resolver, no_deps, tf_pin if not move else None, conflicts, notes)
     _companions_without_second_build(facts, resolver, no_deps, tf_pin if not move else None, uninstalled, notes)
     if resolver and tf_pin and not move and not any(reqs.is_tensorflow_build(w.name) for w in resolver.values()):
         pin_req = Requirement(tf_pin)
@@ -404,11 +409,18 @@ def _merge_installs(installs: Iterable[tuple[str, Repair]], conflicts: list[Conf
     return resolver, no_deps, pre
 
 
-def _keep_tensorflow(resolver: dict[str, _Wanted], tf_pin: Optional[str], uninstalled: Mapping[str, Any],
-                     conflicts: list[Conflict]) -> Optional[TensorFlowMove]:
+def _cannot_import(facts: Facts) -> bool:
+    """Did the child find the installed TensorFlow unable to import (an error, a crash, a hang)?"""
+    tf = facts.get("tensorflow")
+    return isinstance(tf, Mapping) and tf.get("imported") is False and tf.get("status") not in (None, "not_installed")
+
+
+def _keep_tensorflow(resolver: dict[str, _Wanted], tf_pin: Optional[str], uninstalled: dict[str, Any],
+                     conflicts: list[Conflict], broken: bool = False) -> Optional[TensorFlowMove]:
     """TensorFlow stays where it is unless a repair names a TensorFlow that the installed one is not;
     then the plan says so. Installing another build without removing the installed one would put two
-    builds in one site-packages/tensorflow/: a conflict, never a command."""
+    builds in one site-packages/tensorflow/: a conflict, never a command, unless the installed build
+    cannot import (`broken`): then there is nothing to keep, and the plan replaces it (uninstall, install)."""
     from tfdoctor.facts import requirements as reqs
 
     if not tf_pin:
@@ -422,6 +434,10 @@ def _keep_tensorflow(resolver: dict[str, _Wanted], tf_pin: Optional[str], uninst
         if wanted.name != name:
             if name in uninstalled:
                 return TensorFlowMove(tf_pin, wanted.requirement(), why)
+            if broken:
+                uninstalled[name] = (1, [Reason(c, f"{tf_pin} cannot be imported; {wanted.requirement()} replaces it")
+                                         for c, _, _ in wanted.who if c])
+                return TensorFlowMove(tf_pin, wanted.requirement(), f"{tf_pin} cannot be imported; {why}")
             resolver.pop(wanted.name)
             conflicts.append(Conflict(wanted.name, tuple(wanted.who) + (("", tf_pin, "installed"),),
                                       f"installing {wanted.requirement()} beside {tf_pin} would put two TensorFlow "
@@ -490,6 +506,59 @@ def _companions_without_second_build(facts: Facts, resolver: dict[str, _Wanted],
                          f"it is installed --no-deps after its other requirements, so pip adds no second TensorFlow "
                          f"build.")
             moved = True
+
+
+def _companions_fit_tensorflow(facts: Facts, resolver: dict[str, _Wanted], no_deps: dict[str, _Wanted],
+                               tf_pin: Optional[str], conflicts: list[Conflict], notes: list[str]) -> None:
+    """No plan pairs pins that cannot coexist (tfdoctor/coexistence.py): a companion requirement that no
+    release made for the plan's TensorFlow satisfies (tf-keras~=2.16.0 beside tensorflow==2.19.*, a check
+    that reasoned from another TensorFlow than the one the plan ends with) is corrected to the release made
+    for it; where none is, the companion leaves the plan as a conflict with the user's choices."""
+    import tfdoctor.coexistence as coexistence
+    from tfdoctor.facts import companions
+    from tfdoctor.facts import requirements as reqs
+
+    environment = reqs.marker_environment(facts)
+    installed = tf_pin.partition("==")[2] if tf_pin else None
+
+    def wanted() -> list[str]:
+        texts = [w.requirement() for group in (resolver, no_deps) for w in group.values() if not w.url]
+        if tf_pin and not any(reqs.is_tensorflow_build(name) for name in resolver):
+            texts.append(tf_pin)
+        return texts
+
+    found = coexistence.tensorflow_of(wanted())
+    clashes = coexistence.clashes(wanted(), environment, installed)
+    if not clashes or found is None:
+        return
+    build, tf_written, tf_specifier = found
+    candidates = coexistence.tensorflow_candidates(build, tf_specifier, environment, installed)
+    target = candidates[0] if candidates else installed
+    for clash in clashes:
+        group = resolver if clash.distribution in resolver else no_deps if clash.distribution in no_deps else None
+        if group is None or clash.distribution not in companions.COMPANIONS or target is None:
+            continue
+        release = companions.release_for(clash.distribution, target, environment)
+        current = group[clash.distribution]
+        if release is not None:
+            current.clauses = [f"=={release.version}"]
+            notes.append(f"{clash.requirement} corrected to {clash.distribution}=={release.version}: {clash.why}; "
+                         f"{release.version} is the release made for {build} {target}.")
+            continue
+        group.pop(clash.distribution)
+        conflicts.append(Conflict(clash.distribution, tuple(current.who) + (("", tf_written, "TensorFlow in this plan"),),
+                                  f"no {clash.distribution} release is made for {build} {target} ({clash.why})",
+                                  (f"keep {build} {target} and uninstall {clash.distribution} if nothing needs it",
+                                   f"keep {clash.distribution} in an environment of its own with a TensorFlow it "
+                                   f"supports")))
+    for clash in coexistence.clashes(wanted(), environment, installed):
+        # what is left is no companion's release: a pin of TensorFlow's own (numpy<2 beside numpy>=2)
+        for group in (resolver, no_deps):
+            current = group.pop(clash.distribution, None)
+            if current is not None:
+                conflicts.append(Conflict(clash.distribution, tuple(current.who) + (("", tf_written, "TensorFlow in this plan"),),
+                                          clash.why, (f"keep {tf_written} and let it choose {clash.distribution}",
+                                                      f"keep {clash.requirement} with a TensorFlow release that admits it")))
 
 
 def _chosen_release(companions: Any, name: str, specifier: SpecifierSet, tf_version: str,

@@ -4,8 +4,8 @@ What is hidden, in every string of the report document (paths, TensorFlow's erro
 output, dictionary keys), in this order:
 
 1. Secrets (`scrub_secrets`, also applied when environment values are collected, so they are never
-   recorded at all): PEM private-key blocks, credentials in URLs (`https://user:pass@host` ->
-   `https://<redacted>@host`), `NAME=value` where NAME looks secret (`HF_TOKEN=...`, `?api_key=...`,
+   recorded at all): PEM private-key blocks, credentials in URLs, parsed (`https://user:p@ss@host` ->
+   `https://<redacted>@host`, `?sig=...`, `?key=...`, `&token=...` -> `?sig=<redacted>`), `NAME=value` where NAME looks secret (`HF_TOKEN=...`, `?api_key=...`,
    `db_pass=...`, Azure's `AccountKey=...`), `"NAME": value` in quoted keys (JSON, a dict's repr), an
    AWS secret access key after a name holding `secret` (`aws_secret_access_key = ...`,
    `"SecretAccessKey": "..."`), `Bearer`/`Basic` credentials, and values shaped like well-known tokens
@@ -144,9 +144,54 @@ def _jwt_spans(text: str) -> Iterator[tuple[int, int]]:
             position = token.end()
 
 
-# scheme://user:password@host. The scheme starts a run of scheme characters; user and password stop at
-# the next '/', so two attempts never scan the same user or password.
-_URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+# A URL: a scheme starting a run of scheme characters, '://', then everything up to a space or a quote.
+# Each is parsed (urllib.parse): the userinfo is everything before the authority's last '@' (a password
+# may hold '@', as pip and urllib read it), and a query parameter named like a credential has its value
+# hidden (an Azure SAS 'sig', '?key=', 'token', 'access_token', ...). Attempts start only where a scheme
+# run starts and a URL ends at the first space, so no stretch of text is scanned twice.
+_URL = re.compile(r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>`]+")
+# Query parameters that carry a credential whatever else the name holds (_SECRET_NAME), and these exact
+# names: Azure SAS's signature (https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas),
+# AWS SigV4's (https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html), Google's
+# API key and signed URLs (https://cloud.google.com/storage/docs/access-control/signed-urls), OAuth's
+# (https://www.rfc-editor.org/rfc/rfc6750#section-2.3, https://www.rfc-editor.org/rfc/rfc6749#section-4.1.2).
+_CREDENTIAL_PARAMETERS = frozenset({
+    "sig", "signature", "key", "apikey", "code", "x-amz-signature", "x-amz-security-token", "x-amz-credential",
+    "x-goog-signature", "x-goog-credential", "googleaccessid", "pass", "pwd", "auth", "authorization",
+})
+
+
+def _is_credential_parameter(name: str) -> bool:
+    name = name.lower()
+    return name in _CREDENTIAL_PARAMETERS or bool(_SECRET_NAME.search(name))
+
+
+def _scrub_url(url: str) -> str:
+    """The URL with its userinfo and credential-named query (and fragment) values replaced by REDACTED,
+    the rest as written. Split as RFC 3986 section 3 does: the authority ends at the first '/', '?' or
+    '#', the query at '#'; the userinfo ends at the authority's last '@'."""
+    scheme, rest = url.split("://", 1)
+    rest, hash_mark, fragment = rest.partition("#")
+    rest, question_mark, query = rest.partition("?")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = REDACTED + "@" + authority.rpartition("@")[2]
+    if query:
+        query = _scrub_parameters(query)
+    if "=" in fragment:  # OAuth's implicit grant puts access_token in the fragment
+        fragment = _scrub_parameters(fragment)
+    return f"{scheme}://{authority}{slash}{path}{question_mark}{query}{hash_mark}{fragment}"
+
+
+def _scrub_parameters(query: str) -> str:
+    pieces = re.split(r"([&;])", query)
+    for at in range(0, len(pieces), 2):
+        name, equals, value = pieces[at].partition("=")
+        if equals and value and _is_credential_parameter(name):
+            pieces[at] = f"{name}={REDACTED}"
+    return "".join(pieces)
+
+
 # Authorization credentials: a bearer token is b64token, 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" )
 # *"=" (https://www.rfc-editor.org/rfc/rfc6750#section-2.1); Basic is base64 (https://www.rfc-editor.org/rfc/rfc7617).
 _AUTH_HEADER = re.compile(r"(?i)\b(?P<kind>bearer|basic)\s+[A-Za-z0-9._~+/-]{12,}=*")
@@ -231,7 +276,7 @@ def _hidden(spans: Callable[[str], Iterator[tuple[int, int]]]) -> Callable[[str]
 # the one-part tokens (whose shapes can occur inside a JWT's base64 and would break it up).
 SCRUBBERS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("private keys", _hidden(_private_key_spans)),
-    ("URL credentials", lambda text: _URL_CREDENTIALS.sub(rf"\g<scheme>{REDACTED}@", text)),
+    ("URLs", lambda text: _URL.sub(lambda match: _scrub_url(match[0]), text)),
     ("NAME=value", _hidden(_assignment_spans)),
     ("Authorization", lambda text: _AUTH_HEADER.sub(lambda m: f"{m['kind']} {REDACTED}", text)),
     ("JSON Web Tokens", _hidden(_jwt_spans)),

@@ -79,7 +79,9 @@ def split_ids(values: Iterable[str] | None) -> tuple[str, ...]:
 
 
 def select(checks: list[Check], only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[Check]:
-    """Filter by id or tag; an unknown name is an error (a typo must not silently check nothing)."""
+    """Filter by id or tag; an unknown name is an error (a typo must not silently check nothing), and so
+    is a name in both lists or a --skip that leaves nothing of --only (a run of nothing says "no
+    problems found")."""
     only, skip = list(only), list(skip)
     known = {c.id for c in checks} | {t for c in checks for t in c.tags}
     unknown = sorted({name for name in only + skip if name not in known})
@@ -91,5 +93,11 @@ def select(checks: list[Check], only: Iterable[str] = (), skip: Iterable[str] = 
     def named(c: Check, names: list[str]) -> bool:
         return c.id in names or any(t in names for t in c.tags)
 
+    both = sorted(set(only) & set(skip))
+    if both:
+        raise UnknownCheckError(f"{', '.join(both)} named by both --only and --skip: nothing to decide between them")
     chosen = [c for c in checks if not only or named(c, only)]
-    return [c for c in chosen if not named(c, skip)]
+    left = [c for c in chosen if not named(c, skip)]
+    if only and not left:  # '--only dependencies --skip its-tag': a run of nothing is no finding
+        raise UnknownCheckError("--skip removes every check --only chose: nothing would run")
+    return left

@@ -1,8 +1,9 @@
 """Regenerate tfdoctor/knowledge/releases.toml and companions.toml from PyPI (maintainers only; needs
 the network).
 
-    .venv/bin/python tools/refresh_knowledge.py                     # rewrite both tables, print summaries
-    .venv/bin/python tools/refresh_knowledge.py --only companions   # one table (releases | companions)
+    .venv/bin/python tools/refresh_knowledge.py                     # rewrite every table, print summaries
+    .venv/bin/python tools/refresh_knowledge.py --only companions   # one table (releases | companions |
+                                                                    # tf-keras-users | build-info | import-checks)
     .venv/bin/python tools/refresh_knowledge.py --check             # exit 1 when PyPI says something new
 
 For every TensorFlow distribution (and tensorflow-metal) it reads the project's file list from PyPI's
@@ -613,14 +614,243 @@ def _parses(line: str) -> bool:
     except InvalidRequirement:
         return False
 
+# ------------------------------------------------------------------ libraries that need tf-keras (issue 29)
+# tf_keras_users.toml: which releases of these libraries import tf_keras (Keras 2) themselves, read from the
+# .py files of one wheel per release (the newest N final releases): under Keras 3 (TensorFlow 2.16+) they
+# need tf-keras installed, and their layers are Keras 2 layers. Read from the wheel's own files, never from
+# a description; each row cites the wheel's PyPI URL and the lines that import it.
+TF_KERAS_USERS = ("tensorflow-hub", "tensorflow-model-optimization", "tensorflow-probability",
+                  "tensorflow-decision-forests", "tensorflow-recommenders", "transformers")
+TF_KERAS_USERS_TABLE = ROOT / "tfdoctor" / "knowledge" / "tf_keras_users.toml"
+TF_KERAS_USER_RELEASES = 4  # the newest final releases of each
+WHOLE_WHEEL_BYTES = 30_000_000  # below this, one download; above, HTTP ranges for the .py files only
+SIMPLE_API = "https://pypi.org/simple/{name}/"
+_IMPORTS_TF_KERAS = re.compile(r"^\s*(?:import tf_keras\b|from tf_keras\b)")
+_SETS_LEGACY = re.compile(r"environ\[['\"]TF_USE_LEGACY_KERAS['\"]\]\s*=")
+
+
+def simple_files(name: str) -> list[dict[str, Any]]:
+    """The project's files from PyPI's simple API (JSON, PEP 691): filename, url, size, yanked."""
+    request = urllib.request.Request(SIMPLE_API.format(name=name),
+                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())["files"]
+
+
+def _wheel_preference(filename: str) -> tuple[int, int]:
+    """Pure-Python wheels first, then CPython 3.11 manylinux x86_64, then the rest (one wheel says it all:
+    the .py files are the same on every platform)."""
+    return (0 if filename.endswith("-none-any.whl") else 1 if "cp311" in filename and "manylinux" in filename
+            and "x86_64" in filename else 2, 0)
+
+
+def tf_keras_rows(name: str) -> list[dict[str, Any]]:
+    by_version: dict[Version, list[dict[str, Any]]] = {}
+    for item in simple_files(name):
+        if not item["filename"].endswith(".whl") or item.get("yanked"):
+            continue
+        try:
+            version = parse_wheel_filename(item["filename"])[1]
+        except Exception:  # an invalid wheel name on PyPI: not ours to read
+            continue
+        if not version.is_prerelease and not version.is_devrelease:
+            by_version.setdefault(version, []).append(item)
+    rows = []
+    for version in sorted(by_version, reverse=True)[:TF_KERAS_USER_RELEASES]:
+        item = min(by_version[version], key=lambda i: _wheel_preference(i["filename"]))
+        size = item.get("size") or 0
+        source = RangeFile(item["url"], size) if size > WHOLE_WHEEL_BYTES else io.BytesIO(fetch(item["url"]))
+        imports, sets_legacy, requires = [], False, []
+        with zipfile.ZipFile(source) as wheel:
+            for member in wheel.namelist():
+                if member.endswith(".dist-info/METADATA"):
+                    metadata = parse_metadata(wheel.read(member))
+                    requires = [line for line in metadata.get_all("Requires-Dist") or []
+                                if canonicalize_name(Requirement(line).name) == "tf-keras"]
+                if not member.endswith(".py") or "_test" in member or "/testing/" in member or "/tests/" in member:
+                    continue
+                for number, line in enumerate(wheel.read(member).decode("utf-8", "replace").splitlines(), 1):
+                    if _IMPORTS_TF_KERAS.match(line):
+                        imports.append(f"{member}:{number}")
+                    sets_legacy = sets_legacy or bool(_SETS_LEGACY.search(line))
+        rows.append({"distribution": name, "release": str(version), "imports_tf_keras": imports[:5],
+                     "import_count": len(imports), "requires_tf_keras": requires, "sets_legacy_variable": sets_legacy,
+                     "wheel": item["filename"], "source": item["url"], "verified": True})
+    return rows
+
+
+def tf_keras_users_table(pool: concurrent.futures.Executor) -> tuple[str, str]:
+    """(the text of tf_keras_users.toml, a summary)."""
+    rows = [row for rows in pool.map(tf_keras_rows, TF_KERAS_USERS) for row in rows]
+    head = [
+        "# GENERATED by tools/refresh_knowledge.py (`--only tf-keras-users`) from the wheels on PyPI: do not edit by",
+        "# hand, run the script. One row per release (the newest few of each library): the lines of its own .py",
+        "# files that import tf_keras (Keras 2), its Requires-Dist naming tf-keras, and whether it sets",
+        "# TF_USE_LEGACY_KERAS itself. A release that imports tf_keras needs tf-keras under Keras 3 (TensorFlow",
+        "# 2.16+); its layers are Keras 2 layers, which a Keras 3 tf.keras model does not take.",
+        f"{GENERATED_ON} {datetime.datetime.now(datetime.timezone.utc).date().isoformat()}",
+        "",
+    ]
+    users = sorted({r["distribution"] for r in rows if r["imports_tf_keras"]})
+    return ("\n".join(head + array_of_tables("release", rows)),
+            f"{len(rows)} releases of {len(TF_KERAS_USERS)} libraries; importing tf_keras: {', '.join(users)}")
+
+
+# ------------------------------------------------------------------ companions' import-time checks (issue 29)
+# companion_import_checks.toml: what a companion release checks about TensorFlow when it is imported, read from
+# its wheel's own source (its METADATA names no TensorFlow, or not the one it checks): tensorflow-probability's
+# _ensure_tf_install raises below required_tensorflow_version; tensorflow-addons warns outside
+# INCLUSIVE_MIN_TF_VERSION..EXCLUSIVE_MAX_TF_VERSION; tensorflow-decision-forests warns unless tf.__version__ is
+# one of compatible_tf_versions.
+IMPORT_CHECKS_TABLE = ROOT / "tfdoctor" / "knowledge" / "companion_import_checks.toml"
+IMPORT_CHECK_RELEASES = 6
+IMPORT_CHECKS = {
+    # distribution: (files to read, how the release enforces it)
+    "tensorflow-probability": (("tensorflow_probability/python/__init__.py", "tensorflow_probability/__init__.py"), "raises"),
+    "tensorflow-addons": (("tensorflow_addons/version.py",), "warns"),
+    "tensorflow-decision-forests": (("tensorflow_decision_forests/__init__.py",), "warns"),
+}
+_ASSIGNED = re.compile(r"^\s*(required_tensorflow_version|INCLUSIVE_MIN_TF_VERSION|EXCLUSIVE_MAX_TF_VERSION|"
+                       r"compatible_tf_versions)\s*=\s*(.+?)\s*(?:#.*)?$")
+
+
+def import_check_rows(name: str) -> list[dict[str, Any]]:
+    import ast
+
+    members, enforced = IMPORT_CHECKS[name]
+    by_version: dict[Version, list[dict[str, Any]]] = {}
+    for item in simple_files(name):
+        if item["filename"].endswith(".whl") and not item.get("yanked"):
+            version = parse_wheel_filename(item["filename"])[1]
+            if not version.is_prerelease and not version.is_devrelease:
+                by_version.setdefault(version, []).append(item)
+    rows = []
+    for version in sorted(by_version, reverse=True)[:IMPORT_CHECK_RELEASES]:
+        item = min(by_version[version], key=lambda i: _wheel_preference(i["filename"]))
+        size = item.get("size") or 0
+        source = RangeFile(item["url"], size) if size > WHOLE_WHEEL_BYTES else io.BytesIO(fetch(item["url"]))
+        found: dict[str, Any] = {}
+        where = ""
+        with zipfile.ZipFile(source) as wheel:
+            names = set(wheel.namelist())
+            for member in (m for m in members if m in names):
+                for number, line in enumerate(wheel.read(member).decode("utf-8", "replace").splitlines(), 1):
+                    match = _ASSIGNED.match(line)
+                    if match and match.group(1) not in found:
+                        found[match.group(1)] = ast.literal_eval(match.group(2))
+                        where = where or f"{member}:{number}"
+                if found:
+                    break
+        if not found:
+            continue
+        any_of = [str(v) for v in found.get("compatible_tf_versions") or ()]
+        clauses = []
+        if "required_tensorflow_version" in found:
+            clauses.append(f">={found['required_tensorflow_version']}")
+        if "INCLUSIVE_MIN_TF_VERSION" in found:
+            clauses.append(f">={found['INCLUSIVE_MIN_TF_VERSION']}")
+        if "EXCLUSIVE_MAX_TF_VERSION" in found:
+            clauses.append(f"<{found['EXCLUSIVE_MAX_TF_VERSION']}")
+        rows.append({"distribution": name, "release": str(version), "tensorflow": ",".join(clauses), "any_of": any_of,
+                     "enforced": enforced, "read_at": where, "wheel": item["filename"], "source": item["url"],
+                     "verified": True})
+    return rows
+
+
+def import_checks_table(pool: concurrent.futures.Executor) -> tuple[str, str]:
+    """(the text of companion_import_checks.toml, a summary)."""
+    rows = [row for rows in pool.map(import_check_rows, IMPORT_CHECKS) for row in rows]
+    head = [
+        "# GENERATED by tools/refresh_knowledge.py (`--only import-checks`) from the wheels on PyPI: do not edit by hand,",
+        "# run the script. What a companion release checks about TensorFlow when imported, read from its own source",
+        "# (`read_at`: file:line in the wheel). tensorflow: the specifier it accepts; any_of: the tf.__version__ values",
+        "# it accepts (tensorflow-decision-forests); enforced: raises (the import fails) or warns.",
+        f"{GENERATED_ON} {datetime.datetime.now(datetime.timezone.utc).date().isoformat()}",
+        "",
+    ]
+    return "\n".join(head + array_of_tables("import_check", rows)), f"{len(rows)} releases of {len(IMPORT_CHECKS)} companions"
+
+
+# ------------------------------------------------------------------ each Linux wheel's build_info (issue 29)
+# build_info.toml: tensorflow/python/platform/build_info.py of one Linux x86_64 `tensorflow` wheel per release
+# (what tf.sysconfig.get_build_info() returns), read with HTTP ranges (~2 MB of a 600 MB wheel): the CUDA and
+# cuDNN the build was made with and cuda_compute_capabilities (sm_XY: native kernels, compute_XY: PTX the
+# driver can JIT). The checks read it where the TensorFlow child did not record build_info (a saved report,
+# an import that failed).
+BUILD_INFO_TABLE = ROOT / "tfdoctor" / "knowledge" / "build_info.toml"
+BUILD_INFO_OLDEST = "2.4.0"
+BUILD_INFO_MEMBER = "tensorflow/python/platform/build_info.py"
+
+
+def _build_info_of(text: str) -> dict[str, Any]:
+    """The OrderedDict literal of a build_info.py, read without running it."""
+    import ast
+
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "build_info" for t in node.targets):
+            call = node.value
+            if isinstance(call, ast.Call) and call.args:
+                return dict(ast.literal_eval(call.args[0]))
+    return {}
+
+
+def build_info_rows(pool: concurrent.futures.Executor) -> list[dict[str, Any]]:
+    files = simple_files("tensorflow")
+    by_version: dict[Version, list[dict[str, Any]]] = {}
+    for item in files:
+        name = item["filename"]
+        if not name.endswith(".whl") or item.get("yanked") or "manylinux" not in name or "x86_64" not in name:
+            continue
+        version = parse_wheel_filename(name)[1]
+        if version >= Version(BUILD_INFO_OLDEST):
+            by_version.setdefault(version, []).append(item)
+    kept = kept_versions({str(v): [{"packagetype": "bdist_wheel"}] for v in by_version}, BUILD_INFO_OLDEST)
+
+    def read(version: Version) -> dict[str, Any]:
+        item = min(by_version[version], key=lambda i: i.get("size") or 0)
+        with zipfile.ZipFile(RangeFile(item["url"], item["size"])) as wheel:
+            info = _build_info_of(wheel.read(BUILD_INFO_MEMBER).decode("utf-8"))
+        capabilities = [str(c) for c in info.get("cuda_compute_capabilities") or ()]
+        return {"tensorflow": str(version), "platform": "linux-x86_64",
+                "is_cuda_build": bool(info.get("is_cuda_build")),
+                "cuda_version": str(info.get("cuda_version") or ""), "cudnn_version": str(info.get("cudnn_version") or ""),
+                "cuda_compute_capabilities": capabilities,
+                "native": [c.replace("compute_", "sm_") for c in capabilities],
+                "ptx": [c for c in capabilities if c.startswith("compute_")],
+                "keys": sorted(info), "wheel": item["filename"], "source": item["url"], "verified": True}
+
+    return sorted(pool.map(read, kept), key=lambda r: Version(r["tensorflow"]))
+
+
+def build_info_table(pool: concurrent.futures.Executor) -> tuple[str, str]:
+    """(the text of build_info.toml, a summary)."""
+    rows = build_info_rows(pool)
+    head = [
+        "# GENERATED by tools/refresh_knowledge.py (`--only build-info`) from the wheels on PyPI: do not edit by hand,",
+        "# run the script. One row per `tensorflow` release with a Linux x86_64 wheel: its",
+        "# tensorflow/python/platform/build_info.py as the wheel ships it (read with HTTP ranges).",
+        "#   cuda_compute_capabilities: as written. TensorFlow's .bazelrc: sm_XY builds kernels (SASS) for XY only,",
+        "#   compute_XY builds SASS and PTX for XY. native: the architectures with kernels (both kinds; they run on",
+        "#   later minors of the same major); ptx: the compute_XY entries (PTX the driver JIT-compiles on a newer GPU).",
+        "#   Empty where the build says nothing (2.22.0rc0 dropped the CUDA keys: `keys` lists what is there).",
+        f"{GENERATED_ON} {datetime.datetime.now(datetime.timezone.utc).date().isoformat()}",
+        "",
+    ]
+    return "\n".join(head + array_of_tables("build", rows)), f"{len(rows)} releases"
+
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the tables instead of writing them")
-    parser.add_argument("--only", choices=("releases", "companions", "locks"), help="one table (default: all)")
+    parser.add_argument("--only", choices=("releases", "companions", "tf-keras-users", "build-info", "import-checks",
+                                           "locks"), help="one table (default: all)")
     parser.add_argument("--locks-from", type=Path, help="read the TensorFlow locks from this folder, not GitHub")
     args = parser.parse_args(argv)
     tables = {"releases": (TABLE, release_table), "companions": (COMPANION_TABLE, companion_table),
+              "tf-keras-users": (TF_KERAS_USERS_TABLE, tf_keras_users_table),
+              "build-info": (BUILD_INFO_TABLE, build_info_table),
+              "import-checks": (IMPORT_CHECKS_TABLE, import_checks_table),
               "locks": (LOCK_TABLE, lambda pool: lock_table(pool, args.locks_from))}
     status = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:

@@ -198,3 +198,97 @@ def test_the_companion_repairs_keep_tensorflow_where_it_is():
     install = [s for s in plan.steps if s.action is Action.INSTALL]
     assert install and any(p.startswith("tf-keras") for s in install for p in s.packages)
     assert all(" -m pip " not in c for c in outcome.remediation.commands)
+
+
+# --- judged from the tables, without the child's imports (issue 29) ----------------------------------------
+
+def table_facts(*distributions: dict, tf_version: str = "2.21.0", tf: dict | None = None,
+                environment: dict | None = None) -> dict:
+    """A saved report without the child's facts (no `tensorflow` section unless `tf` is given)."""
+    facts = facts_with(distributions=distributions)
+    facts["distributions"][0]["version"] = tf_version
+    facts["environment"] = environment or {}
+    del facts["tensorflow"]
+    if tf is not None:
+        facts["tensorflow"] = tf
+    return facts
+
+
+def installed(name: str, version: str, **more) -> dict:
+    return {"name": name, "version": version, "location": SITE, "top_level": [name.replace("-", "_")], **more}
+
+
+HUB_160 = installed("tensorflow-hub", "0.16.0", requires=["numpy >=1.12.0", "protobuf >=3.19.6"])
+
+
+def test_the_hub_fixture_a_saved_report_names_tensorflow_hub_and_asks_for_its_tf_keras():
+    from tests.builders import check_result, fixture_facts
+
+    facts = fixture_facts("linux/tensorflow-hub-0.16.0-keras-3-without-tf-keras.json")
+    result = check_result(companions, facts)
+    assert result.status is Status.FAIL and "tensorflow-hub 0.16.0 needs tf-keras" in result.summary
+    assert "tensorflow_hub/__init__.py:100" in " ".join(result.details)  # the line read from its wheel
+    assert [r.packages for r in result.remediation.repairs] == [("tf-keras==2.21.0",)]
+    assert "TF_USE_LEGACY_KERAS=1" in result.remediation.advice
+    plan = build_plan([result], facts)
+    assert [(s.packages, s.no_deps) for s in plan.steps] == [(("tf-keras==2.21.0",), True)]  # beside tensorflow-cpu
+
+
+@pytest.mark.parametrize("library", [installed("tensorflow-model-optimization", "0.8.0"),
+                                     installed("tensorflow-probability", "0.25.0"),
+                                     installed("tensorflow-decision-forests", "1.12.0")])
+def test_every_library_whose_wheel_imports_tf_keras_is_flagged_under_keras_3_without_it(library):
+    outcome = companions.run(table_facts(library))
+    assert outcome.status is Status.FAIL and "needs tf-keras" in outcome.summary, outcome.summary
+
+
+@pytest.mark.parametrize("facts", [
+    table_facts(HUB_160, installed("tf-keras", "2.21.0")),  # tf-keras installed: nothing to flag
+    table_facts(HUB_160, tf_version="2.15.1"),  # TensorFlow 2.15: tf.keras is Keras 2
+    table_facts(HUB_160, environment={"TF_USE_LEGACY_KERAS": "1"}),  # the keras check's case, not this one
+    table_facts(installed("tensorflow-hub", "0.15.0")),  # a release that never imports tf_keras
+], ids=["tf-keras-installed", "keras-2", "legacy-variable-set", "hub-0.15"])
+def test_no_warning_where_the_library_has_what_it_needs(facts):
+    assert companions.run(facts).status is Status.SKIP
+
+
+def test_a_tfp_release_whose_import_check_refuses_the_installed_tensorflow_fails_without_the_child():
+    """tensorflow-probability 0.25.0 raises at import below TensorFlow 2.18 (its source, companions_curated.toml):
+    a saved report with TensorFlow 2.16.2 is flagged and gets the release that accepts 2.16."""
+    outcome = companions.run(table_facts(installed("tensorflow-probability", "0.25.0"), installed("tf-keras", "2.16.0"),
+                                     tf_version="2.16.2"))
+    assert outcome.status is Status.FAIL and "refuses" in outcome.summary
+    assert [r.packages for r in outcome.remediation.repairs] == [("tensorflow-probability==0.24.0",)]
+
+
+def test_an_addons_release_that_warns_at_import_warns_without_the_child():
+    outcome = companions.run(table_facts(installed("tensorflow-addons", "0.23.0")))
+    assert outcome.status is Status.WARN and "does not support" in outcome.summary
+
+
+def test_a_companion_made_for_another_tensorflow_is_flagged_from_the_table_where_its_metadata_is_not_recorded():
+    """An older report without Requires-Dist: companions.toml says tensorflow-text 2.15.0 requires tensorflow<2.16."""
+    outcome = companions.run(table_facts(installed("tensorflow-text", "2.15.0")))
+    assert outcome.status is Status.FAIL and "built for another TensorFlow" in outcome.summary
+    assert [r.packages for r in outcome.remediation.repairs] == [("tensorflow-text==2.21.1",)]
+    # with its Requires-Dist recorded, that is the dependencies check's verdict, not a second one here
+    assert companions.run(table_facts(TEXT)).status is Status.SKIP
+
+
+def test_with_the_childs_imports_a_keras_2_library_under_keras_3_is_still_flagged():
+    """tensorflow-model-optimization 0.8.0 imports fine under Keras 3 without tf-keras (it falls back to tf.keras)
+    and breaks on use: the child's clean import does not clear it."""
+    facts = facts_with(entry("tensorflow_model_optimization", status="ok"),
+                       distributions=(installed("tensorflow-model-optimization", "0.8.0"),))
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL and "tensorflow-model-optimization 0.8.0 needs tf-keras" in outcome.summary
+
+
+def test_decision_forests_checks_its_exact_tensorflow_at_import_read_from_its_wheel():
+    """tensorflow-decision-forests 1.12.0's __init__.py: compatible_tf_versions = ["2.19.0"], a warning otherwise
+    (companion_import_checks.toml, generated from the wheel)."""
+    outcome = companions.run(table_facts(installed("tensorflow-decision-forests", "1.12.0"), installed("tf-keras", "2.21.0")))
+    assert outcome.status is Status.WARN and "tensorflow-decision-forests 1.12.0 warns" in outcome.summary
+    assert "tensorflow_decision_forests/__init__.py:57" in " ".join(outcome.details)
+    assert accepts_at_import("tensorflow-decision-forests", "1.12.0", "2.19.0") is True
+    assert accepts_at_import("tensorflow-decision-forests", "1.12.0", "2.19.1") is False

@@ -484,5 +484,5 @@ def test_a_shim_without_its_real_build_gets_that_build_and_no_second_one():
     assert [r.status for r in results] == [Status.WARN, Status.FAIL]
     assert [r.remediation.repairs[0].packages for r in results] == [("tensorflow-intel==2.15.0",)] * 2
     plan = plan_of(facts, results)
-    assert [step.command for step in plan.steps] == [f'{ENV_PYTHON} -m pip install "tensorflow-intel==2.15.0"']
+    assert [step.command for step in plan.steps] == [f"{ENV_PYTHON} -m pip install 'tensorflow-intel==2.15.0'"]  # PowerShell: literal single quotes
     assert not plan.conflicts and plan.moves_tensorflow is None

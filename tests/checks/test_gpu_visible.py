@@ -142,3 +142,36 @@ def test_crash_while_listing_devices_with_metal_names_the_plugin():
 ])
 def test_gpu_visible_skips_without_an_import(tf, status):
     assert gpu_visible.run({"host": {"system": "Linux"}, "tensorflow": tf}).status is status
+
+
+# --- a GPU host whose CUDA build has none of its [and-cuda] libraries (issue 29) --------------------------
+
+WITHOUT_AND_CUDA = "linux/t4-tensorflow-2.21-without-and-cuda-libraries.json"
+
+
+def test_a_cuda_build_without_its_pip_cuda_libraries_gets_the_and_cuda_install_even_when_the_log_is_silent():
+    """TF_CPP_MIN_LOG_LEVEL=3 hides 'Cannot dlopen some GPU libraries': the step comes from the facts (before
+    this, gpu-visible failed with no step at all), and TensorFlow stays at 2.21.0."""
+    from tfdoctor.planner import build_plan
+
+    facts = fixture_facts(WITHOUT_AND_CUDA)
+    result = check_result("gpu-visible", facts)
+    assert result.status is Status.FAIL and "[and-cuda]" in result.summary
+    plan = build_plan([result], facts)
+    assert [s.packages for s in plan.steps] == [("tensorflow[and-cuda]==2.21.0",)] and plan.moves_tensorflow is None
+
+
+@pytest.mark.parametrize("change, wanted", [
+    (lambda f: f["distributions"].append({"name": "nvidia-cudnn-cu12", "version": "9.3.0.75"}), None),
+    (lambda f: f.__setitem__("environment", {"LD_LIBRARY_PATH": "/usr/local/cuda-12.5/lib64"}), None),
+    (lambda f: next(d for d in f["distributions"] if d["name"] == "tensorflow").__setitem__("version", "2.16.1"),
+     "tensorflow[and-cuda]==2.16.2"),  # 2.16.1 would not find them: the trap's fixed release
+    (lambda f: next(d for d in f["distributions"] if d["name"] == "tensorflow").__setitem__("name", "tensorflow-cpu"),
+     None),  # a CPU build: cuda-build's replacement, not this step
+], ids=["some-libraries-installed", "system-cuda-on-the-loader-path", "tensorflow-2.16.1", "cpu-build"])
+def test_the_and_cuda_step_only_where_it_repairs(change, wanted):
+    facts = fixture_facts(WITHOUT_AND_CUDA)
+    change(facts)
+    result = check_result("gpu-visible", facts)
+    packages = [r.packages for r in (result.remediation.repairs if result.remediation else ()) if r.action.value == "install"]
+    assert packages == ([(wanted,)] if wanted else [])

@@ -12,9 +12,9 @@ from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.plan_support import as_result, intents, plan_of
 from tfdoctor.checks.installer import installer_capability
 from tfdoctor.environment.pip import installer_for, pip_needs, wheel_need
-from tfdoctor.model import Status
+from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import all_checks
-from tfdoctor.repairs import Action
+from tfdoctor.repairs import Action, Repair
 from tfdoctor.runner import run_checks
 
 PYTHON = "/venv/bin/python"
@@ -123,6 +123,21 @@ def test_no_pip_warns_and_bootstraps_it():
     assert outcome.remediation.commands == () and outcome.remediation.repairs[0].missing
     plan = plan_of(facts(None, TF_221_WHEEL), [as_result("installer", outcome)])
     assert [step.command for step in plan.steps] == [f"{PYTHON} -m ensurepip --upgrade", UPGRADE]
+
+
+def test_an_externally_managed_python_is_told_the_policy_its_plan_follows():
+    """One policy (issue 26): the check said such a Python gets "a virtual environment of its own" while the
+    plan for it runs pip with --break-system-packages in place; now both say the plan's policy."""
+    managed = facts("24.0", TF_221_WHEEL, in_venv=False, externally_managed=True)
+    outcome = installer_capability.run(managed)
+    assert outcome.status is Status.PASS and "--break-system-packages" in outcome.summary
+    assert "virtual environment" not in outcome.summary
+    pinned = Outcome.warn("numpy is outside a pin", fix=Remediation("Install the pin.", repairs=(
+        Repair.install("numpy<2", reason="pinned"),)))
+    plan = plan_of(managed, [as_result("installer", outcome), as_result("dependencies", pinned)])
+    assert plan.installer == "managed"
+    assert len(plan.steps) == 1  # the Python diagnosed is repaired in place (TensorFlow pinned where it is)
+    assert plan.steps[0].command.startswith(f"{PYTHON} -m pip install --break-system-packages 'numpy<2' ")
 
 
 def test_uv_environments_install_with_uv():

@@ -80,6 +80,23 @@ def test_intel_mac_pins_the_last_release_only_where_none_is_installed(installed,
     assert plan_commands(facts, result) == plan
 
 
+def test_intel_mac_pin_is_bounded_by_the_pythons_last_wheel():
+    """Python 3.8's last macOS x86_64 wheel is tensorflow 2.13.1 (https://pypi.org/project/tensorflow/2.13.1/#files;
+    2.14.0 has no cp38 wheel): the pin follows it, so tensorflow-install's pin agrees and the plan is one step, not
+    the conflict 'no tensorflow release satisfies tensorflow==2.16.2 and tensorflow==2.13.1' (issue 29)."""
+    facts = fixture_facts("macos/intel-mac-py311-tf217-not-available.json")
+    facts["python"]["version"] = "3.8.18"
+    facts["python"].pop("marker_environment", None)
+    result = check_result("platform-support", facts)
+    assert result.status is Status.WARN and "2.13.1" in result.remediation.advice
+    from tfdoctor.registry import all_checks
+    from tfdoctor.report import Report
+    from tfdoctor.runner import run_checks
+
+    plan = Report(facts, run_checks(all_checks(), facts)).plan
+    assert not plan.conflicts and [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow==2.13.1'"]
+
+
 def test_windows_tensorflow_2_10_with_gpu_is_fine():
     facts = fixture_facts("other/windows-tensorflow-2.11-nvidia-gpu.json")
     facts["python"]["version"] = "3.10.11"

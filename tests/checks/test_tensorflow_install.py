@@ -153,3 +153,24 @@ def test_tensorflow_without_a_wheel_for_this_python_warns():
     facts["distributions"] = [site_distribution("tensorflow", "2.21.0"), site_distribution("numpy", "2.1.0"), site_distribution("keras", "3.12.0")]
     result = check_result(tensorflow_install, facts)
     assert result.status is Status.WARN and "Python 3.10-3.13" in result.summary
+
+
+def test_a_release_candidate_the_table_does_not_keep_is_not_claimed_to_have_no_wheel():
+    """tensorflow 2.16.0rc0 has macOS arm64 wheels on PyPI (tensorflow-2.16.0rc0-cp311-cp311-macosx_12_0_arm64.whl,
+    https://pypi.org/project/tensorflow/2.16.0rc0/#files); the release table keeps only pre-releases ahead of the
+    newest final one, so its absence there proves nothing (issue 29)."""
+    facts = mac()
+    facts["distributions"] = [site_distribution("tensorflow", "2.16.0rc0", requires=[]),
+                              site_distribution("numpy", "1.26.4")]
+    result = check_result(tensorflow_install, facts)
+    assert "PyPI has no" not in " ".join([result.summary, *result.details])
+
+
+def test_a_final_release_missing_from_the_table_is_still_named():
+    """The rule stays for final releases: tensorflow 2.5.3 has no macOS arm64 wheel at all (arm64 starts with
+    tensorflow-macos, and `tensorflow` itself at 2.13: https://pypi.org/project/tensorflow/2.5.3/#files)."""
+    facts = mac()
+    facts["distributions"] = [site_distribution("tensorflow", "2.5.3", requires=[]),
+                              site_distribution("numpy", "1.19.5")]
+    result = check_result(tensorflow_install, facts)
+    assert "PyPI has no tensorflow 2.5.3 wheel for macos-arm64" in " ".join([result.summary, *result.details])

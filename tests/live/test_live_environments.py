@@ -96,6 +96,12 @@ CASES = (
     Case("tensorflow-text-of-another-release", "tensorflow-text 2.15.0 (made for TensorFlow 2.15; requires `tensorflow`) "
          "beside tensorflow-cpu {tf}: import tensorflow_text fails while TensorFlow works", FAIL, causes=(("tensorflow-text 2.15",),),
          install=("tensorflow-text==2.15.0",), built_for_another="tensorflow-text", imports=("tensorflow_text",)),
+    Case("tensorflow-hub-without-tf-keras", "tensorflow-hub 0.16.0 (its Requires-Dist names no tf-keras, its own source "
+         "imports tf_keras under Keras 3) beside tensorflow-cpu {tf} without tf-keras: import tensorflow_hub fails",
+         FAIL, causes=(("tensorflow-hub 0.16.0", "tf-keras"),),
+         # setuptools: hub also imports pkg_resources, which it does not declare either (a venv made by `python -m
+         # venv` on 3.11 has it; the live base has not): that second mechanism is not this case's
+         install=("tensorflow-hub==0.16.0", "setuptools==80.9.0"), imports=("tensorflow_hub",)),
     Case("uv-venv-protobuf-too-old", "a uv venv (no pip inside) with protobuf below TensorFlow's pin: the import fails",
          FAIL, causes=(("protobuf 5.29",),), origin=UV, install=("protobuf==5.29.5",), violates="protobuf"),
     *(Case(f"healthy-tensorflow-cpu-{release}", f"control: pip install tensorflow-cpu=={release} into a fresh Python 3.11 venv",

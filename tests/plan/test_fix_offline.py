@@ -155,7 +155,7 @@ def test_a_plan_that_fails_on_the_clone_leaves_the_environment_byte_for_byte(wor
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "did not work on a copy" in failed.stdout and "untouched" in failed.stdout
     assert _hashes(target) == hashes
-    assert not (target / ".tfdoctor").exists(), "no rollback record is written for a plan that was not applied"
+    assert not (target / ".tfdoctor" / "rollback").exists(), "no rollback record is written for a plan that was not applied"
 
 
 def test_fix_refuses_without_a_terminal_and_without_yes(world):

@@ -196,7 +196,7 @@ def test_a_windows_host_gets_powershell_lines():
     plan = plan_for_checks(facts, "dependencies")
     assert plan.shell == "powershell"
     assert [s.command for s in plan.steps] == [
-        f'& "{python}" -m pip install "protobuf<8.0.0,>=6.31.1" "tensorflow-cpu==2.21.0"']
+        f"& '{python}' -m pip install 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'"]  # single quotes: nothing expands
     assert "&&" not in plan.steps[0].command
 
 

@@ -107,3 +107,51 @@ def test_the_version_has_one_source():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "tfdoctor._version.__version__"}
+
+
+def test_no_check_imports_another_check():
+    """A reader two checks share belongs in facts/ (docs/architecture.md), never in a check another imports."""
+    offenders = {}
+    for path in sorted((ROOT / "checks").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            if isinstance(node, ast.ImportFrom) and node.module == "tfdoctor.checks":
+                names = [f"tfdoctor.checks.{a.name}" for a in node.names]
+            found = [n for n in names if n.startswith(("tfdoctor.checks.", "checks."))]
+            if found:
+                offenders.setdefault(path.name, []).extend(found)
+    assert offenders == {}
+
+
+def test_the_speller_is_not_read_from_a_renderer():
+    """The planner, the fixer, facts/ and checks/ take commands from tfdoctor/environment/spell.py; none imports
+    tfdoctor.render (what a user pastes and what `tfdoctor fix` runs come from one speller)."""
+    lower = [ROOT / "tfdoctor" / "planner.py", *(ROOT / "tfdoctor" / "fixer").glob("*.py"),
+             *(ROOT / "tfdoctor" / "facts").glob("*.py"), *(ROOT / "checks").glob("*.py"),
+             *(ROOT / "tfdoctor" / "environment").glob("*.py")]
+    offenders = {}
+    for path in lower:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            if any(n == "tfdoctor.render" or n.startswith("tfdoctor.render.") for n in names):
+                offenders.setdefault(path.relative_to(ROOT).as_posix(), []).extend(names)
+    assert offenders == {}
+
+
+def test_the_package_and_the_plain_cli_never_import_the_mcp_sdk_or_the_servers():
+    """Issue 27: `tfdoctor mcp` is an optional extra; `import tfdoctor`, the API and the plain CLI's
+    commands load neither the SDK (mcp, mcp_types, its anyio/starlette stack) nor tfdoctor.servers."""
+    done = run_fresh(
+        "import sys\n"
+        "import tfdoctor\n"
+        "tfdoctor.explain, tfdoctor.diagnose\n"
+        "from tfdoctor.cli.entry import run_command_line\n"
+        "assert run_command_line(['--list']) == 0\n"
+        "assert run_command_line(['--version']) == 0\n"
+        "assert run_command_line(['explain', 'fixtures/linux/colab-t4-driver-550-tensorflow-2.19.json', '-q']) in (0, 1)\n"
+        "heavy = ('mcp', 'mcp_types', 'anyio', 'starlette', 'uvicorn', 'sse_starlette')\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('tfdoctor.servers'))\n"
+        "assert not loaded, loaded\n")
+    assert done.returncode == 0, done.stderr

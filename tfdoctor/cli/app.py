@@ -192,7 +192,10 @@ def diff_command(
     "changed only with both --yes and --system.\n\n"
     "Exit codes: 0 repaired and the doctor passes (or nothing to repair); 1 the plan could not be "
     "verified or applied (the environment is as it was); 2 fix cannot run (bad --python, a system "
-    "Python without --system, no terminal to ask and no --yes); 130/143 interrupted (any change undone).",
+    "Python without --system, no terminal to ask and no --yes, another tfdoctor fix or --undo holding the "
+    "environment: it is named, pid and command; run again when it has finished); 129/130/131/143 ended by "
+    "SIGHUP/SIGINT/SIGQUIT/SIGTERM (any change undone first). An --undo or fix that finds an interrupted "
+    "restore completes it first.",
 )
 def fix_command(
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
@@ -220,7 +223,7 @@ def fix_command(
         target = validate_python(python or sys.executable)
     except DoctorError as exc:
         raise fail(str(exc))
-    ui = ConsoleUi()
+    ui = ConsoleUi(redact=text_redactor(not no_redact))  # the installer's relayed output too (issue 25)
     try:
         if undo:
             code = undo_fix(target, ui, yes)
@@ -296,3 +299,8 @@ def scan_command(
                                           width=terminal_columns() if terminal else None)
     write(rendered, output)
     raise typer.Exit(summary.exit_code(rows))
+
+
+
+# The optional extras' commands (mcp, and the team server's) register on `app` from their own module.
+from tfdoctor.cli import extras  # noqa: E402,F401

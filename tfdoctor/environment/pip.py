@@ -14,6 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 from tfdoctor.environment.kinds import InstallerKind, kind_of
 from tfdoctor.facts import Facts, host_system, section
+from tfdoctor.facts.platform import wheel_platform
 
 PIP_20_3_URL = "https://pip.pypa.io/en/stable/news/#v20-3"
 
@@ -60,9 +61,9 @@ def newest_tensorflow_wheel(facts: Facts) -> Optional[tuple[str, str, str]]:
     """(version, platform tag, source) of the newest TensorFlow wheel for the target's platform, Python
     and glibc: what `pip install tensorflow` reaches for (the release platform-support names: both read
     facts/releases.py's newest_tensorflow). None where no tag needs a recent pip."""
-    from tfdoctor.facts import releases, tensorflow_distributions  # knowledge tables: loaded when asked
+    from tfdoctor.facts import releases  # knowledge tables: loaded when asked
 
-    platform = tensorflow_distributions.platform_key(facts)
+    platform = wheel_platform(facts)
     rows = TENSORFLOW_WHEEL_TAGS.get(platform or "")
     python = section(facts, "python").get("version")
     glibc = section(facts, "os").get("glibc") if host_system(facts) == "Linux" else None

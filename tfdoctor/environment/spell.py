@@ -9,6 +9,7 @@ Nothing else in tfdoctor writes an install, uninstall, reinstall or environment-
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -19,7 +20,24 @@ if TYPE_CHECKING:
     from tfdoctor.facts import Facts
 
 POSIX, POWERSHELL = "posix", "powershell"
-_NEEDS_QUOTES = set("<>=!~*[];&|() $'\"`")
+_NEEDS_QUOTES = set("<>=!~*[];&|() $'\"`")  # quoted even where harmless: requirements read alike everywhere
+# A word made only of these is the same word unquoted. POSIX: shlex.quote's safe set (no glob, brace,
+# tilde, escape, newline or expansion character). PowerShell: without ',' (an array), '@' (splatting)
+# and '{}' (a script block) as well.
+_PLAIN = {POSIX: re.compile(r"[\w@%+=:,./-]+", re.ASCII), POWERSHELL: re.compile(r"[\w%+=:./\\-]+", re.ASCII)}
+# PowerShell reads the typographic quotes as its own: each closes a single-quoted string too
+# (about_Quoting_Rules, https://learn.microsoft.com/powershell/module/microsoft.powershell.core/about/about_quoting_rules).
+_POWERSHELL_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
+
+
+def quote(word: str, shell: str = POSIX) -> str:
+    """`word` as one argument for `shell`, read back exactly: POSIX single quotes (shlex.quote's form), or
+    PowerShell's single-quoted string, where nothing expands and a quote is doubled."""
+    if word and _PLAIN[shell].fullmatch(word) and not any(ch in _NEEDS_QUOTES for ch in word):
+        return word
+    if shell == POWERSHELL:
+        return "'" + "".join(ch * 2 if ch in _POWERSHELL_SINGLE_QUOTES else ch for ch in word) + "'"
+    return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
 @dataclass(frozen=True)
@@ -31,11 +49,7 @@ class Spelling:
     shell: str = POSIX
 
     def quote(self, word: str) -> str:
-        if word and not any(ch in _NEEDS_QUOTES for ch in word):
-            return word
-        if self.shell == POWERSHELL:
-            return '"' + word.replace('`', '``').replace('"', '`"').replace("$", "`$") + '"'
-        return "'" + word.replace("'", "'\"'\"'") + "'"
+        return quote(word, self.shell)
 
     def words(self, words: Sequence[str]) -> str:
         return " ".join(self.quote(w) for w in words)

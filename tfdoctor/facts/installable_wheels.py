@@ -53,6 +53,22 @@ def wheel_for(distribution: str, version: Optional[str], platform: Optional[str]
     return None
 
 
+def table_speaks_for(distribution: str, version: Optional[str]) -> bool:
+    """Can the release table say that `version` has no wheel? It records every final release, but
+    pre-releases only while they are ahead of every final one (tools/refresh_knowledge.py kept_versions):
+    an older release candidate (tensorflow 2.16.0rc0, whose macOS arm64 wheels PyPI serves) is simply not
+    in it, and its absence proves nothing."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(str(version))
+    except InvalidVersion:
+        return False
+    if not (parsed.is_prerelease or parsed.is_devrelease):
+        return True
+    return releases.release_exists(distribution, str(version))
+
+
 def installable(platform: str, python: Optional[str], macos: Optional[str] = None,
                 distributions: Iterable[str] = ("tensorflow", "tensorflow-macos")) -> list[tuple[str, str]]:
     """(distribution, newest version) of every non-prerelease wheel this Python (and macOS) can take,

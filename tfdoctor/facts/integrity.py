@@ -25,6 +25,7 @@ from typing import Any, Mapping, Optional
 from tfdoctor.facts import Facts, canonical_name, section
 from tfdoctor.model import Remediation
 from tfdoctor.repairs import Repair
+from tfdoctor.facts.platform import wheel_platform
 
 MISSING = "missing"
 SIZE = "size"
@@ -202,7 +203,7 @@ def kept_of(facts: Facts, group: set[str], found: list[FileProblem]) -> Optional
                 for e in verified_distributions(facts)}
     members = sorted(group)
     if all(reqs.is_tensorflow_build(name) for name in members):
-        return tensorflow_distributions.build_to_keep(tensorflow_distributions.platform_key(facts),
+        return tensorflow_distributions.build_to_keep(wheel_platform(facts),
                                                       [(name, versions.get(name)) for name in members])
     overwritten = {p.distribution for p in found if p.clash}
     winner = next((name for name in members if name not in overwritten and versions.get(name)), None)

@@ -20,11 +20,8 @@ from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import Facts, canonical_name, host_system, section
+from tfdoctor.facts import build_names
 
-# TensorFlow's own builds: one of them is "TensorFlow" in an environment (shims included).
-TENSORFLOW_BUILDS = re.compile(r"^(tensorflow|tensorflow-cpu|tensorflow-gpu|tensorflow-macos|tensorflow-intel|"
-                               r"tensorflow-aarch64|tensorflow-cpu-aws|intel-tensorflow|intel-tensorflow-avx512|"
-                               r"tf-nightly|tf-nightly-cpu|tf-nightly-gpu|tf-nightly-macos|tf-nightly-intel)$")
 # The family: TensorFlow's builds and the packages released in step with it. A distribution that
 # requires any of these is checked too (tensorflow-text, -io, -datasets, -probability, keras-hub...).
 FAMILY = re.compile(r"^(tensorflow(-.+)?|tf-nightly(-.+)?|intel-tensorflow(-.+)?|keras|keras-nightly|tf-keras|"
@@ -60,7 +57,7 @@ class Unmet:
     @property
     def moves_tensorflow(self) -> bool:
         """Satisfying it means another TensorFlow (version or build) than the installed one."""
-        return bool(TENSORFLOW_BUILDS.match(self.name))
+        return build_names.is_tensorflow_build(self.name)
 
     def describe(self) -> str:
         """'protobuf 3.20.3 is outside tensorflow-cpu 2.21.0's protobuf>=5.28.0' (or '... requires x, not installed')."""
@@ -76,7 +73,7 @@ def is_family(name: str) -> bool:
 
 
 def is_tensorflow_build(name: str) -> bool:
-    return bool(TENSORFLOW_BUILDS.match(canonical_name(name)))
+    return build_names.is_tensorflow_build(canonical_name(name))
 
 
 def marker_environment(facts: Facts) -> dict[str, str]:

@@ -15,17 +15,8 @@ from typing import Any, Mapping
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
 from tfdoctor.repairs import Repair
+from tfdoctor.facts.build_names import CPU_ONLY_BUILDS, TENSORFLOW_BUILDS
 from tfdoctor.versions import compare, minor, release
-
-# Distributions that install the `tensorflow` package, most specific first.
-TF_DISTRIBUTIONS = (
-    "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tf-nightly-cpu", "tf-nightly-gpu",
-    "tensorflow-intel", "intel-tensorflow", "tensorflow-aarch64", "tensorflow-cpu-aws", "tensorflow-macos",
-)
-# Builds without CUDA whatever the machine (their names say so, or their wheels ship no CUDA libraries).
-CPU_ONLY_DISTRIBUTIONS = ("tensorflow-cpu", "tf-nightly-cpu", "tensorflow-cpu-aws", "tensorflow-intel",
-                          "intel-tensorflow", "tensorflow-aarch64", "tensorflow-macos")
-
 
 def minor_string(version: str | None) -> str | None:
     parts = minor(version)
@@ -36,7 +27,7 @@ def minor_string(version: str | None) -> str | None:
 
 def tensorflow_distribution(facts: Facts) -> Mapping[str, Any] | None:
     """The distribution that provides `tensorflow` (a real one rather than a shim when both exist)."""
-    found = [d for name in TF_DISTRIBUTIONS for d in distributions(facts, name)]
+    found = [d for name in TENSORFLOW_BUILDS for d in distributions(facts, name)]
     if not found:
         return None
     real = [d for d in found if "tensorflow" in (d.get("top_level") or ())]
@@ -80,7 +71,7 @@ def is_cuda_build(facts: Facts) -> bool | None:
     if dist is None:
         return None
     name = canonical_name(str(dist.get("name", "")))
-    if name in CPU_ONLY_DISTRIBUTIONS:
+    if name in CPU_ONLY_BUILDS:
         return False
     version = tensorflow_version(facts)
     machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
@@ -126,12 +117,27 @@ def _cuda_from_build_info(value: Any) -> str | None:
     return text if release(text) else None
 
 
+def wheel_build_info(facts: Facts) -> Mapping[str, Any]:
+    """The build_info the installed release's Linux x86_64 `tensorflow` wheel ships (knowledge/build_info.toml,
+    generated from the wheels): for a saved report or an import that failed, where the child recorded none.
+    {} for another build or platform, or a release the table does not hold."""
+    dist = tensorflow_distribution(facts)
+    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
+    if host_system(facts) != "Linux" or machine != "x86_64" or dist is None \
+            or canonical_name(str(dist.get("name"))) != "tensorflow":
+        return {}
+    version = str(dist.get("version") or "")
+    return next((row for row in knowledge_rows("build_info", "build") if row["tensorflow"] == version), {})
+
+
 def tensorflow_build(facts: Facts) -> dict[str, Any]:
     """CUDA, cuDNN and GPU kernels of the installed TensorFlow: from build_info when the child ran
-    and it has the keys (2.22.0rc0 dropped them), else from the knowledge row of its minor release."""
+    and it has the keys (2.22.0rc0 dropped them), else from its wheel's build_info (the generated table),
+    else from the knowledge row of its minor release. cuDNN from the row where build_info has only the major."""
     version = tensorflow_version(facts)
     row = row_for_minor("tf_cuda", version) or {}
-    info = build_info(facts)
+    info = build_info(facts) or {key: value for key, value in wheel_build_info(facts).items()
+                                 if key in ("cuda_compute_capabilities", "cuda_version")}
     capabilities = info.get("cuda_compute_capabilities")
     sass: list[str] = []
     ptx: str | None = None

@@ -9,32 +9,15 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import Facts, canonical_name, host_system, section
+from tfdoctor.facts import Facts, canonical_name, section
 from tfdoctor.facts import installable_wheels
+from tfdoctor.facts.platform import wheel_platform
 from tfdoctor.facts.requirements import parse as parse_requirement
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.versions import release
 
 METAL = "tensorflow-metal"
 METAL_LIBRARY = "libmetal_plugin.dylib"
-
-PLATFORMS = {
-    ("Darwin", "arm64"): "macos-arm64",
-    ("Darwin", "arm64e"): "macos-arm64",
-    ("Darwin", "x86_64"): "macos-x86_64",
-    ("Linux", "x86_64"): "linux-x86_64",
-    ("Linux", "aarch64"): "linux-aarch64",
-    ("Linux", "arm64"): "linux-aarch64",
-    ("Windows", "AMD64"): "windows-x86_64",
-    ("Windows", "x86_64"): "windows-x86_64",
-}
-
-
-def platform_key(facts: Facts) -> Optional[str]:
-    """'macos-arm64' etc.: the OS with the *interpreter's* architecture (what pip picks wheels for)."""
-    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
-    return PLATFORMS.get((host_system(facts), machine))
-
 
 @dataclass(frozen=True)
 class TFCopy:
@@ -85,7 +68,7 @@ def classify(entry: Mapping[str, Any], platform: Optional[str]) -> TFCopy:
 def tensorflow_copies(facts: Facts) -> list[TFCopy]:
     """Every installed TensorFlow distribution, in sys.path order (as recorded)."""
     names = set(tensorflow_distribution_names())
-    platform = platform_key(facts)
+    platform = wheel_platform(facts)
     return [classify(entry, platform) for entry in facts.get("distributions") or ()
             if canonical_name(str(entry.get("name") or "")) in names]
 

@@ -5,7 +5,8 @@ It needs the package index: offline, it says so."""
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+from typing import Any, Mapping
 
 from tfdoctor.fixer.environment import Environment, run_step
 from tfdoctor.environment.spell import POSIX, Spelling
@@ -31,8 +32,8 @@ def ask_resolver(steps: list[Any], environment: Environment, ui: Any) -> int:
             result = run_step(argv, timeout=600.0)
         output = result["stdout"] + result["stderr"]
         if result["status"] != "ok":
-            if any(marker in output for marker in _OFFLINE):
-                ui.say("The package index cannot be reached: --dry-run needs it (the plan is unchanged; "
+            if any(marker in output for marker in _OFFLINE) or _index_turned_off(os.environ, spelling.uv):
+                ui.say("Offline: the package index cannot be reached (or is turned off): --dry-run needs it (the plan is unchanged; "
                        "tfdoctor fix without --dry-run proves it on a copy instead).", "yellow")
                 return 2
             tail = "\n".join(output.strip().splitlines()[-8:])
@@ -41,6 +42,14 @@ def ask_resolver(steps: list[Any], environment: Environment, ui: Any) -> int:
             continue
         ui.say(f"Step {step.number} resolves: {_would_install(result['stdout'], spelling.uv) or 'nothing to install'}.", "green")
     return worst
+
+
+def _index_turned_off(environ: Mapping[str, str], uv: bool) -> bool:
+    """The installer was told not to use an index (pip's PIP_NO_INDEX, uv's UV_OFFLINE / UV_NO_INDEX):
+    what does not resolve then is unknown, not unresolvable. Truth as pip reads its boolean settings
+    (strtobool: 1, true, yes, on, y, t)."""
+    names = ("UV_OFFLINE", "UV_NO_INDEX") if uv else ("PIP_NO_INDEX",)
+    return any(environ.get(name, "").strip().lower() in ("1", "true", "yes", "on", "y", "t") for name in names)
 
 
 def _would_install(stdout: str, uv: bool) -> str:

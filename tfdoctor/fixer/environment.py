@@ -10,8 +10,10 @@ in place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -23,13 +25,40 @@ from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import conda_clone_argv, stand_in_venv_argv
 
 STATE_DIR = ".tfdoctor"  # inside the environment's prefix: rollback snapshots (never cloned, never snapshotted)
+CLONE_MARK = ".tfdoctor-verify-"  # a throwaway clone is `.<name>.tfdoctor-verify-<8 hex>` beside the environment
+_CLONE_NAME = re.compile(r"\..+\.tfdoctor-verify-[0-9a-f]{8}", re.DOTALL)
+
+
+def is_fixer_clone(name: str) -> bool:
+    """A directory named as `tfdoctor fix` names its throwaway clones (scan never lists one)."""
+    return bool(_CLONE_NAME.fullmatch(name))
+
+
+def leftover_clones(prefix: str) -> list[Path]:
+    """Clones of the environment at `prefix` that an earlier, interrupted fix left beside it: named for
+    it and owned by this user. Called under the environment's lock, so no running fix owns one."""
+    source = Path(prefix)
+    found = []
+    try:
+        siblings = list(source.parent.iterdir())
+    except OSError:
+        return []
+    for path in siblings:
+        if path.name.startswith(f".{source.name}{CLONE_MARK}") and is_fixer_clone(path.name):
+            try:
+                owned = os.name != "posix" or path.lstat().st_uid == os.getuid()
+            except OSError:
+                continue
+            if owned and not path.is_symlink():
+                found.append(path)
+    return sorted(found)
 FREEZE_TIMEOUT_S = 60.0
 CLONE_TIMEOUT_S = 1800.0
 
 # Every distribution the environment's own sys.path shows (-I: no PYTHONPATH, no user site, no working
 # directory), each copy once: what `pip freeze --all` lists, without needing pip (a uv venv has none).
 _FREEZE = r"""
-import json, re, sys
+import re, sys
 try:
     from importlib import metadata
 except ImportError:
@@ -39,8 +68,11 @@ for dist in metadata.distributions():
     name = dist.metadata["Name"]
     if name:
         rows.append(re.sub(r"[-_.]+", "-", name).lower() + "==" + str(dist.version))
-print(json.dumps({"prefix": sys.prefix, "freeze": sorted(rows)}))
+answer = {"prefix": sys.prefix, "freeze": sorted(rows)}
 """
+# Appended to every JSON child: the answer goes to the file named by the last argument, never to stdout,
+# which a sitecustomize or a .pth line may write to; a file has no size cap either.
+_ANSWER = "\nimport json as _json, sys as _sys\nwith open(_sys.argv[-1], 'w', encoding='utf-8') as _out:\n    _json.dump(answer, _out)\n"
 
 
 class FixError(Exception):
@@ -79,20 +111,56 @@ class Environment:
         return os.path.join(prefix, relative)
 
 
-def freeze(python: str) -> list[str]:
+def child_json(python: str, code: str, timeout: float = FREEZE_TIMEOUT_S, registered: bool = True) -> Any:
+    """Run `code` (which sets `answer`) in the interpreter and return `answer`, passed back through a
+    file. `registered=False` (the restore): the child is not listed in the process-wide children
+    registry, which an interrupt closes, so an interrupt cannot kill it; it runs in a session of its own,
+    out of the terminal's reach, and the caller holds the signals meanwhile."""
+    import subprocess
+    import tempfile
+
+    handle, answer_path = tempfile.mkstemp(prefix="tfdoctor-answer-", suffix=".json")
+    os.close(handle)
+    argv = [python, "-I", "-c", code + _ANSWER, answer_path]
+    try:
+        if registered:
+            result = run_command(argv, timeout=timeout)
+            status, detail = result["status"], (result["stderr"] or result["stdout"])
+        else:
+            try:
+                done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      timeout=timeout, start_new_session=os.name == "posix")
+                status = "ok" if done.returncode == 0 else "failed"
+                detail = done.stderr.decode("utf-8", "replace")
+            except subprocess.TimeoutExpired:
+                status, detail = "timed_out", ""
+            except OSError as exc:
+                status, detail = "error", str(exc)
+        if status != "ok":
+            raise FixError(f"{python} could not answer: {status} {detail.strip().splitlines()[-1:] or ''}")
+        try:
+            with open(answer_path, encoding="utf-8") as answer:
+                return json.load(answer)
+        except (OSError, ValueError) as exc:
+            raise FixError(f"{python} gave no readable answer: {exc}") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(answer_path)
+
+
+def freeze(python: str, registered: bool = True) -> list[str]:
     """Sorted 'name==version' of every distribution the interpreter sees on its own sys.path."""
-    result = run_command([python, "-I", "-c", _FREEZE], timeout=FREEZE_TIMEOUT_S)
-    if result["status"] != "ok":
-        raise FixError(f"cannot list the distributions of {python}: {result['status']} "
-                       f"{(result['stderr'] or result['stdout']).strip().splitlines()[-1:] or ''}")
-    return list(json.loads(result["stdout"])["freeze"])
+    try:
+        return list(child_json(python, _FREEZE, registered=registered)["freeze"])
+    except FixError as exc:
+        raise FixError(f"cannot list the distributions of {python}: {exc}") from exc
 
 
 def prefix_of(python: str) -> str:
-    result = run_command([python, "-I", "-c", "import sys; print(sys.prefix)"], timeout=FREEZE_TIMEOUT_S)
-    if result["status"] != "ok":
-        raise FixError(f"{python} does not start: {result['status']}")
-    return result["stdout"].strip()
+    try:
+        return str(child_json(python, "import sys\nanswer = sys.prefix\n"))
+    except FixError as exc:
+        raise FixError(f"{python} does not start: {exc}") from exc
 
 
 def link_tree(source: Path, target: Path) -> None:
@@ -119,7 +187,7 @@ def clone(environment: Environment) -> Environment:
     if not environment.isolated:
         return _stand_in(environment)
     source = Path(environment.prefix)
-    target = source.parent / f".{source.name}.tfdoctor-verify-{uuid.uuid4().hex[:8]}"
+    target = source.parent / f".{source.name}{CLONE_MARK}{uuid.uuid4().hex[:8]}"
     if environment.kind == InstallerKind.CONDA:
         conda = shutil.which("conda") or shutil.which("mamba")
         if conda is None:

@@ -19,10 +19,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 
-from tfdoctor.fixer import rollback
-from tfdoctor.fixer.environment import Environment, FixError, clone, freeze, installer_available, remove, run_step
 from tfdoctor.environment.kinds import detect
-from tfdoctor.environment.spell import POSIX, Spelling
+from tfdoctor.environment.spell import POSIX, POWERSHELL, Spelling, quote
+from tfdoctor.fixer import ownership, rollback
+from tfdoctor.fixer.environment import (Environment, FixError, child_json, clone, freeze, installer_available,
+                                        remove, run_step)
 
 EXIT_REPAIRED, EXIT_NOT_REPAIRED, EXIT_CANNOT_RUN = 0, 1, 2
 STEP_TIMEOUT_S = 1800.0
@@ -69,11 +70,14 @@ def _warnings(report: Any) -> list[str]:
 
 
 def changes(before: list[str], after: list[str]) -> list[str]:
-    """'numpy 2.4.6 -> 2.2.6', 'tensorflow 2.21.0 -> removed', 'tf-keras (new) -> 2.21.0' from two freezes."""
+    """'numpy 2.4.6 -> 2.2.6', 'tensorflow 2.21.0 -> removed', 'tf-keras (new) -> 2.21.0' from two freezes,
+    TensorFlow's builds first, then by name (one line each)."""
+    from tfdoctor.facts.requirements import is_tensorflow_build
+
     old = dict(line.split("==", 1) for line in before)
     new = dict(line.split("==", 1) for line in after)
     lines = []
-    for name in sorted(set(old) | set(new)):
+    for name in sorted(set(old) | set(new), key=lambda name: (not is_tensorflow_build(name), name)):
         if old.get(name) != new.get(name):
             lines.append(f"{name} {old.get(name, '(not installed)')} -> {new.get(name, 'removed')}")
     return lines
@@ -114,6 +118,19 @@ def _run_plan(steps: list[Any], spelling: Spelling, options: FixOptions, ui: Ui,
 
 
 def fix(options: FixOptions, ui: Ui) -> int:
+    """Diagnose, prove on a copy, apply. Every signal that ends a session (SIGHUP, SIGQUIT as well as
+    SIGINT, SIGTERM) unwinds it, so what was applied is put back; the environment is locked throughout
+    (not for --dry-run, which changes nothing)."""
+    with _ending_signals_unwind():
+        if options.dry_run:
+            return _fix(options, ui)
+        environment = probe(options.python)
+        with ownership.owning(environment):
+            _finish_interrupted_restores(environment, ui)
+            return _fix(options, ui)
+
+
+def _fix(options: FixOptions, ui: Ui) -> int:
     with ui.progress("diagnosing"):
         report = diagnose(options)
     plan = report.plan
@@ -152,7 +169,7 @@ def fix(options: FixOptions, ui: Ui) -> int:
 
     steps = proven_steps(report, environment, steps, ui.say) or steps
     before = freeze(environment.python)
-    verified = _verify(steps, environment, options, ui, before, plan.moves_tensorflow is not None)
+    verified = _verify(steps, environment, options, ui, before, _tensorflow_the_plan_installs(plan))
     if verified is None:
         return EXIT_NOT_REPAIRED
     if not options.yes and not ui.confirm(f"Apply these {len(steps)} steps to {environment.prefix}?"):
@@ -161,8 +178,47 @@ def fix(options: FixOptions, ui: Ui) -> int:
     return _apply(steps, environment, options, ui, document.get("plan") or {})
 
 
+def _tensorflow_the_plan_installs(plan: Any) -> list[str]:
+    """The TensorFlow requirements the plan states a reason to install: its TensorFlow move's target, and
+    the TensorFlow builds its install steps name (an environment without TensorFlow: `pip install
+    tensorflow`, for the check that asked for it). A move on the copy is judged against these."""
+    from tfdoctor.facts.requirements import is_tensorflow_build
+    from tfdoctor.repairs import Action
+
+    wanted = [plan.moves_tensorflow.target] if plan.moves_tensorflow is not None else []
+    for step in plan.runnable:
+        if step.action is Action.INSTALL and step.reasons:
+            wanted += [package for package in step.packages if is_tensorflow_build(_requirement_name(package))]
+    return wanted
+
+
+def _requirement_name(requirement: str) -> str:
+    import re
+
+    return re.split(r"[\s\[<>=!~;@]", requirement.strip(), maxsplit=1)[0]
+
+
+def _moved_as_stated(before: list[str], after: list[str], wanted: list[str]) -> bool:
+    """The copy's TensorFlow, when it moved, is one the plan said it installs (name and version)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    if not _tensorflow_moved(before, after):
+        return True
+    new = _tensorflow_versions(after)
+    for text in wanted:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        version = new.get(canonicalize_name(requirement.name))
+        if version is not None and requirement.specifier.contains(version, prereleases=True):
+            return True
+    return False
+
+
 def _verify(steps: list[Any], environment: Environment, options: FixOptions, ui: Ui, before: list[str],
-            tensorflow_may_move: bool) -> Optional[list[str]]:
+            tensorflow_wanted: list[str]) -> Optional[list[str]]:
     """Run the plan on a throwaway clone and the doctor on it; the clone's freeze when it comes out
     with no failure, else None (said why). The clone is removed whatever happens."""
     with ui.progress("making a throwaway copy of the environment"):
@@ -181,9 +237,10 @@ def _verify(steps: list[Any], environment: Environment, options: FixOptions, ui:
             ui.say("On a copy of the environment the plan ran, but the doctor still finds: " + "; ".join(failures)
                    + ". Your environment is untouched.", "red")
             return None
-        if _tensorflow_moved(before, after) and not tensorflow_may_move:
-            ui.say(f"On the copy the plan moved TensorFlow ({', '.join(changes(before, after))}) though no check "
-                   "asked for that: not applied. Your environment is untouched.", "red")
+        if not _moved_as_stated(before, after, tensorflow_wanted):
+            ui.say("On the copy the plan moved TensorFlow, which it does not say it installs: not applied. "
+                   "Your environment is untouched. What changed on the copy:\n"
+                   + "\n".join(f"  {line}" for line in changes(before, after)), "red")
             return None
         ui.say("Verified on a copy: every step worked and the doctor finds no failure there"
                + (f" ({len(_warnings(after_report))} warnings)" if _warnings(after_report) else "") + ".", "green")
@@ -213,20 +270,35 @@ def _apply(steps: list[Any], environment: Environment, options: FixOptions, ui: 
         _put_back(way_back, ui)
         return EXIT_NOT_REPAIRED
     ui.say(f"Repaired: {len(steps)} step{'s' if len(steps) != 1 else ''} applied and the doctor finds no failure. "
-           f"Undo with: tfdoctor fix --undo --python {environment.python}", "green")
+           "Undo with: tfdoctor fix --undo --python "
+           + quote(environment.python, POWERSHELL if os.name == "nt" else POSIX), "green")
     return EXIT_REPAIRED
 
 
+ENDING_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")  # those present on this platform
+
+
 @contextlib.contextmanager
-def _shielded() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait while the snapshot goes back: half a restore is worse than either state."""
+def _ending_signals_unwind() -> Iterator[None]:
+    """SIGHUP (the terminal closed) and SIGQUIT unwind the run as SIGINT does (the handler the CLI or
+    Python set for it is called with the signal's own number: exit 128 + N), so an apply they cut is put
+    back; by default they would end tfdoctor on the spot, the installer writing on in its own session."""
     import signal
     import threading
 
-    if threading.current_thread() is not threading.main_thread():
+    names = [name for name in ("SIGHUP", "SIGQUIT") if hasattr(signal, name)]
+    if threading.current_thread() is not threading.main_thread() or not names:
         yield
         return
-    saved = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+    def like_an_interrupt(signum: int, frame: Any) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    saved = {getattr(signal, name): signal.signal(getattr(signal, name), like_an_interrupt) for name in names}
     try:
         yield
     finally:
@@ -234,17 +306,76 @@ def _shielded() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Every ending signal waits while the snapshot goes back: half a restore is worse than either state.
+    One that arrived meanwhile is delivered again afterwards (the run then ends as it asked). The handler
+    is a function, not SIG_IGN, which children would inherit."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    signums = [getattr(signal, name) for name in ENDING_SIGNALS if hasattr(signal, name)]
+    saved = {signum: signal.signal(signum, lambda signum, frame: pending.append(signum)) for signum in signums}
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        if pending and sys.exc_info()[0] is None:
+            signal.raise_signal(pending[0])
+
+
+def _restore(way_back: rollback.Rollback) -> rollback.Restored:
+    with _signals_held():
+        return rollback.restore(way_back)
+
+
 def _put_back(way_back: rollback.Rollback, ui: Ui) -> None:
-    with _shielded():
-        after = rollback.restore(way_back)
-    same = sorted(after) == sorted(way_back.freeze)
-    ui.say("The environment was put back as it was." if same else
-           "The environment was put back from the snapshot, but its distributions differ from the record: "
-           + "; ".join(changes(way_back.freeze, after)), "yellow" if same else "red")
+    restored = _restore(way_back)
+    ui.say("The environment was put back as it was." if restored.verified else
+           "The environment was put back from the snapshot, but its distributions differ from the record ("
+           + "; ".join(changes(way_back.freeze, restored.freeze)) + f"); the record stays: {way_back.directory}",
+           "yellow" if restored.verified else "red")
+
+
+def _finish_interrupted_restores(environment: Environment, ui: Ui) -> None:
+    """A restore cut short earlier (its journal is there, its record too) is completed before anything
+    else touches the environment; then what earlier runs left (clones beside the environment, snapshots
+    without a record) is removed, and what cannot be removed is said once."""
+    from tfdoctor.fixer.environment import leftover_clones
+
+    _complete_restores(environment, ui)
+    for message in rollback.sweep(environment, leftover_clones(environment.prefix) + rollback.leftovers(environment)):
+        ui.say(message, "yellow")
+
+
+def _complete_restores(environment: Environment, ui: Ui) -> None:
+    for way_back in rollback.interrupted(environment):
+        ui.say(f"An earlier restore of {environment.prefix} was interrupted; completing it first "
+               f"(journal in {way_back.directory}).", "yellow")
+        restored = _restore(way_back)
+        if not restored.verified:
+            raise FixError(f"the interrupted restore from {way_back.directory} was completed, but the "
+                           "distributions differ from its record: " + "; ".join(changes(way_back.freeze, restored.freeze)))
+        ui.say("Completed: the environment is as it was before that fix.", "green")
 
 
 def undo(python: str, ui: Ui, yes: bool = False) -> int:
-    environment = probe(python)
+    with _ending_signals_unwind():
+        environment = probe(python)
+        with ownership.owning(environment):
+            return _undo(environment, python, ui, yes)
+
+
+def _undo(environment: Environment, python: str, ui: Ui, yes: bool) -> int:
+    was_interrupted = rollback.interrupted(environment)
+    _finish_interrupted_restores(environment, ui)
+    if was_interrupted:  # the user asked for exactly this: no second question
+        return EXIT_REPAIRED
     way_back = rollback.newest(environment)
     if way_back is None:
         ui.say(f"No rollback record for {python}: nothing to undo.", "yellow")
@@ -259,31 +390,28 @@ def undo(python: str, ui: Ui, yes: bool = False) -> int:
     if not yes and not ui.confirm("Restore it?"):
         return EXIT_NOT_REPAIRED
     with ui.progress("restoring the snapshot"):
-        after = rollback.restore(way_back)
-    if sorted(after) != sorted(way_back.freeze):
-        ui.say("Restored, but the distributions differ from the record: " + "; ".join(changes(way_back.freeze, after)), "red")
+        restored = _restore(way_back)
+    if not restored.verified:
+        ui.say("Restored, but the distributions differ from the record: " + "; ".join(changes(way_back.freeze, restored.freeze))
+               + f". The record stays ({way_back.directory}).", "red")
         return EXIT_NOT_REPAIRED
     ui.say("Restored: the environment's distributions are exactly as recorded before the fix.", "green")
     return EXIT_REPAIRED
 
 
-_PROBE = ("import json, os, site, sys, sysconfig; print(json.dumps({'prefix': sys.prefix, 'base': getattr(sys, 'base_prefix', sys.prefix),"
+_PROBE = ("import os, site, sys, sysconfig\nanswer = {'prefix': sys.prefix, 'base': getattr(sys, 'base_prefix', sys.prefix),"
           " 'conda': os.path.isdir(os.path.join(sys.prefix, 'conda-meta')),"
           " 'uv': any(l.startswith('uv') for l in open(os.path.join(sys.prefix, 'pyvenv.cfg'))) if os.path.isfile(os.path.join(sys.prefix, 'pyvenv.cfg')) else False,"
           " 'externally_managed': os.path.isfile(os.path.join(sysconfig.get_path('stdlib') or '', 'EXTERNALLY-MANAGED')),"
-          " 'site': getattr(site, 'getsitepackages', lambda: [])()}))")
+          " 'site': getattr(site, 'getsitepackages', lambda: [])()}\n")
 
 
 def probe(python: str) -> Environment:
-    """Where an interpreter's environment is, without a diagnosis (for --undo)."""
-    import json
-
-    from tfdoctor.collect.commands import run_command
-
-    result = run_command([python, "-I", "-c", _PROBE], timeout=30.0)
-    if result["status"] != "ok":
-        raise FixError(f"{python} does not start: {result['status']}")
-    data = json.loads(result["stdout"])
+    """Where an interpreter's environment is, without a diagnosis (for the lock and --undo)."""
+    try:
+        data = child_json(python, _PROBE, timeout=30.0)
+    except FixError as exc:
+        raise FixError(f"{python} does not start: {exc}") from exc
     kind = detect(uv=data["uv"], conda=data["conda"], venv=data["prefix"] != data["base"],
                   externally_managed=data["externally_managed"])  # the doctor's precedence
     return Environment(os.path.abspath(python) if os.sep in python else python, data["prefix"], kind, tuple(data["site"]))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import shutil
+import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +78,68 @@ def _prune(home: Path, keep: Path) -> None:
             remove(old)
 
 
+_STAMP = re.compile(r"\d{8}T\d{6}\.\d{6}-[0-9a-f]{6}")
+REPORTED = "undeletable.json"  # the leftovers already reported as undeletable: each is said once
+
+
+def leftovers(environment: Environment) -> list[Path]:
+    """Snapshots no record owns: a snapshot cut short before its record was written, the rest of one whose
+    restore was verified (its record goes first). Named as `create` names them, owned by this user.
+    Called under the environment's lock: no running fix is writing one."""
+    home = _home(environment)
+    if not home.is_dir():
+        return []
+    found = []
+    for directory in home.iterdir():
+        if _STAMP.fullmatch(directory.name) and not (directory / RECORD).exists() and not directory.is_symlink():
+            try:
+                owned = os.name != "posix" or directory.lstat().st_uid == os.getuid()
+            except OSError:
+                continue
+            if owned:
+                found.append(directory)
+    return sorted(found)
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for directory, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(directory, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def sweep(environment: Environment, paths: list[Path]) -> list[str]:
+    """Remove `paths` (leftovers of earlier runs); for each that cannot be removed (immutable files, no
+    permission), one message with its size and a command to remove it, the first time only."""
+    home = _home(environment)
+    try:
+        reported = set(json.loads((home / REPORTED).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        reported = set()
+    messages = []
+    for path in paths:
+        remove(path)
+        if not os.path.lexists(path) or str(path) in reported:
+            continue
+        from tfdoctor.environment.spell import quote
+
+        size = _size(path)
+        messages.append(f"{path} ({size / 1e6:.1f} MB), left by an earlier tfdoctor fix, cannot be removed; remove it "
+                        f"with: sudo chattr -R -i {quote(str(path))}; sudo rm -rf {quote(str(path))}")
+        reported.add(str(path))
+    if messages:
+        try:
+            home.mkdir(parents=True, exist_ok=True)
+            (home / REPORTED).write_text(json.dumps(sorted(reported)), encoding="utf-8")
+        except OSError:
+            pass
+    return messages
+
+
 def newest(environment: Environment) -> Optional[Rollback]:
     """The last rollback written for this interpreter, or None."""
     home = _home(environment)
@@ -95,22 +157,98 @@ def newest(environment: Environment) -> Optional[Rollback]:
     return None
 
 
-def restore(rollback: Rollback) -> list[str]:
-    """Put the snapshot back in place of every root's current files, then drop the rollback; returns
-    the freeze afterwards (which the caller compares with the record's). Entries the plan added are
-    removed, entries it replaced come back; the state directory stays."""
-    for index, root in enumerate(rollback.record.get("roots") or ()):
+JOURNAL = "journal.jsonl"
+
+
+def _journal(rollback: Rollback) -> list[dict[str, Any]]:
+    """The restore's journal so far (a line cut by a crash is the last and is ignored)."""
+    path = rollback.directory / JOURNAL
+    entries = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    for line in lines:
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            break
+    return entries
+
+
+def _write(rollback: Rollback, entry: dict[str, Any]) -> None:
+    """One journal line, on disk before the move it announces."""
+    with open(rollback.directory / JOURNAL, "a", encoding="utf-8") as journal:
+        journal.write(json.dumps(entry) + "\n")
+        journal.flush()
+        os.fsync(journal.fileno())
+
+
+def _move(rollback: Rollback, source: Path, target: Path) -> None:
+    _write(rollback, {"move": str(source), "to": str(target)})
+    os.rename(source, target)  # both inside the environment's prefix: one filesystem, atomic
+
+
+def interrupted(environment: Environment) -> list[Rollback]:
+    """Restores of this environment that began (a journal) and were not verified: oldest first."""
+    home = _home(environment)
+    if not home.is_dir():
+        return []
+    found = []
+    for directory in sorted(home.iterdir(), key=lambda d: d.name):
+        if (directory / JOURNAL).is_file() and (directory / RECORD).is_file():
+            try:
+                record = json.loads((directory / RECORD).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if os.path.realpath(str(record.get("prefix"))) == os.path.realpath(environment.prefix) or not environment.isolated:
+                found.append(Rollback(directory, record))
+    return found
+
+
+@dataclass(frozen=True)
+class Restored:
+    freeze: list[str]  # the distributions afterwards
+    verified: bool  # they are the record's: the record is gone; else it stays, and --undo can try again
+
+
+def restore(rollback: Rollback) -> Restored:
+    """Put the snapshot back in place of every root's current files, as a transaction that can be
+    repeated: a journal in the record's directory says, before each move, what moves where, and in
+    which phase the restore is ('aside': the current entries move to replaced/, 'back': the snapshot's
+    move in). Run again after any interruption (even SIGKILL), it goes on from where the journal
+    stopped and converges on the snapshot; it never moves a restored environment aside again. The
+    record is removed only once the environment's freeze equals the record's. The caller holds the
+    signals; the freeze here runs outside the children registry an interrupt closes."""
+    roots = list(rollback.record.get("roots") or ())
+    journal = _journal(rollback)
+    phases = [entry["phase"] for entry in journal if "phase" in entry]
+    if "back" not in phases:
+        if not phases:
+            for index in range(len(roots)):
+                snapshot = rollback.directory / "tree" / str(index)
+                if not snapshot.is_dir():
+                    raise FixError(f"the rollback snapshot {snapshot} is missing: cannot undo")
+            _write(rollback, {"phase": "aside"})
+        for index, root in enumerate(roots):
+            trash = rollback.directory / "replaced" / str(index)
+            trash.mkdir(parents=True, exist_ok=True)
+            for entry in sorted(Path(root).iterdir()):
+                if entry.name != STATE_DIR:
+                    target = trash / entry.name
+                    while target.exists() or target.is_symlink():  # a name left by an earlier, undone attempt
+                        target = target.with_name(target.name + "~")
+                    _move(rollback, entry, target)
+        _write(rollback, {"phase": "back"})
+    for index, root in enumerate(roots):
         snapshot = rollback.directory / "tree" / str(index)
-        if not snapshot.is_dir():
-            raise FixError(f"the rollback snapshot {snapshot} is missing: cannot undo")
-        trash = rollback.directory / "replaced" / str(index)
-        trash.mkdir(parents=True, exist_ok=True)
-        root_path = Path(root)
-        for entry in list(root_path.iterdir()):
-            if entry.name != STATE_DIR:
-                shutil.move(str(entry), str(trash / entry.name))  # a rename on one filesystem
-        for entry in list(snapshot.iterdir()):
-            shutil.move(str(entry), str(root_path / entry.name))
-    after = freeze(str(rollback.record["python"]))
-    remove(rollback.directory)
-    return after
+        if snapshot.is_dir():
+            for entry in sorted(snapshot.iterdir()):
+                _move(rollback, entry, Path(root) / entry.name)
+    after = freeze(str(rollback.record["python"]), registered=False)
+    verified = sorted(after) == sorted(rollback.freeze)
+    if verified:
+        _write(rollback, {"phase": "verified"})
+        (rollback.directory / RECORD).unlink()  # first: without its record the rest is a leftover, pruned later
+        remove(rollback.directory)
+    return Restored(after, verified)

@@ -1,26 +1,28 @@
 """What `tfdoctor fix` shows on a terminal: progress on stderr (a spinner on a terminal, a line each
 stage otherwise), the plan and the outcome on stdout. Text from the environment is stripped of
-control characters and printed without markup."""
+control characters and printed without markup, and every line passes the redactor first (the
+installer's relayed output can hold an index URL with its password, a SAS signature, a token)."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from tfdoctor.render.sanitize import clean, clean_document
 
 
 class ConsoleUi:
-    def __init__(self) -> None:
+    def __init__(self, redact: Callable[[str], str] = lambda text: text) -> None:
         from rich.console import Console
 
+        self.redact = redact
         self.out = Console(highlight=False, soft_wrap=True)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
 
     @contextlib.contextmanager
     def progress(self, text: str) -> Iterator[None]:
-        text = clean(text)
+        text = clean(self.redact(text))
         if self.err.is_terminal:
             with self.err.status(text, spinner="dots"):
                 yield
@@ -29,7 +31,7 @@ class ConsoleUi:
             yield
 
     def say(self, text: str, style: str = "") -> None:
-        self.out.print(clean(text), style=style or None, markup=False)
+        self.out.print(clean(self.redact(text)), style=style or None, markup=False)
 
     def plan(self, document: Mapping[str, Any]) -> None:
         from tfdoctor.render.text import plan_lines
@@ -40,7 +42,7 @@ class ConsoleUi:
     def confirm(self, question: str) -> bool:
         from rich.prompt import Confirm
 
-        return Confirm.ask(clean(question), console=self.out, default=False)
+        return Confirm.ask(clean(self.redact(question)), console=self.out, default=False)
 
     def can_ask(self) -> bool:
         return sys.stdin.isatty() and self.out.is_terminal

@@ -158,6 +158,8 @@ def _plan(plan: dict[str, Any]) -> list[str]:
         lines += [f"**No command can satisfy** {escape(conflict['why'])}:", ""]
         lines += [f"- {escape((w['check'] + ': ') if w.get('check') else '')}{code(w['requirement'])} ({escape(w.get('reason', ''))})"
                   for w in conflict.get("wants") or ()] + [""]
+        if conflict.get("choices"):
+            lines += ["Your choices: " + "; or ".join(escape(choice) for choice in conflict["choices"]) + ".", ""]
     return lines
 
 

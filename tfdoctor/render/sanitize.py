@@ -6,7 +6,7 @@ strings (text, Markdown, GitHub, `diff`) passes its document through `clean_docu
 sequences (CSI, OSC and the like, 7-bit and 8-bit) are removed whole, then every other control
 character, C0 except tab and newline, DEL and C1. JSON keeps the data but writes it with `json_dumps`:
 C0 controls as json.dumps escapes them, DEL and C1 as \\u007f-\\u009f too (json.dumps leaves them raw
-when ensure_ascii is off), and `##[` as `\\u0023#[`, GitHub Actions' older workflow-command prefix, which
+when ensure_ascii is off), the bidirectional and zero-width characters likewise, and `##[` as `\\u0023#[`, GitHub Actions' older workflow-command prefix, which
 the runner looks for anywhere in a line of the log. Every pattern here runs in linear time.
 """
 
@@ -22,10 +22,18 @@ _SEQUENCES = re.compile(
     r"|\x1b[ -/]*[0-~]"  # other escapes: ESC c (reset), ESC ( B, ...
 )
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Invisible characters that change how the text around them reads: the bidirectional controls (embeddings,
+# overrides, isolates, marks: the "Trojan Source" characters, https://trojansource.codes/, Unicode's
+# UAX #9) and the zero-width ones (ZWSP, ZWNJ, ZWJ, word joiner, BOM). Shown as a visible \\uXXXX.
+INVISIBLE = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
 
 
 def clean(text: str) -> str:
-    """`text` without escape sequences and control characters (tab and newline stay)."""
+    """`text` without escape sequences and control characters (tab and newline stay), its invisible
+    direction and zero-width characters spelt out (\\u202e)."""
+    if _INVISIBLE.search(text):
+        text = _INVISIBLE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
     if not _CONTROLS.search(text):
         return text
     return _CONTROLS.sub("", _SEQUENCES.sub("", text))
@@ -44,6 +52,7 @@ def clean_document(value: Any) -> Any:
 
 # Raw in json.dumps(ensure_ascii=False) output only inside strings, where a \\u escape means the same.
 _JSON_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+_JSON_ESCAPES.update({code: f"\\u{code:04x}" for code in range(0x10000) if _INVISIBLE.match(chr(code))})
 
 
 def json_dumps(value: Any, indent: int | None = 2) -> str:

@@ -73,6 +73,8 @@ def plan_lines(plan: dict[str, Any]) -> list[str]:
         for want in conflict.get("wants") or ():
             who = f"{want['check']}: " if want.get("check") else ""
             lines.append(f"  - {escape(who + want['requirement'])} [dim]({escape(want.get('reason', ''))})[/]")
+        if conflict.get("choices"):
+            lines.append("  Your choices: " + "; or ".join(escape(choice) for choice in conflict["choices"]) + ".")
     lines.append("")
     return lines
 

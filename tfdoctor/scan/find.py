@@ -81,8 +81,12 @@ def is_environment(directory: Path) -> bool:
 
 
 def skipped(name: str) -> bool:
+    """Not walked: caches, and `tfdoctor fix`'s throwaway clones (a fix running now, or one interrupted
+    before it removed its clone: the next fix removes it)."""
+    from tfdoctor.fixer.environment import is_fixer_clone
+
     bare = name.lstrip(".").lower()
-    return name in SKIPPED or bare.endswith(("cache", "caches"))
+    return name in SKIPPED or bare.endswith(("cache", "caches")) or is_fixer_clone(name)
 
 
 def walk(root: Path, depth: int) -> Iterator[Path]:
@@ -180,6 +184,8 @@ def find_environments(places: Places) -> list[Environment]:
     found: dict[str, tuple[Path, Path, list[str]]] = {}
     for kind, paths in sources:
         for path in paths:
+            if kind != "given" and skipped(path.name):  # conda lists a clone it made (conda create --clone)
+                continue
             python = path if kind == "given" else interpreter(path)
             key = os.path.realpath(path)
             kind_here = "conda" if kind == "venv" and os.path.lexists(path / "conda-meta") else kind

@@ -1,0 +1,58 @@
+"""The platform, read one way for everyone: the wheel platform of the target interpreter (what pip picks
+wheels for), the machine's platform (Apple silicon under Rosetta counts as arm64: the wheels a native
+Python would get), and whether the interpreter runs under Rosetta. Pure functions of the facts."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from tfdoctor.facts import Facts, host_system, section
+
+PLATFORMS = {
+    ("Darwin", "arm64"): "macos-arm64",
+    ("Darwin", "arm64e"): "macos-arm64",
+    ("Darwin", "x86_64"): "macos-x86_64",
+    ("Linux", "x86_64"): "linux-x86_64",
+    ("Linux", "aarch64"): "linux-aarch64",
+    ("Linux", "arm64"): "linux-aarch64",
+    ("Windows", "AMD64"): "windows-x86_64",
+    ("Windows", "x86_64"): "windows-x86_64",
+}
+
+
+def wheel_platform(facts: Facts) -> Optional[str]:
+    """'macos-arm64' etc.: the OS with the *interpreter's* architecture (what pip picks wheels for)."""
+    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
+    return PLATFORMS.get((host_system(facts), machine))
+
+
+_X86 = ("x86_64", "amd64", "x64", "i686", "i386", "x86")
+_ARM = ("aarch64", "arm64", "armv8l", "arm64e")
+
+
+def rosetta(facts: Facts) -> bool:
+    """An x86_64 Python translated by Rosetta on an Apple silicon Mac."""
+    python = section(facts, "python")
+    if host_system(facts) != "Darwin":
+        return False
+    if str(python.get("proc_translated")) == "1":
+        return True
+    machine = str(python.get("machine") or "").lower()
+    return machine in _X86 and str(section(facts, "sysctl").get("hw.optional.arm64") or "") == "1"
+
+
+def machine_platform(facts: Facts) -> str | None:
+    """'linux-x86_64', 'linux-aarch64', 'windows-x86_64', 'macos-x86_64', 'macos-arm64', or None
+    (an OS or architecture TensorFlow publishes no wheels for). Uses the interpreter's architecture."""
+    system = host_system(facts)
+    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "").lower()
+    arch = "x86_64" if machine in _X86 else "arm64" if machine in _ARM else machine
+    if system == "Darwin":
+        if rosetta(facts):
+            return "macos-arm64"
+        return {"x86_64": "macos-x86_64", "arm64": "macos-arm64"}.get(arch)
+    if system == "Linux":
+        return {"x86_64": "linux-x86_64", "arm64": "linux-aarch64"}.get(arch)
+    if system == "Windows":
+        return "windows-x86_64" if arch == "x86_64" else None
+    return None
