@@ -14,8 +14,9 @@ from tfdoctor.cli.emit import (Format, emit, experiment_progress, fail, for_gith
                                terminal_columns, write)
 from tfdoctor.cli.flags import (CONFIG, DEEP, EXIT_CODES_HELP, EXPERIMENTS_TIMEOUT, EXPLAIN_EXIT_CODES_HELP, FORMAT,
                                 GPU_KIND, JSON, LIST_CHECKS, MIN_GFLOPS, MIN_SPEEDUP, NO_EXPERIMENTS, NO_PROBE,
-                                NO_REDACT, ONLY, OUTPUT, PYTHON, QUIET, REPORT_HELP, REQUIRE_GPU, REQUIRE_PYTHON,
-                                REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, settings_from)
+                                NO_REDACT, ONLY, OUTPUT, PROVE, PYTHON, QUIET, REPORT_HELP, REQUIRE_GPU, REQUIRE_PYTHON,
+                                REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, VERSION,
+                                settings_from)
 from tfdoctor.options import doctor_options, redact_document, requirement_facts, text_redactor
 
 app = typer.Typer(
@@ -53,7 +54,8 @@ def run(
     min_gflops: Optional[float] = MIN_GFLOPS,
     min_gpu_speedup: Optional[float] = MIN_SPEEDUP,
     no_redact: bool = NO_REDACT,
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    prove: bool = PROVE,
+    version: bool = VERSION,
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return
@@ -87,6 +89,10 @@ def run(
     strict = strict or bool(settings.strict)
     document = redact_document(report.to_dict(), not no_redact)
     emit(document, fmt, verbose, output, quiet)
+    if prove:  # issue 29: the trials, on stderr so that --json keeps stdout to the report
+        from tfdoctor.fixer.trials import prove_report
+
+        prove_report(report, lambda line: typer.echo(line, err=True))
     raise typer.Exit(report.exit_code(strict))
 
 
