@@ -44,6 +44,7 @@ class Format(str, Enum):
     json = "json"
     markdown = "markdown"
     github = "github"  # text, plus GitHub Actions annotations and the job summary
+    openmetrics = "openmetrics"  # Prometheus / node_exporter textfile collector (tfdoctor/render/openmetrics.py)
 
 
 class Interrupted(BaseException):
@@ -92,6 +93,33 @@ REQUIRE_TF = typer.Option(None, "--require-tensorflow", metavar="SPEC",
 REQUIRE_PYTHON = typer.Option(None, "--require-python", metavar="SPEC", help="Require a Python version (PEP 440).")
 MIN_GFLOPS = typer.Option(None, "--min-gflops", metavar="N", help="Require the probe's best device to reach N GFLOPS.")
 MIN_SPEEDUP = typer.Option(None, "--min-gpu-speedup", metavar="X", help="Require the GPU to be X times the CPU.")
+
+
+# --- `--report-to`: post the report to a team server (issue 28; tfdoctor/report_to.py, stdlib only) ------
+REPORT_TO = typer.Option(None, "--report-to", metavar="URL",
+                         help="After printing the report, post it (redacted as printed) to a `tfdoctor serve` server.")
+REPORT_TOKEN_FILE = typer.Option(None, "--report-token-file", metavar="FILE",
+                                 help="The server's token, from FILE (default: $TFDOCTOR_REPORT_TOKEN).")
+REPORT_HOSTNAME = typer.Option(False, "--report-hostname",
+                               help="Send this machine's hostname with --report-to (default: only a random id).")
+LABEL = typer.Option(None, "--label", metavar="KEY=VALUE", help="A label for --report-to (repeatable), e.g. team=vision.")
+
+
+def _report_to(url: Optional[str], documents: List[dict], token_file: Optional[str], labels: Optional[List[str]],
+               hostname: bool) -> None:
+    """Post the reports; a failure is one line on stderr and leaves the exit code alone."""
+    if not url or not documents:
+        return
+    from tfdoctor.report_to import report_to
+
+    failure = report_to(url, documents, token_file, labels or [], hostname)
+    if failure:
+        typer.echo(_one_line(failure), err=True)
+
+
+def _no_openmetrics(fmt: Format, command: str) -> None:
+    if fmt is Format.openmetrics:
+        raise _fail(f"{command} has no openmetrics format (it is one environment's report: tfdoctor, explain)")
 
 
 ERROR_LINE_LIMIT = 300  # characters of an error line; -v shows the whole message
@@ -269,6 +297,10 @@ def run(
     min_gpu_speedup: Optional[float] = MIN_SPEEDUP,
     no_redact: bool = NO_REDACT,
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    report_to: Optional[str] = REPORT_TO,
+    report_token_file: Optional[str] = REPORT_TOKEN_FILE,
+    report_hostname: bool = REPORT_HOSTNAME,
+    label: Optional[List[str]] = LABEL,
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return
@@ -309,6 +341,7 @@ def run(
     strict = strict or bool(settings.strict)
     document = redact(report.to_dict(), no_redact)
     emit(document, fmt, verbose, output, quiet)
+    _report_to(report_to, [document], report_token_file, label, report_hostname)
     raise typer.Exit(report.exit_code(strict))
 
 
@@ -401,6 +434,7 @@ def diff_command(
     from tfdoctor.diff import RENDERERS, compare, exit_code
     from tfdoctor.saved_reports import ReportError, read_report
 
+    _no_openmetrics(fmt, "diff")
     if a == "-" and b == "-":
         raise _fail("only one of A and B can be '-' (stdin)")
     try:
@@ -495,6 +529,10 @@ def scan_command(
     strict: bool = STRICT,
     config: Optional[str] = CONFIG,
     no_redact: bool = NO_REDACT,
+    report_to: Optional[str] = REPORT_TO,
+    report_token_file: Optional[str] = REPORT_TOKEN_FILE,
+    report_hostname: bool = REPORT_HOSTNAME,
+    label: Optional[List[str]] = LABEL,
 ) -> None:
     import os
 
@@ -504,6 +542,7 @@ def scan_command(
     from tfdoctor.scan.find import Places, find_environments
     from tfdoctor.scan.run import diagnose_all
 
+    _no_openmetrics(fmt, "scan")
     settings = _config(config, True, None, None, None, None, None)  # as `tfdoctor --python ENV` reads it
     missing = [path for path in paths or () if not os.path.lexists(os.path.expanduser(path))]
     if missing:
@@ -535,7 +574,42 @@ def scan_command(
         rendered = scan_table.render_text(rows, color=None if terminal else False,
                                           width=_terminal_columns() if terminal else None)
     write(rendered, output)
+    _report_to(report_to, [d.document for d in diagnosed if d.document is not None], report_token_file, label,
+               report_hostname)
     raise typer.Exit(summary.exit_code(rows))
+
+
+@app.command(
+    "serve",
+    help="Run the team server (needs the extra: pip install 'tfdoctor[server]'): machines post their reports "
+    "with `tfdoctor --report-to URL`; the pages show the fleet worst first, what changed since a machine last "
+    "passed, and each label's known-good baseline; /metrics serves Prometheus. See docs/server.md.\n\n"
+    "Exit codes: 0 stopped; 2 cannot run (the extra is missing, an unreadable --token-file or --db).",
+)
+def serve_command(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (default: loopback only)."),
+    port: int = typer.Option(8765, "--port", min=1, max=65535, help="Port to listen on."),
+    db: Optional[str] = typer.Option(None, "--db", metavar="URL",
+                                     help="SQLAlchemy URL or SQLite file (default: a SQLite file in the user's data "
+                                          "directory); postgresql+psycopg://... for a team."),
+    token_file: Optional[str] = typer.Option(None, "--token-file", metavar="FILE",
+                                             help="Posts must carry this bearer token (the file's first line)."),
+) -> None:
+    try:
+        from tfdoctor.servers.team.serve import INSTALL_LINE, missing_module
+    except ImportError:  # the package itself is there; its stack is not
+        missing, INSTALL_LINE = "the server stack", "pip install 'tfdoctor[server]'"
+    else:
+        missing = missing_module()
+    if missing:
+        raise _fail(f"tfdoctor serve needs {missing}: {INSTALL_LINE}")
+    from tfdoctor.servers.team.serve import serve
+
+    try:
+        code = serve(host, port, db, token_file)
+    except (OSError, ValueError) as exc:
+        raise _fail(str(exc))
+    raise typer.Exit(code)
 
 
 def _terminal_columns() -> int:

@@ -1,0 +1,1 @@
+"""Servers: optional extras ([mcp], [server]); the plain CLI never imports this package."""
