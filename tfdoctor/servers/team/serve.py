@@ -11,11 +11,13 @@ INSTALL_LINE = "pip install 'tfdoctor[server]'"
 
 
 def missing_module() -> Optional[str]:
-    """The first module of the [server] extra that cannot be imported, or None."""
-    import importlib.util
+    """The first module of the [server] extra that cannot be imported, or None (serve imports them all next)."""
+    import importlib
 
     for name in REQUIRED_MODULES:
-        if importlib.util.find_spec(name) is None:
+        try:
+            importlib.import_module(name)
+        except ImportError:
             return name
     return None
 
