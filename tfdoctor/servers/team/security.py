@@ -17,7 +17,7 @@ CONTENT_SECURITY_POLICY = ("default-src 'none'; style-src 'self'; img-src 'self'
 SECURITY_HEADERS = (
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would make browsers send `Origin: null` on our own forms
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 )

@@ -95,7 +95,7 @@ def summarize(document: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "status": worst_status(results),
         "first_failing_check": first_failing_check(results),
-        "python": str(target.get("python") or python_facts.get("executable") or "?")[:500],
+        "python": str(target.get("python") or python_facts.get("executable") or "not recorded")[:500],
         "key_facts": key_facts(document),
         "checks": {str(r.get("id")): str(r.get("status")) for r in results if isinstance(r, Mapping)},
     }
