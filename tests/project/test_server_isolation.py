@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "linux" / "kaggle-cudnn-9.0-vs-9.3.json"
 SERVER_STACK = ("starlette", "uvicorn", "sqlalchemy", "alembic", "jinja2", "prometheus_client", "psycopg",
-                "jsonschema", "httpx", "tfdoctor.servers")
+                "jsonschema", "fastjsonschema", "httpx", "tfdoctor.servers")
 
 PROBE = """
 import json, sys

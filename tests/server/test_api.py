@@ -247,3 +247,14 @@ def test_the_paste_page_judges_a_report_with_todays_checks_and_stores_nothing(db
         assert client.get("/api/v1/environments").json() == []
     assert judged.status_code == 200 and "Today's verdict" in judged.text and "cuda-build" in judged.text
     assert unreadable.status_code == 422 and "invalid JSON" in unreadable.text
+
+
+def test_a_lone_surrogate_is_stored_as_the_replacement_character(db_url, healthy):
+    report = json.loads(json.dumps(healthy))
+    report["results"][0]["summary"] = "broken \ud800 text"
+    raw = json.dumps(envelope(report, "machine-surrogate")).encode()  # ensure_ascii: the escape \ud800
+    with client_for(db_url) as client:
+        posted = client.post("/api/v1/reports", content=raw, headers={**AUTH, "Content-Type": "application/json"})
+        assert posted.status_code == 201
+        stored = client.get(f"/api/v1/reports/{posted.json()['report']}").json()
+    assert stored["results"][0]["summary"] == "broken \ufffd text"

@@ -6,7 +6,7 @@ import ipaddress
 import sys
 from typing import Optional
 
-REQUIRED_MODULES = ("starlette", "uvicorn", "sqlalchemy", "alembic", "jinja2", "jsonschema", "prometheus_client")
+REQUIRED_MODULES = ("starlette", "uvicorn", "sqlalchemy", "alembic", "jinja2", "fastjsonschema", "prometheus_client")
 INSTALL_LINE = "pip install 'tfdoctor[server]'"
 
 
