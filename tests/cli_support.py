@@ -8,7 +8,7 @@ import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from tfdoctor.cli import run_command_line
+from tfdoctor.cli.entry import run_command_line
 
 
 def run_cli(args: list[str]) -> tuple[int, str, str]:

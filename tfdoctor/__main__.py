@@ -68,19 +68,6 @@ def start_children(asked: Diagnosis) -> None:
         return  # its own way, or starts the children itself
 
 
-def _interrupted_early(signum: int, frame: object) -> None:
-    """SIGINT or SIGTERM before the command line has its own handlers (cli.run_command_line), or after:
-    the head start's children die with the doctor, which says so and exits 128 + signal, as cli does."""
-    from tfdoctor.collect.commands import HEAD_STARTS
-
-    HEAD_STARTS.kill_in_handler()
-    try:
-        sys.stderr.write("\ntfdoctor: interrupted\n" if sys.stderr.isatty() else "tfdoctor: interrupted\n")
-        sys.stderr.flush()
-    finally:
-        os._exit(128 + signum)
-
-
 @contextmanager
 def head_start(args: list[str]) -> Iterator[None]:
     import threading
@@ -89,23 +76,20 @@ def head_start(args: list[str]) -> Iterator[None]:
     if asked is None or not sys.executable or threading.current_thread() is not threading.main_thread():
         yield  # (signal handlers are the main thread's to set)
         return
-    import signal
-
+    from tfdoctor.cli.interrupts import head_start_handlers
     from tfdoctor.collect.commands import HEAD_STARTS
 
-    saved = {signum: signal.signal(signum, _interrupted_early) for signum in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        start_children(asked)
-        yield
-    finally:
-        HEAD_STARTS.discard()
-        for signum, handler in saved.items():
-            signal.signal(signum, handler)
+    with head_start_handlers():
+        try:
+            start_children(asked)
+            yield
+        finally:
+            HEAD_STARTS.discard()
 
 
 def main() -> None:
     with head_start(sys.argv[1:]):
-        from tfdoctor.cli import main as run
+        from tfdoctor.cli.entry import main as run
 
         run()
 

@@ -17,15 +17,13 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Union
 
 from tfdoctor.model import CheckResult
+from tfdoctor.options import ConfigLike
 from tfdoctor.report import exit_code_for
 
-if TYPE_CHECKING:
-    from tfdoctor.config import Config
 
-ConfigLike = Union[str, "os.PathLike[str]", Mapping[str, Any], "Config", None]
 
 __all__ = ["Report", "diagnose", "explain", "DoctorError"]
 
@@ -89,30 +87,6 @@ class Report:
                 f"{totals.get('error', 0)} crashed, {totals.get('skip', 0)} skipped>")
 
 
-def _load_config(config: ConfigLike, discover: bool) -> "Config":
-    from tfdoctor import config as cfg
-
-    try:
-        if isinstance(config, cfg.Config):
-            return config
-        if isinstance(config, Mapping):
-            return cfg.parse_table(config, "config argument")
-        if config is not None:
-            return cfg.load_config(os.fspath(config))
-        return cfg.load_config() if discover else cfg.Config()
-    except cfg.ConfigError as exc:
-        raise DoctorError(str(exc)) from None
-
-
-def _redacted(document: Dict[str, Any], redact: bool) -> Dict[str, Any]:
-    document["redacted"] = redact
-    if not redact:
-        return document
-    from tfdoctor.redact import Redactor
-
-    return Redactor.for_this_machine().learning_from(document).document(document)
-
-
 def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: Iterable[str] = (), probe: bool = True,
              timeout: Optional[float] = None, config: ConfigLike = None, deep: bool = False,
              strict: Optional[bool] = None, redact: bool = True) -> Report:
@@ -125,27 +99,24 @@ def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: It
 
     from tfdoctor import config as config_module
     from tfdoctor import doctor
+    from tfdoctor.options import OptionsError, doctor_options, load_settings, redact_document
 
-    settings = _load_config(config, discover=True)
+    try:
+        settings = load_settings(config, discover=True)
+    except OptionsError as exc:
+        raise DoctorError(str(exc)) from None
     try:
         timeout = config_module.timeout_seconds(timeout)
     except ValueError as exc:
         raise DoctorError(f"timeout: {exc}") from None
-    options = doctor.DoctorOptions(
-        python=python or sys.executable,
-        only=tuple(only) or settings.only,
-        skip=tuple(skip) or settings.skip,
-        timeout=timeout if timeout is not None else settings.timeout or 60.0,
-        probe=probe,
-        deep=deep,
-        requirements=settings.requirements.to_facts(settings.source) if not settings.requirements.empty else None,
-    )
+    options = doctor_options(settings, python or sys.executable, only=tuple(only), skip=tuple(skip), timeout=timeout,
+                             probe=probe, deep=deep)
     try:
         report = doctor.diagnose(options)
     except doctor.DoctorError as exc:
         raise DoctorError(str(exc)) from None
     strict = strict if strict is not None else bool(settings.strict)
-    return Report(_redacted(report.to_dict(), redact), strict)
+    return Report(redact_document(report.to_dict(), redact), strict)
 
 
 def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, only: Iterable[str] = (),
@@ -153,6 +124,7 @@ def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, 
     """Today's checks on a saved report (a path, '-' for stdin, or the parsed JSON as a dict); the
     requirements it recorded are judged again. Raises DoctorError when it is not a readable report."""
     from tfdoctor import doctor
+    from tfdoctor.options import redact_document
     from tfdoctor.saved_reports import ReportError, parse_report, read_report
     from tfdoctor.saved_reports import explain as explain_saved
 
@@ -170,4 +142,4 @@ def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, 
         document = explain_saved(saved, tuple(only), tuple(skip), redacted=redact)
     except (ReportError, doctor.DoctorError) as exc:
         raise DoctorError(str(exc)) from None
-    return Report(_redacted(document, redact), strict)
+    return Report(redact_document(document, redact), strict)

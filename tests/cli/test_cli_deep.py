@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tfdoctor.collect as collect
-from tfdoctor.cli import run_command_line
+from tfdoctor.cli.entry import run_command_line
 
 
 def _seen_options(monkeypatch, args):

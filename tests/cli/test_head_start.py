@@ -15,7 +15,7 @@ import typer
 
 from tfdoctor import __main__ as launcher
 from tfdoctor.child import source
-from tfdoctor.cli import app
+from tfdoctor.cli.app import app
 from tfdoctor.collect import integrity
 from tfdoctor.collect.commands import HeadStarts, run_process
 from tests import fakes

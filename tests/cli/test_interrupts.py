@@ -86,7 +86,7 @@ class _InterruptedInsideALock:
     def main(self, **_: object) -> None:
         import threading
 
-        from tfdoctor.cli import Interrupted
+        from tfdoctor.cli.interrupts import Interrupted
 
         lock = threading.Lock()
         with lock:
@@ -106,7 +106,7 @@ def children_reopened_after():
 
 def test_an_interrupt_that_surfaces_as_a_lock_error_is_still_an_interrupt(monkeypatch, capsys,
                                                                            children_reopened_after):
-    from tfdoctor import cli
+    from tfdoctor.cli import entry as cli
 
     monkeypatch.setattr(cli, "_click_command", lambda: _InterruptedInsideALock())
     assert cli.run_command_line(["--json"]) == 143
@@ -116,7 +116,7 @@ def test_an_interrupt_that_surfaces_as_a_lock_error_is_still_an_interrupt(monkey
 def test_an_error_without_an_interrupt_behind_it_stays_an_internal_error(monkeypatch, capsys):
     import threading
 
-    from tfdoctor import cli
+    from tfdoctor.cli import entry as cli
 
     class Broken:
         def main(self, **_: object) -> None:

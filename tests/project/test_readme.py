@@ -80,7 +80,7 @@ def _readme_tfdoctor_commands() -> list[list[str]]:
 def parse_with_real_cli(arguments: list[str]) -> None:
     """Parse `tfdoctor ARGUMENTS` as the real CLI does, subcommand included, without running anything:
     an unknown option, command or bad value raises the CLI's usage error."""
-    from tfdoctor.cli import app
+    from tfdoctor.cli.app import app
 
     group = get_command(app)
     context = group.make_context("tfdoctor", list(arguments), resilient_parsing=False)

@@ -16,7 +16,7 @@ SERVER_STACK = ("starlette", "uvicorn", "sqlalchemy", "alembic", "jinja2", "prom
 
 PROBE = """
 import json, sys
-from tfdoctor.cli import run_command_line
+from tfdoctor.cli.entry import run_command_line
 codes = [run_command_line(argv) for argv in json.loads(sys.argv[1])]
 stack = json.loads(sys.argv[2])
 loaded = sorted(m for m in sys.modules if any(m == s or m.startswith(s + ".") for s in stack))
@@ -51,7 +51,7 @@ def test_report_to_posts_with_the_standard_library_only():
 
 def test_serve_without_the_extra_exits_2_with_the_install_line():
     code = ("import sys; sys.modules['uvicorn'] = None;"  # as if the [server] extra were not installed
-            "from tfdoctor.cli import run_command_line; sys.exit(run_command_line(['serve']))")
+            "from tfdoctor.cli.entry import run_command_line; sys.exit(run_command_line(['serve']))")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert completed.returncode == 2 and completed.stdout == ""
     assert completed.stderr == "tfdoctor: error: tfdoctor serve needs uvicorn: pip install 'tfdoctor[server]'\n"

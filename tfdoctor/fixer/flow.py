@@ -51,11 +51,12 @@ class FixOptions:
 
 
 def diagnose(options: FixOptions, python: Optional[str] = None) -> Any:
-    from tfdoctor.doctor import DoctorOptions, diagnose as run_doctor
+    from tfdoctor.doctor import diagnose as run_doctor
+    from tfdoctor.options import doctor_options
 
     # --deep and the probe time things; a repair needs neither
-    return run_doctor(DoctorOptions(python=python or options.python, only=options.only, skip=options.skip,
-                                    timeout=options.timeout, probe=False, deep=False))
+    return run_doctor(doctor_options(None, python or options.python, only=options.only, skip=options.skip,
+                                     timeout=options.timeout, probe=False, deep=False))
 
 
 def _failures(report: Any) -> list[str]:
