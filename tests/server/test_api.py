@@ -258,3 +258,18 @@ def test_a_lone_surrogate_is_stored_as_the_replacement_character(db_url, healthy
         assert posted.status_code == 201
         stored = client.get(f"/api/v1/reports/{posted.json()['report']}").json()
     assert stored["results"][0]["summary"] == "broken \ufffd text"
+
+
+def test_the_fleet_page_shows_the_worst_first_a_page_at_a_time(db_url, healthy, broken, monkeypatch):
+    import tfdoctor.servers.team.app as team_app
+
+    monkeypatch.setattr(team_app, "FLEET_PAGE_ROWS", 2)
+    with client_for(db_url) as client:
+        for n, report in enumerate((healthy, broken, healthy)):
+            post(client, report, f"machine-page{n}", {"team": "vision"})
+        first = client.get("/", params={"label": "team=vision"}).text
+        second = client.get("/", params={"label": "team=vision", "page": 2}).text
+    assert first.count('<tr class="row-') == 2 and second.count('<tr class="row-') == 1
+    assert 'class="row-fail"' in first and 'class="row-fail"' not in second  # worst first across pages
+    assert "3 environments" in first and 'href="/?label=team%3Dvision&amp;page=2" id="next"' in first
+    assert 'id="previous"' in second and 'id="next"' not in second

@@ -12,7 +12,7 @@ import contextlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Mapping, Optional
+from typing import Any, AsyncIterator, Optional
 from urllib.parse import parse_qs, urlencode
 
 from starlette.applications import Starlette
@@ -33,6 +33,7 @@ LABEL_VALUE = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,128}$")
 MAX_LABELS = 20
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 HISTORY_SHOWN = 50
+FLEET_PAGE_ROWS = 100  # worst first: the first page is the one to act on; the rest a click away
 
 
 @dataclass(frozen=True)
@@ -234,9 +235,19 @@ class TeamServer:
             label = parse_label(chosen) if chosen else None
         except BadPost:
             label, chosen = None, ""
-        rows = self.store.environments(label)
+        try:
+            page = max(1, int(request.query_params.get("page") or 1))
+        except ValueError:
+            page = 1
+        counts = self.store.status_counts(label)
+        total = sum(counts.values())
+        rows = self.store.environments(label, limit=FLEET_PAGE_ROWS, offset=(page - 1) * FLEET_PAGE_ROWS)
+        pages = max(1, -(-total // FLEET_PAGE_ROWS))
+        link = lambda number: "/?" + urlencode({**({"label": chosen} if chosen else {}), "page": number})
         return self._page(request, "fleet.html", environments=rows, labels=self.store.label_names(),
-                          chosen=chosen, counts=_counts(rows))
+                          chosen=chosen, counts=counts, total=total, page=page, pages=pages,
+                          previous=link(page - 1) if page > 1 else None,
+                          next=link(page + 1) if page < pages else None, first_row=(page - 1) * FLEET_PAGE_ROWS)
 
     async def environment_page(self, request: Request) -> Response:
         environment = self.store.environment(request.path_params["environment_id"])
@@ -299,13 +310,6 @@ class TeamServer:
         document["redacted"] = True
         document = Redactor.for_this_machine().learning_from(document).document(document)
         return self._page(request, "paste.html", document=document, error=None, pasted="")
-
-
-def _counts(rows: list[Mapping[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["status"]] = counts.get(row["status"], 0) + 1
-    return counts
 
 
 def create_app(settings: Settings) -> Starlette:

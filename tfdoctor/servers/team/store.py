@@ -223,14 +223,26 @@ class Store:
         return True
 
     # --- reading -------------------------------------------------------------------------------------
-    def environments(self, label: Optional[tuple[str, str]] = None) -> list[dict[str, Any]]:
+    def environments(self, label: Optional[tuple[str, str]] = None, limit: Optional[int] = None,
+                     offset: int = 0) -> list[dict[str, Any]]:
         """One row per machine and interpreter, worst first, then the most recently seen."""
         query = select(environments).order_by(_STATUS_RANK, environments.c.last_seen.desc(), environments.c.id)
         if label is not None:
             query = query.join(labels, labels.c.environment_id == environments.c.id).where(
                 labels.c.key == label[0], labels.c.value == label[1])
+        if limit is not None:
+            query = query.limit(limit).offset(offset)
         with self.engine.connect() as conn:
             return [self._environment(row) for row in conn.execute(query).mappings()]
+
+    def status_counts(self, label: Optional[tuple[str, str]] = None) -> dict[str, int]:
+        """Environments per status (of those with the label)."""
+        query = select(environments.c.status, func.count()).group_by(environments.c.status)
+        if label is not None:
+            query = query.join(labels, labels.c.environment_id == environments.c.id).where(
+                labels.c.key == label[0], labels.c.value == label[1])
+        with self.engine.connect() as conn:
+            return {status: count for status, count in conn.execute(query)}
 
     def environment(self, environment_id: int) -> Optional[dict[str, Any]]:
         with self.engine.connect() as conn:
