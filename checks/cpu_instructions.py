@@ -20,7 +20,7 @@ from tfdoctor.checks.platform_support import platform_key, rosetta
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.tensorflow_build import tensorflow_distribution, tensorflow_version
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.spell import fresh_environment, spelling_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
 from tfdoctor.repairs import Repair
@@ -77,14 +77,13 @@ def _virtual_machine(flags: Iterable[str], brand: str | None) -> bool:
 def cpu_instructions(facts: Facts) -> Outcome:
     key = platform_key(facts)
     brand = section(facts, "cpu").get("brand") or section(facts, "sysctl").get("machdep.cpu.brand_string")
-    installer = installer_for(facts)
     if rosetta(facts):
         return Outcome.fail(
             "x86_64 Python under Rosetta: Rosetta does not advertise AVX, which x86_64 TensorFlow requires",
             "x86_64 TensorFlow then dies with an illegal instruction or its own 'compiled to use AVX "
             "instructions' abort; a native arm64 Python runs the arm64 wheels.",
             fix=Remediation("Use a native arm64 Python (see the architecture check) and install TensorFlow there.",
-                            installer.fresh_environment(), HARDWARE_GUIDE),
+                            fresh_environment(spelling_for(facts)), HARDWARE_GUIDE),
             rosetta=True,
         )
     if key in ("macos-arm64", "linux-aarch64"):

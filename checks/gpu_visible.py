@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from tfdoctor.facts import host_system, is_recorded, signatures, tensorflow_child
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair

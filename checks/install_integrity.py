@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.facts import integrity
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome
@@ -33,7 +34,7 @@ def _mib(value: Any) -> str:
 def _why_unverifiable(entry: Mapping[str, Any]) -> str:
     if entry.get("metadata") == "egg-info":
         return "an egg-info install (no RECORD)"
-    if str(entry.get("installer") or "").strip() == "conda":
+    if str(entry.get("installer") or "").strip() == InstallerKind.CONDA:
         return "installed by conda (no RECORD)"
     return "no RECORD"
 

@@ -2,12 +2,12 @@
 
 The environment declares what it needs: the WHEEL `Tag:` lines and Requires-Python of its installed
 TensorFlow-family distributions (recorded by the integrity child), and `pip install tensorflow` reaches
-for the newest TensorFlow wheel of the platform (a curated tag, tfdoctor/installers.py). A pip older
+for the newest TensorFlow wheel of the platform (a curated tag, tfdoctor/environment/pip.py). A pip older
 than a tag's first supporting release (manylinux_x_y and macOS 11+ tags: pip 20.3) finds no such wheel:
 `pip install tensorflow==2.21.0` says "No matching distribution found" (TensorFlow has no sdist), a plain
 `pip install tensorflow` quietly takes an older release, and a distribution with an sdist is built
 from source instead (measured: pip 20.2.4 reinstalling ml-dtypes 0.6.0 started compiling NumPy). The rules themselves live in
-tfdoctor.installers, so the repair plan upgrades such a pip before any of its pip steps.
+tfdoctor.environment.pip, so the repair plan upgrades such a pip before any of its pip steps.
 
 Verdicts: fail when pip cannot reinstall an installed TensorFlow-family wheel (every repair would fail)
 or cannot install the missing TensorFlow; warn when it only cannot reach the newest TensorFlow (nothing
@@ -20,7 +20,8 @@ from __future__ import annotations
 from packaging.version import Version
 
 from tfdoctor.facts import distributions, section
-from tfdoctor.installers import installer_for, pip_needs, pip_too_old, pip_version
+from tfdoctor.environment.kinds import InstallerKind
+from tfdoctor.environment.pip import installer_for, pip_needs, pip_too_old, pip_version
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
@@ -58,13 +59,15 @@ def installer_capability(facts: Facts) -> Outcome:
     newest = needs[0] if needs else None
     evidence = {"pip": pip, "kind": installer.kind,
                 "needs": [{"pip": n.pip, "distribution": n.distribution, "reason": n.reason} for n in needs[:5]]}
-    if installer.kind == "uv":
+    if installer.kind == InstallerKind.UV:
         uv = section(facts, "python").get("uv_version")
         return Outcome.ok(f"uv {uv} manages this environment: it installs with its own resolver, not pip",
                           *([f"pip {pip} is also installed"] if pip else []), **evidence)
-    if installer.kind == "managed":
-        return Outcome.ok("Externally managed Python: TensorFlow goes into a virtual environment of its own "
-                          "(its pip comes with it)", **evidence)
+    if installer.kind == InstallerKind.MANAGED:
+        # one policy with the plan (tfdoctor/environment/spell.py): this Python is repaired in place
+        return Outcome.ok("Externally managed Python (PEP 668): its pip changes it only with "
+                          "--break-system-packages, which the plan's pip steps pass (tfdoctor fix asks for --system)",
+                          **evidence)
     if pip is None:
         return Outcome.warn(
             "No pip in this environment: every `python -m pip` command fails with 'No module named pip'",

@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import import_causes, made_for, signatures, tensorflow_child, tensorflow_distributions
 from tfdoctor.findings import Findings
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 

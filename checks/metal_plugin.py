@@ -17,7 +17,7 @@ from tfdoctor.facts import installable_wheels, metal_pairing, tensorflow_pins
 from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.facts.arm64_environment import APPLE_PLUGIN_URL, combo_repairs, combo_words
 from tfdoctor.findings import Findings
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.spell import fresh_environment, spelling_for
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -39,7 +39,7 @@ def _fresh_env_fix(facts: Facts, python_version: str, why: str) -> Remediation:
     combo = metal_pairing.gpu_combo(python_version)
     return Remediation(f"{why} For the GPU, create an environment with Python {python_version} and install "
                        f"{combo_words(combo) if combo else 'TensorFlow with tensorflow-metal'} there; "
-                       "this one stays CPU-only.", installer_for(facts).fresh_environment(python_version), APPLE_PLUGIN_URL)
+                       "this one stays CPU-only.", fresh_environment(spelling_for(facts), python_version), APPLE_PLUGIN_URL)
 
 
 def _metal_advice(version: str, pairing: dict, tf: str) -> str:

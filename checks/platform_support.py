@@ -17,7 +17,7 @@ from tfdoctor.facts import Facts, host_system, is_recorded, releases, section
 from tfdoctor.facts import metal_pairing
 from tfdoctor.facts.tensorflow_build import compare, minor_string, platform_fact, tensorflow_version, wsl_version
 from tfdoctor.facts.nvidia_smi import detected_gpus
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.spell import fresh_environment, spelling_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import check
 from tfdoctor.repairs import Repair
@@ -155,7 +155,6 @@ def platform_support(facts: Facts) -> Outcome:
     python_version = minor_string(python.get("version"))
     glibc = section(facts, "os").get("glibc") if host_system(facts) == "Linux" else None
     key = platform_key(facts)
-    installer = installer_for(facts)
     # an install is a repair only where no TensorFlow is installed yet: one that is installed stays
     no_tensorflow = is_recorded(facts, "distributions") and tensorflow_version(facts) is None
     machine = python.get("machine") or section(facts, "host").get("machine")
@@ -223,7 +222,7 @@ def platform_support(facts: Facts) -> Outcome:
             fix=Remediation(
                 f"Create an environment with a Python TensorFlow supports ({_python_range(stable)}) and "
                 "install TensorFlow there.",
-                installer.fresh_environment(_python_for_new_environment(key, stable[-1]["python_max"] if stable else "3.12")),
+                fresh_environment(spelling_for(facts), _python_for_new_environment(key, stable[-1]["python_max"] if stable else "3.12")),
                 INSTALL_GUIDE,
             ),
             **evidence,
@@ -263,6 +262,6 @@ def platform_support(facts: Facts) -> Outcome:
             python_for_new = _python_for_new_environment(key, platform_newest["python_max"])
             fix = Remediation(f"Create an environment with Python {python_for_new} for the newest TensorFlow"
                               + (" that the Metal plugin supports." if key == "macos-arm64" else "."),
-                              installer.fresh_environment(python_for_new), INSTALL_GUIDE)
+                              fresh_environment(spelling_for(facts), python_for_new), INSTALL_GUIDE)
         return Outcome.warn(f"{summary} (held back: {reason})", *details, fix=fix, **evidence)
     return Outcome.ok(summary, *details, **evidence)

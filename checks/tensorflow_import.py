@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from tfdoctor.facts import host_system, import_causes, integrity, shadowing, signatures, tensorflow_child
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.kinds import InstallerKind
+from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
@@ -179,7 +180,7 @@ def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, A
             "Two TensorFlow distributions that write the same tensorflow/ directory were installed and one "
             "was uninstalled, taking shared files with it. Reinstall the one you use.",
             repairs=(Repair.reinstall(pin, reason=f"tensorflow/ has no __init__.py: {pin.replace('==', ' ')} "
-                                      "lays its files down again", manager="conda" if by_conda else None,
+                                      "lays its files down again", manager=InstallerKind.CONDA if by_conda else None,
                                       prefix=integrity.conda_prefix(facts) if by_conda else None),),
         ),
         status=tf.get("status"), diagnosis="conflicting-tf-distributions",

@@ -20,7 +20,8 @@ from tfdoctor.facts import installable_wheels, metal_pairing, tensorflow_pins
 from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.facts.arm64_environment import combo_requirements, native_environment
 from tfdoctor.findings import Findings
-from tfdoctor.installers import Installer, installer_for
+from tfdoctor.environment.pip import Installer, installer_for
+from tfdoctor.environment.spell import fresh_environment, spelling_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
@@ -102,7 +103,7 @@ def _install_fix(facts: Facts, installer: Installer, why: str, first: tuple[Repa
         # the new environment is not this one: creating it is the user's step, installing into it too
         version = _fresh_python(facts)
         return Remediation(f"{advice} Create an environment with Python {version} and install it there.",
-                           installer.fresh_environment(version), url, first)
+                           fresh_environment(spelling_for(facts), version), url, first)
     return Remediation(advice, url=url, repairs=first + (Repair.install(*requirements, reason=why),))
 
 

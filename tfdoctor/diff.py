@@ -57,7 +57,7 @@ def _platform(facts: Facts) -> Iterator[Row]:
 
 
 def _python(facts: Facts) -> Iterator[Row]:
-    from tfdoctor.installers import installer_for
+    from tfdoctor.environment.pip import installer_for
 
     python = section(facts, "python")
     yield "python", "Python", python.get("version")

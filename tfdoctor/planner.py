@@ -37,7 +37,8 @@ from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import Facts, host_system
 from tfdoctor.model import CheckResult, Status
-from tfdoctor.render.commands import POSIX, POWERSHELL, Spelling, command
+from tfdoctor.environment.kinds import InstallerKind
+from tfdoctor.environment.spell import POSIX, Spelling, argv, command, spelling_for
 from tfdoctor.repairs import Action, Repair
 
 PLANNED = (Status.WARN, Status.FAIL, Status.ERROR)
@@ -71,8 +72,6 @@ class Step:
     def argv(self, spelling: Spelling, prefix: Optional[str] = None) -> list[str]:
         """The step for `tfdoctor fix` to run in the environment `spelling` names (the real one or its
         throwaway clone); `prefix`, the clone's, replaces the real environment's in a conda step."""
-        from tfdoctor.render.commands import argv
-
         return argv(spelling, self.action, self.packages, no_deps=self.no_deps, pre=self.pre, manager=self.manager,
                     prefix=(prefix or self.prefix) if self.prefix else None, missing=self.missing)
 
@@ -112,7 +111,7 @@ class Plan:
     steps: tuple[Step, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
     moves_tensorflow: Optional[TensorFlowMove] = None
-    installer: str = "venv"
+    installer: InstallerKind = InstallerKind.VENV
     shell: str = POSIX
     notes: tuple[str, ...] = ()
 
@@ -124,7 +123,7 @@ class Plan:
         return [step.number for step in self.steps if any(r.check == check_id for r in step.reasons)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"installer": self.installer, "shell": self.shell,
+        return {"installer": str(self.installer), "shell": self.shell,
                 "steps": [step.to_dict() for step in self.steps],
                 "conflicts": [c.to_dict() for c in self.conflicts],
                 "moves_tensorflow": self.moves_tensorflow.to_dict() if self.moves_tensorflow else None,
@@ -233,13 +232,6 @@ def _planned(results: Iterable[CheckResult]) -> list[tuple[str, Repair]]:
     return found
 
 
-def spelling_for(facts: Facts) -> Spelling:
-    from tfdoctor.installers import installer_for
-
-    installer = installer_for(facts)
-    return Spelling(installer.kind, installer.python, POWERSHELL if host_system(facts) == "Windows" else POSIX)
-
-
 class _Builder:
     """Collects the steps in plan order, numbering them at the end."""
 
@@ -260,7 +252,7 @@ class _Builder:
 def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
     """The run's one plan: every repair of a warn/fail/error result, merged and ordered."""
     from tfdoctor.facts import requirements as reqs
-    from tfdoctor.installers import installer_for
+    from tfdoctor.environment.pip import installer_for
 
     planned = _planned(results)
     spelling = spelling_for(facts)
@@ -304,11 +296,11 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
         wanted.add(pin_req, "", tf_pin, KEEP_TENSORFLOW)
 
     installer = installer_for(facts)
-    runs_pip = spelling.kind != "uv" and (resolver or no_deps or uninstalled
-                                         or any(manager != "conda" for manager, _ in reinstalls))
+    runs_pip = spelling.kind != InstallerKind.UV and (resolver or no_deps or uninstalled
+                                         or any(manager != InstallerKind.CONDA for manager, _ in reinstalls))
     asked = by_action.get(Action.UPGRADE_INSTALLER, ())
     missing = installer.pip_missing or any(r.missing for _, r in asked)
-    if spelling.kind != "uv" and (asked or (runs_pip and (installer.upgrade_pip_to or missing))):
+    if spelling.kind != InstallerKind.UV and (asked or (runs_pip and (installer.upgrade_pip_to or missing))):
         reasons = [Reason(c, r.reason) for c, r in asked] or [
             Reason("installer", "pip must be able to install the wheels the other steps need")]
         if missing:
@@ -321,7 +313,7 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
         for _ in range(copies - 1):  # another copy further down sys.path: pip removes one per call
             builder.add(Action.UNINSTALL, (name,), reasons)
 
-    for (manager, prefix), pins in sorted(reinstalls.items(), key=lambda item: item[0][0] != "conda"):
+    for (manager, prefix), pins in sorted(reinstalls.items(), key=lambda item: item[0][0] != InstallerKind.CONDA):
         if pins:
             builder.add(Action.REINSTALL, tuple(pins), [r for rs in pins.values() for r in rs],
                         manager=manager, prefix=prefix)

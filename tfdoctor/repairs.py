@@ -3,7 +3,7 @@
 A check says *what* would repair what it found (install these requirements, reinstall this release
 as it was, uninstall that build, bring pip up, set a variable) and *why*. The planner
 (tfdoctor/planner.py) merges every intent of a run into one ordered plan, and the command renderer
-(tfdoctor/render/commands.py) spells that plan for the environment's installer and shell, in one
+(tfdoctor/environment/spell.py) spells that plan for the environment's installer and shell, in one
 place, so two checks can never print commands that disagree.
 """
 

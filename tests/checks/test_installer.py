@@ -11,7 +11,7 @@ from tests.builders import TF_221_WHEEL, installed_wheel
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.plan_support import as_result, intents, plan_of
 from tfdoctor.checks.installer import installer_capability
-from tfdoctor.installers import installer_for, pip_needs, wheel_need
+from tfdoctor.environment.pip import installer_for, pip_needs, wheel_need
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.repairs import Action
@@ -137,17 +137,14 @@ def test_not_recorded_skips_saying_so():
     assert result.status is Status.SKIP and "installers" in result.summary
 
 
-def test_the_installer_upgrades_an_old_pip_before_every_install():
+def test_an_old_pip_is_known_to_need_the_release_its_wheels_name():
     installer = installer_for(facts("19.3.1", TF_221_WHEEL))
-    assert installer.install("numpy<2") == f"{UPGRADE} && {PYTHON} -m pip install 'numpy<2'"
-    assert installer.reinstall("tensorflow-cpu==2.21.0") == (
-        f"{UPGRADE} && {PYTHON} -m pip install --force-reinstall --no-deps 'tensorflow-cpu==2.21.0'")
-    assert installer.uninstall("tf-keras") == f"{PYTHON} -m pip uninstall -y tf-keras"  # any pip uninstalls
+    assert installer.upgrade_pip_to == "20.3" and not installer.pip_missing and installer.uses_pip
 
 
-def test_a_new_pip_gets_plain_commands():
-    assert installer_for(facts("24.0", TF_221_WHEEL)).install("numpy<2") == f"{PYTHON} -m pip install 'numpy<2'"
-    assert installer_for({"python": {"executable": PYTHON, "in_venv": True}}).install("x") == f"{PYTHON} -m pip install x"
+def test_a_new_pip_needs_nothing():
+    assert installer_for(facts("24.0", TF_221_WHEEL)).upgrade_pip_to is None
+    assert installer_for({"python": {"executable": PYTHON, "in_venv": True}}).upgrade_pip_to is None
 
 
 def test_needs_come_newest_first():

@@ -8,7 +8,7 @@ import pytest
 from tfdoctor.checks.installer import installer_capability
 from tfdoctor.checks.platform_support import platform_support
 from tfdoctor.facts import releases
-from tfdoctor.installers import TENSORFLOW_WHEEL_TAGS, newest_tensorflow_wheel
+from tfdoctor.environment.pip import TENSORFLOW_WHEEL_TAGS, newest_tensorflow_wheel
 from tfdoctor.model import Status
 
 from tests.builders import LINUX_HOST, check_result, fix_text, fixture_facts, tensorflow_distribution

@@ -14,7 +14,7 @@ from tfdoctor.fixer import rollback
 from tfdoctor.fixer.environment import STATE_DIR, Environment, link_tree
 from tfdoctor.fixer.flow import _run_plan, changes
 from tfdoctor.planner import Step
-from tfdoctor.render.commands import Spelling
+from tfdoctor.environment.spell import Spelling
 from tfdoctor.repairs import Action
 
 

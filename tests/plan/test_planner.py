@@ -290,7 +290,7 @@ def plan_for_checks(facts: dict, *check_ids: str):
 
 
 def plan_spelling(facts: dict):
-    from tfdoctor.planner import spelling_for
+    from tfdoctor.environment.spell import spelling_for
 
     return spelling_for(facts)
 

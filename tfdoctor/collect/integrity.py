@@ -4,7 +4,7 @@ The child (tfdoctor/child/integrity.py) checks the TensorFlow-family files again
 records the installers (pip, conda) and the wheel tags of those distributions. It runs at a lower
 priority next to the TensorFlow import; sha256 of native libraries stops at HASH_BUDGET_S (measured
 by bench/bench_integrity.py). Installer facts are cheap and always recorded, because every check's
-install commands depend on them (tfdoctor.installers); file verification only when a selected check
+install commands depend on them (tfdoctor.environment.pip); file verification only when a selected check
 needs the `integrity` section.
 """
 

@@ -12,12 +12,13 @@ from typing import Optional
 
 from tfdoctor.facts import Facts, apple_silicon, tensorflow_distributions
 from tfdoctor.facts.installable_wheels import Row
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.kinds import InstallerKind
+from tfdoctor.environment.pip import installer_for
+from tfdoctor.environment.spell import native_arm64_environment
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.repairs import Repair
 
 APPLE_PLUGIN_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
-CHECK_ARM64 = "python -c \"import platform; print(platform.machine())\"  # must print arm64"
 
 
 def combo_requirements(combo: Optional[dict[str, str]]) -> tuple[str, ...]:
@@ -45,39 +46,21 @@ def combo_repairs(facts: Facts, combo: dict[str, str], reason: str) -> tuple[Rep
 
 def uses_conda(facts: Facts) -> bool:
     origin = apple_silicon.python_origin(facts)
-    return installer_for(facts).kind == "conda" or origin["kind"] in apple_silicon.CONDA_ORIGINS
+    return installer_for(facts).kind == InstallerKind.CONDA or origin["kind"] in apple_silicon.CONDA_ORIGINS
 
 
 def native_environment(facts: Facts, python_version: str = "3.12") -> tuple[str, tuple[str, ...]]:
     """(name of the arm64 Python to use, commands that create and activate a native environment and
     confirm it is arm64). What to install there: `combo_words(metal_pairing.gpu_combo(python_version))`."""
-    kind = installer_for(facts).kind
     if uses_conda(facts):
         row = arm64_python("conda")
-        url = row["installer_url"] if row else ""
-        return (row["name"] if row else "Miniforge (arm64)", (
-            f"curl -L -O {url}",
-            "bash Miniforge3-MacOSX-arm64.sh",
-            "source ~/miniforge3/bin/activate",
-            f"conda create -n tf python={python_version} -y",
-            "conda activate tf",
-            CHECK_ARM64,
-        ))
-    if kind == "uv":
-        request = f"cpython-{python_version}-macos-aarch64-none"
-        return ("a uv-managed arm64 CPython", (
-            f"uv python install {request}",
-            f"uv venv --python {request} ~/.venvs/tf",
-            "source ~/.venvs/tf/bin/activate",
-            CHECK_ARM64,
-        ))
-    framework = f"/Library/Frameworks/Python.framework/Versions/{python_version}/bin/python{python_version}"
+        return (row["name"] if row else "Miniforge (arm64)",
+                native_arm64_environment(InstallerKind.CONDA, python_version, row["installer_url"] if row else ""))
+    if installer_for(facts).kind == InstallerKind.UV:
+        return ("a uv-managed arm64 CPython", native_arm64_environment(InstallerKind.UV, python_version))
     row = arm64_python("python.org")
-    return (f"the {row['name'] if row else 'python.org universal2 installer'} ({row['installer_url'] if row else ''})", (
-        f"arch -arm64 {framework} -m venv ~/.venvs/tf",
-        "source ~/.venvs/tf/bin/activate",
-        CHECK_ARM64,
-    ))
+    return (f"the {row['name'] if row else 'python.org universal2 installer'} ({row['installer_url'] if row else ''})",
+            native_arm64_environment(InstallerKind.VENV, python_version))
 
 
 def arm64_python(kind: str) -> Optional[Row]:

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping
 
 from tfdoctor.versions import in_range
 from tfdoctor.facts import Facts, canonical_name, section, signatures
-from tfdoctor.installers import installer_for
+from tfdoctor.environment.spell import fresh_environment, spelling_for
 from tfdoctor.model import Remediation
 from tfdoctor.repairs import Repair
 
@@ -193,7 +193,7 @@ def repairs_for(steps: Iterable[signatures.FixStep], facts: Facts, reason: str,
             continue
         names = [n for n in filled if n is not None]
         if step.action == "fresh_environment":
-            return tuple(repairs), installer_for(facts).fresh_environment()
+            return tuple(repairs), fresh_environment(spelling_for(facts))
         if step.action == "install":
             repairs.append(Repair.install(*names, reason=reason))
         elif step.action == "uninstall":

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from tfdoctor.fixer.environment import Environment, run_step
-from tfdoctor.render.commands import POSIX, Spelling
+from tfdoctor.environment.spell import POSIX, Spelling
 from tfdoctor.repairs import Action
 
 _OFFLINE = ("Could not fetch URL", "NewConnectionError", "Failed to establish a new connection",

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from tfdoctor.collect.commands import run_command
+from tfdoctor.environment.kinds import InstallerKind
+from tfdoctor.environment.spell import conda_clone_argv, stand_in_venv_argv
 
 STATE_DIR = ".tfdoctor"  # inside the environment's prefix: rollback snapshots (never cloned, never snapshotted)
 FREEZE_TIMEOUT_S = 60.0
@@ -49,12 +51,12 @@ class FixError(Exception):
 class Environment:
     python: str  # the interpreter, inside `prefix` for venvs and conda environments
     prefix: str
-    kind: str  # tfdoctor.installers.Installer.kind: venv | uv | conda | system | managed
+    kind: InstallerKind
     site_packages: tuple[str, ...] = ()
 
     @classmethod
     def from_facts(cls, facts: Mapping[str, Any]) -> "Environment":
-        from tfdoctor.installers import installer_for
+        from tfdoctor.environment.pip import installer_for
 
         python = facts.get("python") or {}
         return cls(str(python.get("executable") or ""), str(python.get("prefix") or ""), installer_for(facts).kind,
@@ -63,7 +65,7 @@ class Environment:
     @property
     def isolated(self) -> bool:
         """An environment of its own (a venv, uv's or conda's), not the system's or Homebrew's Python."""
-        return self.kind in ("venv", "uv", "conda")
+        return InstallerKind(self.kind).isolated
 
     @property
     def state_dir(self) -> Path:
@@ -118,11 +120,11 @@ def clone(environment: Environment) -> Environment:
         return _stand_in(environment)
     source = Path(environment.prefix)
     target = source.parent / f".{source.name}.tfdoctor-verify-{uuid.uuid4().hex[:8]}"
-    if environment.kind == "conda":
+    if environment.kind == InstallerKind.CONDA:
         conda = shutil.which("conda") or shutil.which("mamba")
         if conda is None:
             raise FixError("cannot verify the plan: conda (or mamba) is not on PATH to clone this conda environment")
-        result = run_command([conda, "create", "-y", "--offline", "-p", str(target), "--clone", str(source)],
+        result = run_command(conda_clone_argv(conda, str(source), str(target)),
                              timeout=CLONE_TIMEOUT_S)
         if result["status"] != "ok":
             remove(target)
@@ -149,14 +151,14 @@ def _stand_in(environment: Environment) -> Environment:
     import tempfile
 
     target = Path(tempfile.mkdtemp(prefix="tfdoctor-verify-"))
-    result = run_command([environment.python, "-m", "venv", "--system-site-packages", str(target)],
+    result = run_command(stand_in_venv_argv(environment.python, str(target)),
                          timeout=CLONE_TIMEOUT_S)
     if result["status"] != "ok":
         remove(target)
         raise FixError(f"cannot make a stand-in environment for {environment.python}: "
                        f"{(result['stderr'] or result['stdout']).strip()[-300:]}")
     python = target / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
-    return Environment(str(python), str(target), "venv")
+    return Environment(str(python), str(target), InstallerKind.VENV)
 
 
 def remove(path: Path | str) -> None:

@@ -21,7 +21,8 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 
 from tfdoctor.fixer import rollback
 from tfdoctor.fixer.environment import Environment, FixError, clone, freeze, installer_available, remove, run_step
-from tfdoctor.render.commands import POSIX, Spelling
+from tfdoctor.environment.kinds import detect
+from tfdoctor.environment.spell import POSIX, Spelling
 
 EXIT_REPAIRED, EXIT_NOT_REPAIRED, EXIT_CANNOT_RUN = 0, 1, 2
 STEP_TIMEOUT_S = 1800.0
@@ -263,9 +264,10 @@ def undo(python: str, ui: Ui, yes: bool = False) -> int:
     return EXIT_REPAIRED
 
 
-_PROBE = ("import json, os, site, sys; print(json.dumps({'prefix': sys.prefix, 'base': getattr(sys, 'base_prefix', sys.prefix),"
+_PROBE = ("import json, os, site, sys, sysconfig; print(json.dumps({'prefix': sys.prefix, 'base': getattr(sys, 'base_prefix', sys.prefix),"
           " 'conda': os.path.isdir(os.path.join(sys.prefix, 'conda-meta')),"
           " 'uv': any(l.startswith('uv') for l in open(os.path.join(sys.prefix, 'pyvenv.cfg'))) if os.path.isfile(os.path.join(sys.prefix, 'pyvenv.cfg')) else False,"
+          " 'externally_managed': os.path.isfile(os.path.join(sysconfig.get_path('stdlib') or '', 'EXTERNALLY-MANAGED')),"
           " 'site': getattr(site, 'getsitepackages', lambda: [])()}))")
 
 
@@ -279,7 +281,8 @@ def probe(python: str) -> Environment:
     if result["status"] != "ok":
         raise FixError(f"{python} does not start: {result['status']}")
     data = json.loads(result["stdout"])
-    kind = "conda" if data["conda"] else "uv" if data["uv"] else "venv" if data["prefix"] != data["base"] else "system"
+    kind = detect(uv=data["uv"], conda=data["conda"], venv=data["prefix"] != data["base"],
+                  externally_managed=data["externally_managed"])  # the doctor's precedence
     return Environment(os.path.abspath(python) if os.sep in python else python, data["prefix"], kind, tuple(data["site"]))
 
 

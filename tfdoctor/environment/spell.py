@@ -1,16 +1,22 @@
-"""The one place where repair steps become command lines: for the environment's installer (pip in a
-venv or a system Python, uv, conda for what conda installed) and for its shell (POSIX shells, or
-PowerShell on Windows, where `&&` does not exist before PowerShell 7: every step is one line).
+"""The one place where commands are spelled: repair steps as command lines and as the argument vectors
+`tfdoctor fix` runs, the lines that create a fresh environment (of the same kind, or a native arm64 one on
+a Mac), and the fixer's clones. For the environment's installer (pip in a venv or a system Python, uv,
+conda for what conda installed) and for its shell (POSIX shells, or PowerShell on Windows, where `&&`
+does not exist before PowerShell 7: every step is one line).
 
-Nothing else in tfdoctor writes an install, uninstall or reinstall command.
+Nothing else in tfdoctor writes an install, uninstall, reinstall or environment-creating command.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
+from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.repairs import Action
+
+if TYPE_CHECKING:
+    from tfdoctor.facts import Facts
 
 POSIX, POWERSHELL = "posix", "powershell"
 _NEEDS_QUOTES = set("<>=!~*[];&|() $'\"`")
@@ -20,7 +26,7 @@ _NEEDS_QUOTES = set("<>=!~*[];&|() $'\"`")
 class Spelling:
     """How to write commands for one environment: its installer kind and interpreter, and the shell."""
 
-    kind: str  # "venv" | "system" | "conda" | "uv" | "managed" (tfdoctor.installers.Installer.kind)
+    kind: InstallerKind
     python: str
     shell: str = POSIX
 
@@ -45,12 +51,12 @@ class Spelling:
 
     @property
     def uv(self) -> bool:
-        return self.kind == "uv"
+        return self.kind == InstallerKind.UV
 
     def _system_flag(self) -> list[str]:
         # PEP 668: pip refuses to change an externally managed Python without this flag; `tfdoctor fix`
         # asks for --system before it runs such a plan.
-        return ["--break-system-packages"] if self.kind == "managed" else []
+        return ["--break-system-packages"] if self.kind == InstallerKind.MANAGED else []
 
 
 def argv(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no_deps: bool = False,
@@ -69,7 +75,7 @@ def argv(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no
             return [*uv, "uninstall", "--python", s.python, *packages]
         return [*python, "uninstall", *s._system_flag(), "-y", *packages]
     if action is Action.REINSTALL:
-        if manager == "conda":
+        if manager == InstallerKind.CONDA:
             # conda's own packages: conda lays its files down again ('name==1.2' is conda's 'name=1.2')
             where = ["-p", prefix] if prefix else []
             return ["conda", "install", *where, "--force-reinstall", "--no-deps", "-y",
@@ -104,3 +110,67 @@ def command(spelling: Spelling, action: Action, packages: Sequence[str] = (), *,
     words = argv(s, action, packages, no_deps=no_deps, pre=pre, manager=manager, prefix=prefix, missing=missing)
     first = s.interpreter() if words[0] == s.python else words[0]
     return " ".join([first, *(s.quote(w) for w in words[1:])])
+
+
+def spelling_for(facts: "Facts") -> Spelling:
+    """The spelling of the diagnosed environment: its installer, its interpreter, the host's shell."""
+    from tfdoctor.environment.pip import installer_for
+    from tfdoctor.facts import host_system
+
+    installer = installer_for(facts)
+    return Spelling(installer.kind, installer.python, POWERSHELL if host_system(facts) == "Windows" else POSIX)
+
+
+def fresh_environment(spelling: Spelling, python_version: str = "3.12") -> tuple[str, ...]:
+    """Commands that create a clean environment of the same kind and activate it, in the plan's shell."""
+    if spelling.kind == InstallerKind.CONDA:
+        return (f"conda create -n tf python={python_version} -y", "conda activate tf")
+    if spelling.shell == POWERSHELL:
+        if spelling.kind == InstallerKind.UV:
+            return (f"uv venv --python {python_version} $env:USERPROFILE\\.venvs\\tf",
+                    "& $env:USERPROFILE\\.venvs\\tf\\Scripts\\Activate.ps1")
+        return (f"py -{python_version} -m venv $env:USERPROFILE\\tf-venv", "& $env:USERPROFILE\\tf-venv\\Scripts\\Activate.ps1")
+    if spelling.kind == InstallerKind.UV:
+        return (f"uv venv --python {python_version} ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
+    return (f"python{python_version} -m venv ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
+
+
+CHECK_ARM64 = "python -c \"import platform; print(platform.machine())\"  # must print arm64"
+
+
+def native_arm64_environment(kind: str, python_version: str, installer_url: str = "") -> tuple[str, ...]:
+    """Commands that create and activate a native arm64 environment on a Mac and confirm it is arm64:
+    `kind` "conda" (Miniforge from `installer_url`), "uv" (a uv-managed CPython) or else python.org's."""
+    if kind == InstallerKind.CONDA:
+        return (
+            f"curl -L -O {installer_url}",
+            "bash Miniforge3-MacOSX-arm64.sh",
+            "source ~/miniforge3/bin/activate",
+            f"conda create -n tf python={python_version} -y",
+            "conda activate tf",
+            CHECK_ARM64,
+        )
+    if kind == InstallerKind.UV:
+        request = f"cpython-{python_version}-macos-aarch64-none"
+        return (
+            f"uv python install {request}",
+            f"uv venv --python {request} ~/.venvs/tf",
+            "source ~/.venvs/tf/bin/activate",
+            CHECK_ARM64,
+        )
+    framework = f"/Library/Frameworks/Python.framework/Versions/{python_version}/bin/python{python_version}"
+    return (
+        f"arch -arm64 {framework} -m venv ~/.venvs/tf",
+        "source ~/.venvs/tf/bin/activate",
+        CHECK_ARM64,
+    )
+
+
+def conda_clone_argv(conda: str, source: str, target: str) -> list[str]:
+    """A conda environment copied for `tfdoctor fix` to prove its plan on, offline."""
+    return [conda, "create", "-y", "--offline", "-p", target, "--clone", source]
+
+
+def stand_in_venv_argv(python: str, target: str) -> list[str]:
+    """A venv that sees a system Python's packages, where the plan's installs land in front of them."""
+    return [python, "-m", "venv", "--system-site-packages", target]

@@ -1,11 +1,7 @@
-"""Exact commands for the installer the user actually has: pip in a venv, conda/mamba, uv, system.
+"""What the target's pip can carry out, and the installer the target has (tfdoctor/environment/kinds.py).
 
-Hints name commands for the *target* interpreter (`<python> -m pip ...`), so a user with several
-Pythons runs the fix where the problem is. Paths are redacted with the rest of the report.
-
-An installer also knows what it can carry out: a pip too old for the wheel tags the environment needs
-(manylinux_2_27 needs pip 20.3), or no pip at all, makes every install command it builds bring pip up
-first, so no check prints an install command that this environment cannot run.
+A pip too old for the wheel tags the environment needs (manylinux_2_27 needs pip 20.3), or no pip at all,
+makes the plan bring pip up before its pip steps, so no plan holds a command this environment cannot run.
 """
 
 from __future__ import annotations
@@ -16,9 +12,8 @@ from typing import Any, Iterable, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from tfdoctor.environment.kinds import InstallerKind, kind_of
 from tfdoctor.facts import Facts, host_system, section
-
-MANAGED_VENV = "~/.venvs/tf"
 
 PIP_20_3_URL = "https://pip.pypa.io/en/stable/news/#v20-3"
 
@@ -152,7 +147,10 @@ def pip_too_old(facts: Facts) -> Optional[PipNeed]:
 
 @dataclass(frozen=True)
 class Installer:
-    kind: str  # "uv" | "conda" | "venv" | "system" | "managed" (PEP 668: pip refuses to install)
+    """The target's installer and what its pip can carry out. It spells nothing: the commands are
+    tfdoctor/environment/spell.py's."""
+
+    kind: InstallerKind
     python: str  # the target interpreter, as recorded
     windows: bool = False
     # What pip can carry out (from installer_for; the defaults build plain commands): the target's pip
@@ -162,107 +160,18 @@ class Installer:
 
     @property
     def uses_pip(self) -> bool:
-        """Install commands run the target's own pip (uv brings its own resolver and installer)."""
-        return self.kind in ("conda", "venv", "system")
-
-    def prepare_pip(self) -> Optional[str]:
-        """The command that makes the target's pip able to run this installer's install commands."""
-        if not self.uses_pip:
-            return None
-        upgrade = f"{self._python()} -m pip install --upgrade pip"
-        if self.pip_missing:
-            return f"{self._python()} -m ensurepip --upgrade && {upgrade}"
-        return upgrade if self.upgrade_pip_to else None
-
-    def _prepared(self, command: str) -> str:
-        first = self.prepare_pip()
-        return f"{first} && {command}" if first else command
-
-    def _quote(self, requirement: str) -> str:
-        if not any(ch in requirement for ch in "<>=!~*[; "):
-            return requirement
-        return f'"{requirement}"' if self.windows else f"'{requirement}'"
-
-    def _python(self) -> str:
-        return self._quote_path(self.python)
-
-    def install(self, *requirements: str) -> str:
-        reqs = " ".join(self._quote(r) for r in requirements)
-        if self.kind == "uv":
-            return f"uv pip install --python {self._python()} {reqs}"
-        if self.kind == "managed":
-            # Homebrew's and Debian's Pythons are externally managed: pip refuses to install into
-            # them ("externally-managed-environment"), so the working command is a venv of their own.
-            return f"{self._python()} -m venv {MANAGED_VENV} && {MANAGED_VENV}/bin/python -m pip install {reqs}"
-        return self._prepared(f"{self._python()} -m pip install {reqs}")
-
-    def uninstall(self, *names: str) -> str:
-        if self.kind == "uv":
-            return f"uv pip uninstall --python {self._python()} {' '.join(names)}"
-        if self.kind == "managed":
-            # only reachable for packages forced in with the same flag; pip refuses otherwise
-            return f"{self._python()} -m pip uninstall --break-system-packages -y {' '.join(names)}"
-        uninstall = f"{self._python()} -m pip uninstall -y {' '.join(names)}"
-        # any pip uninstalls; only a missing one must come first
-        return f"{self._python()} -m ensurepip --upgrade && {uninstall}" if self.pip_missing and self.uses_pip else uninstall
-
-    def reinstall(self, *requirements: str) -> str:
-        """Force a clean reinstall (after two packages wrote the same files)."""
-        reqs = " ".join(self._quote(r) for r in requirements)
-        if self.kind == "uv":
-            return f"uv pip install --python {self._python()} --reinstall {reqs}"
-        if self.kind == "managed":
-            return self.install(*requirements)
-        return self._prepared(f"{self._python()} -m pip install --force-reinstall --no-deps {reqs}")
-
-    def conda_reinstall(self, prefix: Optional[str], *requirements: str) -> str:
-        """Force conda to lay down its own packages again ('name==version' becomes conda's 'name=version'),
-        dependencies untouched; into the target's prefix when it is known."""
-        specs = " ".join(self._quote(r.replace("==", "=", 1)) for r in requirements)
-        where = f"-p {self._quote_path(prefix)} " if prefix else ""
-        return f"conda install {where}--force-reinstall --no-deps -y {specs}"
-
-    def _quote_path(self, path: str) -> str:
-        return f'"{path}"' if " " in path else path
+        return self.kind.uses_pip
 
     @property
     def label(self) -> str:
-        return {
-            "uv": "uv-managed environment",
-            "conda": "conda environment",
-            "venv": "virtual environment",
-            "system": "system Python",
-            "managed": "externally managed system Python (Homebrew, Debian)",
-        }[self.kind]
-
-    def fresh_environment(self, python_version: str = "3.12") -> tuple[str, ...]:
-        """Commands that create a clean environment of the same kind and activate it."""
-        if self.kind == "conda":
-            return (
-                f"conda create -n tf python={python_version} -y",
-                "conda activate tf",
-            )
-        if self.kind == "uv":
-            return (f"uv venv --python {python_version} ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
-        if self.windows:
-            return (f"py -{python_version} -m venv %USERPROFILE%\\tf-venv", "%USERPROFILE%\\tf-venv\\Scripts\\activate")
-        return (f"python{python_version} -m venv ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
+        return self.kind.label
 
 
 def installer_for(facts: Facts) -> Installer:
     python = section(facts, "python")
     executable = str(python.get("executable") or "python3")
     windows = host_system(facts) == "Windows"
-    if python.get("uv_version"):
-        kind = "uv"
-    elif python.get("conda"):
-        kind = "conda"
-    elif python.get("in_venv"):
-        kind = "venv"
-    elif python.get("externally_managed"):
-        kind = "managed"
-    else:
-        kind = "system"
     too_old = pip_too_old(facts)
     missing = pip_recorded(facts) and pip_version(facts) is None
-    return Installer(kind, executable, windows, upgrade_pip_to=too_old.pip if too_old else None, pip_missing=missing)
+    return Installer(kind_of(python), executable, windows, upgrade_pip_to=too_old.pip if too_old else None,
+                     pip_missing=missing)
