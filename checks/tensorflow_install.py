@@ -16,7 +16,7 @@ from typing import Optional
 from tfdoctor.facts import (
     PLATFORM_NAMES, apple_silicon, host_system, made_for, requirements, section, tensorflow_distributions,
 )
-from tfdoctor.facts import installable_wheels, metal_pairing, tensorflow_pins
+from tfdoctor.facts import installable_wheels, metal_pairing, signatures, tensorflow_pins, windows_paths
 from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.facts.arm64_environment import combo_requirements, native_environment
 from tfdoctor.findings import Findings
@@ -33,6 +33,10 @@ APPLE_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
 CONFLICT_URL = "https://github.com/openvinotoolkit/openvino_notebooks/pull/2793"
 NUMPY2_URL = "https://github.com/CameronBodine/PINGMapper/issues/123"
 LEGACY_KERAS_URL = "https://github.com/tensorflow/tensorflow/issues/63854"
+# PowerShell, as administrator: the registry value Python's Windows docs name (signatures.toml's
+# windows-long-path-limit row cites them); a new terminal sees it.
+ENABLE_LONG_PATHS = ('New-ItemProperty -Path "HKLM:\\SYSTEM\\CurrentControlSet\\Control\\FileSystem" '
+                     '-Name "LongPathsEnabled" -Value 1 -PropertyType DWORD -Force')
 
 
 def _nvidia_gpu(facts: Facts) -> bool:
@@ -105,6 +109,13 @@ def _install_fix(facts: Facts, installer: Installer, why: str, first: tuple[Repa
         return Remediation(f"{advice} Create an environment with Python {version} and install it there.",
                            fresh_environment(spelling_for(facts), version), url, first)
     return Remediation(advice, url=url, repairs=first + (Repair.install(*requirements, reason=why),))
+
+
+def _after_long_paths(fix: Remediation) -> Remediation:
+    """The install fix, preceded by enabling Windows long paths (the advice pip's own error gives)."""
+    row = signatures.by_id("windows-long-path-limit")
+    return Remediation(f"First, long paths: {row.advice} {fix.advice}", (ENABLE_LONG_PATHS, *fix.commands),
+                       row.url, fix.repairs)
 
 
 def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> None:
@@ -184,8 +195,14 @@ def tensorflow_install(facts: Facts) -> Outcome:
                 "distributions": [c.to_dict() for c in copies]}
     if not copies:
         fix = _install_fix(facts, installer, "TensorFlow is not installed for this Python")
-        return Outcome.fail("TensorFlow is not installed", f"Python {python} ({installer.label}) on {platform or 'an unknown platform'}.",
-                            fix=fix, **evidence)
+        details = [f"Python {python} ({installer.label}) on {platform or 'an unknown platform'}."]
+        shortfall = windows_paths.long_path_shortfall(facts)
+        if shortfall:
+            # the install the plan asks for would stop half done at Windows' path limit: say how to lift it first
+            fix = _after_long_paths(fix)
+            details.append(f"Before installing: {shortfall.describe()}.")
+            evidence["long_path_needed"] = shortfall.needed
+        return Outcome.fail("TensorFlow is not installed", *details, fix=fix, **evidence)
 
     findings = Findings()
     names = sorted({c.name for c in copies})

@@ -107,3 +107,20 @@ def test_the_version_has_one_source():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "tfdoctor._version.__version__"}
+
+
+def test_the_package_and_the_plain_cli_never_import_the_mcp_sdk_or_the_servers():
+    """Issue 27: `tfdoctor mcp` is an optional extra; `import tfdoctor`, the API and the plain CLI's
+    commands load neither the SDK (mcp, mcp_types, its anyio/starlette stack) nor tfdoctor.servers."""
+    done = run_fresh(
+        "import sys\n"
+        "import tfdoctor\n"
+        "tfdoctor.explain, tfdoctor.diagnose\n"
+        "from tfdoctor.cli.entry import run_command_line\n"
+        "assert run_command_line(['--list']) == 0\n"
+        "assert run_command_line(['--version']) == 0\n"
+        "assert run_command_line(['explain', 'fixtures/linux/colab-t4-driver-550-tensorflow-2.19.json', '-q']) in (0, 1)\n"
+        "heavy = ('mcp', 'mcp_types', 'anyio', 'starlette', 'uvicorn', 'sse_starlette')\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('tfdoctor.servers'))\n"
+        "assert not loaded, loaded\n")
+    assert done.returncode == 0, done.stderr

@@ -1,5 +1,6 @@
 """README's test command is the one CI runs, the documented contracts match the code, and README stays
-short with every `tfdoctor` command, link and the Python example in it working."""
+short with every `tfdoctor` command and link in it working, and the Python example it links to
+(docs/api.md) running."""
 
 from __future__ import annotations
 
@@ -131,17 +132,25 @@ def test_readme_links_to_docs_and_its_own_sections_resolve():
             assert anchor in _anchors(text), f"README links to {target or 'README'}#{anchor}: no such heading"
 
 
+API_DOC = ROOT / "docs" / "api.md"  # README links to it; the Python example moved there to keep README short
+
+
 def _python_example() -> str:
-    (example,) = _blocks("python")
+    (example,) = [body for language, body in re.findall(r"^```(\w*)\n(.*?)^```", API_DOC.read_text(encoding="utf-8"),
+                                                        re.S | re.M) if language == "python"]
     return example
 
 
-def test_readme_python_example_compiles():
-    compile(_python_example(), "README.md", "exec")
+def test_readme_links_to_the_api_doc_that_holds_the_python_example():
+    assert "](docs/api.md)" in README and not _blocks("python")
+
+
+def test_api_doc_python_example_compiles():
+    compile(_python_example(), "docs/api.md", "exec")
 
 
 @pytest.mark.integration
-def test_readme_python_example_runs(tmp_path):
+def test_api_doc_python_example_runs(tmp_path):
     """Run as written, in a fresh interpreter: it diagnoses this environment (TensorFlow imports in the
     doctor's child process) and judges the report again. A directory without pyproject.toml: no config."""
     done = subprocess.run([sys.executable, "-c", _python_example()], cwd=tmp_path, capture_output=True,
@@ -151,3 +160,14 @@ def test_readme_python_example_runs(tmp_path):
     assert verdict in {"True 0", "False 1"}
     assert status in {"pass", "warn", "fail", "skip", "error"}
     assert "tensorflow-import" in done.stdout
+
+
+def test_readme_mcp_configuration_is_json_whose_command_the_cli_accepts():
+    import json
+
+    (block,) = _blocks("json")
+    (server,) = json.loads(block)["mcpServers"].values()
+    assert server["command"] == "tfdoctor" and server["args"] == ["mcp"]
+    parse_with_real_cli(server["args"])
+    parse_with_real_cli([*server["args"], "--allow-fix"])  # the variant README names
+    assert '"args": ["mcp", "--allow-fix"]' in README

@@ -307,4 +307,18 @@ def scan_command(
     raise typer.Exit(summary.exit_code(rows))
 
 
+@app.command("mcp", help="Serve the doctor to AI assistants: a Model Context Protocol server on stdin/stdout "
+             "(needs the [mcp] extra, Python >= 3.10). Tools: diagnose, list_checks, explain_check, explain_report, "
+             "repair_plan, verify_fix, diff_reports, scan; apply_fix and undo_fix only with --allow-fix. See docs/mcp.md.")
+def mcp_command(allow_fix: bool = typer.Option(False, "--allow-fix", help="Also offer apply_fix (only a plan "
+                                               "verify_fix proved in the session) and undo_fix.")) -> None:
+    try:
+        from tfdoctor.servers.mcp import serve  # the SDK loads here only: the plain CLI never imports it
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "anyio", "pydantic"):
+            raise
+        raise fail("tfdoctor mcp needs the MCP SDK (Python >= 3.10): pip install 'tfdoctor[mcp]'")
+    serve(allow_fix)
+
+
 app.command("serve", help=SERVE_HELP)(serve_command)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import re
-from typing import Any
+from typing import Any, Optional
 
 from tfdoctor.collect.commands import run_command
 from tfdoctor.collect.options import CollectOptions
@@ -81,6 +81,24 @@ def detect_wsl(kernel_release: str | None, proc_version: str | None, environ: An
     return {"version": version, "distro": environ.get("WSL_DISTRO_NAME"), "signals": signals}
 
 
+def long_paths_enabled() -> Optional[bool]:
+    """Windows: whether paths longer than 260 characters are allowed (the LongPathsEnabled value that
+    https://docs.python.org/3/using/windows.html#removing-the-max-path-limitation documents); None when the
+    value cannot be read. A missing value means off."""
+    try:
+        import winreg
+    except ImportError:
+        return None
+    try:
+        with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"SYSTEM\CurrentControlSet\Control\FileSystem") as key:
+            value, _ = winreg.QueryValueEx(key, "LongPathsEnabled")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return None
+    return bool(value)
+
+
 def collect_os(options: CollectOptions) -> dict[str, Any]:
     system = platform.system()
     facts: dict[str, Any] = {"sw_vers": None, "os_release": None, "proc_version": None, "glibc": None,
@@ -100,7 +118,8 @@ def collect_os(options: CollectOptions) -> dict[str, Any]:
                                   [path for path in WSL_PATHS if os.path.exists(path)])
     elif system == "Windows":
         facts["windows"] = {"release": platform.release(), "version": platform.version(),
-                            "edition": getattr(platform, "win32_edition", lambda: None)()}
+                            "edition": getattr(platform, "win32_edition", lambda: None)(),
+                            "long_paths_enabled": long_paths_enabled()}
     return {"os": facts}
 
 

@@ -16,7 +16,9 @@ from typing import Any, Iterable, Mapping
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import canonical_name
 
-PHASES = ("import", "gpu", "probe")
+# "install" rows are matched against an installer's own output (a failed step of the plan), never against
+# the TensorFlow child's texts: the checks pass their own phase explicitly.
+PHASES = ("import", "gpu", "probe", "install")
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,11 @@ def _signature(row: Mapping[str, Any]) -> Signature:
 @functools.lru_cache(maxsize=None)
 def signatures() -> tuple[Signature, ...]:
     return tuple(_signature(row) for row in knowledge_rows("signatures", "signature"))
+
+
+def by_id(signature_id: str) -> Signature:
+    """The row with this id (a check that foresees a failure gives the row's own advice)."""
+    return next(row for row in signatures() if row.id == signature_id)
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,54 @@
+"""The fresh cases of issue 29 (fixtures/fresh/, and the held-out ones in fixtures/fresh/aside/) are
+well-formed: a public thread as source, an expected block naming real checks and statuses, hints only for
+checks it names, and facts in the report schema's shape. Only their form is checked here: diagnosing them is
+tools/score_fresh.py's job (the held-out ones are scored by the lead alone)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import jsonschema
+import pytest
+
+from tests.fixtures_support import FIXTURES, fixture_paths, fresh_fixture_paths, load_fixture
+from tfdoctor.model import Status
+from tfdoctor.registry import all_checks
+from tfdoctor.schema import report_schema
+
+SCHEMA = report_schema()
+FACTS_VALIDATOR = jsonschema.Draft202012Validator({"$defs": SCHEMA["$defs"], "$ref": "#/$defs/facts"})
+CHECK_IDS = {c.id for c in all_checks()}
+PATHS = fresh_fixture_paths() + fresh_fixture_paths(aside=True)
+
+
+def test_forty_cases_ten_of_them_held_out():
+    assert len(fresh_fixture_paths()) == 30
+    assert len(fresh_fixture_paths(aside=True)) == 10
+
+
+def test_the_fixture_tests_and_the_snapshot_leave_the_fresh_cases_out():
+    assert not set(fixture_paths()) & set(PATHS)
+    assert all(path.relative_to(FIXTURES).parts[0] != "fresh" for path in fixture_paths())
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[f"{p.parent.name}/{p.stem}" for p in PATHS])
+def test_fresh_case_is_well_formed(path):
+    fixture = load_fixture(path)
+    assert fixture["schema_version"] == "1.0"
+    meta = fixture["fixture"]
+    assert meta["description"].strip()
+    assert meta["sources"], "every case names the thread it comes from"
+    for source in meta["sources"]:
+        url = urlparse(source.split()[0])
+        assert url.scheme == "https" and url.netloc in {"github.com", "developer.apple.com", "stackoverflow.com",
+                                                        "discuss.tensorflow.org"}, source
+    expected = fixture["expected"]
+    assert expected, "the verdict decided from the thread"
+    assert set(expected) <= CHECK_IDS
+    for status in expected.values():
+        Status(status)
+    hints = fixture.get("expected_hints") or {}
+    assert set(hints) <= set(expected), "a hint belongs to a check whose verdict is expected"
+    assert all(needles and all(isinstance(n, str) and n for n in needles) for needles in hints.values())
+    errors = sorted(FACTS_VALIDATOR.iter_errors(fixture["facts"]), key=str)
+    assert not errors, [e.message for e in errors[:3]]

@@ -1,0 +1,84 @@
+"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside] [--verbose]
+
+Each fixture in fixtures/fresh/ (with --aside: fixtures/fresh/aside/, the held-out cases) is diagnosed the way
+`tfdoctor explain FILE` does it (read as a saved report, today's checks, one plan). A case is right when every
+check its `expected` block names reached that status, and every `expected_hints` substring appears in that
+check's remediation (advice, commands, URL) or in the plan steps that carry out its repairs. The expectations
+were written from each thread's accepted fix before the doctor was run; this tool only reads them.
+Exit code: 0 whatever the score (a measurement, not a gate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.fixtures_support import fresh_fixture_paths, load_fixture  # noqa: E402
+
+
+def diagnose(path: Path) -> dict[str, Any]:
+    """The report document `tfdoctor explain PATH` would print as JSON (not redacted: hints are matched)."""
+    from tfdoctor.saved_reports import explain, read_report
+
+    return explain(read_report(str(path)), redacted=False)
+
+
+def hint_text(document: dict[str, Any], check_id: str) -> str:
+    """Everything the user is told to do about one check: its remediation and its plan steps."""
+    result = next((r for r in document["results"] if r["id"] == check_id), None)
+    parts: list[str] = []
+    remedy = (result or {}).get("remediation") or {}
+    parts += [remedy.get("advice") or "", *(remedy.get("commands") or ()), remedy.get("url") or ""]
+    for step in (document.get("plan") or {}).get("steps") or ():
+        if any(reason.get("check") == check_id for reason in step.get("reasons") or ()):
+            parts.append(step.get("command") or "")
+    return " ".join(parts)
+
+
+def score(path: Path) -> tuple[bool, list[str]]:
+    """(right, why-not reasons) for one fresh fixture."""
+    fixture = load_fixture(path)
+    try:
+        document = diagnose(path)
+    except Exception as exc:  # a crash of the doctor on a case is a wrong answer, with its reason
+        return False, [f"doctor raised {type(exc).__name__}: {exc}"]
+    got = {r["id"]: r for r in document["results"]}
+    problems: list[str] = []
+    for check_id, want in fixture["expected"].items():
+        result = got.get(check_id)
+        status = result["status"] if result else "missing"
+        if status != want:
+            summary = (result or {}).get("summary", "")
+            problems.append(f"{check_id}: {status} (want {want}) - {summary[:110]}")
+    for check_id, needles in (fixture.get("expected_hints") or {}).items():
+        text = hint_text(document, check_id)
+        for needle in needles:
+            if needle not in text:
+                problems.append(f"{check_id}: hint lacks {needle!r}")
+    return not problems, problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--aside", action="store_true", help="score the held-out cases in fixtures/fresh/aside/")
+    args = parser.parse_args(argv)
+    paths = fresh_fixture_paths(aside=args.aside)
+    right = 0
+    for path in paths:
+        ok, problems = score(path)
+        right += ok
+        kind = load_fixture(path)["fixture"].get("kind", "?")
+        print(f"{'right' if ok else 'WRONG'}  [{kind}] {path.stem}")
+        for problem in problems:
+            print(f"         {problem}")
+    print(f"total: {right}/{len(paths)} right ({'aside' if args.aside else 'seen'} set)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
