@@ -17,6 +17,7 @@ from tfdoctor.cli.flags import (CONFIG, DEEP, EXIT_CODES_HELP, EXPERIMENTS_TIMEO
                                 NO_REDACT, ONLY, OUTPUT, PROVE, PYTHON, QUIET, REQUIRE_GPU, REQUIRE_PYTHON,
                                 REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, VERSION,
                                 settings_from)
+from tfdoctor.cli.team import LABEL, REPORT_HOSTNAME, REPORT_TO, REPORT_TOKEN_FILE, post_reports, refuse_openmetrics
 from tfdoctor.options import doctor_options, redact_document, text_redactor
 
 app = typer.Typer(
@@ -56,6 +57,10 @@ def run(
     no_redact: bool = NO_REDACT,
     prove: bool = PROVE,
     version: bool = VERSION,
+    report_to: Optional[str] = REPORT_TO,
+    report_token_file: Optional[str] = REPORT_TOKEN_FILE,
+    report_hostname: bool = REPORT_HOSTNAME,
+    label: Optional[List[str]] = LABEL,
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return
@@ -93,6 +98,7 @@ def run(
         from tfdoctor.fixer.trials import prove_report
 
         prove_report(report, lambda line: typer.echo(line, err=True))
+    post_reports(report_to, [document], report_token_file, label, report_hostname)
     raise typer.Exit(report.exit_code(strict))
 
 
@@ -176,6 +182,10 @@ def scan_command(
     strict: bool = STRICT,
     config: Optional[str] = CONFIG,
     no_redact: bool = NO_REDACT,
+    report_to: Optional[str] = REPORT_TO,
+    report_token_file: Optional[str] = REPORT_TOKEN_FILE,
+    report_hostname: bool = REPORT_HOSTNAME,
+    label: Optional[List[str]] = LABEL,
 ) -> None:
     import os
     from contextlib import nullcontext
@@ -185,6 +195,7 @@ def scan_command(
     from tfdoctor.scan.find import Places, find_environments
     from tfdoctor.scan.run import diagnose_all
 
+    refuse_openmetrics(fmt, "scan")
     settings = settings_from(config, True)  # as `tfdoctor --python ENV` reads it
     missing = [path for path in paths or () if not os.path.lexists(os.path.expanduser(path))]
     if missing:
@@ -213,9 +224,11 @@ def scan_command(
         rendered = scan_table.render_text(rows, color=None if terminal else False,
                                           width=terminal_columns() if terminal else None)
     write(rendered, output)
+    post_reports(report_to, [d.document for d in diagnosed if d.document is not None], report_token_file, label,
+                 report_hostname)
     raise typer.Exit(summary.exit_code(rows))
 
 
 # The commands on saved reports (explain, diff) and the optional extras' (mcp, and the team server's)
 # register on `app` from their own modules.
-from tfdoctor.cli import extras, saved  # noqa: E402,F401
+from tfdoctor.cli import saved, extras  # noqa: E402,F401  (isort: skip: the order is the help's)

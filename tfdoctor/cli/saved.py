@@ -12,6 +12,7 @@ from tfdoctor.cli.emit import Format, emit, fail, for_github, write
 from tfdoctor.cli.flags import (CONFIG, EXPLAIN_EXIT_CODES_HELP, FORMAT, GPU_KIND, JSON, MIN_GFLOPS, MIN_SPEEDUP,
                                 NO_REDACT, ONLY, OUTPUT, QUIET, REPORT_HELP, REQUIRE_GPU, REQUIRE_PYTHON, REQUIRE_TF,
                                 SKIP, STRICT, VERBOSE, settings_from)
+from tfdoctor.cli.team import refuse_openmetrics
 from tfdoctor.options import redact_document, requirement_facts
 
 
@@ -83,6 +84,7 @@ def diff_command(
     from tfdoctor.diff import RENDERERS, compare, exit_code
     from tfdoctor.saved_reports import ReportError, read_report
 
+    refuse_openmetrics(fmt, "diff")
     if a == "-" and b == "-":
         raise fail("only one of A and B can be '-' (stdin)")
     try:
