@@ -16,7 +16,7 @@ from typing import Any, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor.facts import made_for, requirements, section, tensorflow_child
+from tfdoctor.facts import made_for, owners, requirements, section, tensorflow_child, tested_locks
 from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requirements import Unmet
 from tfdoctor.model import Outcome, Remediation
@@ -163,6 +163,17 @@ def dependencies(facts: Facts) -> Outcome:
         "unmet": [{"requirer": u.requirer, "requirement": u.requirement, "name": u.name, "specifier": u.specifier,
                    "installed": u.installed, "extra": u.extra} for u in unmet],
     }
+    behind = tested_locks.behind_ci(facts)
+    if not unmet and behind:  # issue 29: inside the declared range, older than TensorFlow's own CI tested
+        evidence["behind_ci"] = [{"name": b.name, "installed": b.installed, "tested": b.tested, "source": b.source}
+                                 for b in behind]
+        repairs = tuple(Repair.install(f"{b.name}=={b.tested}", reason=b.describe()) for b in behind)
+        return Outcome.warn(behind[0].describe() + (f" (and {len(behind) - 1} more)" if len(behind) > 1 else ""),
+                            "Inside every declared pin, but a release older than the tested one can break on use "
+                            "(AutoGraph, a Keras layer) rather than on import; the tested release is the candidate.",
+                            *[b.describe() for b in behind[1:]],
+                            fix=Remediation(f"Install the releases TensorFlow's CI tested ({behind[0].source}).",
+                                            url=behind[0].source, repairs=repairs), **evidence)
     if not unmet:
         partial = () if requirements.complete_record(facts) else (
             "This report lists only some distributions: a required one it does not list was not judged.",)
@@ -176,6 +187,16 @@ def dependencies(facts: Facts) -> Outcome:
     tf_version = tf_version.partition("==")[2] if tf_version else None
     keras_error = _keras_error(facts)
     broken = [(u, why) for u in unmet for why in [_known_to_break(u, tf_version, keras_error)] if why]
+    pointed = owners.owners(facts) if (imports is False or keras_error) else []
+    tied = [u for u in unmet if owners.ties([o.name for o in pointed], u.requirer, u.name)]
+    if tied:  # issue 29: the error's traceback points into the requirer or the required distribution
+        evidence["suspects"] = [{"name": o.name, "version": o.version, "how": o.how, "evidence": o.evidence}
+                                for o in pointed]
+        named = ", ".join(f"{o.name} {o.version}" for o in pointed
+                          if any(o.name in (u.requirer, u.name) for u in tied))
+        broken = [(u, f"{(fate or keras_error or '').rstrip('.')}; the error points into {named} (suspect), and "
+                      f"this pin of theirs is violated: installing {u.name}{u.specifier} on a clone "
+                      "(`tfdoctor fix`) proves it") for u in tied] + [b for b in broken if b[0] not in tied]
     failing = imports is False or bool(broken)
 
     first = unmet[0] if not broken else broken[0][0]

@@ -312,6 +312,7 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
             builder.add(Action.UPGRADE_INSTALLER, ("pip",), reasons, missing=True)
         builder.add(Action.UPGRADE_INSTALLER, ("pip",), reasons)
 
+    _remove_record_less(builder, facts, resolver, no_deps, uninstalled, reinstalls, spelling)
     if uninstalled:  # one command for all; a name with more copies on sys.path gets more calls below
         builder.add(Action.UNINSTALL, tuple(uninstalled), [r for _, reasons in uninstalled.values() for r in reasons])
     for name, (copies, reasons) in uninstalled.items():
@@ -340,6 +341,31 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
             builder.add(action, (), reasons, variable=variable, value=value, path=path, new_path=new_path)
 
     return Plan(builder.build(), tuple(conflicts), move, spelling.kind, spelling.shell, tuple(notes))
+
+
+def _remove_record_less(builder: _Builder, facts: Facts, resolver: Mapping[str, _Wanted],
+                        no_deps: Mapping[str, _Wanted], uninstalled: Mapping[str, Any],
+                        reinstalls: Mapping[tuple[Optional[str], Optional[str]], Mapping[str, Any]],
+                        spelling: Spelling) -> None:
+    """Issue 29: a distribution without RECORD that the plan replaces or removes has its metadata removed
+    first (pip cannot uninstall it; uv would leave it behind). Not for conda, whose records are its own."""
+    from tfdoctor.facts import record_less
+
+    if spelling.kind == "conda":
+        return
+    wanted: dict[str, Optional[str]] = {name: str(w.specifier) for name, w in {**resolver, **no_deps}.items()}
+    asked: dict[str, list[str]] = {name: [c for c, _, _ in w.who if c] for name, w in {**resolver, **no_deps}.items()}
+    for name, (_, reasons) in uninstalled.items():
+        wanted[name] = None
+        asked[name] = [r.check for r in reasons]
+    for (manager, _), pins in reinstalls.items():
+        for pin, reasons in pins.items() if manager != "conda" else ():
+            wanted[_name_of(pin)] = None
+            asked[_name_of(pin)] = [r.check for r in reasons]
+    for entry in record_less.replaced(facts, wanted):
+        name = canonicalize_name(str(entry["name"]))
+        builder.add(Action.REMOVE_METADATA, (f"{name}=={entry['version']}",),
+                    [Reason(check, record_less.reason(entry)) for check in dict.fromkeys(asked.get(name) or ["plan"])])
 
 
 def _name_of(requirement: str) -> str:

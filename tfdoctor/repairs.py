@@ -18,6 +18,8 @@ class Action(str, Enum):
     # In the order a plan runs them (see planner.ORDER): the installer first, removals before installs,
     # exact reinstalls before the resolver step, --no-deps installs after it, the shell's part last.
     UPGRADE_INSTALLER = "upgrade-installer"
+    # a distribution without RECORD: pip refuses to replace it, uv leaves its metadata behind (issue 29)
+    REMOVE_METADATA = "remove-metadata"
     UNINSTALL = "uninstall"
     REINSTALL = "reinstall"
     INSTALL = "install"
@@ -53,6 +55,12 @@ class Repair:
     @classmethod
     def install(cls, *requirements: str, reason: str, no_deps: bool = False, pre: bool = False) -> "Repair":
         return cls(Action.INSTALL, reason, tuple(requirements), no_deps=no_deps, pre=pre)
+
+    @classmethod
+    def remove_metadata(cls, name: str, version: str, reason: str) -> "Repair":
+        """Delete the .dist-info/.egg-info of `name==version` that has no RECORD (its files stay, the next
+        install overwrites them): pip cannot uninstall it, so no install over it works before this."""
+        return cls(Action.REMOVE_METADATA, reason, (f"{name}=={version}",))
 
     @classmethod
     def uninstall(cls, *names: str, reason: str, copies: int = 1) -> "Repair":

@@ -41,7 +41,15 @@ def install(root: Path, body: str, version: str = "2.99.0") -> Path:
     (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: tensorflow\nVersion: {version}\n", encoding="utf-8")
     (dist / "INSTALLER").write_text("pip\n", encoding="utf-8")
     (dist / "top_level.txt").write_text("tensorflow\n", encoding="utf-8")
+    _write_record(root, dist, package)
     return root
+
+
+def _write_record(root: Path, dist: Path, package: Path) -> None:
+    """RECORD as pip writes it (paths relative to the site directory): pip can uninstall what has one."""
+    files = sorted(p for p in (*package.rglob("*"), *dist.iterdir()) if p.is_file())
+    lines = [f"{p.relative_to(root).as_posix()},," for p in files] + [f"{dist.name}/RECORD,,"]
+    (dist / "RECORD").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def install_keras(root: Path, package: str = "keras", version: str = "3.99.0", layer_error: str | None = None) -> Path:
@@ -61,6 +69,7 @@ def install_keras(root: Path, package: str = "keras", version: str = "3.99.0", l
     dist.mkdir(exist_ok=True)
     (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
     (dist / "top_level.txt").write_text(f"{package}\n", encoding="utf-8")
+    _write_record(root, dist, module)
     return root
 
 

@@ -49,7 +49,7 @@ def test_wheel_maps_checks_into_the_tfdoctor_namespace(wheel):
     for source in sorted((ROOT / "checks").glob("*.py")):
         assert f"tfdoctor/checks/{source.name}" in names
     for data in sorted((ROOT / "tfdoctor").rglob("*")):
-        if data.suffix in (".toml", ".json", ".py") and "__pycache__" not in data.parts:
+        if data.suffix in (".toml", ".json", ".py", ".html", ".css", ".mako") and "__pycache__" not in data.parts:
             assert data.relative_to(ROOT).as_posix() in names, f"{data} missing from the wheel"
 
 

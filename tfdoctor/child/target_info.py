@@ -310,12 +310,39 @@ def read_text(path):
         return None
 
 
+def import_closure(scanned):
+    """Names reachable from the TensorFlow family and its dependents through Requires-Dist lines
+    (issue 29: the whole closure `pip check` judges). Markers are left to the checks, which evaluate
+    them for this interpreter; of the lines of an extra only TensorFlow's `and-cuda` is followed (nobody
+    asks for optree[docs] or ml-dtypes[dev] to import TensorFlow). Over-approximate by design: a name recorded is a name judged."""
+    requires_of = {}
+    for key, _, _, _, requires, _ in scanned:
+        requires_of.setdefault(key, requires)
+    # the doctor's own `tensorflow` extra is not the user's stack (facts/requirements.py skips it too)
+    reached = [key for key, _, _, _, _, requirer in scanned if requirer and key != "tfdoctor"]
+    closure = set(reached)
+    while reached:
+        key = reached.pop()
+        for line in requires_of.get(key) or ():
+            marker = line.partition(";")[2]
+            if "extra" in marker and "and-cuda" not in marker and "and_cuda" not in marker:
+                continue
+            match = REQUIREMENT_NAME.match(line)
+            name = canonical(match.group(1)) if match else None
+            if name and name in requires_of and name not in closure:
+                closure.add(name)
+                reached.append(name)
+    return closure
+
+
 def describe_distributions():
     """(recorded distributions, how many are installed). Every distribution's METADATA header block is
     read (a few kB, never the description), but only what the checks need is recorded: the TensorFlow
     family and every distribution requiring one of them with their Requires-Dist lines, files' top-level
-    names and installer; the distributions those lines name with their versions; NumPy, protobuf and
-    the nvidia-* libraries in detail. Entries keep sys.path order (the first copy is the one imported)."""
+    names and installer; every distribution TensorFlow's Requires-Dist closure reaches with its own
+    Requires-Dist lines, top-level names and whether it has a RECORD (pip cannot uninstall one without);
+    the distributions those lines name with their versions; NumPy, protobuf and the nvidia-* libraries in
+    detail. Entries keep sys.path order (the first copy is the one imported)."""
     scanned = []
     for base, entry_name in scan_path_entries():
         info_path = os.path.join(base, entry_name)
@@ -330,22 +357,22 @@ def describe_distributions():
         if not name:
             continue
         key = canonical(name)
-        requires = []
-        if egg or FAMILY.match(key) or key.startswith(DETAILED_PREFIXES) or MAY_NAME_FAMILY.search(block):
-            requires = [line.strip().decode("utf-8", "replace") for line in REQUIRES_HEADER.findall(block)]
-            if egg and not requires and os.path.isdir(info_path):
-                requires = egg_requires(info_path)
+        # every header block's Requires-Dist lines: the closure needs them (a regex on a few kB each)
+        requires = [line.strip().decode("utf-8", "replace") for line in REQUIRES_HEADER.findall(block)]
+        if egg and not requires and os.path.isdir(info_path):
+            requires = egg_requires(info_path)
         dependent = any(FAMILY.match(canonical(match.group(1))) for match in map(REQUIREMENT_NAME.match, requires)
                         if match)
         scanned.append((key, version, base, info_path, requires, FAMILY.match(key) is not None or dependent))
+    closure = import_closure(scanned)
     named = set()
     for key, _, _, _, requires, requirer in scanned:
-        if requirer:
+        if requirer or key in closure:
             named.update(canonical(m.group(1)) for m in map(REQUIREMENT_NAME.match, requires) if m)
     found = []
     for key, version, base, info_path, requires, requirer in scanned:
         detailed = requirer or key.startswith(DETAILED_PREFIXES)
-        if not (detailed or key in named or key in ALSO_RECORDED):
+        if not (detailed or key in named or key in ALSO_RECORDED or key in closure):
             continue
         entry = {"name": key, "version": version, "location": base}
         if detailed:
@@ -357,8 +384,17 @@ def describe_distributions():
                 "top_level": top_level_names(paths),
                 "plugin_libraries": native_libraries(base, paths),
             })
+        elif key in closure:
+            installer = read_text(os.path.join(info_path, "INSTALLER")) if os.path.isdir(info_path) else None
+            entry.update({"installer": installer.strip() if installer else None, "requires": list(requires),
+                          "top_level": top_level_of(info_path) if os.path.isdir(info_path) else []})
         elif os.path.isdir(info_path):
             entry["top_level"] = top_level_of(info_path)
+        if key in closure or detailed:
+            entry["metadata_path"] = info_path
+            # what pip needs to uninstall it: RECORD, or installed-files.txt for an egg-info pip wrote
+            entry["has_record"] = os.path.isfile(os.path.join(info_path, "RECORD")) or os.path.isfile(
+                os.path.join(info_path, "installed-files.txt"))
         found.append(entry)
     return found, len(scanned)
 

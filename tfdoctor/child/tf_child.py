@@ -71,7 +71,29 @@ def describe_exception(exc, with_traceback=True):
             causes.append({"type": type_name(inner), "message": str(inner)[:MESSAGE_LIMIT]})
             inner = inner.__cause__ or inner.__context__
         described["causes"] = causes
+        described["frames"] = failing_frames(exc)
     return described
+
+
+FRAMES_PER_EXCEPTION = 8
+
+
+def failing_frames(exc):
+    """The files of the innermost frames of the exception and of each one it was raised over (`During
+    handling...`, `The above exception was the direct cause...`), innermost first: the checks map them
+    to the distributions that own them (issue 29). [{"file", "line", "chain"}], chain 0 the outer one."""
+    frames, seen, chain = [], set(), 0
+    while exc is not None and id(exc) not in seen and chain < 6:
+        seen.add(id(exc))
+        tb, stack = exc.__traceback__, []
+        while tb is not None:
+            stack.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+            tb = tb.tb_next
+        for filename, line in reversed(stack[-FRAMES_PER_EXCEPTION:]):
+            frames.append({"file": filename, "line": line, "chain": chain})
+        exc = exc.__cause__ or exc.__context__
+        chain += 1
+    return frames
 
 
 def finite_or_none(value, digits=6):

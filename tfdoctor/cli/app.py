@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import List, Optional
 
 import typer
 
 from tfdoctor import __version__
-from tfdoctor.cli.emit import (Format, emit, experiment_progress, fail, for_github, live_display, print_checks,
+from tfdoctor.cli.emit import (Format, emit, experiment_progress, fail, live_display, print_checks,
                                terminal_columns, write)
-from tfdoctor.cli.flags import (CONFIG, DEEP, EXIT_CODES_HELP, EXPERIMENTS_TIMEOUT, EXPLAIN_EXIT_CODES_HELP, FORMAT,
+from tfdoctor.cli.flags import (CONFIG, DEEP, EXIT_CODES_HELP, EXPERIMENTS_TIMEOUT, FORMAT,
                                 GPU_KIND, JSON, LIST_CHECKS, MIN_GFLOPS, MIN_SPEEDUP, NO_EXPERIMENTS, NO_PROBE,
-                                NO_REDACT, ONLY, OUTPUT, PYTHON, QUIET, REPORT_HELP, REQUIRE_GPU, REQUIRE_PYTHON,
-                                REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, settings_from)
-from tfdoctor.options import doctor_options, redact_document, requirement_facts, text_redactor
+                                NO_REDACT, ONLY, OUTPUT, PROVE, PYTHON, QUIET, REQUIRE_GPU, REQUIRE_PYTHON,
+                                REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, VERSION,
+                                settings_from)
+from tfdoctor.cli.team import LABEL, REPORT_HOSTNAME, REPORT_TO, REPORT_TOKEN_FILE, post_reports, refuse_openmetrics
+from tfdoctor.options import doctor_options, redact_document, text_redactor
 
 app = typer.Typer(
     add_completion=True,  # typer's own --install-completion / --show-completion
@@ -53,7 +55,12 @@ def run(
     min_gflops: Optional[float] = MIN_GFLOPS,
     min_gpu_speedup: Optional[float] = MIN_SPEEDUP,
     no_redact: bool = NO_REDACT,
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    prove: bool = PROVE,
+    version: bool = VERSION,
+    report_to: Optional[str] = REPORT_TO,
+    report_token_file: Optional[str] = REPORT_TOKEN_FILE,
+    report_hostname: bool = REPORT_HOSTNAME,
+    label: Optional[List[str]] = LABEL,
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return
@@ -87,92 +94,12 @@ def run(
     strict = strict or bool(settings.strict)
     document = redact_document(report.to_dict(), not no_redact)
     emit(document, fmt, verbose, output, quiet)
+    if prove:  # issue 29: the trials, on stderr so that --json keeps stdout to the report
+        from tfdoctor.fixer.trials import prove_report
+
+        prove_report(report, lambda line: typer.echo(line, err=True))
+    post_reports(report_to, [document], report_token_file, label, report_hostname)
     raise typer.Exit(report.exit_code(strict))
-
-
-@app.command(
-    "explain",
-    help="Diagnose a saved report again with today's checks.\n\n"
-    "Facts the report lacks make the checks that need them skip ('not recorded'). The requirements the "
-    "report recorded are judged again; --config and the --require-* flags replace them. The output is "
-    "redacted unless --no-redact, even when the report was saved without redaction.\n\n"
-    f"{EXPLAIN_EXIT_CODES_HELP}",
-)
-def explain_command(
-    report: str = typer.Argument(..., metavar="REPORT.json", help=REPORT_HELP),
-    fmt: Format = FORMAT,
-    as_json: bool = JSON,
-    output: Optional[Path] = OUTPUT,
-    only: Optional[List[str]] = ONLY,
-    skip: Optional[List[str]] = SKIP,
-    strict: bool = STRICT,
-    verbose: bool = VERBOSE,
-    quiet: bool = QUIET,
-    config: Optional[str] = CONFIG,
-    require_gpu: bool = REQUIRE_GPU,
-    require_gpu_kind: Optional[str] = GPU_KIND,
-    require_tensorflow: Optional[str] = REQUIRE_TF,
-    require_python: Optional[str] = REQUIRE_PYTHON,
-    min_gflops: Optional[float] = MIN_GFLOPS,
-    min_gpu_speedup: Optional[float] = MIN_SPEEDUP,
-    no_redact: bool = NO_REDACT,
-) -> None:
-    from dataclasses import replace
-
-    from tfdoctor.doctor import CannotRun, with_requirements
-    from tfdoctor.registry import split_ids
-    from tfdoctor.saved_reports import UnreadableReport, explain, read_report
-    from tfdoctor.model import CheckResult
-    from tfdoctor.report import exit_code_for
-
-    settings = settings_from(config or None, False, require_gpu_kind or ("any" if require_gpu else None),
-                         require_tensorflow, require_python, min_gflops, min_gpu_speedup)
-    try:
-        saved = read_report(report)
-        if requirement_facts(settings) is not None:
-            facts = {k: v for k, v in saved.facts.items() if k != "requirements"}
-            saved = replace(saved, facts=with_requirements(facts, requirement_facts(settings)))
-        document = explain(saved, split_ids(only) or settings.only, split_ids(skip) or settings.skip,
-                           redacted=not no_redact)
-    except (UnreadableReport, CannotRun) as exc:
-        raise fail(str(exc), verbose)
-    code = exit_code_for([CheckResult.from_dict(r) for r in document["results"]], strict or bool(settings.strict))
-    emit(redact_document(document, not no_redact), Format.json if as_json else fmt, verbose, output, quiet)
-    raise typer.Exit(code)
-
-
-@app.command(
-    "diff",
-    help="What differs between two reports (two machines, or one machine then and now): platform, "
-    "Python, TensorFlow, GPU, packages, environment, and the verdict of today's checks on each.\n\n"
-    "Exit codes: 0 no differences; 1 something differs; 2 a file is not a readable report.",
-)
-def diff_command(
-    a: str = typer.Argument(..., metavar="A.json", help=REPORT_HELP),
-    b: str = typer.Argument(..., metavar="B.json", help=REPORT_HELP),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
-    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout."),
-    no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
-) -> None:
-    from tfdoctor.diff import RENDERERS, compare, exit_code
-    from tfdoctor.saved_reports import UnreadableReport, read_report
-
-    if a == "-" and b == "-":
-        raise fail("only one of A and B can be '-' (stdin)")
-    try:
-        document = compare(read_report(a), read_report(b), redacted=not no_redact)
-    except UnreadableReport as exc:
-        raise fail(str(exc))
-    document = redact_document(document, not no_redact)
-    fmt = Format.json if as_json else fmt
-    text = RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document)
-    if output is None and fmt in (Format.text, Format.github) and for_github(fmt):
-        from tfdoctor.render.github import guarded
-
-        text = guarded(text)  # the reports' lines run no workflow command in the Actions log
-    write(text, output)
-    raise typer.Exit(exit_code(document))
 
 
 @app.command(
@@ -255,6 +182,10 @@ def scan_command(
     strict: bool = STRICT,
     config: Optional[str] = CONFIG,
     no_redact: bool = NO_REDACT,
+    report_to: Optional[str] = REPORT_TO,
+    report_token_file: Optional[str] = REPORT_TOKEN_FILE,
+    report_hostname: bool = REPORT_HOSTNAME,
+    label: Optional[List[str]] = LABEL,
 ) -> None:
     import os
     from contextlib import nullcontext
@@ -264,6 +195,7 @@ def scan_command(
     from tfdoctor.scan.find import Places, find_environments
     from tfdoctor.scan.run import diagnose_all
 
+    refuse_openmetrics(fmt, "scan")
     settings = settings_from(config, True)  # as `tfdoctor --python ENV` reads it
     missing = [path for path in paths or () if not os.path.lexists(os.path.expanduser(path))]
     if missing:
@@ -292,8 +224,11 @@ def scan_command(
         rendered = scan_table.render_text(rows, color=None if terminal else False,
                                           width=terminal_columns() if terminal else None)
     write(rendered, output)
+    post_reports(report_to, [d.document for d in diagnosed if d.document is not None], report_token_file, label,
+                 report_hostname)
     raise typer.Exit(summary.exit_code(rows))
 
 
-# The optional extras' commands (mcp, and the team server's) register on `app` from their own module.
-from tfdoctor.cli import extras  # noqa: E402,F401
+# The commands on saved reports (explain, diff) and the optional extras' (mcp, and the team server's)
+# register on `app` from their own modules.
+from tfdoctor.cli import saved, extras  # noqa: E402,F401  (isort: skip: the order is the help's)

@@ -19,6 +19,7 @@ class Format(str, Enum):
     json = "json"
     markdown = "markdown"
     github = "github"  # text, plus GitHub Actions annotations and the job summary
+    openmetrics = "openmetrics"  # Prometheus / node_exporter textfile collector (tfdoctor/render/openmetrics.py)
 
 
 def fail(message: str, verbose: Optional[bool] = None) -> "typer.Exit":

@@ -6,6 +6,7 @@ import typer
 
 from tfdoctor.cli.app import app
 from tfdoctor.cli.emit import fail
+from tfdoctor.cli.team import SERVE_HELP, serve_command
 
 
 @app.command("mcp", help="Serve the doctor to AI assistants: a Model Context Protocol server on stdin/stdout "
@@ -20,3 +21,6 @@ def mcp_command(allow_fix: bool = typer.Option(False, "--allow-fix", help="Also 
             raise
         raise fail("tfdoctor mcp needs the MCP SDK (Python >= 3.10): pip install 'tfdoctor[mcp]'")
     serve(allow_fix)
+
+
+app.command("serve", help=SERVE_HELP)(serve_command)

@@ -61,6 +61,9 @@ DEEP = typer.Option(False, "--deep", help="Run the workload probe: crossover, di
 NO_EXPERIMENTS = typer.Option(False, "--no-experiments", help="Run no experiment when a failure has no known cause.")
 EXPERIMENTS_TIMEOUT = typer.Option(30.0, "--experiments-timeout", min=1.0, metavar="SECONDS",
                                    help="Seconds all the offline experiments may take (default 30).")
+PROVE = typer.Option(False, "--prove", help="Try the suspects' candidate repairs on throwaway copies "
+                                            "(uses the package index, as fix --dry-run does); changes nothing.")
+VERSION = typer.Option(False, "--version", help="Print the version and exit.")
 REQUIRE_GPU = typer.Option(False, "--require-gpu", help="Require a GPU that TensorFlow lists.")
 GPU_KIND = typer.Option(None, "--require-gpu-kind", metavar="metal|cuda",
                         help="Require a GPU of this kind (implies --require-gpu).")

@@ -73,6 +73,16 @@ class Spelling:
         return ["--break-system-packages"] if self.kind == InstallerKind.MANAGED else []
 
 
+# Removes the metadata directory (or egg-info file) of one distribution and version that has neither RECORD
+# nor installed-files.txt: what pip needs before it can install over it ("Cannot uninstall ... no RECORD
+# file was found"; "It is a distutils installed project"), and what uv leaves behind when it goes ahead.
+REMOVE_METADATA_SCRIPT = (
+    'import importlib.metadata as m,os,re,shutil,sys;n,v=sys.argv[1:3];'
+    '[(shutil.rmtree(p) if os.path.isdir(p) else os.remove(p),print("removed",p)) for d in m.distributions() '
+    'for p in [str(getattr(d,"_path",""))] if p and re.sub("[-_.]+","-",d.metadata["Name"] or "").lower()==n '
+    'and d.version==v and d.read_text("RECORD") is None and d.read_text("installed-files.txt") is None]')
+
+
 def argv(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no_deps: bool = False,
          pre: bool = False, manager: Optional[str] = None, prefix: Optional[str] = None,
          missing: bool = False) -> list[str]:
@@ -80,6 +90,9 @@ def argv(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no
     s = spelling
     python = [s.python, "-m", "pip"]
     uv = ["uv", "pip"]
+    if action is Action.REMOVE_METADATA:
+        # the environment's own interpreter finds the metadata (so it runs on `tfdoctor fix`'s clone too)
+        return [s.python, "-c", REMOVE_METADATA_SCRIPT, *(word for p in packages for word in p.split("==", 1))]
     if action is Action.UPGRADE_INSTALLER:
         if missing:
             return [s.python, "-m", "ensurepip", "--upgrade"]

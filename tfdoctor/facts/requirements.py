@@ -169,9 +169,11 @@ def _extra_of(requirement: Requirement) -> Optional[str]:
     return canonical_name(match.group(1)) if match else None
 
 
-def _requirers(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str, str]) -> list[Mapping[str, Any]]:
+def _requirers(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str, str],
+               closure: bool = True) -> list[Mapping[str, Any]]:
     """The family and every distribution that requires one of its members (with recorded Requires-Dist):
-    unconditionally, or under an extra evidently installed (transformers[tf] yes, a bare transformers no)."""
+    unconditionally, or under an extra evidently installed (transformers[tf] yes, a bare transformers no);
+    with `closure`, then every distribution their Requires-Dist reaches (optree, typing-extensions...)."""
     chosen = []
     for name, entry in copies.items():
         requires = entry.get("requires")
@@ -189,7 +191,49 @@ def _requirers(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str
         extras = _active_extras(name, parsed, environment, copies) if any(_extra_of(r) for r in naming) else set()
         if any(_extra_of(req) is None or _extra_of(req) in extras for req in naming):
             chosen.append(entry)
+    if closure:
+        chosen += _closure(copies, environment, chosen)
     return chosen
+
+
+def _closure(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str, str],
+             roots: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Every recorded distribution the roots' Requires-Dist reaches, transitively, with markers evaluated
+    for the target and only requested extras followed (issue 29: the closure `pip check` judges, on
+    TensorFlow's import path). Entries without recorded Requires-Dist end the walk (older reports)."""
+    requested = _requested_extras(copies, environment)
+    seen = {canonical_name(str(entry["name"])) for entry in roots}
+    queue = list(roots)
+    found: list[Mapping[str, Any]] = []
+    while queue:
+        entry = queue.pop(0)
+        name = canonical_name(str(entry["name"]))
+        if name == "tfdoctor":
+            continue
+        parsed = [req for req in map(parse, entry.get("requires") or ()) if req]
+        extras = _active_extras(name, parsed, environment, copies) | requested.get(name, set())
+        for requirement in parsed:
+            extra = _extra_of(requirement)
+            if (extra and extra not in extras) or not _applies(requirement, environment, extra or ""):
+                continue
+            target = canonical_name(requirement.name)
+            reached = copies.get(target)
+            if reached is None or target in seen:
+                continue
+            seen.add(target)
+            queue.append(reached)
+            if reached.get("requires") is not None:
+                found.append(reached)
+    return found
+
+
+def closure_members(facts: Facts) -> list[Mapping[str, Any]]:
+    """The distributions outside the family that TensorFlow's (and its dependents') Requires-Dist
+    reaches and whose own Requires-Dist is recorded: optree through keras, typing-extensions through it."""
+    copies = _first_copies(facts)
+    environment = marker_environment(facts)
+    roots = _requirers(copies, environment, closure=False)
+    return _closure(copies, environment, roots)
 
 
 def complete_record(facts: Facts) -> bool:

@@ -165,6 +165,9 @@ def _fix(options: FixOptions, ui: Ui) -> int:
         ui.say("tfdoctor fix asks before it changes anything, and there is no terminal to ask on: pass --yes.", "red")
         return EXIT_CANNOT_RUN
 
+    from tfdoctor.fixer.trials import proven_steps  # issue 29: apply the smallest change a trial proved
+
+    steps = proven_steps(report, environment, steps, ui.say) or steps
     before = freeze(environment.python)
     verified = _verify(steps, environment, options, ui, before, _tensorflow_the_plan_installs(plan))
     if verified is None:

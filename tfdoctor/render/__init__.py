@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "openmetrics")
 
 STATUS_SYMBOLS = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "-", "error": "‼"}
 STATUS_WORDS = {"pass": "passed", "warn": "warning", "fail": "failed", "skip": "skipped", "error": "error"}
@@ -19,6 +19,8 @@ def renderer(name: str) -> Callable[..., str]:
         from tfdoctor.render.json_format import render
     elif name == "markdown":
         from tfdoctor.render.markdown import render
+    elif name == "openmetrics":
+        from tfdoctor.render.openmetrics import render
     else:
         from tfdoctor.render.text import render
     return render

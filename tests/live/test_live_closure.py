@@ -1,0 +1,115 @@
+"""Issue 29, live: a violated requirement outside TensorFlow's family and a RECORD-less install, on
+hard-link copies of the test setup's TensorFlow (support.build_base), with a healthy control.
+
+- typing-extensions 4.5.0: inside tensorflow-cpu 2.21's `typing_extensions>=3.6.6`, outside optree
+  0.20's `typing-extensions>=4.10.0`. TensorFlow imports; tf.keras fails with "Keras cannot be imported"
+  over keras's "To use Keras, you need to have `optree` installed" (optree no longer imports).
+- protobuf 5.29.5 below TensorFlow's pin, its RECORD deleted (what `setup.py install` or a copying tool
+  leaves): pip 26 refuses "Cannot uninstall protobuf 5.29.5 ... no RECORD file was found".
+
+Each: the doctor names the suspect, the pasted plan and `tfdoctor fix --yes` repair it on their own copies
+(TensorFlow kept, no warning left); the control gets no warning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from packaging.utils import canonicalize_name
+
+from tests.live import support
+
+pytestmark = [pytest.mark.live, pytest.mark.integration]
+
+CASES = {
+    "closure-typing-extensions": {"install": "typing-extensions==4.5.0", "suspect": ("optree 0.20", "typing-extensions 4.5.0")},
+    "record-less-protobuf": {"install": "protobuf==5.29.5", "strip_record": "protobuf-5.29.5.dist-info",
+                             "suspect": ("protobuf 5.29.5", "no record")},
+}
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    reason = support.platform_reason()
+    if reason:
+        pytest.skip(reason)
+    root = Path(os.environ.get("TFDOCTOR_CLOSURE_ROOT") or tmp_path_factory.mktemp("closure"))
+    support.LEDGER.workdir = str(root)
+    pins = support.base_pins()
+    minor = f"{sys.version_info.major}.{sys.version_info.minor}"
+    specs = sorted({f"{n}=={v}" for n, v in pins.items()} | {c["install"] for c in CASES.values()})
+    wheels = support.fetch_wheels(root / "wheelhouse", specs, minor)
+    env = root / "base"
+    if not (env / "bin" / "python").exists():  # a kept base (TFDOCTOR_LIVE_KEEP) is reused
+        support.build_base(env, [wheels[f"{n}=={v}"] for n, v in sorted(pins.items())])
+    yield root, env, wheels, pins
+    if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _doctor_problems(report: dict) -> list[str]:
+    return [f"{r['id']}:{r['status']}" for r in support.problems(report, "fail", "warn", "error")]
+
+
+def test_healthy_base_gets_no_warning(base):
+    root, env, _, _ = base
+    report = support.run_doctor(env, {}, root / "reports" / "closure-healthy.json")
+    assert _doctor_problems(report) == [] and report["plan"]["steps"] == []
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_diagnosed_then_repaired_by_the_pasted_plan_and_by_fix(base, case):
+    root, env, wheels, pins = base
+    spec = CASES[case]
+    started = time.monotonic()
+    broken = support.clone(env, root / case)
+    support.require(support.pip(broken / "bin" / "python", "install", "--no-deps", str(wheels[spec["install"]])), "install")
+    if spec.get("strip_record"):
+        os.unlink(support.site_packages(broken) / spec["strip_record"] / "RECORD")
+    frozen = support.freeze(broken)
+    report = support.run_doctor(broken, {}, root / "reports" / f"{case}.json")
+    failing = support.problems(report, "fail")
+    assert any(support.names_cause(r, spec["suspect"][:1]) for r in failing), _doctor_problems(report)
+    plan_text = support._normal(" ".join(s["command"] + " " + " ".join(r["reason"] for r in s["reasons"])
+                                         for s in report["plan"]["steps"]))
+    assert all(support._normal(token) in plan_text or any(support.names_cause(r, (token,)) for r in failing)
+               for token in spec["suspect"])
+    diagnosed = time.monotonic() - started
+    tf_version = pins[canonicalize_name(support.BASE_DISTRIBUTION)]
+
+    proving = support.run([str(support.DOCTOR), "--prove", "--python", str(broken / "bin" / "python"), "--json",
+                           "--no-probe"], env=support.clean_environ(), timeout=support.FIX_TIMEOUT)
+    assert "proven by experiment" in proving.stderr and spec["suspect"][0].split()[0] in proving.stderr, proving.stderr[-3000:]
+    assert json.loads(proving.stdout)["results"]  # --json keeps stdout to the report
+    assert support.freeze(broken) == frozen  # --prove changes nothing
+    proved = time.monotonic() - started - diagnosed
+
+    pasted = support.clone(broken, root / f"{case}-pasted")
+    ran = support.paste([c.replace(str(broken), str(pasted)) for c in support.plan_commands(report)], pasted, {})
+    assert all(step["exit"] == 0 for step in ran), ran
+    works, tail = support.tensorflow_works(pasted, {})
+    assert works, tail
+    after = support.run_doctor(pasted, {}, root / "reports" / f"{case}-pasted.json")
+    assert _doctor_problems(after) == []
+    assert support.tensorflow_builds(pasted) == {support.BASE_DISTRIBUTION: tf_version}
+
+    fixed = support.clone(broken, root / f"{case}-fixed")
+    completed = support.tfdoctor_fix(fixed, {}, "--yes")
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    works, tail = support.tensorflow_works(fixed, {})
+    assert works, tail
+    assert _doctor_problems(support.run_doctor(fixed, {}, root / "reports" / f"{case}-fixed.json")) == []
+    assert support.tensorflow_builds(fixed) == {support.BASE_DISTRIBUTION: tf_version}
+    assert "proven by experiment" in completed.stdout + completed.stderr
+    print(f"{case}: diagnosed {diagnosed:.0f} s, --prove {proved:.0f} s, all {time.monotonic() - started:.0f} s; "
+          f"pip downloads so far {support.LEDGER.download_bytes / 1e6:.1f} MB")
+    support.LEDGER.note(case, mechanism=case, expect="fail", before=support.verdict_line(report),
+                        build_seconds=diagnosed, prove_seconds=proved, pasted_works=True, ran=[(s["command"][:80], s["exit"]) for s in ran],
+                        pasted_after=support.verdict_line(after), fix_exit=completed.returncode,
+                        fix_seconds=time.monotonic() - started)

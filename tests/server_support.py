@@ -1,0 +1,170 @@
+"""What the team server's tests share (issue 28): a real PostgreSQL from Debian's binaries in a temporary
+directory on loopback, the server running for real (uvicorn in a thread), and reports to post.
+
+PostgreSQL refuses to run as root: as root (CI, this machine) initdb and pg_ctl run as the `postgres`
+user (else `nobody`) through runuser, in a directory chowned to it. Without PostgreSQL or Chromium the
+tests skip, except in CI (CI=true), where a test that cannot run fails.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from tests.fixtures_support import FIXTURES
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+TOKEN = "team-token-4b1f0c"
+
+
+def unavailable(reason: str) -> None:
+    """Skip, or fail in CI: there a missing PostgreSQL or Chromium is a broken setup, not an excuse."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"cannot run in CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _unprivileged_user() -> Optional[str]:
+    if os.geteuid() != 0:
+        return None
+    for name in ("postgres", "nobody"):
+        try:
+            pwd.getpwnam(name)
+            return name
+        except KeyError:
+            continue
+    return None
+
+
+class PostgresCluster:
+    """initdb + pg_ctl in a fresh directory under /tmp, listening on 127.0.0.1 only; `stop` removes it."""
+
+    def __init__(self, durable: bool = False) -> None:
+        self.user = _unprivileged_user()
+        self.base = Path(tempfile.mkdtemp(prefix="server-pg-", dir="/tmp"))
+        self.data = self.base / "data"
+        self.port = free_port()
+        self.durable = durable  # tests: fsync off (speed); the bench: PostgreSQL's defaults
+        self.databases = 0
+
+    def _run(self, *command: str) -> None:
+        prefix = ["runuser", "-u", self.user, "--"] if self.user else []
+        completed = subprocess.run([*prefix, *command], capture_output=True, text=True, timeout=120)
+        if completed.returncode != 0:
+            log = (self.base / "log").read_text(errors="replace") if (self.base / "log").exists() else ""
+            raise RuntimeError(f"{command[0]} failed: {completed.stderr}{completed.stdout}{log}")
+
+    def start(self) -> "PostgresCluster":
+        if self.user:
+            shutil.chown(self.base, self.user)
+        self._run(str(PG_BIN / "initdb"), "-D", str(self.data), "-U", "tfdoctor", "--auth=trust", "-E", "UTF8",
+                  "--no-sync", "--no-instructions")
+        options = f"-h 127.0.0.1 -p {self.port} -k {self.base}"
+        if not self.durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.base / "log"), "-w", "-t", "60",
+                  "-o", options, "start")
+        return self
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql+psycopg://tfdoctor@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        import psycopg
+
+        self.databases += 1
+        name = f"tfdoctor_{self.databases}"
+        with psycopg.connect(f"host=127.0.0.1 port={self.port} user=tfdoctor dbname=postgres",
+                             autocommit=True) as connection:
+            connection.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+    def stop(self) -> None:
+        try:
+            if (self.data / "postmaster.pid").exists():
+                self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+        finally:
+            shutil.rmtree(self.base, ignore_errors=True)
+
+
+def start_postgres(durable: bool = False) -> PostgresCluster:
+    if not (PG_BIN / "initdb").exists():
+        unavailable(f"no PostgreSQL 15 at {PG_BIN} (apt-get install postgresql)")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        unavailable("psycopg is not installed (pip install -e '.[test]')")
+    return PostgresCluster(durable).start()
+
+
+class RunningServer:
+    """The real application served by uvicorn on 127.0.0.1 in a thread, on a free port."""
+
+    def __init__(self, db_url: str, token: Optional[str] = None) -> None:
+        import uvicorn
+
+        from tfdoctor.servers.team.app import Settings, create_app
+
+        self.app = create_app(Settings(db_url, token))
+        self.port = free_port()
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
+                                                    lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "RunningServer":
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+def fixture_report(name: str) -> dict[str, Any]:
+    """A real report of a recorded machine: today's checks on the fixture's facts (as `tfdoctor explain
+    fixtures/NAME.json --json` prints it, redacted)."""
+    from tfdoctor.redact import Redactor
+    from tfdoctor.saved_reports import explain, read_report
+
+    document = explain(read_report(str(FIXTURES / f"{name}.json")))
+    return Redactor.for_this_machine().learning_from(document).document(document)
+
+
+def envelope(report: dict[str, Any], machine: str, labels: Optional[dict[str, str]] = None,
+             hostname: Optional[str] = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"machine_id": machine, "labels": labels or {}, "report": report}
+    if hostname is not None:
+        body["hostname"] = hostname
+    return body
+
+
+HEALTHY_FIXTURE = "linux/t4-driver-580-tensorflow-2.21-and-cuda"  # passes
+BROKEN_FIXTURE = "linux/tensorflow-2.16.1-and-cuda-no-gpu"  # fails: cuda-build

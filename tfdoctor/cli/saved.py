@@ -1,0 +1,102 @@
+"""The commands on saved reports: `explain` judges one again with today's checks, `diff` compares two."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from tfdoctor.cli.app import app
+from tfdoctor.cli.emit import Format, emit, fail, for_github, write
+from tfdoctor.cli.flags import (CONFIG, EXPLAIN_EXIT_CODES_HELP, FORMAT, GPU_KIND, JSON, MIN_GFLOPS, MIN_SPEEDUP,
+                                NO_REDACT, ONLY, OUTPUT, QUIET, REPORT_HELP, REQUIRE_GPU, REQUIRE_PYTHON, REQUIRE_TF,
+                                SKIP, STRICT, VERBOSE, settings_from)
+from tfdoctor.cli.team import refuse_openmetrics
+from tfdoctor.options import redact_document, requirement_facts
+
+
+@app.command(
+    "explain",
+    help="Diagnose a saved report again with today's checks.\n\n"
+    "Facts the report lacks make the checks that need them skip ('not recorded'). The requirements the "
+    "report recorded are judged again; --config and the --require-* flags replace them. The output is "
+    "redacted unless --no-redact, even when the report was saved without redaction.\n\n"
+    f"{EXPLAIN_EXIT_CODES_HELP}",
+)
+def explain_command(
+    report: str = typer.Argument(..., metavar="REPORT.json", help=REPORT_HELP),
+    fmt: Format = FORMAT,
+    as_json: bool = JSON,
+    output: Optional[Path] = OUTPUT,
+    only: Optional[List[str]] = ONLY,
+    skip: Optional[List[str]] = SKIP,
+    strict: bool = STRICT,
+    verbose: bool = VERBOSE,
+    quiet: bool = QUIET,
+    config: Optional[str] = CONFIG,
+    require_gpu: bool = REQUIRE_GPU,
+    require_gpu_kind: Optional[str] = GPU_KIND,
+    require_tensorflow: Optional[str] = REQUIRE_TF,
+    require_python: Optional[str] = REQUIRE_PYTHON,
+    min_gflops: Optional[float] = MIN_GFLOPS,
+    min_gpu_speedup: Optional[float] = MIN_SPEEDUP,
+    no_redact: bool = NO_REDACT,
+) -> None:
+    from dataclasses import replace
+
+    from tfdoctor.doctor import CannotRun, with_requirements
+    from tfdoctor.registry import split_ids
+    from tfdoctor.saved_reports import UnreadableReport, explain, read_report
+    from tfdoctor.model import CheckResult
+    from tfdoctor.report import exit_code_for
+
+    settings = settings_from(config or None, False, require_gpu_kind or ("any" if require_gpu else None),
+                         require_tensorflow, require_python, min_gflops, min_gpu_speedup)
+    try:
+        saved = read_report(report)
+        if requirement_facts(settings) is not None:
+            facts = {k: v for k, v in saved.facts.items() if k != "requirements"}
+            saved = replace(saved, facts=with_requirements(facts, requirement_facts(settings)))
+        document = explain(saved, split_ids(only) or settings.only, split_ids(skip) or settings.skip,
+                           redacted=not no_redact)
+    except (UnreadableReport, CannotRun) as exc:
+        raise fail(str(exc), verbose)
+    code = exit_code_for([CheckResult.from_dict(r) for r in document["results"]], strict or bool(settings.strict))
+    emit(redact_document(document, not no_redact), Format.json if as_json else fmt, verbose, output, quiet)
+    raise typer.Exit(code)
+
+
+@app.command(
+    "diff",
+    help="What differs between two reports (two machines, or one machine then and now): platform, "
+    "Python, TensorFlow, GPU, packages, environment, and the verdict of today's checks on each.\n\n"
+    "Exit codes: 0 no differences; 1 something differs; 2 a file is not a readable report.",
+)
+def diff_command(
+    a: str = typer.Argument(..., metavar="A.json", help=REPORT_HELP),
+    b: str = typer.Argument(..., metavar="B.json", help=REPORT_HELP),
+    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
+) -> None:
+    from tfdoctor.diff import RENDERERS, compare, exit_code
+    from tfdoctor.saved_reports import UnreadableReport, read_report
+
+    refuse_openmetrics(fmt, "diff")
+    if a == "-" and b == "-":
+        raise fail("only one of A and B can be '-' (stdin)")
+    try:
+        document = compare(read_report(a), read_report(b), redacted=not no_redact)
+    except UnreadableReport as exc:
+        raise fail(str(exc))
+    document = redact_document(document, not no_redact)
+    fmt = Format.json if as_json else fmt
+    text = RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document)
+    if output is None and fmt in (Format.text, Format.github) and for_github(fmt):
+        from tfdoctor.render.github import guarded
+
+        text = guarded(text)  # the reports' lines run no workflow command in the Actions log
+    write(text, output)
+    raise typer.Exit(exit_code(document))

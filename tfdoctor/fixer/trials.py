@@ -1,0 +1,193 @@
+"""Trials (issue 29): the suspect distributions of a report, each with the release that would repair it,
+tried on throwaway clones of the environment: one at a time in rank order, then all together. The smallest
+change after which `import tensorflow`, a tf.keras layer, a traced `tf.function` with Python control flow
+and the user's failing imports all work is the proof. `tfdoctor fix` applies a proof when the plan has
+nothing runnable; `tfdoctor --prove` runs the same trials and applies nothing. Both need the package index.
+
+Candidates are a pure function of the report (`candidates`): the dependencies check's violated pins tied
+to the error first (the suspect and the specifier its requirer declares), then the other violated pins.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from tfdoctor.repairs import Action
+
+# What must work after a trial: the import, a Keras layer built and called, an AutoGraph-converted
+# function with Python control flow traced once, and the user's failing imports (argv).
+TRIAL_SCRIPT = r"""
+import importlib, sys
+import tensorflow as tf
+layer = tf.keras.layers.Dense(2)
+assert tuple(layer(tf.ones((1, 3))).shape) == (1, 2)
+@tf.function
+def branch(x):
+    if tf.reduce_sum(x) > 0:
+        return x + 1
+    return x - 1
+assert float(tf.reduce_sum(branch(tf.ones(3)))) == 6.0
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print("trial-ok", tf.__version__)
+"""
+TRIAL_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One change to try: install `requirement` (TensorFlow pinned where it is)."""
+
+    name: str
+    requirement: str
+    why: str
+
+
+@dataclass
+class Trial:
+    candidates: tuple[Candidate, ...]
+    works: bool
+    seconds: float
+    output: str = ""
+
+    @property
+    def change(self) -> str:
+        return " ".join(c.requirement for c in self.candidates)
+
+
+@dataclass
+class Proof:
+    trials: list[Trial] = field(default_factory=list)
+
+    @property
+    def proven(self) -> Optional[Trial]:
+        """The smallest working change: the first single candidate that works, else all of them together."""
+        return next((t for t in self.trials if t.works), None)
+
+
+def candidates(results: Iterable[Any]) -> list[Candidate]:
+    """Ranked candidates from the dependencies check's evidence: violated pins the error points into first."""
+    for result in results:
+        if getattr(result, "check_id", None) != "dependencies" or getattr(result, "status", None) is None:
+            continue
+        if result.status.value not in ("fail", "warn"):
+            return []
+        evidence = result.evidence or {}
+        suspects = {s.get("name") for s in evidence.get("suspects") or () if isinstance(s, Mapping)}
+        found: dict[str, Candidate] = {}
+        unmet = [u for u in evidence.get("unmet") or () if isinstance(u, Mapping)]
+        unmet.sort(key=lambda u: not ({u.get("requirer"), u.get("name")} & suspects))
+        for item in unmet:
+            name = str(item.get("name"))
+            if name in found:
+                merged = f"{found[name].requirement},{item.get('specifier')}" if item.get("specifier") else found[name].requirement
+                found[name] = Candidate(name, merged, found[name].why)
+                continue
+            found[name] = Candidate(name, f"{name}{item.get('specifier') or ''}",
+                                    f"{item.get('requirer')} requires {name}{item.get('specifier') or ''}")
+        return list(found.values())
+    return []
+
+
+def _install_argv(kind: str, python: str, requirements: Sequence[str]) -> list[str]:
+    from tfdoctor.environment.spell import POSIX, Spelling, argv
+
+    return argv(Spelling(kind, python, POSIX), Action.INSTALL, tuple(requirements))
+
+
+def run_trials(environment: Any, found: Sequence[Candidate], tensorflow_pin: Optional[str], imports: Sequence[str] = (),
+               say: Any = None, timeout: float = TRIAL_TIMEOUT_S, prelude: Sequence[Any] = ()) -> Proof:
+    """Each candidate alone on its own clone, in order, stopping at the first that works; then all of them
+    together. `prelude`: plan steps every trial needs first (a RECORD-less distribution's metadata removed).
+    Clones are removed whatever happens; the environment itself is never touched."""
+    from tfdoctor.fixer.environment import clone, remove, run_step
+    from tfdoctor.environment.spell import POSIX, Spelling
+
+    proof = Proof()
+    groups = [(c,) for c in found] + ([tuple(found)] if len(found) > 1 else [])
+    for group in groups:
+        started = time.monotonic()
+        copy = clone(environment)
+        try:
+            for before in prelude:
+                run_step(before.argv(Spelling(environment.kind, copy.python, POSIX), copy.prefix), timeout)
+            wanted = [c.requirement for c in group] + ([tensorflow_pin] if tensorflow_pin else [])
+            step = run_step(_install_argv(environment.kind, copy.python, wanted), timeout)
+            output = (step["stdout"] + step["stderr"]).strip()
+            works = False
+            if step["status"] == "ok":
+                # a file, not `-c`: AutoGraph converts only functions whose source it can read
+                script = Path(copy.prefix) / "tfdoctor-trial.py"
+                script.write_text(TRIAL_SCRIPT, encoding="utf-8")
+                tried = run_step([copy.python, str(script), *imports], timeout)
+                output = (tried["stdout"] + tried["stderr"]).strip()
+                works = tried["status"] == "ok" and "trial-ok" in tried["stdout"]
+            trial = Trial(group, works, time.monotonic() - started, "\n".join(output.splitlines()[-6:]))
+        finally:
+            remove(copy.prefix)
+        proof.trials.append(trial)
+        if say is not None:
+            say(f"trial: {trial.change} on a copy -> {'works' if trial.works else 'still broken'} "
+                f"({trial.seconds:.0f} s)")
+        if trial.works:
+            break
+    return proof
+
+
+def describe(proof: Proof) -> list[str]:
+    """Lines for the user: each trial and, when one worked, the proven cause."""
+    lines = [f"  {t.change}: {'works' if t.works else 'still broken'} ({t.seconds:.0f} s)" for t in proof.trials]
+    proven = proof.proven
+    if proven is not None:
+        lines.append("proven by experiment: " + "; ".join(c.why for c in proven.candidates)
+                     + f" (installing {proven.change} on a copy makes TensorFlow, tf.keras and tf.function work)")
+    elif proof.trials:
+        lines.append("no candidate made TensorFlow work on a copy")
+    return lines
+
+
+def prove_report(report: Any, say: Any) -> Optional[Proof]:
+    """`tfdoctor --prove`: the report's candidates tried on copies of its environment; nothing applied."""
+    from tfdoctor.facts.requirements import tensorflow_pin
+    from tfdoctor.fixer.environment import Environment
+
+    found = candidates(report.results)
+    if not found:
+        say("--prove: no suspect to try (nothing in the report points at a distribution).")
+        return None
+    say("--prove: trying " + ", ".join(c.requirement for c in found) + " on throwaway copies of the environment "
+        "(this uses the package index, as `tfdoctor fix --dry-run` does; the environment is not changed)")
+    prelude = [step for step in report.plan.steps if step.action is Action.REMOVE_METADATA]
+    proof = run_trials(Environment.from_facts(report.facts), found, tensorflow_pin(report.facts), say=say,
+                       prelude=prelude)
+    for line in describe(proof):
+        say(line)
+    return proof
+
+
+def proven_steps(report: Any, environment: Any, steps: Sequence[Any], say: Any) -> Optional[list[Any]]:
+    """`tfdoctor fix`: when the report names suspects, the smallest proven change as the steps to apply
+    (the plan's metadata removals first, then one install with TensorFlow pinned); None to keep the plan."""
+    from dataclasses import replace
+
+    from tfdoctor.facts.requirements import tensorflow_pin
+    from tfdoctor.environment.spell import command, spelling_for
+    from tfdoctor.planner import Step
+
+    found = candidates(report.results)
+    if not found or not any((r.evidence or {}).get("suspects") for r in report.results if r.check_id == "dependencies"):
+        return None
+    prelude = [step for step in steps if step.action is Action.REMOVE_METADATA]
+    pin = tensorflow_pin(report.facts)
+    proof = run_trials(environment, found, pin, say=say, prelude=prelude)
+    proven = proof.proven
+    for line in describe(proof):
+        say(line)
+    if proven is None:
+        return None
+    packages = tuple(c.requirement for c in proven.candidates) + ((pin,) if pin else ())
+    install = Step(len(prelude) + 1, Action.INSTALL, command(spelling_for(report.facts), Action.INSTALL, packages), packages)
+    return [replace(step, number=n) for n, step in enumerate(prelude, 1)] + [install]
