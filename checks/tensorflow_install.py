@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Optional
 
 from tfdoctor.facts import (
-    PLATFORM_NAMES, apple_silicon, host_system, made_for, requirements, section, tensorflow_distributions,
+    PLATFORM_NAMES, apple_silicon, host_system, made_for, requires_dist, section, tensorflow_distributions,
 )
 from tfdoctor.facts import installable_wheels, metal_pairing, signatures, tensorflow_pins, windows_paths
 from tfdoctor.facts.sw_vers_sysctl import product_version
@@ -123,8 +123,8 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
     """The curated NumPy and Keras rules, where TensorFlow's own Requires-Dist cannot say: reports without
     it, and NumPy past the ABI TensorFlow was built for when its pin does not already exclude it (old
     releases declare no upper bound). Where the metadata says it, the dependencies check speaks."""
-    declared = requirements.declared_names(facts, real_name)  # None: Requires-Dist not recorded
-    unmet = {u.name for u in requirements.unmet_requirements(facts)} if declared is not None else set()
+    declared = requires_dist.declared_names(facts, real_name)  # None: Requires-Dist not recorded
+    unmet = {u.name for u in requires_dist.unmet_requirements(facts)} if declared is not None else set()
 
     def metadata_says(name: str) -> bool:
         return declared is not None and name in declared

@@ -10,7 +10,7 @@ import pytest
 from tests.builders import tensorflow_environment
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tfdoctor import coexistence
-from tfdoctor.facts import requirements as reqs
+from tfdoctor.facts import requires_dist as reqs
 from tfdoctor.model import CheckResult, Remediation, Status
 from tfdoctor.planner import build_plan
 from tfdoctor.registry import all_checks

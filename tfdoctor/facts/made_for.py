@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import Facts, canonical_name, companions, requirements
+from tfdoctor.facts import Facts, canonical_name, companions, requires_dist
 from tfdoctor.facts.companions import CompanionRelease
 from tfdoctor.repairs import Repair
 
 
 def installed_tensorflow(facts: Facts) -> Optional[tuple[str, str]]:
     """(build, version) of the TensorFlow `import tensorflow` loads, from its distribution's metadata."""
-    pin = requirements.tensorflow_pin(facts)
+    pin = requires_dist.tensorflow_pin(facts)
     if not pin:
         return None
     build, _, version = pin.partition("==")
@@ -35,7 +35,7 @@ def release_for(facts: Facts, name: str) -> Optional[CompanionRelease]:
     installed = installed_tensorflow(facts)
     if installed is None or not knows_releases(name):
         return None
-    return companions.release_for(canonical_name(name), installed[1], requirements.marker_environment(facts))
+    return companions.release_for(canonical_name(name), installed[1], requires_dist.marker_environment(facts))
 
 
 def tf_keras_requirement(facts: Facts) -> Optional[str]:
@@ -46,7 +46,7 @@ def tf_keras_requirement(facts: Facts) -> Optional[str]:
     if release is not None:
         return f"tf-keras=={release.version}"
     installed = installed_tensorflow(facts)
-    version = requirements.version_of(installed[1]) if installed else None
+    version = requires_dist.version_of(installed[1]) if installed else None
     return f"tf-keras~={version.major}.{version.minor}.0" if version else None
 
 
