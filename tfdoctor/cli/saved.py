@@ -81,7 +81,8 @@ def diff_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
 ) -> None:
-    from tfdoctor.diff import RENDERERS, compare, exit_code
+    from tfdoctor.diff import compare, exit_code
+    from tfdoctor.render.diff import RENDERERS
     from tfdoctor.saved_reports import UnreadableReport, read_report
 
     refuse_openmetrics(fmt, "diff")
