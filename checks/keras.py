@@ -154,12 +154,9 @@ def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_v
         evidence["signatures"] = [m.signature.id for m in known]
         return Outcome.fail(f"{short}: {known[0].signature.summary}", *details,
                             fix=tensorflow_child.remediation_for(known[0], facts), **evidence)
-    proven = experiment_remedies.proven_failure(facts, "keras", short, details, evidence)
+    proven = experiment_remedies.proven_or_noted(facts, "keras", short, details, evidence)
     if proven is not None:  # the experiments ran because nothing above proved a cause
         return proven
-    tried = experiment_remedies.unproven_line(facts, "keras")
-    if tried:
-        details.append(tried)
     python = installer_for(facts).python
     python = f'"{python}"' if " " in python else python
     return Outcome.fail(what, *details, fix=Remediation(

@@ -88,12 +88,9 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
         return _hidden(tf, hidden, details, evidence)
     if hidden:
         details.insert(0, f"note: the import loaded {_hidden_names(hidden)}, not the installed copy (see shadowing)")
-    proven = experiment_remedies.proven_failure(facts, "import", what, details, evidence)
+    proven = experiment_remedies.proven_or_noted(facts, "import", what, details, evidence)
     if proven is not None:  # the experiments ran because nothing above proved a cause
         return proven
-    tried = experiment_remedies.unproven_line(facts, "import")
-    if tried:
-        details.append(tried)
     if not matches:
         if cause:
             return Outcome.fail(f"{what}: {cause.summary} (see {cause.check})", *details, fix=cause.fix, **evidence)

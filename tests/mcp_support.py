@@ -5,11 +5,8 @@ wheel directory standing in for the index (pip's own PIP_NO_INDEX and PIP_FIND_L
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
-import shutil
-import subprocess
 import sys
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -19,6 +16,7 @@ from typing import Any, AsyncIterator
 import pytest
 
 from tests.fakes import HERE as FAKES
+from tests.fixer_support import link_distribution as _link_distribution, run as _run, wheel as _wheel
 
 pytest.importorskip("mcp.server", reason="the MCP SDK (the [mcp] extra, Python >= 3.10) is not installed")
 
@@ -44,40 +42,6 @@ def structured(result: Any) -> dict[str, Any]:
 def error_text(result: Any) -> str:
     assert result.is_error, result.structured_content
     return result.content[0].text
-
-
-def _run(argv: list[Any], **kwargs: Any) -> subprocess.CompletedProcess:
-    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=600, **kwargs)
-
-
-def _wheel(directory: Path, name: str, version: str, files: dict[str, str], requires: tuple[str, ...] = ()) -> Path:
-    """A pure-Python wheel made by hand (zip, METADATA, WHEEL, RECORD with hashes), as pip expects."""
-    import zipfile
-
-    dist = f"{name.replace('-', '_')}-{version}"
-    info = f"{dist}.dist-info"
-    contents = dict(files)
-    contents[f"{info}/METADATA"] = "Metadata-Version: 2.1\nName: {}\nVersion: {}\n{}\n".format(
-        name, version, "".join(f"Requires-Dist: {r}\n" for r in requires))
-    contents[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: tfdoctor-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    record = []
-    for path, text in contents.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text.encode())}")
-    contents[f"{info}/RECORD"] = "\n".join(record + [f"{info}/RECORD,,"]) + "\n"
-    wheel = directory / f"{dist}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, text in contents.items():
-            archive.writestr(path, text)
-    return wheel
-
-
-def _link_distribution(package_dir: Path, site: Path) -> None:
-    """A distribution of the test's own environment hard-linked into `site`: a venv's own copy, at no cost."""
-    name = package_dir.name
-    for entry in package_dir.parent.iterdir():
-        if entry.name == name or entry.name.startswith((f"{name}-", f"{name}.libs")):
-            shutil.copytree(entry, site / entry.name, copy_function=os.link) if entry.is_dir() else os.link(entry, site / entry.name)
 
 
 @dataclass(frozen=True)

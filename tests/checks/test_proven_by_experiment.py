@@ -113,6 +113,14 @@ def test_without_experiments_the_import_failure_is_unknown_and_wants_them():
     assert experiment_facts.goals(facts, [result]) == [{"kind": "import"}]
 
 
+def test_a_hanging_import_runs_no_experiment():
+    """Each trial would wait out the import's timeout again; the hang's finding arrives at the timeout."""
+    facts = tensorflow_environment(tensorflow={**failed_import(), "status": "timed_out", "timed_out": True})
+    result = check_result("tensorflow-import", facts)
+    assert result.status is Status.FAIL
+    assert experiment_facts.goals(facts, [result]) == []
+
+
 def test_experiments_that_proved_nothing_are_named():
     facts = tensorflow_environment(tensorflow=failed_import())
     section = protobuf_experiments()

@@ -7,51 +7,20 @@ The real thing, with real TensorFlow environments from PyPI, is the live suite (
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.fakes import HERE as FAKES
+from tests.fixer_support import (link_distribution as _link_distribution, offline_environ as _offline_environ,
+                                 run as _run, wheel as _wheel)
 
 DOCTOR = Path(sys.executable).with_name("tfdoctor")
 TF_VERSION = "2.21.0"
-
-
-def _wheel(directory: Path, name: str, version: str, files: dict[str, str], requires: tuple[str, ...] = ()) -> Path:
-    """A pure-Python wheel made by hand (zip, METADATA, WHEEL, RECORD with hashes), as pip expects."""
-    dist = f"{name.replace('-', '_')}-{version}"
-    info = f"{dist}.dist-info"
-    contents = dict(files)
-    contents[f"{info}/METADATA"] = "Metadata-Version: 2.1\nName: {}\nVersion: {}\n{}\n".format(
-        name, version, "".join(f"Requires-Dist: {r}\n" for r in requires))
-    contents[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: tfdoctor-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    record = []
-    for path, text in contents.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text.encode())}")
-    contents[f"{info}/RECORD"] = "\n".join(record + [f"{info}/RECORD,,"]) + "\n"
-    wheel = directory / f"{dist}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, text in contents.items():
-            archive.writestr(path, text)
-    return wheel
-
-
-def _run(argv, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=600, **kwargs)
-
-
-def _offline_environ(wheels: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
-    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), FAKE_TF_MODE="cpu", NO_COLOR="1")
-    return env
 
 
 @pytest.fixture(scope="module")
@@ -84,15 +53,6 @@ def world(tmp_path_factory):
     return root, wheels, base, env
 
 
-def _link_distribution(package_dir: Path, site: Path) -> None:
-    """A distribution of the test's own environment (its package, .dist-info and .libs) hard-linked into
-    `site`: a venv's own copy, at no cost."""
-    name = package_dir.name
-    for entry in package_dir.parent.iterdir():
-        if entry.name == name or entry.name.startswith((f"{name}-", f"{name}.libs")):
-            shutil.copytree(entry, site / entry.name, copy_function=os.link) if entry.is_dir() else os.link(entry, site / entry.name)
-
-
 def _copy(world, name: str) -> Path:
     root, _, base, _ = world
     target = root / name
@@ -123,7 +83,7 @@ def _hashes(env_dir: Path) -> dict[str, str]:
 
 def _fix(env_dir: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
     return _run([DOCTOR, "fix", "--python", env_dir / "bin" / "python", "--only", "dependencies", *args],
-                env=env, stdin=subprocess.DEVNULL)
+                env=env)  # stdin: /dev/null (tests/fixer_support.run)
 
 
 def test_fix_proves_the_plan_on_a_clone_applies_it_and_undo_restores_the_freeze(world):

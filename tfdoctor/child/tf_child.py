@@ -1,6 +1,5 @@
 ''''exit 64 # '''
-# ^ A no-op string in Python; in a POSIX shell it runs `exit 64`. `--python /bin/sh` then exits at once
-# instead of executing this file as shell commands.
+# ^ A no-op string in Python; a POSIX shell runs `exit 64` (`--python /bin/sh` runs no shell commands).
 #
 # The TensorFlow child: imports TensorFlow in the target interpreter, lists its devices and times a
 # float32 matmul on each. Standard library only at the top (numpy and tensorflow are imported inside),
@@ -79,9 +78,8 @@ FRAMES_PER_EXCEPTION = 8
 
 
 def failing_frames(exc):
-    """The files of the innermost frames of the exception and of each one it was raised over (`During
-    handling...`, `The above exception was the direct cause...`), innermost first: the checks map them
-    to the distributions that own them (issue 29). [{"file", "line", "chain"}], chain 0 the outer one."""
+    """Innermost frames of the exception and of each one it was raised over, for the checks to map to
+    their owning distributions: [{"file", "line", "chain"}], chain 0 the outer one."""
     frames, seen, chain = [], set(), 0
     while exc is not None and id(exc) not in seen and chain < 6:
         seen.add(id(exc))
@@ -226,9 +224,8 @@ def cpu_facts():
 SEED = 20240611
 CPU_SIZES = (128, 2048)  # smallest, largest N for the CPU side
 GPU_SIZES = (1024, 4096)  # below 1024 a GPU measures dispatch overhead, not compute
-# Throughput grows with N (threads and caches are used better): predicting a doubled size's time as
-# 8x the current one overshoots. Measured on a 2-core VM, TF-CPU 1024 -> 2048: 230 -> 400 GFLOPS (x0.57);
-# TF-metal on an M1 Max 1024 -> 2048: 6.7 -> 8.0 TFLOPS (x0.84, https://github.com/tlkh/tf-metal-experiments).
+# Throughput grows with N, so 8x per doubling overshoots: TF-CPU 1024 -> 2048 on a 2-core VM x0.57;
+# TF-metal on an M1 Max x0.84 (https://github.com/tlkh/tf-metal-experiments).
 LARGER_IS_FASTER = 0.6
 GPU_BLOCK_S = 0.02  # a GPU block lasts at least this long, so timer and sync noise vanish
 MAX_BLOCKS = 5
@@ -282,9 +279,8 @@ class Side(object):
         self.spent = 0.0
 
     def inputs(self, n):
-        """A at size n, resident on the device. The random matrix is made once at the largest size and
-        copied to the device once; each size is a slice of it made there, so trying several sizes costs
-        no host work (host work right after TensorFlow calls is slowed by its spinning threads)."""
+        """A at size n on the device: one random matrix at the largest size, copied once, sliced there
+        (host work right after TensorFlow calls is slowed by its spinning threads)."""
         tf, np = self.tf, self.np
         if self.base is None:
             self.base = host_uniform(np, self.sizes[1])
@@ -329,9 +325,8 @@ class Side(object):
         return seconds
 
     def calibrate(self, target_call_s):
-        """Warm the device and pick N so that one call takes about target_call_s: climb a ladder of
-        doubling sizes while the next one is predicted to fit (each rung warms threads and clocks and
-        is a better estimate than the last), step down once if the last rung is far too slow."""
+        """Warm the device and pick N so one call takes about target_call_s: climb doubling sizes while
+        the next is predicted to fit (each rung warms and re-estimates); step down once if far too slow."""
         low, high = self.sizes
         n = max(low, min(high, 512 if self.kind == "CPU" else 2048))
         self.info["ladder"] = []
@@ -351,10 +346,8 @@ class Side(object):
             self.info["calls_per_block"] = max(1, min(64, int(GPU_BLOCK_S / max(seconds, 1e-5)) + 1))
 
     def check(self):
-        """Placement and numbers of the first product at N: every entry finite, and its top-left block
-        against a float64 reference. Run after the timing: NumPy's BLAS threads spin for a while after
-        a call and would steal the cores from TensorFlow's (measured: the next call 1.5-2x slower on 2
-        cores). A block, not whole rows: converting all of A to float64 costs more than the product."""
+        """Placement and numbers of the first product at N: all finite, top-left block against float64.
+        After the timing: NumPy's spinning BLAS threads slowed TensorFlow's next call 1.5-2x on 2 cores."""
         np = self.np
         output, self.output = self.output, None
         self.info["output_device"] = str(output.device)
@@ -495,9 +488,8 @@ KERAS_FLAVORS = {"keras": None, "tf_keras": "tf-keras", "tensorflow": "builtin"}
 
 
 def keras_facts(tf, recorder):
-    """tf.keras as user code reaches it: resolve it (TensorFlow's lazy loader picks Keras 3, tf_keras
-    under TF_USE_LEGACY_KERAS, or the Keras 2 of TF <= 2.15), then build and call one Dense(2) layer.
-    Records which Keras it got, its version, and the error (as the import's) when a step raises."""
+    """tf.keras as user code reaches it (Keras 3, tf_keras under TF_USE_LEGACY_KERAS, or TF <= 2.15's
+    Keras 2), then one Dense(2) built and called: which Keras, its version, the error of a step."""
     found = {"legacy_env": os.environ.get("TF_USE_LEGACY_KERAS"),
              "legacy_requested": os.environ.get("TF_USE_LEGACY_KERAS") in LEGACY_KERAS_VALUES,
              "flavor": None, "module": None, "version": None, "layer_ok": False, "step": "resolve",
@@ -534,8 +526,7 @@ QUIET_WARNINGS = (DeprecationWarning, PendingDeprecationWarning)
 
 
 def keras_layer_fact(module, name):
-    """A Keras layer class the companion exports, against the tf.keras in use: the same base class, or
-    another Keras's (tensorflow_hub.KerasLayer is a tf-keras layer, which a Keras 3 tf.keras model refuses)."""
+    """A companion's Keras layer class against the tf.keras in use: the same base class or another's."""
     found = {"name": name, "tf_keras_layer": None, "base_module": None}
     try:
         cls = getattr(module, name)

@@ -31,6 +31,10 @@ def goals(facts: Facts, results: Iterable[CheckResult]) -> list[dict[str, Any]]:
     by_id = {r.check_id: r for r in results}
     if not tf or tf.get("status") == "not_installed":
         return []
+    if tf.get("timed_out"):
+        # A hang's finding arrives at the timeout: each trial would wait out that timeout again, and only a
+        # trial that finishes proves anything; the stack dumped at the kill is the evidence.
+        return []
     if not tf.get("imported"):
         namespace = (tf.get("spec") or {}).get("namespace")
         return [{"kind": "import"}] if unexplained(by_id.get("tensorflow-import")) and not namespace else []

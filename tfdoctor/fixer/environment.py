@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -26,12 +25,14 @@ from tfdoctor.environment.spell import conda_clone_argv, stand_in_venv_argv
 
 STATE_DIR = ".tfdoctor"  # inside the environment's prefix: rollback snapshots (never cloned, never snapshotted)
 CLONE_MARK = ".tfdoctor-verify-"  # a throwaway clone is `.<name>.tfdoctor-verify-<8 hex>` beside the environment
-_CLONE_NAME = re.compile(r"\..+\.tfdoctor-verify-[0-9a-f]{8}", re.DOTALL)
+_HEX = frozenset("0123456789abcdef")
 
 
 def is_fixer_clone(name: str) -> bool:
-    """A directory named as `tfdoctor fix` names its throwaway clones (scan never lists one)."""
-    return bool(_CLONE_NAME.fullmatch(name))
+    """A directory named as `tfdoctor fix` names its throwaway clones (scan never lists one). String
+    operations, not a pattern: a name is untrusted, and `\..+\.tfdoctor-verify-...` backtracks on long ones."""
+    head, mark, tail = name.rpartition(CLONE_MARK)
+    return bool(mark) and len(head) >= 2 and head[0] == "." and len(tail) == 8 and set(tail) <= _HEX
 
 
 def leftover_clones(prefix: str) -> list[Path]:

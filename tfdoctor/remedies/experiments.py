@@ -147,6 +147,17 @@ def proven_failure(facts: Facts, kind: str, what: str, details: list[str], evide
                         **{**evidence, "diagnosis": "proven-by-experiment", "proven": dict(proof)})
 
 
+def proven_or_noted(facts: Facts, kind: str, what: str, details: list[str], evidence: Mapping[str, Any]):
+    """The failing Outcome of a proof for `kind`; else None, with what the experiments tried (and that
+    proved nothing) added to `details`."""
+    proven = proven_failure(facts, kind, what, details, evidence)
+    if proven is None:
+        tried = unproven_line(facts, kind)
+        if tried:
+            details.append(tried)
+    return proven
+
+
 def unproven_line(facts: Facts, kind: str, module: Optional[str] = None) -> Optional[str]:
     """When experiments ran for `kind` and none made it work: say what was tried."""
     trials = experiment_facts.tried(facts, kind, module)
