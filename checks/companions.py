@@ -24,6 +24,7 @@ from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, made_for, requires_dist, section, tensorflow_child
 from tfdoctor.facts import companions as companions_table
 from tfdoctor.model import Outcome, Remediation, Status
+from tfdoctor.remedies.tf_keras import tf_keras_repairs
 from tfdoctor.facts import experiments as experiment_facts
 from tfdoctor.registry import check
 from tfdoctor.remedies import experiments as experiment_remedies
@@ -218,7 +219,7 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
         summary = f"`import {module}` {how}{through}: {named} needs tf-keras, which is not installed"
         return Problem(module, Status.FAIL, summary, details,
                        f"Install {wanted or 'tf-keras'}, the tf-keras made for {tensorflow}.",
-                       made_for.tf_keras_repairs(facts, reason), found.source.split(" ", 1)[0])
+                       tf_keras_repairs(facts, reason), found.source.split(" ", 1)[0])
     if found.cause == "tensorflow-too-old":
         summary = (f"`import {module}` {how}{through}: {named} requires TensorFlow >= {found.groups.get('required')} "
                    f"when imported (its metadata does not say so)")
@@ -298,7 +299,7 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                 f"Install {wanted or 'tf-keras'}, the tf-keras made for {tensorflow}: {name} uses it for its Keras "
                 f"layers. For tf.keras itself to be Keras 2 too (a model mixing tf.keras and {name} layers), also "
                 f"set TF_USE_LEGACY_KERAS=1 before TensorFlow is imported.",
-                made_for.tf_keras_repairs(facts, reason), user["source"]))
+                tf_keras_repairs(facts, reason), user["source"]))
             continue
         accepted = accepts_at_import(name, version, installed[1])
         if accepted is False:
@@ -352,7 +353,7 @@ def _layer_problem(facts: Facts, entry: Mapping[str, Any]) -> Optional[Problem]:
     if error:
         details.insert(0, f"error on use: {error.get('type')}: {tensorflow_child.first_line(error.get('message'), 300)}")
     wanted_reason = f"{name} is a Keras 2 layer: tf.keras must be the tf-keras of {_tensorflow_words(facts)}"
-    tf_keras = made_for.tf_keras_repairs(facts, wanted_reason) if (
+    tf_keras = tf_keras_repairs(facts, wanted_reason) if (
         not installed_tf_keras_fits(facts)) else ()
     fix = experiment_remedies.use_remediation(facts, proof or {"goal": {"module": module, "layer": layer.get("name")}},
                                               tf_keras, section(facts, "tensorflow").get("version"))

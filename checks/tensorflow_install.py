@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Optional
 
 from tfdoctor.facts import (
-    PLATFORM_NAMES, apple_silicon, host_system, made_for, requires_dist, section, tensorflow_distributions,
+    PLATFORM_NAMES, apple_silicon, host_system, requires_dist, section, tensorflow_distributions,
 )
+from tfdoctor.remedies.tf_keras import tf_keras_repairs
 from tfdoctor.facts import installable_wheels, metal_pairing, signatures, tensorflow_pins, windows_paths
 from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.facts.arm64_environment import combo_requirements, native_environment
@@ -167,7 +168,7 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
                       f"tf.keras fails: '{legacy['error']}'.",
                       fix=Remediation(f"Install tf-keras for TensorFlow {'.'.join(map(str, minor(tf)))}, or unset "
                                       f"{legacy['variable']}.", url=LEGACY_KERAS_URL,
-                                      repairs=made_for.tf_keras_repairs(
+                                      repairs=tf_keras_repairs(
                                           facts, f"{legacy['variable']} is set but tf-keras is not installed")))
     if metadata_says("keras"):
         if keras:

@@ -10,7 +10,6 @@ from typing import Optional
 
 from tfdoctor.facts import Facts, canonical_name, companions, requires_dist
 from tfdoctor.facts.companions import CompanionRelease
-from tfdoctor.repairs import Repair
 
 
 def installed_tensorflow(facts: Facts) -> Optional[tuple[str, str]]:
@@ -48,11 +47,3 @@ def tf_keras_requirement(facts: Facts) -> Optional[str]:
     installed = installed_tensorflow(facts)
     version = requires_dist.version_of(installed[1]) if installed else None
     return f"tf-keras~={version.major}.{version.minor}.0" if version else None
-
-
-def tf_keras_repairs(facts: Facts, reason: str) -> tuple[Repair, ...]:
-    """The one install intent every check asks for when tf.keras needs the tf-keras of this TensorFlow.
-    No --no-deps here: the planner knows from the companion table whether the release requires a
-    TensorFlow build other than the installed one, and installs it without dependencies then."""
-    wanted = tf_keras_requirement(facts)
-    return (Repair.install(wanted, reason=reason),) if wanted else ()
