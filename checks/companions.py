@@ -21,9 +21,10 @@ from typing import Any, Iterable, Mapping, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.facts import Facts, canonical_name, made_for, requirements, section, tensorflow_child
+from tfdoctor.facts import Facts, canonical_name, made_for, requires_dist, section, tensorflow_child
 from tfdoctor.facts import companions as companions_table
 from tfdoctor.model import Outcome, Remediation, Status
+from tfdoctor.remedies.tf_keras import tf_keras_repairs
 from tfdoctor.facts import experiments as experiment_facts
 from tfdoctor.registry import check
 from tfdoctor.remedies import experiments as experiment_remedies
@@ -85,7 +86,7 @@ def distribution_of(facts: Facts, module: str) -> tuple[str, Optional[str]]:
         if isinstance(entry, Mapping) and module in (entry.get("top_level") or ()):
             return canonical_name(str(entry.get("name"))), entry.get("version")
     name = canonical_name(module)
-    copy = requirements.first_copy(facts, name) or {}
+    copy = requires_dist.first_copy(facts, name) or {}
     return name, copy.get("version")
 
 
@@ -105,9 +106,9 @@ def culprit(entry: Mapping[str, Any], modules: Iterable[str]) -> str:
 def generated_import_check(distribution: str, version: str) -> Optional[Mapping[str, Any]]:
     """The release's import-time check as tools/refresh_knowledge.py read it from its wheel
     (knowledge/companion_import_checks.toml): {'tensorflow', 'any_of', 'enforced', 'read_at', 'source'}."""
-    wanted = requirements.version_of(version)
+    wanted = requires_dist.version_of(version)
     return next((row for row in knowledge_rows("companion_import_checks", "import_check")
-                 if row["distribution"] == distribution and requirements.version_of(row["release"]) == wanted), None)
+                 if row["distribution"] == distribution and requires_dist.version_of(row["release"]) == wanted), None)
 
 
 def _import_specifier(distribution: str, version: str) -> Optional[SpecifierSet]:
@@ -144,8 +145,8 @@ def accepts_at_import(distribution: str, version: str, tf_version: str) -> Optio
     import-time check."""
     generated = generated_import_check(distribution, version)
     if generated is not None and len(generated["any_of"]) > 1:  # tf.__version__ must be one of them
-        wanted = requirements.version_of(tf_version)
-        return any(requirements.version_of(v) == wanted for v in generated["any_of"])
+        wanted = requires_dist.version_of(tf_version)
+        return any(requires_dist.version_of(v) == wanted for v in generated["any_of"])
     specifier = _import_specifier(distribution, version)
     return None if specifier is None else specifier.contains(tf_version, prereleases=True)
 
@@ -162,9 +163,9 @@ def release_made_for(facts: Facts, distribution: str) -> Optional[str]:
     if release is not None and accepts_at_import(distribution, str(release.version), tf_version) is not False:
         return str(release.version)
     fitting = [v for v in _releases_with_import_checks(distribution) if accepts_at_import(distribution, v, tf_version)]
-    ceiling = requirements.version_of(release.version) if release is not None else None
-    fitting = [v for v in fitting if ceiling is None or requirements.version_of(v) <= ceiling]
-    return max(fitting, key=requirements.version_of) if fitting else None
+    ceiling = requires_dist.version_of(release.version) if release is not None else None
+    fitting = [v for v in fitting if ceiling is None or requires_dist.version_of(v) <= ceiling]
+    return max(fitting, key=requires_dist.version_of) if fitting else None
 
 
 def _tensorflow_words(facts: Facts) -> str:
@@ -179,7 +180,7 @@ def _release_fix(facts: Facts, distribution: str, installed: Optional[str], why:
     if release is None:
         return (f"No release of {distribution} is known to be made for {tensorflow}: uninstall {distribution} if "
                 f"nothing needs it, or keep a TensorFlow it supports in an environment of its own.", ())
-    if installed and requirements.version_of(installed) == requirements.version_of(release):
+    if installed and requires_dist.version_of(installed) == requires_dist.version_of(release):
         return (f"{distribution} {installed} is the release made for {tensorflow}, yet it fails: reinstall it "
                 f"from the same index as TensorFlow, or report it to {distribution}.", ())
     reason = f"{why}; {distribution} {release} is the release made for {tensorflow}"
@@ -218,7 +219,7 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
         summary = f"`import {module}` {how}{through}: {named} needs tf-keras, which is not installed"
         return Problem(module, Status.FAIL, summary, details,
                        f"Install {wanted or 'tf-keras'}, the tf-keras made for {tensorflow}.",
-                       made_for.tf_keras_repairs(facts, reason), found.source.split(" ", 1)[0])
+                       tf_keras_repairs(facts, reason), found.source.split(" ", 1)[0])
     if found.cause == "tensorflow-too-old":
         summary = (f"`import {module}` {how}{through}: {named} requires TensorFlow >= {found.groups.get('required')} "
                    f"when imported (its metadata does not say so)")
@@ -238,15 +239,15 @@ def tf_keras_user(distribution: str, version: Optional[str]) -> Optional[Mapping
     """The generated row (knowledge/tf_keras_users.toml, read from the wheel's own files) saying that this
     release imports tf_keras or requires tf-keras outside extras: the row of the release itself, else of the
     newest older release the table holds (a library that moved to tf_keras stays there); None otherwise."""
-    wanted = requirements.version_of(version)
+    wanted = requires_dist.version_of(version)
     if wanted is None:
         return None
     rows = [row for row in knowledge_rows("tf_keras_users", "release")
             if canonical_name(row["distribution"]) == distribution
-            and requirements.version_of(row["release"]) is not None and requirements.version_of(row["release"]) <= wanted]
+            and requires_dist.version_of(row["release"]) is not None and requires_dist.version_of(row["release"]) <= wanted]
     if not rows:
         return None
-    row = max(rows, key=lambda r: requirements.version_of(r["release"]))
+    row = max(rows, key=lambda r: requires_dist.version_of(r["release"]))
     declared = [line for line in row["requires_tf_keras"] if "extra" not in line]
     return row if row["imports_tf_keras"] or declared else None
 
@@ -257,7 +258,7 @@ def _keras3(facts: Facts) -> bool:
 
     installed = made_for.installed_tensorflow(facts)
     legacy = tensorflow_pins.legacy_keras()
-    version = requirements.version_of(installed[1]) if installed else None
+    version = requires_dist.version_of(installed[1]) if installed else None
     if version is None or version.release[:2] < tuple(int(p) for p in str(legacy["tf_min"]).split(".")):
         return False
     return str(section(facts, "environment").get(legacy["variable"]) or "") not in legacy["true_values"]
@@ -284,7 +285,7 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
     have = _installed(facts)
     problems: list[Problem] = []
     for name, version in have.items():
-        if name in set(seen) or name == "tf-keras" or requirements.is_tensorflow_build(name):
+        if name in set(seen) or name == "tf-keras" or requires_dist.is_tensorflow_build(name):
             continue
         named = f"{name} {version}"
         user = tf_keras_user(name, version)
@@ -298,7 +299,7 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                 f"Install {wanted or 'tf-keras'}, the tf-keras made for {tensorflow}: {name} uses it for its Keras "
                 f"layers. For tf.keras itself to be Keras 2 too (a model mixing tf.keras and {name} layers), also "
                 f"set TF_USE_LEGACY_KERAS=1 before TensorFlow is imported.",
-                made_for.tf_keras_repairs(facts, reason), user["source"]))
+                tf_keras_repairs(facts, reason), user["source"]))
             continue
         accepted = accepts_at_import(name, version, installed[1])
         if accepted is False:
@@ -318,10 +319,10 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
             problems.append(Problem(name, status, summary, [f"what {named} accepts: TensorFlow {accepts}{read_at}"],
                                     advice, repairs, source))
             continue
-        entry = requirements.first_copy(facts, name) or {}
+        entry = requires_dist.first_copy(facts, name) or {}
         if "requires" in entry or not made_for.knows_releases(name):
             continue  # its recorded Requires-Dist is the dependencies check's to judge
-        fits = companions_table.made_for(name, version, installed[1], requirements.marker_environment(facts))
+        fits = companions_table.made_for(name, version, installed[1], requires_dist.marker_environment(facts))
         if fits is False:
             advice, repairs = _release_fix(facts, name, version, f"{named} is made for another TensorFlow")
             release = next((r for r in companions_table.releases(name) if r.version == version), None)
@@ -352,7 +353,7 @@ def _layer_problem(facts: Facts, entry: Mapping[str, Any]) -> Optional[Problem]:
     if error:
         details.insert(0, f"error on use: {error.get('type')}: {tensorflow_child.first_line(error.get('message'), 300)}")
     wanted_reason = f"{name} is a Keras 2 layer: tf.keras must be the tf-keras of {_tensorflow_words(facts)}"
-    tf_keras = made_for.tf_keras_repairs(facts, wanted_reason) if (
+    tf_keras = tf_keras_repairs(facts, wanted_reason) if (
         not installed_tf_keras_fits(facts)) else ()
     fix = experiment_remedies.use_remediation(facts, proof or {"goal": {"module": module, "layer": layer.get("name")}},
                                               tf_keras, section(facts, "tensorflow").get("version"))

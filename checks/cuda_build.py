@@ -30,7 +30,7 @@ from tfdoctor.facts.tensorflow_build import (
 )
 from tfdoctor.facts.gpu_evidence import gpu_evidence
 from tfdoctor.facts.tensorflow_log import log_patterns, noise_kind, strip_log_prefix
-from tfdoctor.facts.requirements import marker_environment
+from tfdoctor.facts.requires_dist import marker_environment
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check

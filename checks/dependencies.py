@@ -16,9 +16,9 @@ from typing import Any, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor.facts import made_for, owners, requirements, section, tensorflow_child, tested_locks
+from tfdoctor.facts import made_for, owners, requires_dist, section, tensorflow_child, tested_locks
 from tfdoctor.facts import tensorflow_pins
-from tfdoctor.facts.requirements import Unmet
+from tfdoctor.facts.requires_dist import Unmet
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
@@ -53,7 +53,7 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
         return keras_error
     if item.name == "numpy" and item.installed and tf_version:
         abi = tensorflow_pins.numpy_major_max(tf_version)
-        major = requirements.version_of(item.installed)
+        major = requires_dist.version_of(item.installed)
         if abi and major is not None and major.major > abi["numpy_major_max"]:
             return (f"TensorFlow {tf_version} is built for NumPy {abi['numpy_major_max']}.x: its extensions fail "
                     f"to import under NumPy {major.major}")
@@ -67,7 +67,7 @@ def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, .
     name (never a second build), and the reason says why."""
     tf_name, tf_version = made_for.installed_tensorflow(facts) or ("", "")
     # a TensorFlow shim (the Windows `tensorflow` 2.15 stands for tensorflow-intel) needs its real build
-    shims = [u for u in moving if requirements.is_tensorflow_build(u.requirer)]
+    shims = [u for u in moving if requires_dist.is_tensorflow_build(u.requirer)]
     repairs: list[Repair] = [Repair.install(f"{u.name}{u.specifier}", reason=f"{u.describe()}: the real build "
                                             f"{u.requirer} {u.requirer_version} stands for") for u in shims]
     matched: list[str] = []
@@ -129,13 +129,13 @@ def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
     if moving:
         advice, moves, moved = _moving_fix(facts, moving)
         # a TensorFlow that moves brings its own pins: only the other requirers' unmet pins stay
-        kept = [u for u in unmet if not (moved and requirements.is_tensorflow_build(u.requirer))]
+        kept = [u for u in unmet if not (moved and requires_dist.is_tensorflow_build(u.requirer))]
         return Remediation(f"{advice} {clash}".strip(), url=PIP_URL,
-                           repairs=requirements.install_repairs(kept) + moves)
-    repairs = requirements.install_repairs(unmet)
+                           repairs=requires_dist.install_repairs(kept) + moves)
+    repairs = requires_dist.install_repairs(unmet)
     clashes = clashing(unmet)
     resolvable = any(u.name not in clashes for u in unmet)
-    pin = requirements.tensorflow_pin(facts)
+    pin = requires_dist.tensorflow_pin(facts)
     keep = f", keeping {pin.replace('==', ' ')} where it is" if pin else ""
     advice = (f"Install what the metadata declares, every unmet pin in one command so the resolver satisfies "
               f"them together{keep}." if resolvable else "")
@@ -150,13 +150,13 @@ def _who(entries: list[Mapping[str, Any]]) -> str:
 @check("dependencies", "Declared dependencies (Requires-Dist)", needs=("python", "distributions"),
        uses=("tensorflow",), tags=("install",))
 def dependencies(facts: Facts) -> Outcome:
-    declaring = requirements.requirers(facts)
+    declaring = requires_dist.requirers(facts)
     if not declaring:
-        if requirements.family_recorded(facts):
+        if requires_dist.family_recorded(facts):
             return Outcome.skip("Requires-Dist of the TensorFlow distributions was not recorded in this report")
         return Outcome.skip("no TensorFlow-family distribution is installed (see tensorflow-install)")
-    unmet = requirements.unmet_requirements(facts)
-    environment = requirements.marker_environment(facts)
+    unmet = requires_dist.unmet_requirements(facts)
+    environment = requires_dist.marker_environment(facts)
     evidence: dict[str, Any] = {
         "requirers": [f"{e.get('name')} {e.get('version')}" for e in declaring],
         "marker_environment": {k: environment.get(k) for k in ("python_version", "sys_platform", "platform_machine")},
@@ -175,7 +175,7 @@ def dependencies(facts: Facts) -> Outcome:
                             fix=Remediation(f"Install the releases TensorFlow's CI tested ({behind[0].source}).",
                                             url=behind[0].source, repairs=repairs), **evidence)
     if not unmet:
-        partial = () if requirements.complete_record(facts) else (
+        partial = () if requires_dist.complete_record(facts) else (
             "This report lists only some distributions: a required one it does not list was not judged.",)
         return Outcome.ok(f"Every pin declared by {_who(declaring)} holds",
                           f"Markers evaluated for Python {environment.get('python_version')} on "
@@ -183,7 +183,7 @@ def dependencies(facts: Facts) -> Outcome:
                           **evidence)
 
     imports, fate = _import_state(facts)
-    tf_version = requirements.tensorflow_pin(facts)
+    tf_version = requires_dist.tensorflow_pin(facts)
     tf_version = tf_version.partition("==")[2] if tf_version else None
     keras_error = _keras_error(facts)
     broken = [(u, why) for u in unmet for why in [_known_to_break(u, tf_version, keras_error)] if why]
@@ -237,7 +237,7 @@ def clashing(unmet: list[Unmet]) -> dict[str, list[Unmet]]:
             except InvalidSpecifier:
                 continue
             for clause in clauses:
-                bound = requirements.version_of(clause.version.rstrip(".*"))
+                bound = requires_dist.version_of(clause.version.rstrip(".*"))
                 if bound is None:
                     continue
                 if clause.operator in (">", ">=", "==", "~=", "==="):

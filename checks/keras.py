@@ -14,12 +14,13 @@ from typing import Any, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import import_causes, made_for, signatures, tensorflow_child, tensorflow_distributions
+from tfdoctor.facts import import_causes, signatures, tensorflow_child, tensorflow_distributions
 from tfdoctor.findings import Findings
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
 from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.remedies.tf_keras import tf_keras_repairs
 
 LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"
 # TensorFlow 2.16 made Keras 3 the tf.keras and routes it to tf_keras when TF_USE_LEGACY_KERAS is set.
@@ -78,7 +79,7 @@ def _works(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Outcome:
         findings.warn(f"tf.keras is tf-keras {record.get('version')}, made for another TensorFlow than {tf_version}",
                       "tf-keras is released in step with TensorFlow; a Dense layer builds, but other parts may not.",
                       fix=Remediation(f"Install the tf-keras of TensorFlow {tf_version}.", url=KERAS_URL,
-                                      repairs=made_for.tf_keras_repairs(facts, f"tf.keras is tf-keras "
+                                      repairs=tf_keras_repairs(facts, f"tf.keras is tf-keras "
                                                                         f"{record.get('version')}, made for another "
                                                                         f"TensorFlow than {tf_version}")))
     installed = tensorflow_distributions.first_version(facts, "tf-keras")
@@ -90,7 +91,7 @@ def _works(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Outcome:
                       f"{LEGACY_VARIABLE}=1, gets a tf-keras that does not fit this TensorFlow.",
                       fix=Remediation(f"Install the tf-keras of TensorFlow {tf_version} (or uninstall tf-keras if "
                                       "nothing uses it).", url=LEGACY_URL,
-                                      repairs=made_for.tf_keras_repairs(facts, f"tf-keras {installed} is made for "
+                                      repairs=tf_keras_repairs(facts, f"tf-keras {installed} is made for "
                                                                         f"another TensorFlow than {tf_version}")))
     if record.get("legacy_env") is not None:
         findings.note(f"{LEGACY_VARIABLE}={record.get('legacy_env')}")
@@ -111,12 +112,12 @@ def _legacy_cause(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> O
         summary = f"{LEGACY_VARIABLE} is set but tf-keras is not installed"
         return (summary, Remediation(f"{LEGACY_VARIABLE} makes tf.keras the tf_keras package: install the tf-keras "
                                      f"of TensorFlow {tf_version}. {unset}", url=LEGACY_URL,
-                                     repairs=made_for.tf_keras_repairs(facts, summary)))
+                                     repairs=tf_keras_repairs(facts, summary)))
     if minor_of(installed) != tf_minor:
         summary = f"tf-keras {installed} is made for another TensorFlow than {tf_version} ({LEGACY_VARIABLE} is set)"
         return (summary, Remediation(f"tf-keras is released in step with TensorFlow: install the tf-keras of "
                                      f"TensorFlow {tf_version}. {unset}", url=LEGACY_URL,
-                                     repairs=made_for.tf_keras_repairs(facts, summary)))
+                                     repairs=tf_keras_repairs(facts, summary)))
     return None
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Optional
 
 from tfdoctor.facts import (
-    PLATFORM_NAMES, apple_silicon, host_system, made_for, requirements, section, tensorflow_distributions,
+    PLATFORM_NAMES, apple_silicon, host_system, requires_dist, section, tensorflow_distributions,
 )
+from tfdoctor.remedies.tf_keras import tf_keras_repairs
 from tfdoctor.facts import installable_wheels, metal_pairing, signatures, tensorflow_pins, windows_paths
 from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.facts.arm64_environment import combo_requirements, native_environment
@@ -123,8 +124,8 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
     """The curated NumPy and Keras rules, where TensorFlow's own Requires-Dist cannot say: reports without
     it, and NumPy past the ABI TensorFlow was built for when its pin does not already exclude it (old
     releases declare no upper bound). Where the metadata says it, the dependencies check speaks."""
-    declared = requirements.declared_names(facts, real_name)  # None: Requires-Dist not recorded
-    unmet = {u.name for u in requirements.unmet_requirements(facts)} if declared is not None else set()
+    declared = requires_dist.declared_names(facts, real_name)  # None: Requires-Dist not recorded
+    unmet = {u.name for u in requires_dist.unmet_requirements(facts)} if declared is not None else set()
 
     def metadata_says(name: str) -> bool:
         return declared is not None and name in declared
@@ -167,7 +168,7 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
                       f"tf.keras fails: '{legacy['error']}'.",
                       fix=Remediation(f"Install tf-keras for TensorFlow {'.'.join(map(str, minor(tf)))}, or unset "
                                       f"{legacy['variable']}.", url=LEGACY_KERAS_URL,
-                                      repairs=made_for.tf_keras_repairs(
+                                      repairs=tf_keras_repairs(
                                           facts, f"{legacy['variable']} is set but tf-keras is not installed")))
     if metadata_says("keras"):
         if keras:

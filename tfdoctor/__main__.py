@@ -64,7 +64,7 @@ def start_children(asked: Diagnosis) -> None:
         checks = selected_checks(asked.only, asked.skip, deep=asked.deep)
         settled = integrity.command(python, needed_sections(checks))
         HEAD_STARTS.settle(checking, settled, settled[-1])
-    except Exception:  # noqa: BLE001 - DoctorError, OSError, a broken check module: the run says why
+    except Exception:  # noqa: BLE001 - CannotRun, OSError, a broken check module: the run says why
         return  # its own way, or starts the children itself
 
 

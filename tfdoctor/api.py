@@ -115,7 +115,7 @@ def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: It
                              probe=probe, deep=deep, experiments=experiments, experiments_timeout=experiments_timeout)
     try:
         report = doctor.diagnose(options)
-    except doctor.DoctorError as exc:
+    except doctor.CannotRun as exc:
         raise DoctorError(str(exc)) from None
     strict = strict if strict is not None else bool(settings.strict)
     return Report(redact_document(report.to_dict(), redact), strict)
@@ -127,7 +127,7 @@ def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, 
     requirements it recorded are judged again. Raises DoctorError when it is not a readable report."""
     from tfdoctor import doctor
     from tfdoctor.options import redact_document
-    from tfdoctor.saved_reports import ReportError, parse_report, read_report
+    from tfdoctor.saved_reports import UnreadableReport, parse_report, read_report
     from tfdoctor.saved_reports import explain as explain_saved
 
     if not isinstance(path_or_dict, (str, os.PathLike, Mapping)):
@@ -137,11 +137,11 @@ def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, 
             try:
                 text = json.dumps(path_or_dict)
             except (TypeError, ValueError) as exc:  # a set, bytes, a cycle, NaN: not JSON, so not a report
-                raise ReportError(f"the dict is not JSON: {exc}") from None
+                raise UnreadableReport(f"the dict is not JSON: {exc}") from None
             saved = parse_report(text.encode("utf-8"), "<dict>")
         else:
             saved = read_report(os.fspath(path_or_dict))
         document = explain_saved(saved, tuple(only), tuple(skip), redacted=redact)
-    except (ReportError, doctor.DoctorError) as exc:
+    except (UnreadableReport, doctor.CannotRun) as exc:
         raise DoctorError(str(exc)) from None
     return Report(redact_document(document, redact), strict)

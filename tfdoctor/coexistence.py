@@ -77,7 +77,7 @@ def tensorflow_pins(build: str, version: str, environment: Mapping[str, str]) ->
     """The pins release `version` of `build` declares for this platform (releases.toml `pins`: its
     Requires-Dist on the packages TensorFlow breaks with), markers evaluated for the target."""
     from tfdoctor.facts import releases
-    from tfdoctor.facts.requirements import _applies
+    from tfdoctor.facts.requires_dist import _applies
 
     platform = _platform(environment)
     for row in releases.wheels():
@@ -135,7 +135,7 @@ def _meets(pin: Requirement, specifier: SpecifierSet) -> bool:
 
 def tensorflow_of(requirements: Iterable[str]) -> Optional[tuple[str, str, SpecifierSet]]:
     """(build, requirement as written, specifier) of the TensorFlow build among the requirements."""
-    from tfdoctor.facts.requirements import is_tensorflow_build
+    from tfdoctor.facts.requires_dist import is_tensorflow_build
 
     for name, (written, specifier) in _specifiers(requirements).items():
         if is_tensorflow_build(name):
@@ -186,7 +186,7 @@ def clashes(requirements: Sequence[str], environment: Mapping[str, str],
 def plan_requirements(plan_dict: Mapping, installed_pin: Optional[str]) -> list[str]:
     """Every requirement a printed plan installs (its install steps, resolver and --no-deps alike), plus the
     installed TensorFlow pin when the plan neither installs nor uninstalls a TensorFlow build."""
-    from tfdoctor.facts.requirements import is_tensorflow_build
+    from tfdoctor.facts.requires_dist import is_tensorflow_build
 
     installs = [p for step in plan_dict.get("steps") or () if step.get("action") == "install"
                 for p in step.get("packages") or ()]

@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from tfdoctor.knowledge import preload as preload_knowledge
 from tfdoctor.registry import Check, all_checks, select
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 from tfdoctor.runner import run_check, run_checks
 
 
@@ -17,7 +17,7 @@ from tfdoctor.runner import run_check, run_checks
 Progress = Callable[[str, Mapping[str, Any]], None]
 
 
-class DoctorError(Exception):
+class CannotRun(Exception):
     """The doctor cannot run at all (exit 2). The message is one line, shown as is."""
 
 
@@ -47,7 +47,7 @@ def selected_checks(only: tuple[str, ...] = (), skip: tuple[str, ...] = (), deep
     try:
         chosen = select(all_checks(), only, skip)
     except UnknownCheckError as exc:
-        raise DoctorError(str(exc)) from exc
+        raise CannotRun(str(exc)) from exc
     if deep:
         return chosen
     return [c for c in chosen if ON_REQUEST_TAG not in c.tags or c.id in only or ON_REQUEST_TAG in only]
@@ -60,11 +60,11 @@ def needed_sections(checks: list[Check]) -> frozenset[str]:
 
 def validate_python(path: str) -> str:
     if not os.path.isfile(path) or not os.access(path, os.X_OK):
-        raise DoctorError(f"--python {path}: not an executable file")
+        raise CannotRun(f"--python {path}: not an executable file")
     return path
 
 
-def diagnose(options: DoctorOptions) -> Report:
+def diagnose(options: DoctorOptions) -> RunReport:
     from tfdoctor.collect import CollectOptions, TargetUnusableError, gather
 
     only = options.only
@@ -88,12 +88,12 @@ def diagnose(options: DoctorOptions) -> Report:
         # work, not after them
         facts = gather(collect_options, alongside=_prepare_report)
     except TargetUnusableError as exc:
-        raise DoctorError(f"the target interpreter is unusable: {exc}") from exc
+        raise CannotRun(f"the target interpreter is unusable: {exc}") from exc
     facts = with_requirements(facts, options.requirements)
     results = run_checks(checks, facts)
     if options.experiments:
         facts, results = with_experiments(checks, facts, results, options)
-    return Report(facts=facts, results=results)
+    return RunReport(facts=facts, results=results)
 
 
 def with_experiments(checks: list[Check], facts: dict[str, Any], results: list, options: DoctorOptions
@@ -121,7 +121,7 @@ def with_experiments(checks: list[Check], facts: dict[str, Any], results: list, 
 
 def _prepare_report() -> None:
     preload_knowledge()
-    from tfdoctor.planner import build_plan  # noqa: F401 - Report.plan's, imported when the report is written
+    from tfdoctor.planner import build_plan  # noqa: F401 - RunReport.plan's, imported when the report is written
 
 
 def with_requirements(facts: Mapping[str, Any], requirements: Optional[Mapping[str, Any]]) -> dict[str, Any]:

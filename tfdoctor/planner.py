@@ -168,14 +168,14 @@ class _Wanted:
 
 def _clauses(written: str, requirement: Requirement) -> list[str]:
     """The requirement's clauses as the check wrote them ('<8.0.0,>=6.31.1' stays in that order)."""
-    from tfdoctor.facts.requirements import written_specifier
+    from tfdoctor.facts.requires_dist import written_specifier
 
     text = written_specifier(written, requirement)
     return [c.strip() for c in text.split(",") if c.strip()]
 
 
 def _tightest(clauses: list[str]) -> list[str]:
-    from tfdoctor.facts.requirements import tightest
+    from tfdoctor.facts.requires_dist import tightest
 
     return tightest(clauses)
 
@@ -255,7 +255,7 @@ class _Builder:
 
 def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
     """The run's one plan: every repair of a warn/fail/error result, merged and ordered."""
-    from tfdoctor.facts import requirements as reqs
+    from tfdoctor.facts import requires_dist as reqs
     from tfdoctor.environment.pip import installer_for
 
     planned = _planned(results)
@@ -421,7 +421,7 @@ def _keep_tensorflow(resolver: dict[str, _Wanted], tf_pin: Optional[str], uninst
     then the plan says so. Installing another build without removing the installed one would put two
     builds in one site-packages/tensorflow/: a conflict, never a command, unless the installed build
     cannot import (`broken`): then there is nothing to keep, and the plan replaces it (uninstall, install)."""
-    from tfdoctor.facts import requirements as reqs
+    from tfdoctor.facts import requires_dist as reqs
 
     if not tf_pin:
         return None
@@ -456,7 +456,7 @@ def _companions_without_second_build(facts: Facts, resolver: dict[str, _Wanted],
     that requires such a companion (tensorflow-hub requires tf-keras, which requires `tensorflow`): pip
     resolves the dependencies of what it installs, installed or not, so it too goes --no-deps. Repeated
     until no companion in the resolver step leads to another build."""
-    from tfdoctor.facts import requirements as reqs
+    from tfdoctor.facts import requires_dist as reqs
 
     if not tf_pin:
         return
@@ -516,7 +516,7 @@ def _companions_fit_tensorflow(facts: Facts, resolver: dict[str, _Wanted], no_de
     for it; where none is, the companion leaves the plan as a conflict with the user's choices."""
     import tfdoctor.coexistence as coexistence
     from tfdoctor.facts import companions
-    from tfdoctor.facts import requirements as reqs
+    from tfdoctor.facts import requires_dist as reqs
 
     environment = reqs.marker_environment(facts)
     installed = tf_pin.partition("==")[2] if tf_pin else None

@@ -25,7 +25,7 @@ EXIT_TERMINATED = 143  # SIGTERM (128 + SIGTERM)
 
 
 @dataclass(frozen=True)
-class Report:
+class RunReport:
     facts: Mapping[str, Any]
     results: list[CheckResult]
     created_at: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))

@@ -22,7 +22,7 @@ MACHINE_ID_FILE = "machine-id"
 _MACHINE_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 
 
-class ReportToError(Exception):
+class PostRefused(Exception):
     """The post could not be made or was refused; the message is one line."""
 
 
@@ -72,9 +72,9 @@ def read_token(token_file: Optional[str], environ: Mapping[str, str] = os.enviro
             with open(token_file, encoding="utf-8") as handle:
                 token = handle.readline().strip()
         except OSError as exc:
-            raise ReportToError(f"cannot read --report-token-file {token_file}: {exc.strerror or exc}") from None
+            raise PostRefused(f"cannot read --report-token-file {token_file}: {exc.strerror or exc}") from None
         if not token:
-            raise ReportToError(f"--report-token-file {token_file} holds no token")
+            raise PostRefused(f"--report-token-file {token_file} holds no token")
         return token
     return environ.get(TOKEN_VARIABLE) or None
 
@@ -85,7 +85,7 @@ def endpoint(url: str) -> str:
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ReportToError(f"--report-to {url!r}: an http:// or https:// URL")
+        raise PostRefused(f"--report-to {url!r}: an http:// or https:// URL")
     return url if parts.path.rstrip("/").endswith(API_PATH) else url.rstrip("/") + API_PATH
 
 
@@ -98,7 +98,7 @@ def envelope(document: Mapping[str, Any], labels: Mapping[str, str], hostname: O
 
 
 def post(url: str, body: Mapping[str, Any], token: Optional[str], timeout: float = TIMEOUT_S) -> int:
-    """POST the body; returns the HTTP status, or ReportToError with a one-line reason."""
+    """POST the body; returns the HTTP status, or PostRefused with a one-line reason."""
     import urllib.error
     import urllib.request
 
@@ -113,10 +113,10 @@ def post(url: str, body: Mapping[str, Any], token: Optional[str], timeout: float
     except urllib.error.HTTPError as exc:
         reason = {401: "the server needs a token (TFDOCTOR_REPORT_TOKEN or --report-token-file)",
                   413: "the report is larger than the server accepts"}.get(exc.code, exc.reason)
-        raise ReportToError(f"HTTP {exc.code}: {reason}") from None
+        raise PostRefused(f"HTTP {exc.code}: {reason}") from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise ReportToError(str(reason)) from None
+        raise PostRefused(str(reason)) from None
 
 
 def report_to(url: str, documents: Sequence[Mapping[str, Any]], token_file: Optional[str],
@@ -130,6 +130,6 @@ def report_to(url: str, documents: Sequence[Mapping[str, Any]], token_file: Opti
         hostname = socket.gethostname() if send_hostname else None
         for document in documents:
             post(url, envelope(document, parsed_labels, hostname), token)
-    except (ReportToError, ValueError) as exc:
+    except (PostRefused, ValueError) as exc:
         return f"tfdoctor: report not posted to {url}: {exc}"
     return None

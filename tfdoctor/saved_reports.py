@@ -2,7 +2,7 @@
 
 A support engineer gets a report from an old tfdoctor (or a hand-written facts file, or a fixture)
 and wants today's diagnosis of that machine. Anything that is not a readable 1.x report is refused
-with a one-line reason (`ReportError`, exit 2), never a traceback: the input comes from strangers.
+with a one-line reason (`UnreadableReport`, exit 2), never a traceback: the input comes from strangers.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from tfdoctor.report import SCHEMA_VERSION, Report
+from tfdoctor.report import SCHEMA_VERSION, RunReport
 
 READABLE_MAJOR = int(SCHEMA_VERSION.split(".")[0])
 MAX_DEPTH = 64  # a report nests about 6 levels; deeper is not a report (and would exhaust the stack)
@@ -28,7 +28,7 @@ ARRAY_SECTIONS = ("distributions",)
 _VERSION = re.compile(r"^(\d+)\.(\d+)$")
 
 
-class ReportError(Exception):
+class UnreadableReport(Exception):
     """The input is not a report this tfdoctor can read. The message is one line."""
 
 
@@ -72,7 +72,7 @@ def _decode(data: bytes) -> str:
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise ReportError(f"not UTF-8 text (byte {exc.start})") from None
+        raise UnreadableReport(f"not UTF-8 text (byte {exc.start})") from None
 
 
 def _reject_constant(name: str) -> Any:
@@ -110,14 +110,14 @@ def _clean(value: Any) -> Any:
 
 
 def parse_report(data: bytes, name: str) -> SavedReport:
-    """Pure: the bytes of a file -> a SavedReport, or ReportError with the reason."""
+    """Pure: the bytes of a file -> a SavedReport, or UnreadableReport with the reason."""
     if not data.strip():
-        raise ReportError("the file is empty")
+        raise UnreadableReport("the file is empty")
     text = _decode(data)
     try:
         document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except RecursionError:
-        raise ReportError(f"nested deeper than {MAX_DEPTH} levels") from None
+        raise UnreadableReport(f"nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         where = f" at line {line} column {exc.colno}" if line else ""
@@ -125,11 +125,11 @@ def parse_report(data: bytes, name: str) -> SavedReport:
         opened = text.lstrip()[:1] in ("{", "[")
         closed = text.rstrip()[-1:] in ("}", "]")
         hint = " (the file looks truncated)" if opened and not closed else ""
-        raise ReportError(f"invalid JSON{where}: {message}{hint}") from None
+        raise UnreadableReport(f"invalid JSON{where}: {message}{hint}") from None
     if not isinstance(document, dict):
-        raise ReportError(f"the top level is {_type_name(document)}, not an object")
+        raise UnreadableReport(f"the top level is {_type_name(document)}, not an object")
     if _depth(document) > MAX_DEPTH:
-        raise ReportError(f"nested deeper than {MAX_DEPTH} levels")
+        raise UnreadableReport(f"nested deeper than {MAX_DEPTH} levels")
     document = _clean(document)
     return _saved_report(document, name)
 
@@ -137,16 +137,16 @@ def parse_report(data: bytes, name: str) -> SavedReport:
 def _saved_report(document: Mapping[str, Any], name: str) -> SavedReport:
     version = document.get("schema_version")
     if version is None:
-        raise ReportError("no schema_version: not a tfdoctor report")
+        raise UnreadableReport("no schema_version: not a tfdoctor report")
     match = _VERSION.match(version) if isinstance(version, str) else None
     if not match:
-        raise ReportError(f"schema_version {json.dumps(version)} is not of the form MAJOR.MINOR, like {json.dumps(SCHEMA_VERSION)}")
+        raise UnreadableReport(f"schema_version {json.dumps(version)} is not of the form MAJOR.MINOR, like {json.dumps(SCHEMA_VERSION)}")
     if int(match.group(1)) != READABLE_MAJOR:
-        raise ReportError(f"schema_version {version} is not one this tfdoctor reads ({READABLE_MAJOR}.x); "
+        raise UnreadableReport(f"schema_version {version} is not one this tfdoctor reads ({READABLE_MAJOR}.x); "
                           "use the tfdoctor that wrote it, or a newer one")
     facts = document.get("facts")
     if not isinstance(facts, dict):
-        raise ReportError(f"facts is {_type_name(facts)}, not an object" if "facts" in document else "no facts object")
+        raise UnreadableReport(f"facts is {_type_name(facts)}, not an object" if "facts" in document else "no facts object")
     _check_sections(facts)
     tool = document.get("tool")
     tool_version = tool.get("version") if isinstance(tool, dict) else None
@@ -166,14 +166,14 @@ def _check_sections(facts: Mapping[str, Any]) -> None:
     for name in OBJECT_SECTIONS:
         value = facts.get(name)
         if value is not None and not isinstance(value, dict):
-            raise ReportError(f"facts.{name} is {_type_name(value)}, not an object or null")
+            raise UnreadableReport(f"facts.{name} is {_type_name(value)}, not an object or null")
     for name in ARRAY_SECTIONS:
         value = facts.get(name)
         if value is not None and not isinstance(value, list):
-            raise ReportError(f"facts.{name} is {_type_name(value)}, not a list or null")
+            raise UnreadableReport(f"facts.{name} is {_type_name(value)}, not a list or null")
         for index, item in enumerate(value or ()):
             if not isinstance(item, dict):
-                raise ReportError(f"facts.{name}[{index}] is {_type_name(item)}, not an object")
+                raise UnreadableReport(f"facts.{name}[{index}] is {_type_name(item)}, not an object")
 
 
 def read_report(path: str) -> SavedReport:
@@ -185,13 +185,13 @@ def read_report(path: str) -> SavedReport:
             with open(path, "rb") as handle:
                 data = handle.read(MAX_BYTES + 1)
     except OSError as exc:
-        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise UnreadableReport(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > MAX_BYTES:
-        raise ReportError(f"{path} is larger than {MAX_BYTES // (1024 * 1024)} MiB: not a report")
+        raise UnreadableReport(f"{path} is larger than {MAX_BYTES // (1024 * 1024)} MiB: not a report")
     try:
         return parse_report(data, "<stdin>" if path == "-" else path)
-    except ReportError as exc:
-        raise ReportError(f"{path} is not a readable report: {exc}") from None
+    except UnreadableReport as exc:
+        raise UnreadableReport(f"{path} is not a readable report: {exc}") from None
 
 
 def explain(saved: SavedReport, only: tuple[str, ...] = (), skip: tuple[str, ...] = (), redacted: bool = True) -> dict[str, Any]:
@@ -205,7 +205,7 @@ def explain(saved: SavedReport, only: tuple[str, ...] = (), skip: tuple[str, ...
     tensorflow = saved.facts.get("tensorflow")
     deep = isinstance(tensorflow, dict) and tensorflow.get("workload") is not None
     checks = selected_checks(only, skip, deep=deep)
-    report = Report(facts=saved.facts, results=run_checks(checks, saved.facts), redacted=redacted,
+    report = RunReport(facts=saved.facts, results=run_checks(checks, saved.facts), redacted=redacted,
                     source=saved.describe())
     document = report.to_dict()
     document["source_report"] = saved.source_info()

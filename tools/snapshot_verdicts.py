@@ -22,13 +22,13 @@ SNAPSHOT = ROOT / "tests" / "snapshots" / "fixture_verdicts.json"
 def verdicts() -> dict[str, dict]:
     """fixture id -> the results (status, summary, evidence, remediation) and the plan, as JSON has them."""
     from tfdoctor.registry import all_checks
-    from tfdoctor.report import Report
+    from tfdoctor.report import RunReport
     from tfdoctor.runner import run_checks
 
     out = {}
     for path in fixture_paths():
         facts = load_fixture(path)["facts"]
-        document = Report(facts, run_checks(all_checks(), facts)).to_dict()
+        document = RunReport(facts, run_checks(all_checks(), facts)).to_dict()
         for result in document["results"]:
             del result["duration_ms"]  # the one field that differs from run to run
         out[fixture_id(path)] = {key: document[key] for key in ("results", "totals", "plan")}

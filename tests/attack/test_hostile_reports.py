@@ -226,6 +226,7 @@ def _poisoned(value, key=""):
 
 def test_every_renderer_cleans_every_string_of_the_document():
     from tfdoctor import diff
+    from tfdoctor.render import diff as diff_words
     from tfdoctor.saved_reports import explain, read_report
     from tfdoctor.render import FORMATS, github, renderer
 
@@ -237,7 +238,7 @@ def test_every_renderer_cleans_every_string_of_the_document():
     outputs["github annotations"] = github.annotations(document)
     compared = _poisoned(diff.compare(saved, saved))
     compared["differences"] = [{"section": "environment", "field": "X" + HOSTILE, "a": HOSTILE, "b": None}]
-    outputs.update({f"diff {fmt}": render(compared) for fmt, render in diff.RENDERERS.items()})
+    outputs.update({f"diff {fmt}": render(compared) for fmt, render in diff_words.RENDERERS.items()})
     for name, text in outputs.items():
         found = CONTROL.findall(text.replace("\n", "").replace("\t", ""))
         assert not found, (name, sorted(set(found)))

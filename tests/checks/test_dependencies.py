@@ -1,4 +1,4 @@
-"""The dependencies check and its reader (tfdoctor/facts/requirements.py) on constructed facts: pins
+"""The dependencies check and its reader (tfdoctor/facts/requires_dist.py) on constructed facts: pins
 both ways, missing distributions, markers for another platform or Python, extras, pre-releases,
 dependents made for another TensorFlow; and the target collector on this interpreter (.venv has
 tensorflow-cpu 2.21.0 with its real Requires-Dist)."""
@@ -14,7 +14,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from tfdoctor.child import source
-from tfdoctor.facts import companions, requirements
+from tfdoctor.facts import companions, requires_dist
 from tfdoctor.checks import dependencies as dependencies_check
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
@@ -41,7 +41,7 @@ def test_healthy_environment_passes_with_markers_and_extras_left_out():
     result = run(tensorflow_environment(tensorflow=IMPORTED))
     assert result.status is Status.PASS, result.summary
     assert "tensorflow-cpu 2.21.0" in result.summary
-    assert requirements.unmet_requirements(tensorflow_environment()) == []
+    assert requires_dist.unmet_requirements(tensorflow_environment()) == []
 
 
 def test_pin_violated_below_warns_while_tensorflow_imports_and_names_the_pin():
@@ -88,11 +88,11 @@ def test_a_missing_distribution_counts():
 def test_a_list_without_the_collector_count_is_not_taken_as_complete():
     facts = tensorflow_environment({"h5py": None, "protobuf": "5.28.0"})
     del facts["python"]["distribution_count"]  # hand-written, or trimmed: absent is not "not installed"
-    assert [u.name for u in requirements.unmet_requirements(facts)] == ["protobuf"]
+    assert [u.name for u in requires_dist.unmet_requirements(facts)] == ["protobuf"]
 
 
 def test_unmet_reports_top_level_modules_of_the_required_distribution():
-    unmet = requirements.unmet_requirements(tensorflow_environment({"protobuf": "3.20.3"}))
+    unmet = requires_dist.unmet_requirements(tensorflow_environment({"protobuf": "3.20.3"}))
     assert [(u.name, u.top_level, u.installed, u.requirer) for u in unmet] == \
         [("protobuf", ("google",), "3.20.3", "tensorflow-cpu")]
 
@@ -101,19 +101,19 @@ def test_markers_for_another_platform_or_python_do_not_apply():
     lines = ['tensorflow-intel==2.15.0; platform_system == "Windows"',
              'numpy<2.0.0,>=1.23.5; python_version <= "3.11"', 'numpy<2.0.0,>=1.26.0; python_version >= "3.12"']
     linux = tensorflow_environment({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0")
-    assert requirements.unmet_requirements(linux) == []
+    assert requires_dist.unmet_requirements(linux) == []
     newer_python = tensorflow_environment({"numpy": "1.24.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0",
                               python="3.12.4")
-    assert [u.specifier for u in requirements.unmet_requirements(newer_python)] == ["<2.0.0,>=1.26.0"]
+    assert [u.specifier for u in requires_dist.unmet_requirements(newer_python)] == ["<2.0.0,>=1.26.0"]
     windows = tensorflow_environment({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0", system="Windows",
                          machine="AMD64")
     windows["distributions"][0]["top_level"] = []  # the Windows 2.15 `tensorflow` is a shim of tensorflow-intel
-    assert [u.name for u in requirements.unmet_requirements(windows)] == ["tensorflow-intel"]
+    assert [u.name for u in requires_dist.unmet_requirements(windows)] == ["tensorflow-intel"]
 
 
 def test_marker_environment_is_rebuilt_for_older_reports():
     facts = tensorflow_environment(python="3.10.12", system="Darwin", machine="arm64", with_marker_environment=False)
-    environment = requirements.marker_environment(facts)
+    environment = requires_dist.marker_environment(facts)
     assert environment["python_version"] == "3.10"
     assert environment["sys_platform"] == "darwin"
     assert environment["platform_machine"] == "arm64"
@@ -122,22 +122,22 @@ def test_marker_environment_is_rebuilt_for_older_reports():
 def test_and_cuda_counts_when_its_nvidia_libraries_are_installed():
     cublas = {"name": "nvidia-cublas-cu12", "version": "12.5.3.2", "top_level": ["nvidia"]}
     old_cudnn = {"name": "nvidia-cudnn-cu12", "version": "8.9.7.29", "top_level": ["nvidia"]}
-    assert requirements.unmet_requirements(tensorflow_environment(extra=[cublas])) != []  # cudnn missing from the extra
-    unmet = requirements.unmet_requirements(tensorflow_environment(extra=[cublas, old_cudnn]))
+    assert requires_dist.unmet_requirements(tensorflow_environment(extra=[cublas])) != []  # cudnn missing from the extra
+    unmet = requires_dist.unmet_requirements(tensorflow_environment(extra=[cublas, old_cudnn]))
     assert [(u.name, u.installed, u.extra) for u in unmet] == [("nvidia-cudnn-cu12", "8.9.7.29", "and-cuda")]
-    assert requirements.unmet_requirements(tensorflow_environment()) == []  # no nvidia-* library: the extra was not installed
+    assert requires_dist.unmet_requirements(tensorflow_environment()) == []  # no nvidia-* library: the extra was not installed
 
 
 def test_other_extras_count_only_when_an_installed_distribution_asks_for_them():
     gcs_old = {"name": "tensorflow-io-gcs-filesystem", "version": "0.20.0", "top_level": ["tensorflow_io_gcs_filesystem"]}
     # installed under the extra's name is no request: nobody asked for tensorflow-cpu[gcs-filesystem]
-    assert requirements.unmet_requirements(tensorflow_environment(extra=[gcs_old])) == []
+    assert requires_dist.unmet_requirements(tensorflow_environment(extra=[gcs_old])) == []
     asking = {"name": "my-app", "version": "1.0", "requires": ["tensorflow-cpu[gcs-filesystem]>=2.21"]}
-    unmet = requirements.unmet_requirements(tensorflow_environment(extra=[gcs_old, asking]))
+    unmet = requires_dist.unmet_requirements(tensorflow_environment(extra=[gcs_old, asking]))
     assert [(u.name, u.extra) for u in unmet] == [("tensorflow-io-gcs-filesystem", "gcs-filesystem")]
     dev = tensorflow_environment(requires=TF_221_REQUIRES + ['pytest>=8; extra == "dev"', 'pylint>=3; extra == "dev"'],
                      extra=[{"name": "pytest", "version": "7.4.0"}])
-    assert requirements.unmet_requirements(dev) == []  # pylint absent: the dev extra was never installed
+    assert requires_dist.unmet_requirements(dev) == []  # pylint absent: the dev extra was never installed
 
 
 def test_an_extra_named_like_an_installed_build_is_not_requested():
@@ -150,7 +150,7 @@ def test_an_extra_named_like_an_installed_build_is_not_requested():
                         'tensorflow-gpu<2.17.0,>=2.16.0; extra == "tensorflow-gpu"',
                         'tensorflow-rocm<2.17.0,>=2.16.0; extra == "tensorflow-rocm"']}
     facts = tensorflow_environment(tf_version="2.15.1", requires=["tensorflow-io-gcs-filesystem>=0.23.1"], extra=[gcs])
-    assert requirements.unmet_requirements(facts) == []
+    assert requires_dist.unmet_requirements(facts) == []
     assert run(facts).status is Status.PASS
 
 
@@ -160,12 +160,12 @@ def test_an_installed_prerelease_satisfies_a_plain_range():
     facts = tensorflow_environment(tf_version="2.22.0rc0", extra=[])
     text = {"name": "tensorflow-text", "version": "2.22.0rc0", "requires": ["tensorflow<2.23,>=2.21"]}
     facts["distributions"].append(text)
-    assert requirements.unmet_requirements(facts) == []
+    assert requires_dist.unmet_requirements(facts) == []
     nightly_facts = tensorflow_environment(tf_name="tf-nightly", tf_version="2.22.0.dev20251101", requires=nightly["requires"],
                                extra=[{"name": "keras-nightly", "version": "3.13.0.dev2025110103"}])
-    assert requirements.unmet_requirements(nightly_facts) == []
-    assert requirements.holds("2.22.0rc1", ">=2.21") is True
-    assert requirements.holds("not a version", ">=2.21") is None
+    assert requires_dist.unmet_requirements(nightly_facts) == []
+    assert requires_dist.holds("2.22.0rc1", ">=2.21") is True
+    assert requires_dist.holds("not a version", ">=2.21") is None
 
 
 # tensorflow-text 2.15.0's Requires-Dist as PyPI's wheel METADATA writes it (the companion table's row)
@@ -187,7 +187,7 @@ def test_a_dependent_made_for_another_tensorflow_gets_its_release_made_for_the_i
     result = run(facts)
     assert result.status is Status.WARN
     assert result.summary == "tensorflow-cpu 2.21.0 is outside tensorflow-text 2.15.0's tensorflow<2.16,>=2.15.0"
-    release = companions.release_for("tensorflow-text", "2.21.0", requirements.marker_environment(facts))
+    release = companions.release_for("tensorflow-text", "2.21.0", requires_dist.marker_environment(facts))
     assert release is not None and release.version.startswith("2.21")
     assert [r.packages for r in result.remediation.repairs] == [(f"tensorflow-text=={release.version}",)]
     assert "made for TensorFlow 2.21.0" in result.remediation.repairs[0].reason
@@ -206,7 +206,7 @@ def test_a_companion_with_no_release_for_the_installed_tensorflow_moves_it_and_s
     forests = {"name": "tensorflow-decision-forests", "version": "1.8.1", "top_level": ["tensorflow_decision_forests"],
                "requires": ["numpy", "pandas", "tensorflow~=2.15.0", "six", "absl-py", "wheel", "wurlitzer"]}
     facts = tensorflow_environment(extra=[forests], tensorflow=IMPORTED)
-    assert companions.release_for("tensorflow-decision-forests", "2.21.0", requirements.marker_environment(facts)) is None
+    assert companions.release_for("tensorflow-decision-forests", "2.21.0", requires_dist.marker_environment(facts)) is None
     result = run(facts)
     repair = next(r for r in result.remediation.repairs if r.packages == ("tensorflow-cpu~=2.15.0",))
     assert "no tensorflow-decision-forests release is made for TensorFlow 2.21.0" in repair.reason
@@ -265,7 +265,7 @@ def test_two_dependents_wanting_disjoint_tensorflows_are_a_conflict_naming_both(
 
 
 def test_tensorflow_cpu_stands_in_for_tensorflow_at_a_fitting_version():
-    assert requirements.unmet_requirements(tensorflow_environment(extra=[TF_KERAS_221])) == []
+    assert requires_dist.unmet_requirements(tensorflow_environment(extra=[TF_KERAS_221])) == []
     old = {"name": "tf-keras", "version": "2.15.1", "top_level": ["tf_keras"], "requires": ["tensorflow<2.16,>=2.15"]}
     facts = tensorflow_environment(extra=[old], tensorflow={**IMPORTED, "keras": {"layer_ok": False, "error": {
         "type": "ImportError", "message": "cannot import name 'keras' from 'tf_keras'"}}})
@@ -306,7 +306,7 @@ def test_skips_without_recorded_requires_or_without_tensorflow():
 def test_a_dependent_is_checked_with_its_own_pins():
     hub = {"name": "tensorflow-hub", "version": "0.16.1", "requires": ["numpy>=1.12.0", "protobuf>=3.19.6",
                                                                         "tf-keras>=2.14.1"]}
-    unmet = requirements.unmet_requirements(tensorflow_environment(extra=[hub]))
+    unmet = requires_dist.unmet_requirements(tensorflow_environment(extra=[hub]))
     assert [u.describe() for u in unmet] == ["tensorflow-hub 0.16.1 requires tf-keras>=2.14.1, which is not installed"]
 
 
@@ -321,7 +321,7 @@ def test_target_info_records_the_real_requires_dist_and_marker_environment(descr
     facts = {"python": described_here["python"], "distributions": described_here["distributions"],
              "host": {"system": "Linux"}}
     names = {d["name"] for d in facts["distributions"]}
-    builds = [d for d in facts["distributions"] if requirements.is_tensorflow_build(d["name"])]
+    builds = [d for d in facts["distributions"] if requires_dist.is_tensorflow_build(d["name"])]
     if not builds:
         pytest.skip("no TensorFlow in this interpreter")
     tf = builds[0]
@@ -332,7 +332,7 @@ def test_target_info_records_the_real_requires_dist_and_marker_environment(descr
     assert environment["sys_platform"] == sys.platform
     assert described_here["python"]["distribution_count"] >= len(facts["distributions"]) - 1
     # This environment is healthy as installed: every pin of its TensorFlow holds.
-    assert [u for u in requirements.unmet_requirements(facts) if u.requirer == tf["name"]] == []
+    assert [u for u in requires_dist.unmet_requirements(facts) if u.requirer == tf["name"]] == []
 
 
 def test_target_info_records_a_fake_dependent_and_what_it_names(tmp_path):
@@ -358,7 +358,7 @@ def test_target_info_records_a_fake_dependent_and_what_it_names(tmp_path):
     assert "unrelated-thing" not in by_name
     facts = {"python": described["python"], "distributions": described["distributions"]}
     assert "fake-helper 0.5 is outside tensorflow-text 2.15.0's fake-helper>=1" in \
-        [u.describe() for u in requirements.unmet_requirements(facts)]
+        [u.describe() for u in requires_dist.unmet_requirements(facts)]
 
 
 def test_tensorflow_install_leaves_declared_pins_to_this_check():
@@ -394,12 +394,12 @@ def test_requirers_that_disagree_get_no_impossible_command_but_the_reason():
     metadata = {"name": "tensorflow-metadata", "version": "1.13.1", "top_level": ["tensorflow_metadata"],
                 "requires": ["protobuf<4,>=3.20.3", "absl-py<2.0.0,>=0.9"]}
     facts = tensorflow_environment({"protobuf": "3.20.3", "absl-py": "2.1.0"}, extra=[metadata], tensorflow=IMPORTED)
-    unmet = requirements.unmet_requirements(facts)
+    unmet = requires_dist.unmet_requirements(facts)
     assert sorted((u.requirer, u.name) for u in unmet) == [("tensorflow-cpu", "protobuf"),
                                                            ("tensorflow-metadata", "absl-py")]
     assert dependencies_check.clashing(unmet) == {}
     both = tensorflow_environment({"protobuf": "5.29.0"}, extra=[metadata], tensorflow=IMPORTED)
-    unmet = requirements.unmet_requirements(both)
+    unmet = requires_dist.unmet_requirements(both)
     assert list(dependencies_check.clashing(unmet)) == ["protobuf"]
     result = run(both)
     assert "no protobuf satisfies both" in result.remediation.advice
@@ -435,19 +435,19 @@ def test_a_distribution_requiring_tensorflow_only_under_an_extra_counts_when_tha
                                  'tf-keras; extra == "tf"']}
     tokenizers = {"name": "tokenizers", "version": "0.21.0"}
     bare = tensorflow_environment(tf_name="tensorflow", extra=[transformers, tokenizers])
-    assert requirements.unmet_requirements(bare) == []  # nobody asked for transformers[tf]
+    assert requires_dist.unmet_requirements(bare) == []  # nobody asked for transformers[tf]
     tf_keras = {"name": "tf-keras", "version": "2.21.0", "requires": []}
     # everything the extra names installed is still no request (pip records no extras)
-    assert requirements.unmet_requirements(tensorflow_environment(tf_name="tensorflow", extra=[transformers, tokenizers, tf_keras])) == []
+    assert requires_dist.unmet_requirements(tensorflow_environment(tf_name="tensorflow", extra=[transformers, tokenizers, tf_keras])) == []
     app = {"name": "my-app", "version": "1.0", "requires": ["transformers[tf]>=4.40"]}
     with_tf = tensorflow_environment(tf_name="tensorflow", extra=[transformers, tokenizers, tf_keras, app])
-    assert sorted(u.name for u in requirements.unmet_requirements(with_tf)) == ["tensorflow", "tokenizers"]
+    assert sorted(u.name for u in requires_dist.unmet_requirements(with_tf)) == ["tensorflow", "tokenizers"]
 
 
 def test_the_doctor_itself_is_not_judged():
     doctor = {"name": "tfdoctor", "version": "0.1.0", "requires": [
         "typer>=0.12", "tensorflow; (sys_platform != 'darwin' or platform_machine != 'arm64') and extra == 'tensorflow'"]}
-    assert requirements.unmet_requirements(tensorflow_environment(tf_name="tensorflow", extra=[doctor])) == []
+    assert requires_dist.unmet_requirements(tensorflow_environment(tf_name="tensorflow", extra=[doctor])) == []
 
 
 def test_bounds_two_requirers_share_are_written_once_the_tighter_one():
@@ -469,7 +469,7 @@ def test_bounds_two_requirers_share_are_written_once_the_tighter_one():
     (["==2.*", ">=1"], ["==2.*", ">=1"]),
 ])
 def test_tightest_drops_only_implied_bounds(clauses, kept):
-    assert requirements.tightest(clauses) == kept
+    assert requires_dist.tightest(clauses) == kept
 
 
 def test_a_shim_without_its_real_build_gets_that_build_and_no_second_one():
@@ -479,7 +479,7 @@ def test_a_shim_without_its_real_build_gets_that_build_and_no_second_one():
     facts = tensorflow_environment({"numpy": "1.26.4"}, requires=lines, tf_name="tensorflow", tf_version="2.15.0", system="Windows",
                        machine="AMD64")
     facts["distributions"][0]["top_level"] = []  # the shim has no tensorflow/ of its own
-    assert requirements.tensorflow_pin(facts) is None  # no real build to keep where it is
+    assert requires_dist.tensorflow_pin(facts) is None  # no real build to keep where it is
     results = run_checks([CHECK, next(c for c in all_checks() if c.id == "tensorflow-install")], facts)
     assert [r.status for r in results] == [Status.WARN, Status.FAIL]
     assert [r.remediation.repairs[0].packages for r in results] == [("tensorflow-intel==2.15.0",)] * 2

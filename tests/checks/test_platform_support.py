@@ -90,10 +90,10 @@ def test_intel_mac_pin_is_bounded_by_the_pythons_last_wheel():
     result = check_result("platform-support", facts)
     assert result.status is Status.WARN and "2.13.1" in result.remediation.advice
     from tfdoctor.registry import all_checks
-    from tfdoctor.report import Report
+    from tfdoctor.report import RunReport
     from tfdoctor.runner import run_checks
 
-    plan = Report(facts, run_checks(all_checks(), facts)).plan
+    plan = RunReport(facts, run_checks(all_checks(), facts)).plan
     assert not plan.conflicts and [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow==2.13.1'"]
 
 

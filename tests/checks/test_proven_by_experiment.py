@@ -14,7 +14,7 @@ from tfdoctor import doctor
 from tfdoctor.facts import experiments as experiment_facts
 from tfdoctor.model import Status
 from tfdoctor.planner import build_plan
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 from tfdoctor.repairs import Action
 from tfdoctor.registry import all_checks
 from tfdoctor.runner import run_checks
@@ -192,7 +192,7 @@ def test_explain_of_the_saved_report_reaches_the_same_verdict(make):
 
     facts = make()
     checks = doctor.selected_checks(deep=False)  # what a plain run selects; explain runs the same
-    report = Report(facts=facts, results=run_checks(checks, facts))
+    report = RunReport(facts=facts, results=run_checks(checks, facts))
     saved = json.loads(json.dumps(report.to_dict()))
     again = explain(saved, redact=False).to_dict()
     wanted = {r["id"]: (r["status"], r["summary"]) for r in saved["results"]}

@@ -227,13 +227,13 @@ def test_a_hidden_keras_does_not_explain_a_failed_tensorflow_import():
 
 
 def test_the_two_recorded_fixtures_hold_their_steps_back():
-    from tfdoctor.report import Report
+    from tfdoctor.report import RunReport
 
     for name, command in (("project-folder-tensorflow-py-hides-tensorflow.json", "mv -- "),
                           ("pythonpath-old-numpy-hides-numpy-2.json", "unset PYTHONPATH")):
         facts = fixture_facts(f"linux/{name}")
         results = run_checks(all_checks(), facts)
-        plan = Report(facts, results).plan
+        plan = RunReport(facts, results).plan
         assert plan.steps and all(step.manual for step in plan.steps), name
         assert plan.steps[0].command.startswith(command), name
         assert not plan.conflicts

@@ -8,7 +8,7 @@ import io
 import tfdoctor.doctor as doctor
 from tfdoctor.cli.entry import run_command_line
 from tfdoctor.render.live import ExperimentLine
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 
 
 def _seen_options(monkeypatch, run):
@@ -16,7 +16,7 @@ def _seen_options(monkeypatch, run):
 
     def fake_diagnose(options):
         seen.append(options)
-        return Report(facts={}, results=[])
+        return RunReport(facts={}, results=[])
 
     monkeypatch.setattr(doctor, "diagnose", fake_diagnose)
     run()

@@ -108,7 +108,7 @@ def test_verdicts_are_todays_checks_on_both_reports(monkeypatch):
     document = compare(parse_report(json.dumps(WORKS).encode(), "a.json"), parse_report(json.dumps(broken()).encode(), "b.json"))
     assert document["checks"] == [{"id": "uses-python-version", "title": "Fake check: Python version", "a": "pass",
                                    "b": "fail", "a_summary": "old enough", "b_summary": "Python 3.12.1"}]
-    from tfdoctor.diff import render_markdown, render_text
+    from tfdoctor.render.diff import render_markdown, render_text
 
     assert "pass → fail" in render_text(document)
     assert "| `uses-python-version` | ✅ pass: old enough | ❌ fail: Python 3.12.1 |" in render_markdown(document)

@@ -12,7 +12,7 @@ import pytest
 from tests.cli_support import LINUX_FACTS, old_report, run_cli, write
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.shared_run_support import PLAIN_RUN, shared_doctor_run
-from tfdoctor.saved_reports import ReportError, parse_report
+from tfdoctor.saved_reports import UnreadableReport, parse_report
 from tfdoctor.facts import host_system
 from tfdoctor.doctor import selected_checks
 from tfdoctor.report import SCHEMA_VERSION
@@ -66,7 +66,7 @@ def test_a_directory_is_one_line(tmp_path):
 
 
 def test_parse_report_is_pure_and_raises_report_error():
-    with pytest.raises(ReportError, match="top level is a list"):
+    with pytest.raises(UnreadableReport, match="top level is a list"):
         parse_report(b"[]", "x")
     saved = parse_report(json.dumps(old_report()).encode(), "x.json")
     assert saved.tool_version == "0.0.1" and saved.redacted is False

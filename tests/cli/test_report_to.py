@@ -100,7 +100,7 @@ def test_the_url_is_the_servers_base_or_its_api(url, posted_to):
 
 @pytest.mark.parametrize("bad", ["file:///etc/passwd", "team:8765", "ftp://team/"])
 def test_only_http_urls_are_posted_to(bad):
-    with pytest.raises(report_to.ReportToError):
+    with pytest.raises(report_to.PostRefused):
         report_to.endpoint(bad)
 
 

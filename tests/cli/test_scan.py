@@ -22,7 +22,7 @@ from tests.integration_support import MARKS
 from tests.cli_support import run_cli
 from tfdoctor.render import scan_table
 from tfdoctor.scan import summary
-from tfdoctor.scan.find import Environment, Places, find_environments, walk
+from tfdoctor.scan.find import FoundEnvironment, Places, find_environments, walk
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX paths, signals and terminals")
 
@@ -66,7 +66,7 @@ def test_paths_given_are_the_only_places_looked_at(tmp_path):
     env = venv(tmp_path / "work" / "env")
     (tmp_path / "home" / ".pyenv" / "versions" / "3.11.7" / "bin").mkdir(parents=True)
     found = find_environments(places(tmp_path, tmp_path / "work"))
-    assert found == [Environment(str(env), str(env / "bin" / "python"), ("venv",))]
+    assert found == [FoundEnvironment(str(env), str(env / "bin" / "python"), ("venv",))]
 
 
 def test_conda_is_asked_for_its_environments(tmp_path):

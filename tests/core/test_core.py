@@ -10,7 +10,7 @@ from tfdoctor.model import CheckResult, Outcome, Remediation, Status
 from tfdoctor.registry import Check, UnknownCheckError, all_checks, check, select
 from tfdoctor.render import renderer
 from tfdoctor.render.text import render as render_text
-from tfdoctor.report import EXIT_OK, EXIT_PROBLEMS, Report, exit_code_for
+from tfdoctor.report import EXIT_OK, EXIT_PROBLEMS, RunReport, exit_code_for
 from tfdoctor.runner import run_checks
 
 MISSION_CHECKS = {"architecture", "tensorflow-install", "tensorflow-import", "metal-plugin", "gpu-visible",
@@ -74,7 +74,7 @@ def test_missing_facts_and_other_platforms_skip_with_reason():
 
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
 def test_error_results_show_in_every_format(fmt):
-    document = Report(facts=LINUX, results=run_checks([_raising, _passing], LINUX)).to_dict()
+    document = RunReport(facts=LINUX, results=run_checks([_raising, _passing], LINUX)).to_dict()
     out = renderer(fmt)(document)
     if fmt == "json":
         statuses = {r["id"]: r["status"] for r in json.loads(out)["results"]}
@@ -105,7 +105,7 @@ def test_exit_code_contract(statuses, strict, code):
 def test_text_renderer_puts_the_hint_under_a_problem_and_no_colour_when_asked():
     fix = Remediation("Reinstall it.", ("python -m pip install x",), "https://example.org/fix")
     result = CheckResult("demo", "Demo", Status.FAIL, "it is broken", ("detail one",), fix)
-    document = Report(facts=LINUX, results=[result]).to_dict()
+    document = RunReport(facts=LINUX, results=[result]).to_dict()
     out = render_text(document, color=False)
     lines = out.splitlines()
     row = next(i for i, line in enumerate(lines) if "demo" in line)

@@ -7,7 +7,7 @@ import pytest
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 from tfdoctor.runner import run_checks
 
 PATHS = fixture_paths()
@@ -36,7 +36,7 @@ def test_fixture_diagnosis(path):
     results = {r.check_id: r for r in ran}
     got = {cid: r.status.value for cid, r in results.items()}
     assert got == fixture["expected"], {cid: results[cid].summary for cid in got if got[cid] != fixture["expected"].get(cid)}
-    plan = Report(fixture["facts"], ran).plan
+    plan = RunReport(fixture["facts"], ran).plan
     for cid, needles in (fixture.get("expected_hints") or {}).items():
         fix = results[cid].remediation
         assert fix is not None, f"{cid} has no remediation"

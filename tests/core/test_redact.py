@@ -17,7 +17,7 @@ from tfdoctor.redact import (
     scrub_secrets,
 )
 from tfdoctor.render import FORMATS, renderer
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 
 ALICE = Redactor(home="/home/alice", user="alice", host="alices-laptop.corp.example")
 HF_TOKEN = "hf_" + "A1b2C3d4E5" * 4
@@ -166,7 +166,7 @@ def _planted_document() -> dict:
     result = CheckResult("tensorflow-import", "TensorFlow imports", Status.FAIL, error.splitlines()[0],
                          tuple(error.splitlines()),
                          Remediation("Reinstall in /home/alice/venv", ("/home/alice/venv/bin/python -m pip install x",)))
-    return Report(facts=facts, results=[result]).to_dict()
+    return RunReport(facts=facts, results=[result]).to_dict()
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

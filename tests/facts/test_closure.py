@@ -1,4 +1,4 @@
-"""Issue 29: the whole dependency closure (facts/requirements.py), the traceback -> owning distributions
+"""Issue 29: the whole dependency closure (facts/requires_dist.py), the traceback -> owning distributions
 mapping (facts/owners.py) and the dependencies check tying a violated requirement outside TensorFlow's
 family to the tf.keras error it causes; RECORD-less installs in the plan (facts/record_less.py, planner).
 Facts are built from the real case: tensorflow-cpu 2.21.0 with typing-extensions 4.5.0, which breaks
@@ -7,7 +7,7 @@ optree 0.20.0 (`typing-extensions>=4.10.0`) and with it Keras ("Keras cannot be 
 from __future__ import annotations
 
 import checks.dependencies  # noqa: F401 - registers the check
-from tfdoctor.facts import owners, record_less, requirements
+from tfdoctor.facts import owners, record_less, requires_dist
 from tfdoctor.planner import build_plan
 from tfdoctor.repairs import Action
 
@@ -46,17 +46,17 @@ def _closure_environment(typing_extensions: str = "4.5.0", python: str = "3.11.7
 
 
 def test_the_closure_reaches_optree_through_keras_and_follows_no_extra_nobody_asked_for():
-    names = [e["name"] for e in requirements.closure_members(_closure_environment())]
+    names = [e["name"] for e in requires_dist.closure_members(_closure_environment())]
     assert "optree" in names and "typing-extensions" in names
     assert "jax" not in names  # optree[jax] is not requested: jax's absurd numpy>=9 is never judged
 
 
 def test_a_pin_of_a_distribution_outside_the_family_is_judged_with_markers_for_the_target():
-    unmet = requirements.unmet_requirements(_closure_environment(python="3.11.7"))
+    unmet = requires_dist.unmet_requirements(_closure_environment(python="3.11.7"))
     assert [(u.requirer, u.name, u.specifier) for u in unmet] == [("optree", "typing-extensions", ">=4.10.0")]
-    unmet = requirements.unmet_requirements(_closure_environment("4.11.0", python="3.13.1"))
+    unmet = requires_dist.unmet_requirements(_closure_environment("4.11.0", python="3.13.1"))
     assert [(u.requirer, u.specifier) for u in unmet] == [("optree", ">=4.12.0")]  # the 3.13 marker applies
-    assert requirements.unmet_requirements(_closure_environment("4.12.2")) == []
+    assert requires_dist.unmet_requirements(_closure_environment("4.12.2")) == []
 
 
 def test_failing_frames_and_the_modules_messages_name_map_to_their_distributions():

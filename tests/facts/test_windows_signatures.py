@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tfdoctor.facts import signatures
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 from tfdoctor.runner import run_checks
 from tfdoctor.registry import all_checks
 
@@ -81,7 +81,7 @@ def test_the_import_check_names_the_runtime_and_the_cpu_and_plans_no_reinstall()
     text = fix_text(result)
     assert "https://aka.ms/vs/17/release/vc_redist.x64.exe" in text and "AVX" in text
     assert not result.remediation.repairs, "reinstalling TensorFlow cannot repair a runtime or a CPU"
-    plan = Report(facts, run_checks(all_checks(), facts)).plan
+    plan = RunReport(facts, run_checks(all_checks(), facts)).plan
     assert not [step for step in plan.steps if "tensorflow-import" in plan_checks(step)]
 
 
@@ -142,7 +142,7 @@ def test_before_installing_into_a_deep_folder_the_install_check_says_to_enable_l
     assert ENABLE_LONG_PATHS in result.remediation.commands
     assert "LongPathsEnabled" in result.remediation.advice and "C:\\tf" in result.remediation.advice
     assert any("259" in line for line in result.details)
-    plan = Report(facts, run_checks(all_checks(), facts)).plan
+    plan = RunReport(facts, run_checks(all_checks(), facts)).plan
     assert any("tensorflow" in step.command and "install" in step.command for step in plan.steps), "still installs it"
 
 

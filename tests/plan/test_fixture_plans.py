@@ -17,7 +17,7 @@ from tests.fixtures_support import FIXTURES, fixture_id, fixture_paths, load_fix
 from tests.plan_support import INSTALLER_COMMANDS
 from tfdoctor.planner import MANUAL
 from tfdoctor.registry import all_checks
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 from tfdoctor.runner import run_checks
 
 PLATFORM_CHECKS = {"platform-support", "architecture", "macos-version", "cpu-instructions", "metal-plugin",
@@ -41,7 +41,7 @@ def test_the_plan_of_a_recorded_machine(path):
         fix = result.remediation
         for line in (*fix.commands, fix.advice):
             assert not any(marker in f" {line} " for marker in INSTALLER_COMMANDS), (result.check_id, line)
-    plan = Report(fixture["facts"], results).plan
+    plan = RunReport(fixture["facts"], results).plan
     conflicts = {(fixture_id(path), c.distribution) for c in plan.conflicts}
     assert conflicts == {key for key in EXPECTED_CONFLICTS if key[0] == fixture_id(path)}, plan.to_dict()["conflicts"]
     # a copy that hides a module holds every install step back (Repair.unhides): then only the manual steps stay

@@ -18,7 +18,7 @@ from tfdoctor.model import CheckResult, Remediation, Status
 from tfdoctor.planner import build_plan, satisfiable
 from tfdoctor.registry import all_checks
 from tfdoctor.repairs import Action, Repair
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 from tfdoctor.runner import run_checks
 
 from packaging.specifiers import SpecifierSet
@@ -221,7 +221,7 @@ def test_environment_variables_are_manual_steps_after_the_installs():
 def test_each_checks_remediation_points_at_its_plan_steps_in_the_json():
     facts = with_pip(tensorflow_environment({"protobuf": "5.28.0"}, tensorflow=IMPORTED), "20.2.4", TF_221_WHEEL)
     results = [r for r in run_checks(all_checks(), facts) if r.check_id in ("dependencies", "installer")]
-    document = Report(facts, results).to_dict()
+    document = RunReport(facts, results).to_dict()
     by_id = {r["id"]: r for r in document["results"]}
     assert by_id["installer"]["remediation"]["plan_steps"] == [1]
     assert by_id["dependencies"]["remediation"]["plan_steps"] == [2]
@@ -236,7 +236,7 @@ def test_a_healthy_report_has_an_empty_plan():
     facts = with_pip(tensorflow_environment(tensorflow=IMPORTED), "24.0", TF_221_WHEEL)
     results = run_checks(all_checks(), facts)
     assert not any(r.status in (Status.FAIL, Status.WARN) and r.check_id in INSTALL_CHECKS for r in results)
-    plan = Report(facts, results).to_dict()["plan"]
+    plan = RunReport(facts, results).to_dict()["plan"]
     assert plan["steps"] == [] and plan["conflicts"] == [] and plan["moves_tensorflow"] is None
 
 

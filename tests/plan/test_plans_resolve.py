@@ -10,12 +10,12 @@ import pytest
 from tests.builders import tensorflow_environment
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tfdoctor import coexistence
-from tfdoctor.facts import requirements as reqs
+from tfdoctor.facts import requires_dist as reqs
 from tfdoctor.model import CheckResult, Remediation, Status
 from tfdoctor.planner import build_plan
 from tfdoctor.registry import all_checks
 from tfdoctor.repairs import Repair
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 from tfdoctor.runner import run_checks
 
 PATHS = fixture_paths()
@@ -31,7 +31,7 @@ def asked(check_id: str, *repairs: Repair) -> CheckResult:
 @pytest.mark.parametrize("path", PATHS, ids=[fixture_id(p) for p in PATHS])
 def test_every_fixture_plan_passes_the_offline_resolver_check(path):
     facts = load_fixture(path)["facts"]
-    plan = Report(facts, run_checks(all_checks(), facts)).plan
+    plan = RunReport(facts, run_checks(all_checks(), facts)).plan
     pin = reqs.tensorflow_pin(facts)
     wanted = coexistence.plan_requirements(plan.to_dict(), pin)
     assert coexistence.clashes(wanted, reqs.marker_environment(facts), pin.partition("==")[2] if pin else None) == [], \

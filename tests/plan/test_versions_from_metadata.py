@@ -11,26 +11,26 @@ import re
 import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
-from tfdoctor.facts import canonical_name, requirements
+from tfdoctor.facts import canonical_name, requires_dist
 from tfdoctor.registry import all_checks
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 from tfdoctor.runner import run_checks
 
 CHECKS = all_checks()
-WITH_TENSORFLOW = [p for p in fixture_paths() if requirements.tensorflow_pin(load_fixture(p)["facts"])]
+WITH_TENSORFLOW = [p for p in fixture_paths() if requires_dist.tensorflow_pin(load_fixture(p)["facts"])]
 
 
 def _variant(facts: dict, kind: str) -> tuple[dict, str, str, str]:
     """(facts, build name, metadata version, tf.__version__) with the imported build made a .post1 release
     or a nightly."""
     facts = copy.deepcopy(facts)
-    build, _, version = requirements.tensorflow_pin(facts).partition("==")
+    build, _, version = requires_dist.tensorflow_pin(facts).partition("==")
     entry = next(d for d in facts["distributions"] if canonical_name(d["name"]) == build)
     base = ".".join(re.findall(r"\d+", version)[:3])
     if kind == "post":
         printed = base
         for other in facts["distributions"]:  # the shim that pins the build moves with it, as on PyPI
-            if requirements.is_tensorflow_build(canonical_name(other["name"])) and other.get("version") == version:
+            if requires_dist.is_tensorflow_build(canonical_name(other["name"])) and other.get("version") == version:
                 other["version"] = f"{base}.post1"
                 other["requires"] = [re.sub(rf"(tensorflow[\w-]*\s*\(?\s*)=={re.escape(version)}\b", rf"\1=={base}.post1", line)
                                      for line in other.get("requires") or ()]
@@ -47,7 +47,7 @@ def _requirements_of(facts: dict) -> list[tuple[str, str]]:
     results = run_checks(CHECKS, facts)
     found = [(r.check_id, package) for r in results if r.remediation
              for repair in r.remediation.repairs for package in repair.packages]
-    found += [("plan", package) for step in Report(facts, results).plan.steps for package in step.packages]
+    found += [("plan", package) for step in RunReport(facts, results).plan.steps for package in step.packages]
     return found
 
 
@@ -66,7 +66,7 @@ def test_a_nightly_is_named_tf_nightly_with_its_metadata_version(path):
     for where, requirement in _requirements_of(facts):
         assert printed not in requirement, (where, requirement)
         name = canonical_name(re.split(r"[\[<>=!~ ;]", requirement, 1)[0])
-        if ".dev" in requirement and requirements.is_tensorflow_build(name):
+        if ".dev" in requirement and requires_dist.is_tensorflow_build(name):
             assert name == "tf-nightly", (where, requirement)
 
 

@@ -80,10 +80,10 @@ def test_lower_floors_do_not_load_the_api():
         "import json, sys\n"
         "import tfdoctor.facts\n"
         "from tfdoctor.registry import all_checks\n"
-        "from tfdoctor.report import Report\n"
+        "from tfdoctor.report import RunReport\n"
         "from tfdoctor.runner import run_checks\n"
         "facts = json.load(open('fixtures/linux/colab-t4-driver-550-tensorflow-2.19.json'))['facts']\n"
-        "document = Report(facts, run_checks(all_checks(), facts)).to_dict()\n"
+        "document = RunReport(facts, run_checks(all_checks(), facts)).to_dict()\n"
         "assert len(document['results']) > 10, document['results']\n"
         "print(json.dumps(sorted(name for name in sys.modules if name.startswith('tfdoctor'))))")
     assert done.returncode == 0, done.stderr

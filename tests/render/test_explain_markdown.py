@@ -7,7 +7,7 @@ import re
 
 from tfdoctor.model import CheckResult, Remediation, Status
 from tfdoctor.render.markdown import GITHUB_BODY_LIMIT, compact_json, escape, render
-from tfdoctor.report import Report
+from tfdoctor.report import RunReport
 
 FIX = Remediation("Install the plugin that matches TensorFlow 2.16 (see tensorflow/tensorflow#62860).",
                   ("~/venv/bin/python -m pip install 'tensorflow-metal==1.1.0'",),
@@ -25,7 +25,7 @@ FACTS = {"host": {"system": "Darwin", "machine": "arm64"},
 
 
 def document(**extra) -> dict:
-    return {**Report(facts=FACTS, results=RESULTS).to_dict(), **extra}
+    return {**RunReport(facts=FACTS, results=RESULTS).to_dict(), **extra}
 
 
 def test_problems_first_then_a_table_of_what_passed_then_the_skips_folded():
@@ -79,7 +79,7 @@ def test_explained_and_unredacted_reports_say_so():
 
 def test_too_long_for_github_says_so_instead_of_being_cut():
     big = {**FACTS, "blob": ["x" * 90] * 900}
-    text = render({**Report(facts=big, results=RESULTS).to_dict()})
+    text = render({**RunReport(facts=big, results=RESULTS).to_dict()})
     assert len(text) > GITHUB_BODY_LIMIT
     assert text.startswith("> **Too long for one GitHub comment**")
     assert not render(document()).startswith(">")

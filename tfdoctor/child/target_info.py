@@ -23,7 +23,7 @@ DETAILED_PREFIXES = ("tensorflow", "tf-nightly", "tf-keras", "keras", "numpy", "
 # Recorded with name and version even when no requirement names them: checks read them (cuda-build:
 # PyTorch's own cuDNN pin fights TensorFlow's in one environment).
 ALSO_RECORDED = ("torch",)
-# Family names (canonical): tfdoctor/facts/requirements.py FAMILY says the same for the checks.
+# Family names (canonical): tfdoctor/facts/requires_dist.py FAMILY says the same for the checks.
 FAMILY = re.compile(r"^(tensorflow(-.+)?|tf-nightly(-.+)?|intel-tensorflow(-.+)?|keras|keras-nightly|tf-keras|"
                     r"tf-keras-nightly|tensorboard|tb-nightly|ml-dtypes)$")
 # A Requires-Dist header that may name a family member: a cheap test on the raw METADATA header block,
@@ -318,7 +318,7 @@ def import_closure(scanned):
     requires_of = {}
     for key, _, _, _, requires, _ in scanned:
         requires_of.setdefault(key, requires)
-    # the doctor's own `tensorflow` extra is not the user's stack (facts/requirements.py skips it too)
+    # the doctor's own `tensorflow` extra is not the user's stack (facts/requires_dist.py skips it too)
     reached = [key for key, _, _, _, _, requirer in scanned if requirer and key != "tfdoctor"]
     closure = set(reached)
     while reached:

@@ -79,7 +79,7 @@ def run(
     target = python or sys.executable
     live = fmt is Format.text and output is None and not quiet and sys.stdout.isatty()
     with live_display(live, target, no_redact) as display:  # on screen before the doctor is even imported
-        from tfdoctor.doctor import DoctorError, diagnose
+        from tfdoctor.doctor import CannotRun, diagnose
         from tfdoctor.registry import split_ids
 
         options = doctor_options(settings, target, only=split_ids(only), skip=split_ids(skip), timeout=timeout,
@@ -87,7 +87,7 @@ def run(
                                  experiments=not no_experiments, experiments_timeout=experiments_timeout)
         try:
             report = diagnose(options)
-        except DoctorError as exc:
+        except CannotRun as exc:
             report, failure = None, str(exc)
     if report is None:  # said once the live display is gone
         raise fail(failure, verbose)
@@ -132,7 +132,7 @@ def fix_command(
     timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time limit of each TensorFlow import."),
     no_redact: bool = NO_REDACT,
 ) -> None:
-    from tfdoctor.doctor import DoctorError, validate_python
+    from tfdoctor.doctor import CannotRun, validate_python
     from tfdoctor.fixer.environment import FixError
     from tfdoctor.fixer.flow import FixOptions, fix, undo as undo_fix
     from tfdoctor.render.fix_console import ConsoleUi
@@ -142,7 +142,7 @@ def fix_command(
         raise fail("--python: an empty path")
     try:
         target = validate_python(python or sys.executable)
-    except DoctorError as exc:
+    except CannotRun as exc:
         raise fail(str(exc))
     ui = ConsoleUi(redact=text_redactor(not no_redact))  # the installer's relayed output too (issue 25)
     try:
@@ -151,7 +151,7 @@ def fix_command(
         else:
             code = fix(FixOptions(target, split_ids(only), split_ids(skip), yes, system, dry_run, timeout,
                                   redact=lambda document: redact_document(document, not no_redact)), ui)
-    except (FixError, DoctorError) as exc:
+    except (FixError, CannotRun) as exc:
         raise fail(str(exc))
     raise typer.Exit(code)
 

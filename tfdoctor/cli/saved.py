@@ -45,9 +45,9 @@ def explain_command(
 ) -> None:
     from dataclasses import replace
 
-    from tfdoctor.doctor import DoctorError, with_requirements
+    from tfdoctor.doctor import CannotRun, with_requirements
     from tfdoctor.registry import split_ids
-    from tfdoctor.saved_reports import ReportError, explain, read_report
+    from tfdoctor.saved_reports import UnreadableReport, explain, read_report
     from tfdoctor.model import CheckResult
     from tfdoctor.report import exit_code_for
 
@@ -60,7 +60,7 @@ def explain_command(
             saved = replace(saved, facts=with_requirements(facts, requirement_facts(settings)))
         document = explain(saved, split_ids(only) or settings.only, split_ids(skip) or settings.skip,
                            redacted=not no_redact)
-    except (ReportError, DoctorError) as exc:
+    except (UnreadableReport, CannotRun) as exc:
         raise fail(str(exc), verbose)
     code = exit_code_for([CheckResult.from_dict(r) for r in document["results"]], strict or bool(settings.strict))
     emit(redact_document(document, not no_redact), Format.json if as_json else fmt, verbose, output, quiet)
@@ -81,15 +81,16 @@ def diff_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
 ) -> None:
-    from tfdoctor.diff import RENDERERS, compare, exit_code
-    from tfdoctor.saved_reports import ReportError, read_report
+    from tfdoctor.diff import compare, exit_code
+    from tfdoctor.render.diff import RENDERERS
+    from tfdoctor.saved_reports import UnreadableReport, read_report
 
     refuse_openmetrics(fmt, "diff")
     if a == "-" and b == "-":
         raise fail("only one of A and B can be '-' (stdin)")
     try:
         document = compare(read_report(a), read_report(b), redacted=not no_redact)
-    except ReportError as exc:
+    except UnreadableReport as exc:
         raise fail(str(exc))
     document = redact_document(document, not no_redact)
     fmt = Format.json if as_json else fmt

@@ -5,7 +5,7 @@ that raised lives in some installed distribution (ml_dtypes, google.protobuf, h5
 names a module ("cannot import name 'runtime_version' from 'google.protobuf'") or a native library
 ("libtensorflow_framework.so.2: cannot open shared object file"). This module maps those names to
 installed distributions and asks the shared readers whether the environment explains the error:
-a Requires-Dist pin the installed version violates (facts/requirements.py, the dependencies check) or a
+a Requires-Dist pin the installed version violates (facts/requires_dist.py, the dependencies check) or a
 file RECORD lists that is missing or altered (facts/integrity.py, the install-integrity check).
 Pure functions of the facts, shared by the tensorflow-import and keras checks.
 """
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
-from tfdoctor.facts import Facts, canonical_name, integrity, requirements
+from tfdoctor.facts import Facts, canonical_name, integrity, requires_dist
 from tfdoctor.model import Remediation
 from tfdoctor.repairs import Repair
 
@@ -164,7 +164,7 @@ def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = 
     names = named_distributions(facts, error)
     libraries = named_libraries(error, extra_text)
     damaged = _integrity_problems(facts, names, libraries) if integrity.recorded(facts) else []
-    unmet = [u for u in requirements.unmet_requirements(facts) if not u.moves_tensorflow]
+    unmet = [u for u in requires_dist.unmet_requirements(facts) if not u.moves_tensorflow]
     named_unmet = [u for u in unmet if u.name in names or (u.top_level and any(t in names for t in u.top_level))]
     if not damaged and not named_unmet and not (broad and unmet):
         return None
@@ -185,7 +185,7 @@ def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = 
             advice.append(f"{', '.join(sorted(clash))} write the same files: keep one of them (see "
                           "tensorflow-install), not a reinstall.")
     if named_unmet or (unmet and (broad or damaged)):
-        repairs += list(requirements.install_repairs(unmet))
+        repairs += list(requires_dist.install_repairs(unmet))
         lines += [u.describe() for u in unmet[:4]]
         if len(unmet) > 4:
             lines.append(f"and {len(unmet) - 4} more unmet pins (see {DEPENDENCIES_CHECK})")

@@ -196,7 +196,7 @@ def kept_of(facts: Facts, group: set[str], found: list[FileProblem]) -> Optional
     """'name==version' of the one distribution of a clash to install again: for TensorFlow builds the one
     tensorflow-install keeps (newest, under the name that installs it here); otherwise the one whose
     shared files are intact, the one installed last."""
-    from tfdoctor.facts import requirements as reqs
+    from tfdoctor.facts import requires_dist as reqs
     from tfdoctor.facts import tensorflow_distributions
 
     versions = {canonical_name(str(e.get("name") or "")): str(e.get("version") or "") or None

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import Facts, canonical_name, companions, requirements
+from tfdoctor.facts import Facts, canonical_name, companions, requires_dist
 from tfdoctor.facts.companions import CompanionRelease
-from tfdoctor.repairs import Repair
 
 
 def installed_tensorflow(facts: Facts) -> Optional[tuple[str, str]]:
     """(build, version) of the TensorFlow `import tensorflow` loads, from its distribution's metadata."""
-    pin = requirements.tensorflow_pin(facts)
+    pin = requires_dist.tensorflow_pin(facts)
     if not pin:
         return None
     build, _, version = pin.partition("==")
@@ -35,7 +34,7 @@ def release_for(facts: Facts, name: str) -> Optional[CompanionRelease]:
     installed = installed_tensorflow(facts)
     if installed is None or not knows_releases(name):
         return None
-    return companions.release_for(canonical_name(name), installed[1], requirements.marker_environment(facts))
+    return companions.release_for(canonical_name(name), installed[1], requires_dist.marker_environment(facts))
 
 
 def tf_keras_requirement(facts: Facts) -> Optional[str]:
@@ -46,13 +45,5 @@ def tf_keras_requirement(facts: Facts) -> Optional[str]:
     if release is not None:
         return f"tf-keras=={release.version}"
     installed = installed_tensorflow(facts)
-    version = requirements.version_of(installed[1]) if installed else None
+    version = requires_dist.version_of(installed[1]) if installed else None
     return f"tf-keras~={version.major}.{version.minor}.0" if version else None
-
-
-def tf_keras_repairs(facts: Facts, reason: str) -> tuple[Repair, ...]:
-    """The one install intent every check asks for when tf.keras needs the tf-keras of this TensorFlow.
-    No --no-deps here: the planner knows from the companion table whether the release requires a
-    TensorFlow build other than the installed one, and installs it without dependencies then."""
-    wanted = tf_keras_requirement(facts)
-    return (Repair.install(wanted, reason=reason),) if wanted else ()

@@ -36,7 +36,7 @@ def replaced(facts: Facts, wanted: Mapping[str, Optional[str]]) -> list[Mapping[
     """The RECORD-less distributions a plan replaces or removes: `wanted` maps each name the plan installs,
     reinstalls or uninstalls to the specifier it installs (None: removed or laid down again, always
     replaced). One whose installed version already satisfies the specifier is left alone by pip."""
-    from tfdoctor.facts.requirements import holds
+    from tfdoctor.facts.requires_dist import holds
 
     found = []
     for name, entry in without_record(facts).items():

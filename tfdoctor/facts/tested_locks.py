@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
 from tfdoctor.facts import Facts, canonical_name
-from tfdoctor.facts.requirements import first_copy, marker_environment, tensorflow_pin, version_of
+from tfdoctor.facts.requires_dist import first_copy, marker_environment, tensorflow_pin, version_of
 
 TABLE = "tested_locks"
 

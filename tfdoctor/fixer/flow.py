@@ -72,7 +72,7 @@ def _warnings(report: Any) -> list[str]:
 def changes(before: list[str], after: list[str]) -> list[str]:
     """'numpy 2.4.6 -> 2.2.6', 'tensorflow 2.21.0 -> removed', 'tf-keras (new) -> 2.21.0' from two freezes,
     TensorFlow's builds first, then by name (one line each)."""
-    from tfdoctor.facts.requirements import is_tensorflow_build
+    from tfdoctor.facts.requires_dist import is_tensorflow_build
 
     old = dict(line.split("==", 1) for line in before)
     new = dict(line.split("==", 1) for line in after)
@@ -84,7 +84,7 @@ def changes(before: list[str], after: list[str]) -> list[str]:
 
 
 def _tensorflow_versions(lines: list[str]) -> dict[str, str]:
-    from tfdoctor.facts.requirements import is_tensorflow_build
+    from tfdoctor.facts.requires_dist import is_tensorflow_build
 
     return {name: version for name, version in (line.split("==", 1) for line in lines) if is_tensorflow_build(name)}
 
@@ -182,7 +182,7 @@ def _tensorflow_the_plan_installs(plan: Any) -> list[str]:
     """The TensorFlow requirements the plan states a reason to install: its TensorFlow move's target, and
     the TensorFlow builds its install steps name (an environment without TensorFlow: `pip install
     tensorflow`, for the check that asked for it). A move on the copy is judged against these."""
-    from tfdoctor.facts.requirements import is_tensorflow_build
+    from tfdoctor.facts.requires_dist import is_tensorflow_build
     from tfdoctor.repairs import Action
 
     wanted = [plan.moves_tensorflow.target] if plan.moves_tensorflow is not None else []

@@ -151,7 +151,7 @@ def describe(proof: Proof) -> list[str]:
 
 def prove_report(report: Any, say: Any) -> Optional[Proof]:
     """`tfdoctor --prove`: the report's candidates tried on copies of its environment; nothing applied."""
-    from tfdoctor.facts.requirements import tensorflow_pin
+    from tfdoctor.facts.requires_dist import tensorflow_pin
     from tfdoctor.fixer.environment import Environment
 
     found = candidates(report.results)
@@ -173,7 +173,7 @@ def proven_steps(report: Any, environment: Any, steps: Sequence[Any], say: Any) 
     (the plan's metadata removals first, then one install with TensorFlow pinned); None to keep the plan."""
     from dataclasses import replace
 
-    from tfdoctor.facts.requirements import tensorflow_pin
+    from tfdoctor.facts.requires_dist import tensorflow_pin
     from tfdoctor.environment.spell import command, spelling_for
     from tfdoctor.planner import Step
 

@@ -41,7 +41,7 @@ INTERPRETERS = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")
 
 
 @dataclass(frozen=True)
-class Environment:
+class FoundEnvironment:
     prefix: str  # the environment's directory (as found, not resolved: the name people know)
     python: str  # its interpreter; it may be missing or broken (the diagnosis says so)
     kinds: tuple[str, ...] = field(default=())  # how it was found: conda, pyenv, venv, pipx, uv-tool, given
@@ -171,7 +171,7 @@ def _children(directory: Path) -> list[Path]:
         return []
 
 
-def find_environments(places: Places) -> list[Environment]:
+def find_environments(places: Places) -> list[FoundEnvironment]:
     """Every environment found, once each (by resolved path), in the order found."""
     sources: list[tuple[str, Iterable[Path]]] = []
     for root in places.roots:
@@ -195,5 +195,5 @@ def find_environments(places: Places) -> list[Environment]:
                     kinds.append(kind_here)
             else:
                 found[key] = (path, python, [kind_here])
-    return [Environment(str(prefix), str(python), tuple(kinds)) for prefix, python, kinds in found.values()]
+    return [FoundEnvironment(str(prefix), str(python), tuple(kinds)) for prefix, python, kinds in found.values()]
 

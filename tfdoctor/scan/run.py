@@ -24,15 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from tfdoctor.doctor import DoctorError, DoctorOptions
-from tfdoctor.scan.find import Environment
+from tfdoctor.doctor import CannotRun, DoctorOptions
+from tfdoctor.scan.find import FoundEnvironment
 
 STOP_GRACE_S = 10.0  # after an interrupt, how long the running diagnoses get to return
 
 
 @dataclass(frozen=True)
 class Diagnosed:
-    environment: Environment
+    environment: FoundEnvironment
     document: Optional[dict[str, Any]]  # the report document, prepared (redacted) as the CLI prints it
     exit_code: int  # what `tfdoctor --python PATH` exits with: 0, 1, or 2 when it could not run
     reason: Optional[str]  # why it could not run
@@ -47,7 +47,7 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def expected_cost(environment: Environment) -> int:
+def expected_cost(environment: FoundEnvironment) -> int:
     """2 where a TensorFlow is installed (its import takes seconds), 1 for another interpreter, 0 for none.
     The slow ones start first, so that the last diagnosis to finish is a quick one and no core idles long."""
     prefix = Path(environment.prefix)
@@ -57,14 +57,14 @@ def expected_cost(environment: Environment) -> int:
     return 1 if os.path.exists(environment.python) else 0
 
 
-def diagnose_one(environment: Environment, options: DoctorOptions, prepare: Callable[[dict], dict],
+def diagnose_one(environment: FoundEnvironment, options: DoctorOptions, prepare: Callable[[dict], dict],
                  strict: bool) -> Diagnosed:
     from tfdoctor.doctor import diagnose
 
     started = time.perf_counter()
     try:
         report = diagnose(options)
-    except DoctorError as exc:
+    except CannotRun as exc:
         return Diagnosed(environment, None, 2, str(exc), time.perf_counter() - started)
     except Exception as exc:  # noqa: BLE001 - one environment must not end the scan
         return Diagnosed(environment, None, 2, f"internal error: {type(exc).__name__}: {exc}",
@@ -73,7 +73,7 @@ def diagnose_one(environment: Environment, options: DoctorOptions, prepare: Call
                      time.perf_counter() - started)
 
 
-def diagnose_all(environments: Sequence[Environment], options_for: Callable[[Environment], DoctorOptions],
+def diagnose_all(environments: Sequence[FoundEnvironment], options_for: Callable[[FoundEnvironment], DoctorOptions],
                  prepare: Callable[[dict], dict], strict: bool = False, workers: Optional[int] = None,
                  done: Optional[Callable[[Diagnosed], None]] = None) -> list[Diagnosed]:
     """Every environment diagnosed, in the order given; `done` is called (in this thread) as each ends."""
@@ -81,7 +81,7 @@ def diagnose_all(environments: Sequence[Environment], options_for: Callable[[Env
 
     stopping = threading.Event()
 
-    def task(environment: Environment) -> Optional[Diagnosed]:
+    def task(environment: FoundEnvironment) -> Optional[Diagnosed]:
         if stopping.is_set():
             return None
         return diagnose_one(environment, options_for(environment), prepare, strict)

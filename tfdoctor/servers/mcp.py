@@ -199,7 +199,7 @@ def _report_schema() -> Dict[str, Any]:
 
 def _saved(report: Optional[Dict[str, Any]], path: Optional[str], argument: str) -> Any:
     """A SavedReport from a report given as JSON or by path (exactly one of them)."""
-    from tfdoctor.saved_reports import ReportError, parse_report, read_report
+    from tfdoctor.saved_reports import UnreadableReport, parse_report, read_report
 
     if (report is None) == (path is None):
         raise ToolError(f"{argument}: give either the report as JSON or its path, not both and not neither")
@@ -209,9 +209,9 @@ def _saved(report: Optional[Dict[str, Any]], path: Optional[str], argument: str)
         try:
             text = json.dumps(report)
         except (TypeError, ValueError) as exc:
-            raise ReportError(f"not JSON: {exc}") from None
+            raise UnreadableReport(f"not JSON: {exc}") from None
         return parse_report(text.encode("utf-8"), f"<{argument}>")
-    except ReportError as exc:
+    except UnreadableReport as exc:
         raise ToolError(_redact_text(str(exc))) from None
 
 
@@ -533,13 +533,13 @@ def _declare_output_schemas(server: MCPServer) -> None:
 # --- the jobs (worker thread) -------------------------------------------------------------------------
 
 def _explained(saved: Any, only: tuple[str, ...], skip: tuple[str, ...]) -> Dict[str, Any]:
-    from tfdoctor.doctor import DoctorError
-    from tfdoctor.saved_reports import ReportError
+    from tfdoctor.doctor import CannotRun
+    from tfdoctor.saved_reports import UnreadableReport
     from tfdoctor.saved_reports import explain as explain_saved
 
     try:
         document = explain_saved(saved, only, skip, redacted=True)
-    except (DoctorError, ReportError) as exc:
+    except (CannotRun, UnreadableReport) as exc:
         raise ToolError(_redact_text(str(exc))) from None
     return _redacted_document(document)
 

@@ -165,14 +165,14 @@ class TeamServer:
 
     def _diff(self, a: int, b: int) -> Optional[dict[str, Any]]:
         from tfdoctor.diff import compare
-        from tfdoctor.saved_reports import ReportError, parse_report
+        from tfdoctor.saved_reports import UnreadableReport, parse_report
 
         documents = [self.store.report(a), self.store.report(b)]
         if None in documents:
             return None
         try:
             saved = [parse_report(json.dumps(d).encode("utf-8"), f"report {n}") for d, n in zip(documents, (a, b))]
-        except ReportError as exc:
+        except UnreadableReport as exc:
             return {"error": str(exc)}
         return compare(saved[0], saved[1], redacted=all(d.get("redacted") for d in documents))
 
@@ -301,11 +301,11 @@ class TeamServer:
             return PlainTextResponse("The form's CSRF token is missing or wrong: reload the page.", status_code=403)
         pasted = fields.get("report", "")
         from tfdoctor.redact import Redactor
-        from tfdoctor.saved_reports import ReportError, explain, parse_report
+        from tfdoctor.saved_reports import UnreadableReport, explain, parse_report
 
         try:
             document = explain(parse_report(pasted.encode("utf-8", "replace"), "pasted report"))
-        except ReportError as exc:
+        except UnreadableReport as exc:
             return self._page(request, "paste.html", status_code=422, document=None, error=str(exc), pasted=pasted)
         document["redacted"] = True
         document = Redactor.for_this_machine().learning_from(document).document(document)
