@@ -261,14 +261,15 @@ def live(tmp_path_factory, request):
     support.LEDGER.started = time.monotonic()
     support.LEDGER.workdir = str(root)
     # only the cases this session runs (-k): their wheels, their environments
-    selected = {item.callspec.params["case"].id for item in request.session.items
-                if getattr(item, "callspec", None) and "case" in item.callspec.params}
+    # this module's items only: the other live modules parametrize a "case" of their own kinds
+    mine = [item for item in request.session.items if getattr(item, "module", None) is sys.modules[__name__]
+            and getattr(item, "callspec", None) and "case" in item.callspec.params]
+    selected = {item.callspec.params["case"].id for item in mine}
     if any(getattr(item, "originalname", "") == test_a_plan_that_fails_on_the_copy_leaves_the_environment_byte_for_byte.__name__
            for item in request.session.items):
         selected.add(OFFLINE_CASE)
     fix_tests = {test_fix_repairs_and_undo_restores.__name__, test_fix_changes_nothing_when_healthy.__name__}
-    fixing = frozenset(item.callspec.params["case"].id for item in request.session.items
-                       if getattr(item, "originalname", "") in fix_tests)
+    fixing = frozenset(item.callspec.params["case"].id for item in mine if getattr(item, "originalname", "") in fix_tests)
     live = Live(root, tuple(case for case in CASES if case.id in selected), fixing)
     yield live
     live.close()
