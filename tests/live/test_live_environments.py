@@ -64,7 +64,7 @@ class Case:
     built_for_another: str | None = None  # the companion whose installed release requires another TensorFlow
     imports: tuple[str, ...] = ()  # modules that must import after the fix, beside TensorFlow
     env: dict[str, str] = field(default_factory=dict)
-    xfail: str | None = None  # "verdict: why", "plan: why" or "fix: why" the doctor does not get it right yet
+    xfail: str | None = None  # "verdict: why", "plan: why", "fix: why" (or "plan, fix: why"): not right yet
 
 
 # Copies of the base first: the other environments are built meanwhile (see Live).
@@ -95,7 +95,9 @@ CASES = (
          PROBLEM, causes=(("tensorflow {tf}", "tensorflow-cpu {tf}"),), install=("tensorflow=={tf}",)),
     Case("tensorflow-text-of-another-release", "tensorflow-text 2.15.0 (made for TensorFlow 2.15; requires `tensorflow`) "
          "beside tensorflow-cpu {tf}: import tensorflow_text fails while TensorFlow works", FAIL, causes=(("tensorflow-text 2.15",),),
-         install=("tensorflow-text==2.15.0",), built_for_another="tensorflow-text", imports=("tensorflow_text",)),
+         install=("tensorflow-text==2.15.0",), built_for_another="tensorflow-text", imports=("tensorflow_text",),
+         xfail="plan, fix: the plan also installs tensorflow-hub, a requirement of the tensorflow-text 2.15 it replaces "
+               "(2.21 needs none); hub's KerasLayer under Keras 3 then fails on use (issue 29, left open)"),
     Case("tensorflow-hub-without-tf-keras", "tensorflow-hub 0.16.0 (its Requires-Dist names no tf-keras, its own source "
          "imports tf_keras under Keras 3) beside tensorflow-cpu {tf} without tf-keras: import tensorflow_hub fails",
          FAIL, causes=(("tensorflow-hub 0.16.0", "tf-keras"),),
@@ -115,9 +117,12 @@ CASES = (
 
 
 def _params(phase: str, cases: tuple[Case, ...] = CASES) -> list:
-    """xfail names the phase it is about ("verdict: ...", "plan: ..." or "fix: ..."), strict: a pass means it's fixed."""
+    """xfail names the phases it is about ("verdict: ...", "plan, fix: ..."), strict: a pass means it's fixed."""
+    def phases(case: Case) -> list[str]:
+        return [p.strip() for p in case.xfail.split(":", 1)[0].split(",")] if case.xfail else []
+
     return [pytest.param(case, id=case.id,
-                         marks=[pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail and case.xfail.startswith(phase) else [])
+                         marks=[pytest.mark.xfail(strict=True, reason=case.xfail)] if phase in phases(case) else [])
             for case in cases]
 
 
