@@ -103,7 +103,10 @@ CASES = (
          FAIL, causes=(("tensorflow-hub 0.16.0", "tf-keras"),),
          # setuptools: hub also imports pkg_resources, which it does not declare either (a venv made by `python -m
          # venv` on 3.11 has it; the live base has not): that second mechanism is not this case's
-         install=("tensorflow-hub==0.16.0", "setuptools==80.9.0"), imports=("tensorflow_hub",)),
+         install=("tensorflow-hub==0.16.0", "setuptools==80.9.0"), imports=("tensorflow_hub",),
+         xfail="plan, fix: the plan installs tf-keras, but the experiments then prove hub's KerasLayer fails in a "
+               "Keras 3 tf.keras model until TF_USE_LEGACY_KERAS=1, a manual step the paste and fix do not take "
+               "(issue 29, left open)"),
     Case("uv-venv-protobuf-too-old", "a uv venv (no pip inside) with protobuf below TensorFlow's pin: the import fails",
          FAIL, causes=(("protobuf 5.29",),), origin=UV, install=("protobuf==5.29.5",), violates="protobuf"),
     *(Case(f"healthy-tensorflow-cpu-{release}", f"control: pip install tensorflow-cpu=={release} into a fresh Python 3.11 venv",
