@@ -153,8 +153,10 @@ def experiments(tmp_path_factory, request):
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("live-experiments")
     support.LEDGER.workdir = support.LEDGER.workdir or str(root)
+    # this module's items only: the other live modules parametrize a "case" of their own kinds
     selected = {item.callspec.params["case"].id for item in request.session.items
-                if getattr(item, "callspec", None) and "case" in item.callspec.params}
+                if getattr(item, "module", None) is sys.modules[__name__]
+                and getattr(item, "callspec", None) and "case" in item.callspec.params}
     yield Experiments(root, tuple(c for c in CASES if c.id in selected) or CASES)
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)

@@ -30,7 +30,7 @@ _HEX = frozenset("0123456789abcdef")
 
 def is_fixer_clone(name: str) -> bool:
     """A directory named as `tfdoctor fix` names its throwaway clones (scan never lists one). String
-    operations, not a pattern: a name is untrusted, and `\..+\.tfdoctor-verify-...` backtracks on long ones."""
+    operations, not a pattern: a name is untrusted, and a regular expression for it backtracks on long ones."""
     head, mark, tail = name.rpartition(CLONE_MARK)
     return bool(mark) and len(head) >= 2 and head[0] == "." and len(tail) == 8 and set(tail) <= _HEX
 

@@ -24,10 +24,9 @@ OWNER = "lock.owner"  # who holds the lock: written after it is taken, read by w
 
 
 def lock_home(environment: Environment) -> Path:
-    """`<prefix>/.tfdoctor/` for an environment of its own; the user's cache for a system Python,
-    whose prefix tfdoctor may not write in (one lock per prefix)."""
-    if environment.isolated:
-        return environment.state_dir
+    """The user's cache, one directory per prefix. Never the environment itself: a fix that stops before
+    touching it (the plan failed on the copy, a refusal) leaves its prefix exactly as it was, and a lock
+    file deleted on release would let two callers lock two inodes of one name."""
     from tfdoctor.fixer.rollback import _user_cache
 
     return _user_cache().parent / "locks" / hashlib.sha256(environment.prefix.encode()).hexdigest()[:16]
