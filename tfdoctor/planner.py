@@ -290,7 +290,8 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
             if _name_of(pin) not in uninstalled:  # removed anyway: nothing to lay down again
                 group.setdefault(pin, []).append(Reason(check_id, repair.reason))
 
-    resolver, no_deps, pre = _merge_installs(by_action.get(Action.INSTALL, ()), conflicts)
+    installs = _without_replaced_requirements(facts, by_action.get(Action.INSTALL, ()), uninstalled, notes)
+    resolver, no_deps, pre = _merge_installs(installs, conflicts)
     tf_pin = reqs.tensorflow_pin(facts)
     move = _keep_tensorflow(resolver, tf_pin, uninstalled, conflicts, _cannot_import(facts))
     _companions_fit_tensorflow(facts, resolver, no_deps, tf_pin if not move else None, conflicts, notes)
@@ -373,6 +374,54 @@ def _name_of(requirement: str) -> str:
         return canonicalize_name(Requirement(requirement).name)
     except InvalidRequirement:
         return canonicalize_name(requirement.split("=")[0])
+
+
+def _without_replaced_requirements(facts: Facts, installs: Sequence[tuple[str, Repair]],
+                                   uninstalled: Mapping[str, Any], notes: list[str]) -> list[tuple[str, Repair]]:
+    """The install intents without those that carry a requirement of a release the same plan replaces or
+    removes (issue 29): once tensorflow-text 2.21.1 replaces 2.15.0, 2.15.0's Requires-Dist (tensorflow-hub)
+    no longer applies. The new release's own requirements are its installer's to resolve (the companion
+    table's, for a --no-deps install), never carried over from the old one."""
+    from tfdoctor.facts import requires_dist as reqs
+
+    def replaced_by(intents: Iterable[tuple[str, Repair]]) -> dict[str, str]:
+        """'name==version' installed -> what replaces it ('uninstalled', or the requirement that excludes it)."""
+        found: dict[str, str] = {}
+        for name in uninstalled:
+            entry = reqs.first_copy(facts, name)
+            if entry and entry.get("version"):
+                found[f"{name}=={entry['version']}"] = "uninstalled"
+        for _, repair in intents:
+            for written in repair.packages:
+                try:
+                    requirement = Requirement(written)
+                except InvalidRequirement:
+                    continue
+                name = canonicalize_name(requirement.name)
+                entry = reqs.first_copy(facts, name) or {}
+                version = entry.get("version")
+                if version and reqs.holds(str(version), requirement.specifier) is False:
+                    found.setdefault(f"{name}=={version}", written)
+        return found
+
+    carried = [(check_id, repair) for check_id, repair in installs if repair.required_by]
+    if not carried:
+        return list(installs)
+    primary = [(check_id, repair) for check_id, repair in installs if not repair.required_by]
+    replaced = replaced_by(primary)
+    while True:  # a carried intent that is kept may replace a release too; grows until nothing new is replaced
+        kept = [(check_id, repair) for check_id, repair in carried if repair.required_by not in replaced]
+        grown = {**replaced_by(kept), **replaced}
+        if grown.keys() == replaced.keys():
+            break
+        replaced = grown
+    for check_id, repair in carried:
+        if repair.required_by in replaced:
+            old = repair.required_by.replace("==", " ")
+            how = "removes" if replaced[repair.required_by] == "uninstalled" else f"replaces ({replaced[repair.required_by]})"
+            notes.append(f"{', '.join(repair.packages)} left out: a requirement of {old}, which this plan {how}.")
+    return [(check_id, repair) for check_id, repair in installs
+            if not repair.required_by or repair.required_by not in replaced]
 
 
 def _merge_installs(installs: Iterable[tuple[str, Repair]], conflicts: list[Conflict]

@@ -51,10 +51,14 @@ class Repair:
     # done, an install into the environment would be defeated (the hiding copy still comes first), so the
     # planner withholds every runnable step (tfdoctor/planner.py).
     unhides: tuple[str, ...] = ()
+    # install: 'name==version' of the installed distribution whose Requires-Dist line this intent carries. A plan
+    # that replaces that very version drops the intent: the replaced release's requirements no longer apply.
+    required_by: Optional[str] = None
 
     @classmethod
-    def install(cls, *requirements: str, reason: str, no_deps: bool = False, pre: bool = False) -> "Repair":
-        return cls(Action.INSTALL, reason, tuple(requirements), no_deps=no_deps, pre=pre)
+    def install(cls, *requirements: str, reason: str, no_deps: bool = False, pre: bool = False,
+                required_by: Optional[str] = None) -> "Repair":
+        return cls(Action.INSTALL, reason, tuple(requirements), no_deps=no_deps, pre=pre, required_by=required_by)
 
     @classmethod
     def remove_metadata(cls, name: str, version: str, reason: str) -> "Repair":
@@ -98,7 +102,7 @@ class Repair:
             data["copies"] = self.copies
         if self.unhides:
             data["unhides"] = list(self.unhides)
-        for key in ("manager", "prefix", "variable", "value", "path", "new_path", "minimum"):
+        for key in ("manager", "prefix", "variable", "value", "path", "new_path", "minimum", "required_by"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         return data
@@ -111,5 +115,5 @@ class Repair:
             manager=data.get("manager"), prefix=data.get("prefix"), variable=data.get("variable"),
             value=data.get("value"), path=data.get("path"), new_path=data.get("new_path"),
             minimum=data.get("minimum"), missing=bool(data.get("missing")),
-            unhides=tuple(str(m) for m in data.get("unhides") or ()),
+            unhides=tuple(str(m) for m in data.get("unhides") or ()), required_by=data.get("required_by"),
         )

@@ -95,9 +95,7 @@ CASES = (
          PROBLEM, causes=(("tensorflow {tf}", "tensorflow-cpu {tf}"),), install=("tensorflow=={tf}",)),
     Case("tensorflow-text-of-another-release", "tensorflow-text 2.15.0 (made for TensorFlow 2.15; requires `tensorflow`) "
          "beside tensorflow-cpu {tf}: import tensorflow_text fails while TensorFlow works", FAIL, causes=(("tensorflow-text 2.15",),),
-         install=("tensorflow-text==2.15.0",), built_for_another="tensorflow-text", imports=("tensorflow_text",),
-         xfail="plan, fix: the plan also installs tensorflow-hub, a requirement of the tensorflow-text 2.15 it replaces "
-               "(2.21 needs none); hub's KerasLayer under Keras 3 then fails on use (issue 29, left open)"),
+         install=("tensorflow-text==2.15.0",), built_for_another="tensorflow-text", imports=("tensorflow_text",)),
     Case("tensorflow-hub-without-tf-keras", "tensorflow-hub 0.16.0 (its Requires-Dist names no tf-keras, its own source "
          "imports tf_keras under Keras 3) beside tensorflow-cpu {tf} without tf-keras: import tensorflow_hub fails",
          FAIL, causes=(("tensorflow-hub 0.16.0", "tf-keras"),),

@@ -84,6 +84,50 @@ def test_satisfiable(specifier, ok):
     assert satisfiable(SpecifierSet(specifier)) is ok
 
 
+# ---- a release the plan replaces -------------------------------------------------------------------
+
+# tensorflow-text 2.15.0's Requires-Dist as pip records it (fixtures/linux/companions-built-for-older-...): made for
+# TensorFlow 2.15, and requiring tensorflow-hub, which 2.21.1, the release made for TensorFlow 2.21, does not.
+TEXT_215 = {"name": "tensorflow-text", "version": "2.15.0", "location": "/env/lib/python3.11/site-packages",
+            "top_level": ["tensorflow_text"],
+            "requires": ["tensorflow-hub (>=0.13.0)",
+                         'tensorflow (<2.16,>=2.15.0) ; platform_machine != "arm64" or platform_system != "Darwin"',
+                         'tensorflow-macos (<2.16,>=2.15.0) ; platform_machine == "arm64" and platform_system == "Darwin"',
+                         "tensorflow-cpu (<2.14,>=2.13.0) ; extra == 'tensorflow_cpu'", "absl-py ; extra == 'tests'"]}
+
+
+def test_the_requirements_of_a_release_the_plan_replaces_are_not_installed():
+    """Issue 29: tensorflow-text 2.15.0 requires tensorflow-hub, which is missing; the plan replaces 2.15.0 with
+    2.21.1 (made for the installed TensorFlow, needing no hub), so hub is no part of it (it used to be, and hub's
+    KerasLayer then broke the repaired environment under Keras 3)."""
+    facts = tensorflow_environment(extra=[TEXT_215], tensorflow=IMPORTED)
+    result = results_of(facts, "dependencies")[0]
+    assert "tensorflow-hub>=0.13.0" in [p for r in result.remediation.repairs for p in r.packages]  # the check asks
+    plan = plan_of(facts, result)
+    assert [step.packages for step in plan.steps] == [("tensorflow-text==2.21.1",)]
+    assert not any("tensorflow-hub" in step.command for step in plan.steps)
+    assert any(note.startswith("tensorflow-hub>=0.13.0 left out: a requirement of tensorflow-text 2.15.0, which this "
+                               "plan replaces (tensorflow-text==2.21.1)") for note in plan.notes), plan.notes
+
+
+def test_a_requirement_of_a_release_the_plan_keeps_or_of_another_is_installed():
+    def install(*requirements: str, required_by: str | None = None) -> Repair:
+        return Repair.install(*requirements, reason="r", required_by=required_by)
+
+    facts = tensorflow_environment(extra=[{"name": "x-lib", "version": "1.0", "location": "/env/lib/python3.11/site-packages"}],
+                                   tensorflow=IMPORTED)
+    carried = asked("dependencies", install("y-lib>=2", required_by="x-lib==1.0"), install("z-lib", required_by="w-lib==3"))
+    kept = build_plan([carried], facts)  # nothing replaces x-lib 1.0
+    assert kept.steps[0].packages[:2] == ("y-lib>=2", "z-lib") and not kept.notes
+    replaced = build_plan([carried, asked("companions", install("x-lib==2.0"))], facts)
+    assert replaced.steps[0].packages[:2] == ("z-lib", "x-lib==2.0")
+    assert replaced.notes == ("y-lib>=2 left out: a requirement of x-lib 1.0, which this plan replaces (x-lib==2.0).",)
+    removed = build_plan([carried, asked("companions", Repair.uninstall("x-lib", reason="r"))], facts)
+    assert [step.packages for step in removed.steps][-1][0] == "z-lib" and "which this plan removes" in removed.notes[0]
+    # a requirement that admits the installed release does not replace it
+    assert build_plan([carried, asked("companions", install("x-lib>=1"))], facts).steps[0].packages[0] == "y-lib>=2"
+
+
 # ---- TensorFlow ------------------------------------------------------------------------------------
 
 def test_the_installed_tensorflow_is_pinned_into_the_resolver_step():
@@ -229,7 +273,8 @@ def test_each_checks_remediation_points_at_its_plan_steps_in_the_json():
     assert [s["action"] for s in steps] == ["upgrade-installer", "install"]
     assert steps[1]["reasons"][0] == {"check": "dependencies", "reason": by_id["dependencies"]["summary"]}
     assert by_id["dependencies"]["remediation"]["repairs"] == [
-        {"action": "install", "reason": by_id["dependencies"]["summary"], "packages": ["protobuf<8.0.0,>=6.31.1"]}]
+        {"action": "install", "reason": by_id["dependencies"]["summary"], "packages": ["protobuf<8.0.0,>=6.31.1"],
+         "required_by": "tensorflow-cpu==2.21.0"}]  # schema 1.3: the release whose Requires-Dist line it carries
 
 
 def test_a_healthy_report_has_an_empty_plan():
