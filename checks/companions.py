@@ -217,6 +217,9 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
         wanted = made_for.tf_keras_requirement(facts)
         reason = f"{named} imports tf_keras, which is not installed"
         summary = f"`import {module}` {how}{through}: {named} needs tf-keras, which is not installed"
+        layered = _legacy_keras_fix(facts, distribution, tf_keras_repairs(facts, reason))
+        if layered is not None:
+            return Problem(module, Status.FAIL, summary, details, layered.advice, layered.repairs, layered.url)
         return Problem(module, Status.FAIL, summary, details,
                        f"Install {wanted or 'tf-keras'}, the tf-keras made for {tensorflow}.",
                        tf_keras_repairs(facts, reason), found.source.split(" ", 1)[0])
@@ -231,6 +234,28 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
     advice, repairs = _release_fix(facts, distribution, installed, f"{named} is not made for {tensorflow}")
     status = Status.WARN if found.cause == "tensorflow-unsupported" and not failed else Status.FAIL
     return Problem(module, status, summary, details, advice, repairs, found.source.split(" ", 1)[0])
+
+
+def keras2_layers(distribution: str) -> list[tuple[str, str]]:
+    """(module, class) of the Keras layers a companion exports that subclass tf-keras's Layer once tf.keras is
+    Keras 3 (knowledge/companion_layers.toml, read from its source: tensorflow_hub.KerasLayer)."""
+    return [(str(row["module"]), str(row["name"])) for row in knowledge_rows("companion_layers", "layers")
+            if canonical_name(str(row["distribution"])) == distribution]
+
+
+def _legacy_keras_fix(facts: Facts, distribution: str, tf_keras: tuple[Repair, ...]) -> Optional[Remediation]:
+    """A library that imports tf_keras under Keras 3 and exports a Keras layer (tensorflow_hub.KerasLayer)
+    needs more than tf-keras: its layer is then a tf-keras layer, which a Keras 3 tf.keras model refuses (the
+    experiments prove it once tf-keras is there), so tf.keras must be tf-keras too: TF_USE_LEGACY_KERAS=1, the
+    same step the proof asks for (remedies/experiments.py). None for a library without such a layer, or when
+    tf.keras is not Keras 3."""
+    layers = keras2_layers(distribution)
+    if not layers or not _keras3(facts):
+        return None
+    module, layer = layers[0]
+    return experiment_remedies.use_remediation(facts, {"goal": {"module": module, "layer": layer}}, tf_keras,
+                                               section(facts, "tensorflow").get("version")
+                                               or (made_for.installed_tensorflow(facts) or ("", None))[1])
 
 
 # ------------------------------------------------------------------ judged without the child (issue 29)
@@ -293,6 +318,12 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
             where = ", ".join(user["imports_tf_keras"][:2]) or "; ".join(user["requires_tf_keras"])
             reason = f"{named} imports tf_keras (Keras 2), which is not installed; tf.keras of {tensorflow} is Keras 3"
             wanted = made_for.tf_keras_requirement(facts)
+            layered = _legacy_keras_fix(facts, name, tf_keras_repairs(facts, reason))
+            if layered is not None:
+                problems.append(Problem(name, Status.FAIL, f"{named} needs tf-keras under Keras 3, and tf-keras is not "
+                                        "installed", [f"read from its wheel: {where} ({user['source']})"],
+                                        layered.advice, layered.repairs, layered.url))
+                continue
             problems.append(Problem(
                 name, Status.FAIL, f"{named} needs tf-keras under Keras 3, and tf-keras is not installed",
                 [f"read from its wheel: {where} ({user['source']})"],

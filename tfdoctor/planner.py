@@ -68,6 +68,8 @@ class Step:
     manager: Optional[str] = None
     prefix: Optional[str] = None
     missing: bool = False
+    variable: Optional[str] = None  # set-env / unset-env: the variable (`tfdoctor fix` proves the plan with it done)
+    value: Optional[str] = None  # set-env: its value
 
     def argv(self, spelling: Spelling, prefix: Optional[str] = None) -> list[str]:
         """The step for `tfdoctor fix` to run in the environment `spelling` names (the real one or its
@@ -80,6 +82,7 @@ class Step:
                 "packages": list(self.packages), "no_deps": self.no_deps, "manual": self.manual,
                 "reasons": [r.to_dict() for r in self.reasons]}
         data.update({key: getattr(self, key) for key in ("pre", "manager", "prefix", "missing") if getattr(self, key)})
+        data.update({key: getattr(self, key) for key in ("variable", "value") if getattr(self, key) is not None})
         return data
 
 
@@ -122,6 +125,21 @@ class Plan:
     @property
     def runnable(self) -> tuple[Step, ...]:
         return tuple(step for step in self.steps if not step.manual)
+
+    @property
+    def manual(self) -> tuple[Step, ...]:
+        return tuple(step for step in self.steps if step.manual)
+
+    def environment_after(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """`environ` as the user's shell has it once the plan's variable steps are done, in order (export,
+        unset): what `tfdoctor fix` proves the plan with, since it cannot set the user's shell variables."""
+        after = dict(environ)
+        for step in self.steps:
+            if step.action is Action.SET_ENV and step.variable:
+                after[step.variable] = step.value or ""
+            elif step.action is Action.UNSET_ENV and step.variable:
+                after.pop(step.variable, None)
+        return after
 
     def steps_for(self, check_id: str) -> list[int]:
         return [step.number for step in self.steps if any(r.check == check_id for r in step.reasons)]
@@ -246,6 +264,8 @@ class _Builder:
     def add(self, action: Action, packages: Sequence[str], reasons: Sequence[Reason], **how: Any) -> None:
         line = command(self.spelling, action, packages, **how)
         kept = {key: how[key] for key in ("no_deps", "pre", "manager", "prefix", "missing") if how.get(key)}
+        if action in (Action.SET_ENV, Action.UNSET_ENV):
+            kept.update(variable=how.get("variable"), value=how.get("value") if action is Action.SET_ENV else None)
         self.steps.append({"action": action, "command": line, "packages": tuple(packages),
                            "reasons": tuple(dict.fromkeys(reasons)), "manual": action in MANUAL, **kept})
 

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from tfdoctor.planner import Plan
 
 # Major: a field removed or changed in meaning. Minor: fields added (1.1: plan, repairs, plan_steps; 1.2: facts.experiments,
-# tensorflow.companions[].keras_layers; 1.3: repairs[].required_by). Readers accept any 1.x.
+# tensorflow.companions[].keras_layers; 1.3: repairs[].required_by, plan.steps[].variable and value). Readers accept
+# any 1.x.
 SCHEMA_VERSION = "1.3"
 
 EXIT_OK = 0  # no failures (warnings allowed unless --strict)

@@ -228,10 +228,29 @@ def test_the_hub_fixture_a_saved_report_names_tensorflow_hub_and_asks_for_its_tf
     result = check_result(companions, facts)
     assert result.status is Status.FAIL and "tensorflow-hub 0.16.0 needs tf-keras" in result.summary
     assert "tensorflow_hub/__init__.py:100" in " ".join(result.details)  # the line read from its wheel
-    assert [r.packages for r in result.remediation.repairs] == [("tf-keras==2.21.0",)]
-    assert "TF_USE_LEGACY_KERAS=1" in result.remediation.advice
+    # tf-keras alone leaves hub's KerasLayer a tf-keras layer a Keras 3 tf.keras model refuses (issue 29): tf.keras
+    # must be tf-keras too, the shell's step the experiments prove once tf-keras is there
+    assert [(r.action, r.packages, r.variable, r.value) for r in result.remediation.repairs] == [
+        (Action.INSTALL, ("tf-keras==2.21.0",), None, None), (Action.SET_ENV, (), "TF_USE_LEGACY_KERAS", "1")]
+    assert "tensorflow_hub.KerasLayer" in result.remediation.advice and "TF_USE_LEGACY_KERAS=1" in result.remediation.advice
     plan = build_plan([result], facts)
-    assert [(s.packages, s.no_deps) for s in plan.steps] == [(("tf-keras==2.21.0",), True)]  # beside tensorflow-cpu
+    assert [(s.command.split()[-1], s.no_deps, s.manual) for s in plan.steps] == [
+        ("'tf-keras==2.21.0'", True, False), ("TF_USE_LEGACY_KERAS=1", False, True)]  # --no-deps beside tensorflow-cpu
+    assert plan.steps[1].command == "export TF_USE_LEGACY_KERAS=1"
+
+
+def test_hub_failing_to_import_without_tf_keras_gets_tf_keras_and_tf_keras_as_tf_keras():
+    """The child saw `import tensorflow_hub` fail (No module named 'tf_keras'): the same two steps as from the
+    tables; tensorflow-probability, which exports no Keras layer, gets tf-keras alone (the test above)."""
+    hub = entry("tensorflow_hub", message="No module named 'tf_keras'", kind="ModuleNotFoundError")
+    facts = facts_with(hub, distributions=(HUB_160,))
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL and "tensorflow-hub 0.16.0 needs tf-keras" in outcome.summary
+    assert [(r.action, r.variable) for r in outcome.remediation.repairs] == [(Action.INSTALL, None),
+                                                                             (Action.SET_ENV, "TF_USE_LEGACY_KERAS")]
+    # already switched to tf-keras (the variable set): tf-keras is all that is missing
+    facts["environment"] = {"TF_USE_LEGACY_KERAS": "1"}
+    assert [r.action for r in companions.run(facts).remediation.repairs] == [Action.INSTALL]
 
 
 @pytest.mark.parametrize("library", [installed("tensorflow-model-optimization", "0.8.0"),

@@ -19,9 +19,11 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -337,8 +339,18 @@ def names_cause(result: dict, tokens: tuple[str, ...]) -> bool:
 
 
 def plan_commands(report: dict) -> list[str]:
-    """What a user pastes: the commands of the report's plan whose steps are not manual, in order."""
+    """What `tfdoctor fix` runs: the commands of the report's plan whose steps are not manual, in order."""
     return [step["command"] for step in report["plan"]["steps"] if not step["manual"]]
+
+
+def pasted_commands(report: dict) -> list[str]:
+    """What a user pastes: every step of the report's plan, in order, those for the shell (export, unset) too."""
+    return [step["command"] for step in report["plan"]["steps"]]
+
+
+def manual_commands(report: dict) -> list[str]:
+    """The plan's steps for the user's shell or project, which `tfdoctor fix` names and leaves to the user."""
+    return [step["command"] for step in report["plan"]["steps"] if step["manual"]]
 
 
 def tfdoctor_fix(env: Path, extra_env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -349,19 +361,47 @@ def tfdoctor_fix(env: Path, extra_env: dict[str, str], *args: str) -> subprocess
     return completed
 
 
-def paste(commands: list[str], env: Path, extra_env: dict[str, str]) -> list[dict]:
-    """Run the commands in order in bash, as a user with the environment activated; stop at the first
-    that fails (a user would)."""
+def paste(commands: list[str], env: Path, extra_env: dict[str, str]) -> tuple[list[dict], dict[str, str]]:
+    """Paste the commands, in order, into ONE bash session, as a user with the environment activated does: a
+    step that exports or unsets a variable holds for the steps after it and for what the user runs in that
+    shell afterwards. Stops at the first that fails (a user would). Returns what each command did, and
+    `extra_env` as the session ends with it (what it exported added, what it unset gone), for what runs next."""
     shell_env = clean_environ(**extra_env, VIRTUAL_ENV=str(env))
     shell_env["PATH"] = f"{env / 'bin'}{os.pathsep}{shell_env['PATH']}"
-    ran = []
-    for command in commands:
-        completed = run(command, env=shell_env, shell=True)
-        ran.append({"command": command, "exit": completed.returncode, "fetched": LEDGER.pip_output(completed.stdout + completed.stderr),
-                    "output": "\n".join((completed.stdout + completed.stderr).strip().splitlines()[-8:])})
-        if completed.returncode != 0:
-            break
-    return ran
+    where = Path(tempfile.mkdtemp(prefix="paste-", dir=LEDGER.workdir))
+    try:
+        def file(name: str) -> str:
+            return shlex.quote(str(where / name))
+
+        script = ["set +e"]
+        for number, command in enumerate(commands):
+            # a brace group runs in the session itself: an export stays; its output and status go to files
+            script += ["{", command, f"}} >{file(f'{number}.out')} 2>&1", f"echo $? >{file(f'{number}.exit')}",
+                       f'[ "$(cat {file(f"{number}.exit")})" = 0 ] || exit 0']
+        script.append(f"env -0 >{file('environment')}")
+        completed = run("\n".join(script) + "\n", env=shell_env, shell=True, timeout=PIP_TIMEOUT * max(1, len(commands)))
+        assert completed.returncode == 0, f"the pasting shell itself failed: {completed.stderr[-2000:]}"
+        ran = []
+        for number, command in enumerate(commands):
+            if not (where / f"{number}.exit").exists():
+                break
+            output = (where / f"{number}.out").read_text(encoding="utf-8", errors="replace")
+            ran.append({"command": command, "exit": int((where / f"{number}.exit").read_text().strip()),
+                        "fetched": LEDGER.pip_output(output), "output": "\n".join(output.strip().splitlines()[-8:])})
+        after = dict(extra_env)
+        if (where / "environment").exists():
+            ended = dict(item.split("=", 1) for item in (where / "environment").read_text(encoding="utf-8").split("\0")
+                         if "=" in item)
+            for name in set(ended) | set(shell_env):
+                if name in ("PATH", "VIRTUAL_ENV", "PWD", "OLDPWD", "SHLVL", "_"):
+                    continue
+                if name not in ended:
+                    after.pop(name, None)
+                elif ended[name] != shell_env.get(name):
+                    after[name] = ended[name]
+        return ran, after
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
 
 
 def verdict_line(report: dict) -> str:

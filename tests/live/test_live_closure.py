@@ -91,11 +91,12 @@ def test_diagnosed_then_repaired_by_the_pasted_plan_and_by_fix(base, case):
     proved = time.monotonic() - started - diagnosed
 
     pasted = support.clone(broken, root / f"{case}-pasted")
-    ran = support.paste([c.replace(str(broken), str(pasted)) for c in support.plan_commands(report)], pasted, {})
+    ran, shell_env = support.paste([c.replace(str(broken), str(pasted)) for c in support.pasted_commands(report)],
+                                   pasted, {})
     assert all(step["exit"] == 0 for step in ran), ran
-    works, tail = support.tensorflow_works(pasted, {})
+    works, tail = support.tensorflow_works(pasted, shell_env)
     assert works, tail
-    after = support.run_doctor(pasted, {}, root / "reports" / f"{case}-pasted.json")
+    after = support.run_doctor(pasted, shell_env, root / "reports" / f"{case}-pasted.json")
     assert _doctor_problems(after) == []
     assert support.tensorflow_builds(pasted) == {support.BASE_DISTRIBUTION: tf_version}
 

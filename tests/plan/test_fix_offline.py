@@ -193,3 +193,68 @@ def test_ctrl_c_while_the_plan_runs_on_the_copy_removes_the_copy_and_leaves_noth
     assert not pip.is_running() or pip.status() == psutil.STATUS_ZOMBIE, "pip outlived the doctor"
     assert not list(target.parent.glob(".interrupted.tfdoctor-verify-*")), "the copy was left behind"
     assert _hashes(target) == hashes
+
+
+class _Said:
+    """What fix tells the user (no terminal, --yes)."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def progress(self, text):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def say(self, text, style=""):
+        self.lines.append(text)
+
+    def plan(self, document):
+        self.lines += [step["command"] for step in document.get("steps") or ()]
+
+    def confirm(self, question):
+        return True
+
+    def can_ask(self):
+        return False
+
+
+def test_a_step_for_the_shell_is_proven_as_done_the_rest_applied_and_the_step_named_exit_3(world, monkeypatch):
+    """Issue 29: a plan of an install and `export TF_USE_LEGACY_KERAS=1` (hub's KerasLayer under Keras 3). fix
+    cannot set the user's shell variable: it proves the install on the copy and applies it with the doctor run
+    as the shell will be once the export is done, names the export as left to the user and exits 3. Its own
+    environment is as before afterwards. The variable's check is stood in for by one that fails until it is set."""
+    from tfdoctor.fixer import flow
+    from tfdoctor.model import CheckResult, Remediation, Status
+    from tfdoctor.repairs import Repair
+    from tfdoctor.report import RunReport
+
+    _, _, _, env = world
+    target = _copy(world, "shell-step")
+    for name in [k for k in os.environ if k.startswith("PIP_") or k == "TF_USE_LEGACY_KERAS"]:
+        monkeypatch.delenv(name)
+    for name in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "PIP_NO_CACHE_DIR", "FAKE_TF_MODE"):
+        monkeypatch.setenv(name, env[name])
+    real = flow.diagnose
+    seen: list[str | None] = []
+
+    def diagnose(options, python=None):
+        report = real(options, python)
+        seen.append(os.environ.get("TF_USE_LEGACY_KERAS"))
+        if seen[-1] == "1":
+            return report
+        legacy = CheckResult("companions", "companions", Status.FAIL, "a tf-keras layer in a Keras 3 tf.keras model",
+                             remediation=Remediation("set it", repairs=(Repair.set_env("TF_USE_LEGACY_KERAS", "1",
+                                                                                     reason="tf.keras must be tf-keras"),)))
+        return RunReport(report.facts, [*report.results, legacy])
+
+    monkeypatch.setattr(flow, "diagnose", diagnose)
+    said = _Said()
+    code = flow.fix(flow.FixOptions(str(target / "bin" / "python"), only=("dependencies",), yes=True), said)
+    assert code == flow.EXIT_SHELL_STEPS_LEFT == 3, said.lines
+    assert seen == [None, "1", "1"]  # the real environment as it is; the copy and the applied one as it will be
+    assert "TF_USE_LEGACY_KERAS" not in os.environ
+    assert "fakedep==2.0" in _freeze(target)
+    text = "\n".join(said.lines)
+    assert "once step 2 (export TF_USE_LEGACY_KERAS=1) is done in your shell" in text
+    assert "Left to you: step 2 (export TF_USE_LEGACY_KERAS=1)" in text and "cannot change your shell" in text

@@ -27,14 +27,30 @@ def test_network_bytes_come_from_pips_downloading_lines_only():
     assert support.downloaded_bytes(output) == 572_400_000 + 1_700_000 + 319_000
 
 
-def test_a_user_pastes_the_plans_steps_that_are_not_manual_in_order():
+def test_a_user_pastes_every_step_in_order_and_fix_runs_those_that_are_not_manual():
     report = {"plan": {"steps": [
         {"number": 1, "command": "python -m pip install --upgrade pip", "manual": False},
         {"number": 2, "command": "export TF_USE_LEGACY_KERAS=1", "manual": True},
         {"number": 3, "command": "python -m pip install 'protobuf>=6'", "manual": False},
     ], "conflicts": [], "moves_tensorflow": None}}
     assert support.plan_commands(report) == ["python -m pip install --upgrade pip", "python -m pip install 'protobuf>=6'"]
+    assert support.pasted_commands(report) == ["python -m pip install --upgrade pip", "export TF_USE_LEGACY_KERAS=1",
+                                               "python -m pip install 'protobuf>=6'"]
+    assert support.manual_commands(report) == ["export TF_USE_LEGACY_KERAS=1"]
     assert support.plan_commands({"plan": {"steps": [], "conflicts": [], "moves_tensorflow": None}}) == []
+
+
+def test_the_plan_is_pasted_into_one_shell_whose_variables_hold_for_what_runs_after(tmp_path):
+    """An `export` step holds for the steps after it and for what runs once the paste is done; an `unset` step
+    drops a variable of the case's; the first failing step ends the paste, as a user would stop."""
+    ran, after = support.paste(["export TF_USE_LEGACY_KERAS=1", "unset BROKEN",
+                                f"echo \"$TF_USE_LEGACY_KERAS${{BROKEN:-gone}}\" > {tmp_path / 'seen'}"],
+                               tmp_path, {"BROKEN": "cpp", "KEPT": "x"})
+    assert [r["exit"] for r in ran] == [0, 0, 0] and (tmp_path / "seen").read_text() == "1gone\n"
+    assert after == {"TF_USE_LEGACY_KERAS": "1", "KEPT": "x"}
+    ran, after = support.paste(["echo one", "false", "export NEVER=1"], tmp_path, {})
+    assert [(r["command"], r["exit"]) for r in ran] == [("echo one", 0), ("false", 1)] and ran[0]["output"] == "one"
+    assert after == {}
 
 
 def test_a_finding_names_the_cause_only_with_a_remediation_and_every_token():

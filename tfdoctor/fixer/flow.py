@@ -6,9 +6,15 @@ no failure there, only after the user said yes (or passed --yes), and only after
 and snapshot are written. If anything goes wrong while applying (a step fails, the doctor finds a
 failure, Ctrl-C), the snapshot is put back before tfdoctor exits.
 
+A plan whose steps include variables for the user's shell (`export TF_USE_LEGACY_KERAS=1`, `unset NAME`)
+cannot be finished by tfdoctor fix, which cannot change the user's shell: it proves and applies the other
+steps with the doctor run as that shell will be once those steps are done, then names them as left to the
+user (exit 3).
+
 Exit codes: 0 repaired and the doctor passes (or nothing needed repair); 1 the plan could not be
 verified or applied (the real environment as it was); 2 fix cannot run (bad --python, refused
-system Python, no terminal to ask and no --yes).
+system Python, no terminal to ask and no --yes); 3 applied and verified, and steps only the user's
+shell can do are left (named).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from tfdoctor.fixer import ownership, rollback
 from tfdoctor.fixer.environment import (Environment, FixError, child_json, clone, freeze, installer_available,
                                         remove, run_step)
 
-EXIT_REPAIRED, EXIT_NOT_REPAIRED, EXIT_CANNOT_RUN = 0, 1, 2
+EXIT_REPAIRED, EXIT_NOT_REPAIRED, EXIT_CANNOT_RUN, EXIT_SHELL_STEPS_LEFT = 0, 1, 2, 3
 STEP_TIMEOUT_S = 1800.0
 
 
@@ -59,6 +65,35 @@ def diagnose(options: FixOptions, python: Optional[str] = None) -> Any:
     # --deep and the probe time things; a repair needs neither
     return run_doctor(doctor_options(None, python or options.python, only=options.only, skip=options.skip,
                                      timeout=options.timeout, probe=False, deep=False))
+
+
+@contextlib.contextmanager
+def as_the_shell_will_be(plan: Any) -> Iterator[None]:
+    """The doctor's diagnosis (its children inherit this process's environment) sees the environment
+    variables as the user's shell will have them once the plan's variable steps are done: the plan is
+    proven as it is pasted, in order. This process's environment is put back exactly afterwards."""
+    after = plan.environment_after(os.environ) if plan is not None else {}
+    saved = {name: os.environ.get(name) for name in set(after) | set(os.environ)
+             if plan is not None and after.get(name) != os.environ.get(name)}
+    try:
+        for name in saved:
+            if name in after:
+                os.environ[name] = after[name]
+            else:
+                del os.environ[name]
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _shell_steps_words(plan: Any) -> str:
+    """'step 2 (export TF_USE_LEGACY_KERAS=1)': the plan's steps only the user's shell or project can do."""
+    steps = plan.manual if plan is not None else ()
+    return ", ".join(f"step {step.number} ({step.command})" for step in steps)
 
 
 def _failures(report: Any) -> list[str]:
@@ -169,13 +204,13 @@ def _fix(options: FixOptions, ui: Ui) -> int:
 
     steps = proven_steps(report, environment, steps, ui.say) or steps
     before = freeze(environment.python)
-    verified = _verify(steps, environment, options, ui, before, _tensorflow_the_plan_installs(plan))
+    verified = _verify(steps, environment, options, ui, before, _tensorflow_the_plan_installs(plan), plan=plan)
     if verified is None:
         return EXIT_NOT_REPAIRED
     if not options.yes and not ui.confirm(f"Apply these {len(steps)} steps to {environment.prefix}?"):
         ui.say("Nothing was changed.", "yellow")
         return EXIT_NOT_REPAIRED
-    return _apply(steps, environment, options, ui, document.get("plan") or {})
+    return _apply(steps, environment, options, ui, document.get("plan") or {}, plan=plan)
 
 
 def _tensorflow_the_plan_installs(plan: Any) -> list[str]:
@@ -218,9 +253,10 @@ def _moved_as_stated(before: list[str], after: list[str], wanted: list[str]) -> 
 
 
 def _verify(steps: list[Any], environment: Environment, options: FixOptions, ui: Ui, before: list[str],
-            tensorflow_wanted: list[str]) -> Optional[list[str]]:
-    """Run the plan on a throwaway clone and the doctor on it; the clone's freeze when it comes out
-    with no failure, else None (said why). The clone is removed whatever happens."""
+            tensorflow_wanted: list[str], plan: Any = None) -> Optional[list[str]]:
+    """Run the plan on a throwaway clone and the doctor on it (as the user's shell will be once the plan's
+    variable steps are done); the clone's freeze when it comes out with no failure, else None (said why).
+    The clone is removed whatever happens."""
     with ui.progress("making a throwaway copy of the environment"):
         copy = clone(environment)
     try:
@@ -229,7 +265,7 @@ def _verify(steps: list[Any], environment: Environment, options: FixOptions, ui:
         if failed:
             ui.say(f"The plan did not work on a copy of the environment: {failed}\nYour environment is untouched.", "red")
             return None
-        with ui.progress("diagnosing the copy"):
+        with ui.progress("diagnosing the copy"), as_the_shell_will_be(plan):
             after_report = diagnose(options, copy.python)
         after = freeze(copy.python)
         failures = _failures(after_report)
@@ -242,7 +278,9 @@ def _verify(steps: list[Any], environment: Environment, options: FixOptions, ui:
                    "Your environment is untouched. What changed on the copy:\n"
                    + "\n".join(f"  {line}" for line in changes(before, after)), "red")
             return None
+        left = _shell_steps_words(plan)
         ui.say("Verified on a copy: every step worked and the doctor finds no failure there"
+               + (f" once {left} is done in your shell" if left else "")
                + (f" ({len(_warnings(after_report))} warnings)" if _warnings(after_report) else "") + ".", "green")
         for line in changes(before, after) or ["(no distribution changes version)"]:
             ui.say(f"  {line}")
@@ -251,16 +289,19 @@ def _verify(steps: list[Any], environment: Environment, options: FixOptions, ui:
         remove(copy.prefix)
 
 
-def _apply(steps: list[Any], environment: Environment, options: FixOptions, ui: Ui, plan: Mapping[str, Any]) -> int:
+def _apply(steps: list[Any], environment: Environment, options: FixOptions, ui: Ui, document: Mapping[str, Any],
+           plan: Any = None) -> int:
+    """Apply the steps (rollback record and snapshot first) and diagnose the environment as the user's shell
+    will be once the plan's variable steps are done; put the snapshot back if anything fails."""
     with ui.progress("writing the rollback record"):
-        way_back = rollback.create(environment, dict(plan))
+        way_back = rollback.create(environment, dict(document))
     ui.say(f"Rollback record: {way_back.directory} (tfdoctor fix --undo restores it)", "dim")
     try:
         failed = _run_plan(steps, Spelling(environment.kind, environment.python, POSIX), options, ui, "applying",
                            environment.prefix)
         failures: list[str] = []
         if not failed:
-            with ui.progress("diagnosing the repaired environment"):
+            with ui.progress("diagnosing the repaired environment"), as_the_shell_will_be(plan):
                 failures = _failures(diagnose(options))
     except BaseException:
         _put_back(way_back, ui)
@@ -269,9 +310,15 @@ def _apply(steps: list[Any], environment: Environment, options: FixOptions, ui: 
         ui.say(f"Applying the plan failed: {failed or '; '.join(failures)}", "red")
         _put_back(way_back, ui)
         return EXIT_NOT_REPAIRED
+    undo_line = "tfdoctor fix --undo --python " + quote(environment.python, POWERSHELL if os.name == "nt" else POSIX)
+    left = _shell_steps_words(plan)
+    if left:
+        ui.say(f"Applied: {len(steps)} step{'s' if len(steps) != 1 else ''}. Left to you: {left}. tfdoctor fix cannot "
+               "change your shell: do it in this shell and in your shell profile (~/.bashrc, ~/.zshrc, or your IDE's "
+               "run configuration); with it the doctor finds no failure. Undo with: " + undo_line, "yellow")
+        return EXIT_SHELL_STEPS_LEFT
     ui.say(f"Repaired: {len(steps)} step{'s' if len(steps) != 1 else ''} applied and the doctor finds no failure. "
-           "Undo with: tfdoctor fix --undo --python "
-           + quote(environment.python, POWERSHELL if os.name == "nt" else POSIX), "green")
+           "Undo with: " + undo_line, "green")
     return EXIT_REPAIRED
 
 

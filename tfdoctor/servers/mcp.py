@@ -610,7 +610,7 @@ def _verify(python: str, only: tuple[str, ...], skip: tuple[str, ...], timeout: 
     else:
         try:
             after = flow._verify(steps, environment, options, ui, before,  # noqa: SLF001 - the fixer's proof
-                                 plan.moves_tensorflow is not None)
+                                 flow._tensorflow_the_plan_installs(plan), plan=plan)  # noqa: SLF001
         except FixError as exc:
             ui.say(str(exc))
             after = None
@@ -640,14 +640,16 @@ def _apply(proven: VerifiedPlan) -> Dict[str, Any]:
             raise ToolError("a system or externally managed Python is not changed from an assistant: "
                             "use a virtual environment, or run `tfdoctor fix --yes --system` yourself")
         code = flow._apply(list(plan.runnable), environment, options, ui,  # noqa: SLF001 - the fixer's apply
-                           _redacted_document(report.to_dict()).get("plan") or {})
+                           _redacted_document(report.to_dict()).get("plan") or {}, plan=plan)
     except FixError as exc:
         raise ToolError(_redact_text(str(exc))) from None
     from tfdoctor.fixer.environment import freeze
 
     after = freeze(environment.python)
-    return {"applied": code == flow.EXIT_REPAIRED, "exit_code": code, "plan_id": proven.plan_id,
-            "changes": [_redact_text(line) for line in flow.changes(before, after)], "messages": ui.lines}
+    left = [_redact_text(step.command) for step in plan.manual] if code == flow.EXIT_SHELL_STEPS_LEFT else []
+    return {"applied": code in (flow.EXIT_REPAIRED, flow.EXIT_SHELL_STEPS_LEFT), "exit_code": code,
+            "plan_id": proven.plan_id, "changes": [_redact_text(line) for line in flow.changes(before, after)],
+            "left_to_you": left, "messages": ui.lines}
 
 
 def _undo(python: str) -> Dict[str, Any]:
