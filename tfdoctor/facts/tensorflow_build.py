@@ -16,6 +16,7 @@ from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
 from tfdoctor.repairs import Repair
 from tfdoctor.facts.build_names import CPU_ONLY_BUILDS, TENSORFLOW_BUILDS
+from tfdoctor.facts.platform import detect_wsl
 from tfdoctor.versions import compare, minor, release
 
 def minor_string(version: str | None) -> str | None:
@@ -173,7 +174,5 @@ def wsl_version(facts: Facts) -> int | None:
     wsl = section(facts, "os").get("wsl")
     if isinstance(wsl, Mapping):
         return wsl.get("version")
-    from tfdoctor.collect.system import detect_wsl
-
     found = detect_wsl(section(facts, "host").get("release"), section(facts, "os").get("proc_version"), {}, ())
     return (found or {}).get("version")
