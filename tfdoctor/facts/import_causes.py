@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping, Optional
 from tfdoctor.facts import Facts, canonical_name, integrity, requires_dist
 from tfdoctor.model import Remediation
 from tfdoctor.repairs import Repair
+from tfdoctor.remedies.requires_dist import install_repairs
 
 DEPENDENCIES_CHECK = "dependencies"
 INTEGRITY_CHECK = "install-integrity"
@@ -185,7 +186,7 @@ def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = 
             advice.append(f"{', '.join(sorted(clash))} write the same files: keep one of them (see "
                           "tensorflow-install), not a reinstall.")
     if named_unmet or (unmet and (broad or damaged)):
-        repairs += list(requires_dist.install_repairs(unmet))
+        repairs += list(install_repairs(unmet))
         lines += [u.describe() for u in unmet[:4]]
         if len(unmet) > 4:
             lines.append(f"and {len(unmet) - 4} more unmet pins (see {DEPENDENCIES_CHECK})")
