@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping, Optional
 from tfdoctor.facts import Facts, canonical_name, integrity, requires_dist
 from tfdoctor.model import Remediation
 from tfdoctor.repairs import Repair
+from tfdoctor.remedies.integrity import REINSTALL_URL, clash_fix, reinstall_fix
 from tfdoctor.remedies.requires_dist import install_repairs
 
 DEPENDENCIES_CHECK = "dependencies"
@@ -174,7 +175,7 @@ def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = 
     checks: list[str] = []
     advice: list[str] = []
     if damaged:
-        reinstall = integrity.reinstall_fix(facts, damaged)
+        reinstall = reinstall_fix(facts, damaged)
         repairs += list(reinstall.repairs if reinstall else ())
         lines += [f"{p.distribution} {p.version}: {p.describe()} (RECORD)" for p in damaged[:3]]
         checks.append(INTEGRITY_CHECK)
@@ -182,7 +183,7 @@ def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = 
         if reinstall:
             advice.append(reinstall.advice)
         if clash:  # a reinstall of either would overwrite the other again: keep one (tensorflow-install)
-            repairs += list(integrity.clash_fix(facts, damaged, "").repairs)
+            repairs += list(clash_fix(facts, damaged, "").repairs)
             advice.append(f"{', '.join(sorted(clash))} write the same files: keep one of them (see "
                           "tensorflow-install), not a reinstall.")
     if named_unmet or (unmet and (broad or damaged)):
@@ -199,7 +200,7 @@ def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = 
         check=" and ".join(checks),
         summary=first,
         details=tuple(lines),
-        fix=Remediation(" ".join(advice), url=integrity.REINSTALL_URL if damaged else PIP_URL, repairs=tuple(repairs)),
+        fix=Remediation(" ".join(advice), url=REINSTALL_URL if damaged else PIP_URL, repairs=tuple(repairs)),
         distributions=tuple(dict.fromkeys(blamed)),
         named=bool(damaged or named_unmet),
     )
