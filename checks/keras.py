@@ -4,7 +4,7 @@ releases), its version, and one `tf.keras.layers.Dense(2)` built and called ther
 
 TensorFlow imports fine while tf.keras fails (a tf-keras of another release, a missing one, a Keras that
 violates TensorFlow's pin), so this is the check that turns such a report from all-pass into a fail.
-A failure is tied to its cause the way an import error is (facts/import_causes.py): a violated
+A failure is tied to its cause the way an import error is (remedies/import_causes.py): a violated
 Requires-Dist pin or a damaged install of a distribution the error names.
 """
 
@@ -14,11 +14,12 @@ from typing import Any, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import import_causes, signatures, tensorflow_child, tensorflow_distributions
+from tfdoctor.facts import signatures, tensorflow_child, tensorflow_distributions
 from tfdoctor.findings import Findings
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies import import_causes
 from tfdoctor.remedies import experiments as experiment_remedies
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
 

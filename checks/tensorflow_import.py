@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, import_causes, integrity, shadowing, signatures, tensorflow_child
+from tfdoctor.facts import host_system, integrity, shadowing, signatures, tensorflow_child
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies import import_causes
 from tfdoctor.remedies import experiments as experiment_remedies
 from tfdoctor.repairs import Repair
 
