@@ -96,7 +96,8 @@ def _and_cuda_missing(facts: Facts) -> tuple[Repair, ...]:
     (releases.toml, from its METADATA) has none of those pip libraries installed and no CUDA library
     directory on LD_LIBRARY_PATH: the install that gives TensorFlow the libraries it looks for. () otherwise."""
     from tfdoctor.facts import releases
-    from tfdoctor.facts.tensorflow_build import cuda_tensorflow, is_cuda_build, tensorflow_distribution, tensorflow_version
+    from tfdoctor.facts.tensorflow_build import is_cuda_build, tensorflow_distribution, tensorflow_version
+    from tfdoctor.remedies.cuda import cuda_tensorflow
 
     if host_system(facts) != "Linux" or is_cuda_build(facts) is not True:
         return ()

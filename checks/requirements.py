@@ -17,10 +17,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import host_system, is_recorded, section, tensorflow_child, tensorflow_distributions
-from tfdoctor.facts.tensorflow_build import cuda_tensorflow
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies.cuda import cuda_tensorflow
 from tfdoctor.repairs import Repair
 
 APPLE_PLUGIN_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
