@@ -16,6 +16,7 @@ from tfdoctor.facts import host_system, is_recorded, signatures, tensorflow_chil
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.repairs import Repair
 
 
@@ -82,7 +83,7 @@ def _listing_failed(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[st
         details.insert(0, stack)
     if matches:
         return Outcome.fail(f"{what}: {matches[0].signature.summary}", *details,
-                            fix=tensorflow_child.remediation_for(matches[0], facts), signature=matches[0].signature.id)
+                            fix=remediation_for(matches[0], facts), signature=matches[0].signature.id)
     return Outcome.fail(what, *details, fix=_plugin_fix(facts, expectation), stage=tf.get("stage"))
 
 
@@ -165,7 +166,7 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
         primary = matches[0]
         lines = [f"matched ({primary.where}): {tensorflow_child.first_line(primary.evidence, 300)}"]
         lines += [f"also: {m.signature.summary}" for m in matches[1:]]
-        fix = tensorflow_child.remediation_for(primary, facts)
+        fix = remediation_for(primary, facts)
         if and_cuda and not fix.repairs:
             fix = replace(fix, advice=f"{fix.advice} {AND_CUDA_ADVICE}".strip(), repairs=and_cuda)
         return Outcome.fail(f"{base}: {primary.signature.summary}", *lines, fix=fix,

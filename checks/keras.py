@@ -19,6 +19,7 @@ from tfdoctor.findings import Findings
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.remedies import import_causes
 from tfdoctor.remedies import experiments as experiment_remedies
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
@@ -155,7 +156,7 @@ def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_v
     if known:  # the same error texts break tf.keras as break the import (protobuf, NumPy ABI, ...)
         evidence["signatures"] = [m.signature.id for m in known]
         return Outcome.fail(f"{short}: {known[0].signature.summary}", *details,
-                            fix=tensorflow_child.remediation_for(known[0], facts), **evidence)
+                            fix=remediation_for(known[0], facts), **evidence)
     proven = experiment_remedies.proven_or_noted(facts, "keras", short, details, evidence)
     if proven is not None:  # the experiments ran because nothing above proved a cause
         return proven

@@ -15,6 +15,7 @@ from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.remedies import import_causes
 from tfdoctor.remedies import experiments as experiment_remedies
 from tfdoctor.repairs import Repair
@@ -100,7 +101,7 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     evidence["diagnosis"] = primary.signature.diagnosis
     lines = [] if primary.where == "signal" else [f"matched ({primary.where}): {tensorflow_child.first_line(primary.evidence, 300)}"]
     lines += [f"also: {m.signature.summary}" for m in matches[1:]]
-    summary, fix = primary.signature.summary, tensorflow_child.remediation_for(primary, facts)
+    summary, fix = primary.signature.summary, remediation_for(primary, facts)
     if primary.signature.id in INSTRUCTION_SIGNATURES:
         found = instruction_cause(facts, tf)
         evidence["cause"] = found["id"]
