@@ -225,7 +225,7 @@ def instruction_cause(facts: Facts, tf: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _native_arm64_fix(facts: Facts) -> Remediation:
-    from tfdoctor.facts.arm64_environment import native_environment
+    from tfdoctor.remedies.arm64 import native_environment
 
     name, commands = native_environment(facts)
     return Remediation(f"Create a native arm64 environment from {name} and install TensorFlow there; "

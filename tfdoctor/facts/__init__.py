@@ -25,7 +25,6 @@ that only one check uses lives in that check's module (checks/<id>.py), with its
   installable_wheels            which TensorFlow wheels install for a platform, Python and macOS (releases table)
   metal_pairing                 which tensorflow-metal loads into which TensorFlow; the newest GPU pair
   tensorflow_pins               what a TensorFlow release pins (packages, NumPy major, legacy Keras)
-  arm64_environment             Mac fixes: move to a GPU pair here, or make a native arm64 environment
   tensorflow_distributions      installed TensorFlow distributions: shims, real builds, copies
   nvidia_smi                    nvidia-smi and /proc outputs parsed; the GPUs nvidia-smi lists
   gpu_evidence                  whether an NVIDIA GPU is here (nvidia-smi, PCI, TensorFlow's own log);
