@@ -19,9 +19,9 @@ from tfdoctor.findings import Findings
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
-from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.remedies import import_causes
 from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
 
 LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"

@@ -15,9 +15,9 @@ from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
-from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.remedies import import_causes
 from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.repairs import Repair
 
 INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")
