@@ -38,16 +38,26 @@ def _case_lines(case: str, seen: dict) -> list[str]:
     return lines
 
 
-def pytest_terminal_summary(terminalreporter):
-    ledger = support.LEDGER
-    if not ledger.cases:
-        return
-    terminalreporter.section("live environments")
-    for case, seen in ledger.cases.items():
-        for line in _case_lines(case, seen):
-            terminalreporter.write_line(line)
-    terminalreporter.write_line(
+def ledger_lines(ledger: support.Ledger) -> list[str]:
+    lines = [line for case, seen in ledger.cases.items() for line in _case_lines(case, seen)]
+    lines.append(
         f"live suite: {(ledger.finished or time.monotonic()) - ledger.started:.0f} s (base environment {ledger.base_seconds:.0f} s); "
         f"wheelhouse (base and case wheels) {ledger.wheelhouse_bytes / 1e6:.0f} MB; pip network downloads "
         f"{ledger.download_bytes / 1e6:.0f} MB (pip's own 'Downloading' lines: the suite's builds and pasted plans; "
         "uv and tfdoctor fix print none)")
+    return lines
+
+
+def pytest_sessionfinish(session):
+    """In an xdist worker, hand the ledger to the controller, which prints it (conftest.py at the root)."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None and support.LEDGER.cases:
+        workeroutput["live_ledger_lines"] = ledger_lines(support.LEDGER)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not support.LEDGER.cases:
+        return  # nothing ran here (or, under xdist, the worker's ledger reaches the controller instead)
+    terminalreporter.section("live environments")
+    for line in ledger_lines(support.LEDGER):
+        terminalreporter.write_line(line)
