@@ -7,6 +7,7 @@ The real thing, with real TensorFlow environments from PyPI, is the live suite (
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
