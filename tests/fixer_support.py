@@ -107,6 +107,14 @@ def copy_venv(base: Path, target: Path) -> Path:
     return target
 
 
+def freeze(env_dir: Path) -> list[str]:
+    """`name==version` of every distribution the environment's Python sees, isolated from ours."""
+    out = run([env_dir / "bin" / "python", "-I", "-c",
+               "import importlib.metadata as m; print('\\n'.join(sorted(d.metadata['Name'].lower() + '==' + d.version "
+               "for d in m.distributions())))"])
+    return out.stdout.split()
+
+
 def hashes(env_dir: Path) -> dict[str, str]:
     """sha256 of every file of the environment (symlinks by their target), its state directory and
     bytecode caches aside: every RECORD's files and the RECORDs themselves."""

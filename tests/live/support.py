@@ -198,6 +198,14 @@ class Ledger:
 LEDGER = Ledger()
 
 
+def selected_items(request, module_name: str) -> list:
+    """The session's items of one live module that are parametrized by a `case` (the cases this session
+    runs, after -k). Only that module's: the other live modules parametrize a `case` of their own kinds."""
+    module = sys.modules[module_name]
+    return [item for item in request.session.items if getattr(item, "module", None) is module
+            and getattr(item, "callspec", None) and "case" in item.callspec.params]
+
+
 def run(args, *, env=None, timeout=PIP_TIMEOUT, shell=False) -> subprocess.CompletedProcess:
     # A neutral working directory: Python puts it on the target's sys.path, and the repository's own
     # tfdoctor.egg-info there would show up as an installed distribution of the target.

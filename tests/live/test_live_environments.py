@@ -269,9 +269,7 @@ def live(tmp_path_factory, request):
     support.LEDGER.started = time.monotonic()
     support.LEDGER.workdir = str(root)
     # only the cases this session runs (-k): their wheels, their environments
-    # this module's items only: the other live modules parametrize a "case" of their own kinds
-    mine = [item for item in request.session.items if getattr(item, "module", None) is sys.modules[__name__]
-            and getattr(item, "callspec", None) and "case" in item.callspec.params]
+    mine = support.selected_items(request, __name__)
     selected = {item.callspec.params["case"].id for item in mine}
     if any(getattr(item, "originalname", "") == test_a_plan_that_fails_on_the_copy_leaves_the_environment_byte_for_byte.__name__
            for item in request.session.items):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -153,10 +152,7 @@ def experiments(tmp_path_factory, request):
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("live-experiments")
     support.LEDGER.workdir = support.LEDGER.workdir or str(root)
-    # this module's items only: the other live modules parametrize a "case" of their own kinds
-    selected = {item.callspec.params["case"].id for item in request.session.items
-                if getattr(item, "module", None) is sys.modules[__name__]
-                and getattr(item, "callspec", None) and "case" in item.callspec.params}
+    selected = {item.callspec.params["case"].id for item in support.selected_items(request, __name__)}
     yield Experiments(root, tuple(c for c in CASES if c.id in selected) or CASES)
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
@@ -253,7 +249,7 @@ def _do_manual_steps(experiments: Experiments, case: Case, report: dict, manual:
     if case.id == "keras-config-missing-backend":
         advice = _finding(report, "keras")["remediation"]["advice"]
         config = Path(experiments.places["keras_home"]) / "keras.json"
-        assert f'change "backend": "jax" to "backend": "tensorflow"' in advice and str(config) in advice, advice
+        assert 'change "backend": "jax" to "backend": "tensorflow"' in advice and str(config) in advice, advice
         edited = experiments.root / "keras-home-edited"
         edited.mkdir(exist_ok=True)
         text = config.read_text(encoding="utf-8").replace('"backend": "jax"', '"backend": "tensorflow"')

@@ -10,7 +10,8 @@ import subprocess
 import anyio
 import pytest
 
-from tests.mcp_support import build_broken_world, connected, error_text, freeze, hashes, structured
+from tests.fixer_support import freeze, hashes
+from tests.mcp_support import build_broken_world, connected, error_text, structured
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,8 @@ import jsonschema
 import pytest
 
 from tests import fakes
-from tests.mcp_support import build_broken_world, connected, error_text, hashes, structured
+from tests.fixer_support import hashes
+from tests.mcp_support import build_broken_world, connected, error_text, structured
 
 READ_ONLY_TOOLS = {"diagnose", "list_checks", "explain_check", "explain_report", "repair_plan", "diff_reports", "scan"}
 

@@ -7,49 +7,24 @@ The real thing, with real TensorFlow environments from PyPI, is the live suite (
 
 from __future__ import annotations
 
-import hashlib
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.fakes import HERE as FAKES
-from tests.fixer_support import (link_distribution as _link_distribution, offline_environ as _offline_environ,
-                                 run as _run, wheel as _wheel)
+from tests.fixer_support import TF_VERSION, build_world, freeze as _freeze, hashes as _hashes, run as _run
 
 DOCTOR = Path(sys.executable).with_name("tfdoctor")
-TF_VERSION = "2.21.0"
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    """wheels/: fake tensorflow-cpu 2.21.0 (requires fakedep>=2), fakedep 1.0 and 2.0; env/: a venv with
-    tensorflow-cpu and fakedep 1.0 (a violated pin; TensorFlow still imports: a warning) and NumPy
-    linked in from the test's own environment (the fake TensorFlow computes on it), pip too."""
+    """wheels/: fake tensorflow-cpu 2.21.0 (requires fakedep>=2), fakedep 1.0 and 2.0; base/: a venv with
+    tensorflow-cpu and fakedep 1.0 (a violated pin; TensorFlow still imports: a warning) and NumPy and pip
+    linked in from the test's own environment (tests/fixer_support.build_world)."""
     root = tmp_path_factory.mktemp("fix")
-    wheels = root / "wheels"
-    wheels.mkdir()
-    fake = (FAKES / "functional_tensorflow.py").read_text(encoding="utf-8")
-    _wheel(wheels, "tensorflow-cpu", TF_VERSION, {"tensorflow/__init__.py": fake.replace('"2.99.0"', repr(TF_VERSION))},
-           ("fakedep>=2", "numpy"))
-    _wheel(wheels, "fakedep", "1.0", {"fakedep/__init__.py": "VERSION = 1\n"})
-    _wheel(wheels, "fakedep", "2.0", {"fakedep/__init__.py": "VERSION = 2\n"})
-    base = root / "base"
-    python = Path(getattr(sys, "_base_executable", sys.executable))
-    # without ensurepip's install of pip (~2.5 s of CPU): the test environment's own pip is linked in below
-    assert _run([python, "-m", "venv", "--without-pip", base]).returncode == 0
-    site = next((base / "lib").glob("python3*/site-packages"))
-    import numpy
-    import pip
-
-    for package in (numpy, pip):
-        _link_distribution(Path(package.__file__).parent, site)
-    env = _offline_environ(wheels)
-    installed = _run([base / "bin" / "python", "-m", "pip", "install", "--no-deps", "tensorflow-cpu==" + TF_VERSION,
-                      "fakedep==1.0"], env=env)
-    assert installed.returncode == 0, installed.stderr
+    wheels, base, env = build_world(root)
     return root, wheels, base, env
 
 
@@ -59,26 +34,6 @@ def _copy(world, name: str) -> Path:
     assert _run(["cp", "-a", base, target]).returncode == 0  # a real copy: each test owns its files
     # the venv's scripts and pyvenv.cfg name no absolute prefix that matters for `python -m pip`
     return target
-
-
-def _freeze(env_dir: Path) -> list[str]:
-    out = _run([env_dir / "bin" / "python", "-I", "-c",
-                "import importlib.metadata as m; print('\\n'.join(sorted(d.metadata['Name'].lower() + '==' + d.version "
-                "for d in m.distributions())))"])
-    return out.stdout.split()
-
-
-def _hashes(env_dir: Path) -> dict[str, str]:
-    """sha256 of every file of the environment (symlinks by their target)."""
-    found = {}
-    for path in sorted(env_dir.rglob("*")):
-        if ".tfdoctor" in path.parts or "__pycache__" in path.parts:
-            continue
-        if path.is_symlink():
-            found[str(path.relative_to(env_dir))] = "-> " + os.readlink(path)
-        elif path.is_file():
-            found[str(path.relative_to(env_dir))] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
 
 
 def _fix(env_dir: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
