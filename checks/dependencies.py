@@ -12,11 +12,12 @@ conflict. A dependent made for another TensorFlow is moved to its release made f
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor.facts import made_for, owners, requires_dist, section, tensorflow_child, tested_locks
+from tfdoctor.facts import made_for, owners, published_requires, requires_dist, section, tensorflow_child, tested_locks
 from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requires_dist import Unmet
 from tfdoctor.model import Outcome, Remediation
@@ -150,6 +151,18 @@ def _who(entries: list[Mapping[str, Any]]) -> str:
 @check("dependencies", "Declared dependencies (Requires-Dist)", needs=("python", "distributions"),
        uses=("tensorflow",), tags=("install",))
 def dependencies(facts: Facts) -> Outcome:
+    # a saved report without Requires-Dist: TensorFlow's declared pins from its release's published metadata
+    facts, published = published_requires.with_published(facts)
+    outcome = _judge(facts)
+    if not published:
+        return outcome
+    return replace(outcome, details=(*outcome.details, "Requires-Dist of " + ", ".join(
+        p.describe() for p in published) + " read from the release's published metadata, as this report did not "
+        "record the environment's own: the pins of the packages whose versions break TensorFlow"),
+        evidence={**outcome.evidence, "published_requires": [p.describe() for p in published]})
+
+
+def _judge(facts: Facts) -> Outcome:
     declaring = requires_dist.requirers(facts)
     if not declaring:
         if requires_dist.family_recorded(facts):

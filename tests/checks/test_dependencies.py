@@ -486,3 +486,45 @@ def test_a_shim_without_its_real_build_gets_that_build_and_no_second_one():
     plan = plan_of(facts, results)
     assert [step.command for step in plan.steps] == [f"{ENV_PYTHON} -m pip install 'tensorflow-intel==2.15.0'"]  # PowerShell: literal single quotes
     assert not plan.conflicts and plan.moves_tensorflow is None
+
+
+# --- issue 29, round 2: a saved report without Requires-Dist is judged on the release's published pins ---
+
+def _saved_report(*distributions, system="Linux", machine="x86_64", python="3.12"):
+    """A hand-written report: distributions without Requires-Dist, no distribution_count (a partial list)."""
+    return {"host": {"system": system, "machine": machine}, "python": {"machine": machine, "version": python},
+            "distributions": [{"name": n, "version": v} for n, v in distributions]}
+
+
+def test_saved_report_without_requires_dist_is_judged_on_the_published_pins():
+    # fixtures/fresh/log-noise-tensorflow-2.20-protobuf-gencode-one-major-older: 2.20 accepts protobuf 6
+    result = run(_saved_report(("tensorflow", "2.20.0"), ("protobuf", "6.31.1")))
+    assert result.status is Status.PASS, result.summary
+    assert any("published metadata" in d for d in result.details)
+    assert "tensorflow 2.20.0 (linux-x86_64 wheel metadata, https://pypi.org/project/tensorflow/2.20.0/#files)" \
+        in result.evidence["published_requires"]
+
+
+def test_a_published_pin_a_saved_report_violates_is_flagged_with_its_repair():
+    result = run(_saved_report(("tensorflow", "2.18.0"), ("numpy", "2.1.3")))
+    assert result.status is Status.WARN  # the import was not tried: what the check says of any unmet pin then
+    assert "numpy 2.1.3 is outside tensorflow 2.18.0's numpy<2.1.0,>=1.26.0" in result.summary
+    assert any("numpy<2.1.0,>=1.26.0" in " ".join(r.packages) for r in result.remediation.repairs)
+
+
+def test_the_environments_own_requires_dist_wins_and_unknown_releases_are_not_guessed():
+    own = _saved_report(("tensorflow", "2.18.0"), ("numpy", "2.1.3"))
+    own["distributions"][0]["requires"] = ["numpy>=1.26.0"]
+    assert run(own).status is Status.PASS
+    assert "published_requires" not in run(own).evidence
+    # no platform, or a release the table does not hold: nothing is filled, the check skips as before
+    assert run({"distributions": [{"name": "tensorflow", "version": "2.18.0"}]}).status is Status.SKIP
+    assert run(_saved_report(("tensorflow", "9.9.0"))).status is Status.SKIP
+
+
+def test_a_windows_shim_is_judged_on_its_own_published_line_only():
+    # fixtures/fresh/windows-tensorflow-io-gcs-filesystem-0.31-is-fine: the shim's Requires-Dist is
+    # tensorflow-intel==2.18.0, which a partial list may leave out: nothing unmet, nothing invented
+    result = run(_saved_report(("tensorflow", "2.18.0"), ("tensorflow-io-gcs-filesystem", "0.31.0"),
+                               system="Windows", machine="AMD64", python="3.10.0"))
+    assert result.status is Status.PASS, result.summary

@@ -37,6 +37,7 @@ that only one check uses lives in that check's module (checks/<id>.py), with its
   import_causes                 which installed distribution explains an import error
   integrity                     installed files against their RECORD; installers that overwrote each other
   requirements                  Requires-Dist parsed, markers evaluated for the target interpreter
+  published_requires            Requires-Dist a report did not record, from the release's published metadata
   releases                      the generated release table (knowledge/releases.toml)
   made_for                      the companion release made for the installed TensorFlow
   shadowing                     copies from outside the installation that `import` finds first
