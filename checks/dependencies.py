@@ -52,6 +52,13 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
     """Why this pin breaks TensorFlow even where the import was not tried or works; None when not known."""
     if keras_error and (item.name in KERAS_NAMES or item.requirer in KERAS_NAMES):
         return keras_error
+    if item.name == "keras" and requires_dist.is_tensorflow_build(item.requirer) and item.installed:
+        allowed = _keras_majors(item.specifier)
+        major = requires_dist.version_of(item.installed)
+        if allowed and major is not None and major.major not in allowed:
+            return (f"{item.requirer} {item.requirer_version} takes tf.keras from the keras package, made for Keras "
+                    f"{'/'.join(str(m) for m in sorted(allowed))}: Keras {major.major} is another API, so tf.keras "
+                    "breaks")
     if item.name == "numpy" and item.installed and tf_version:
         abi = tensorflow_pins.numpy_major_max(tf_version)
         major = requires_dist.version_of(item.installed)
@@ -59,6 +66,16 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
             return (f"TensorFlow {tf_version} is built for NumPy {abi['numpy_major_max']}.x: its extensions fail "
                     f"to import under NumPy {major.major}")
     return None
+
+
+def _keras_majors(specifier: str) -> set[int]:
+    """The Keras major versions a TensorFlow build's keras pin admits (keras<2.16,>=2.15.0: {2})."""
+    try:
+        spec = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return set()
+    return {major for major in range(1, 6) if any(spec.contains(f"{major}.{minor}.0", prereleases=True)
+                                                 for minor in range(0, 60))}
 
 
 def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, ...], bool]:

@@ -535,3 +535,22 @@ def test_a_windows_shim_is_judged_on_its_own_published_line_only():
     result = run(_saved_report(("tensorflow", "2.18.0"), ("tensorflow-io-gcs-filesystem", "0.31.0"),
                                system="Windows", machine="AMD64", python="3.10.0"))
     assert result.status is Status.PASS, result.summary
+
+
+@pytest.mark.parametrize("tf, pin, keras", [
+    ("2.15.0.post1", "keras<2.16,>=2.15.0", "3.0.3"),  # tensorflow#62825: keras-nlp pulled Keras 3 beside 2.15
+    ("2.16.1", "keras>=3.0.0", "2.15.0"),              # the other way: Keras 2 under a Keras 3 TensorFlow
+])
+def test_a_keras_of_another_major_than_tensorflow_declares_is_known_to_break_tf_keras(tf, pin, keras):
+    facts = _saved_report(("tensorflow", tf), ("keras", keras))
+    facts["distributions"][0]["requires"] = [pin]
+    result = run(facts)  # the import was not tried: an ordinary unmet pin would only warn
+    assert result.status is Status.FAIL, result.summary
+    assert any("another API, so tf.keras breaks" in d for d in result.details)
+    assert any(pin in " ".join(r.packages) for r in result.remediation.repairs)
+
+
+def test_a_keras_inside_its_major_but_outside_the_pin_still_only_warns_untried():
+    facts = _saved_report(("tensorflow", "2.15.0"), ("keras", "2.14.0"))
+    facts["distributions"][0]["requires"] = ["keras<2.16,>=2.15.0"]
+    assert run(facts).status is Status.WARN
