@@ -173,8 +173,11 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
                 repairs=(Repair.unset_env("CUDA_VISIBLE_DEVICES",
                                           reason=f"CUDA_VISIBLE_DEVICES={hidden['value']!r} hides every GPU"),)),
                 **evidence)
-        build = tf.get("build_info") or {}
-        if build and build.get("is_cuda_build") is False:
+        from tfdoctor.facts.tensorflow_build import is_cuda_build
+
+        # build_info when the child recorded it, else what the platform's wheels are (issue 29 round 2: a saved
+        # report of native Windows >= 2.11, CPU-only, beside an NVIDIA GPU)
+        if is_cuda_build(facts) is False:
             where = ("TensorFlow 2.11 and later have no GPU support on native Windows; the platform-support "
                      "check gives the way to the GPU (WSL2)." if host_system(facts) == "Windows" else
                      "The cuda-build check names the build to install for this platform.")

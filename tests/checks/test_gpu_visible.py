@@ -194,3 +194,14 @@ def test_the_advice_names_the_libraries_tensorflows_log_could_not_load():
     advice = check_result(gpu_visible, facts).remediation.advice
     assert advice.count("libcublas.so.12") == 1
     assert "libcublas.so.12, libcusolver.so.11, libnvJitLink.so.12." in advice
+
+
+def test_native_windows_after_2_10_beside_an_nvidia_gpu_is_a_cpu_only_build_even_without_build_info():
+    # the platform's wheels say it (native Windows has no CUDA build after 2.10): a saved report without the
+    # child's build_info gets the same verdict and the way to the GPU (WSL2), not "its log names no reason"
+    facts = fixture_facts("other/windows-tensorflow-2.11-nvidia-gpu.json")
+    facts["tensorflow"] = {"status": "ok", "imported": True, "version": "2.11.0", "devices": [CPU], "stderr_tail": ""}
+    result = check_result(gpu_visible, facts)
+    assert result.status is Status.FAIL
+    assert result.summary.endswith("this TensorFlow is a CPU-only build")
+    assert "WSL2" in result.remediation.advice
