@@ -21,7 +21,6 @@ from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, installed_version, is_recorded, section
 from tfdoctor.facts.tensorflow_build import (
     compare,
-    cuda_tensorflow,
     is_cuda_build,
     minor_string,
     tensorflow_build,
@@ -34,6 +33,7 @@ from tfdoctor.facts.requires_dist import marker_environment
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
+from tfdoctor.remedies.cuda import cuda_tensorflow
 from tfdoctor.repairs import Repair
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import key as version_key

@@ -22,6 +22,7 @@ from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requires_dist import Unmet
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies.requires_dist import install_repairs
 from tfdoctor.repairs import Repair
 
 PIP_URL = "https://pip.pypa.io/en/stable/topics/dependency-resolution/"
@@ -149,8 +150,8 @@ def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
         # a TensorFlow that moves brings its own pins: only the other requirers' unmet pins stay
         kept = [u for u in unmet if not (moved and requires_dist.is_tensorflow_build(u.requirer))]
         return Remediation(f"{advice} {clash}".strip(), url=PIP_URL,
-                           repairs=requires_dist.install_repairs(kept) + moves)
-    repairs = requires_dist.install_repairs(unmet)
+                           repairs=install_repairs(kept) + moves)
+    repairs = install_repairs(unmet)
     clashes = clashing(unmet)
     resolvable = any(u.name not in clashes for u in unmet)
     pin = requires_dist.tensorflow_pin(facts)

@@ -17,6 +17,7 @@ from tfdoctor.facts import host_system, is_recorded, signatures, tensorflow_chil
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.repairs import Repair
 
 
@@ -83,7 +84,7 @@ def _listing_failed(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[st
         details.insert(0, stack)
     if matches:
         return Outcome.fail(f"{what}: {matches[0].signature.summary}", *details,
-                            fix=tensorflow_child.remediation_for(matches[0], facts), signature=matches[0].signature.id)
+                            fix=remediation_for(matches[0], facts), signature=matches[0].signature.id)
     return Outcome.fail(what, *details, fix=_plugin_fix(facts, expectation), stage=tf.get("stage"))
 
 
@@ -97,7 +98,8 @@ def _and_cuda_missing(facts: Facts) -> tuple[Repair, ...]:
     (releases.toml, from its METADATA) has none of those pip libraries installed and no CUDA library
     directory on LD_LIBRARY_PATH: the install that gives TensorFlow the libraries it looks for. () otherwise."""
     from tfdoctor.facts import releases
-    from tfdoctor.facts.tensorflow_build import cuda_tensorflow, is_cuda_build, tensorflow_distribution, tensorflow_version
+    from tfdoctor.facts.tensorflow_build import is_cuda_build, tensorflow_distribution, tensorflow_version
+    from tfdoctor.remedies.cuda import cuda_tensorflow
 
     if host_system(facts) != "Linux" or is_cuda_build(facts) is not True:
         return ()
@@ -190,7 +192,7 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
         primary = matches[0]
         lines = [f"matched ({primary.where}): {tensorflow_child.first_line(primary.evidence, 300)}"]
         lines += [f"also: {m.signature.summary}" for m in matches[1:]]
-        fix = tensorflow_child.remediation_for(primary, facts)
+        fix = remediation_for(primary, facts)
         if and_cuda and not fix.repairs:
             fix = replace(fix, advice=f"{fix.advice} {AND_CUDA_ADVICE}".strip(), repairs=and_cuda)
         fix = _naming_unloaded(fix, tf)

@@ -21,6 +21,7 @@ from tfdoctor.facts import integrity
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies.integrity import clash_fix, reinstall_fix
 
 TENSORFLOW_PREFIXES = ("tensorflow", "tf-nightly", "intel-tensorflow")
 CLASH_URL = "https://github.com/openvinotoolkit/openvino_notebooks/pull/2793"
@@ -93,19 +94,19 @@ def install_integrity(facts: Facts) -> Outcome:
                       f"missing or altered ({items[0].describe()})",
                       *[f"{requirement}: {line}" for line in named[1:]],
                       *([f"{requirement}: {more} more not named"] if more > 0 else []),
-                      fix=integrity.reinstall_fix(facts, inside))
+                      fix=reinstall_fix(facts, inside))
     if outside:
         findings.warn(f"{len(outside)} installed script or data file{'s' if len(outside) != 1 else ''} outside "
                       f"site-packages missing ({outside[0].describe()})",
                       *[f"{p.requirement}: {p.describe()}" for p in outside[1:SHOWN]],
-                      fix=integrity.reinstall_fix(facts, outside))
+                      fix=reinstall_fix(facts, outside))
     if clashes:
         shared = [p for p in clashes if p.clash]
         findings.fail(f"{', '.join(sorted(sharing))} install the same files: the last one installed overwrote the "
                       f"other's ({shared[0].requirement.replace('==', ' ')}: {shared[0].describe()})",
                       *[f"{p.requirement}: {p.describe()}" + (f", also installed by {', '.join(p.also_in)}" if p.clash else "")
                         for p in clashes[:SHOWN]],
-                      fix=integrity.clash_fix(facts, clashes, "Keep one of these distributions: uninstall both and "
+                      fix=clash_fix(facts, clashes, "Keep one of these distributions: uninstall both and "
                                               "install one again (for TensorFlow builds the one tensorflow-install "
                                               "keeps). Reinstalling either one alone brings the clash back.",
                                               CLASH_URL))

@@ -4,7 +4,7 @@ releases), its version, and one `tf.keras.layers.Dense(2)` built and called ther
 
 TensorFlow imports fine while tf.keras fails (a tf-keras of another release, a missing one, a Keras that
 violates TensorFlow's pin), so this is the check that turns such a report from all-pass into a fail.
-A failure is tied to its cause the way an import error is (facts/import_causes.py): a violated
+A failure is tied to its cause the way an import error is (remedies/import_causes.py): a violated
 Requires-Dist pin or a damaged install of a distribution the error names.
 """
 
@@ -14,12 +14,14 @@ from typing import Any, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import import_causes, signatures, tensorflow_child, tensorflow_distributions
+from tfdoctor.facts import signatures, tensorflow_child, tensorflow_distributions
 from tfdoctor.findings import Findings
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies import import_causes
 from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
 
 LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"
@@ -154,7 +156,7 @@ def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_v
     if known:  # the same error texts break tf.keras as break the import (protobuf, NumPy ABI, ...)
         evidence["signatures"] = [m.signature.id for m in known]
         return Outcome.fail(f"{short}: {known[0].signature.summary}", *details,
-                            fix=tensorflow_child.remediation_for(known[0], facts), **evidence)
+                            fix=remediation_for(known[0], facts), **evidence)
     proven = experiment_remedies.proven_or_noted(facts, "keras", short, details, evidence)
     if proven is not None:  # the experiments ran because nothing above proved a cause
         return proven

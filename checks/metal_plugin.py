@@ -15,7 +15,7 @@ from typing import Optional
 from tfdoctor.facts import apple_silicon, mach_o, section, tensorflow_distributions
 from tfdoctor.facts import installable_wheels, metal_pairing, tensorflow_pins
 from tfdoctor.facts.sw_vers_sysctl import product_version
-from tfdoctor.facts.arm64_environment import APPLE_PLUGIN_URL, combo_repairs, combo_words
+from tfdoctor.remedies.arm64 import APPLE_PLUGIN_URL, combo_repairs, combo_words
 from tfdoctor.findings import Findings
 from tfdoctor.environment.spell import fresh_environment, spelling_for
 from tfdoctor.knowledge import rows as knowledge_rows

@@ -25,7 +25,6 @@ from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.tensorflow_build import (
     compare,
-    cuda_tensorflow,
     is_cuda_build,
     minor_string,
     platform_fact,
@@ -38,6 +37,7 @@ from tfdoctor.facts.gpu_evidence import cuda_visible_devices, tensorflow_gpu_lin
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
+from tfdoctor.remedies.cuda import cuda_tensorflow
 from tfdoctor.repairs import Repair
 from tfdoctor.versions import key as version_key
 from tfdoctor.versions import release

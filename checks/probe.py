@@ -19,6 +19,7 @@ from tfdoctor.facts import host_system, section, signatures, tensorflow_child
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.repairs import Repair
 
 
@@ -55,7 +56,7 @@ def _probe_died(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     if known:  # e.g. kernels JIT-compiled from PTX: the first GPU call can outlast the timeout
         details.insert(0, f"likely cause: {known[0].signature.summary}")
         return Outcome.fail(f"The probe {where} {tensorflow_child.fate(tf)}", *details,
-                            fix=tensorflow_child.remediation_for(known[0], facts), stage=stage, signal=tf.get("signal"),
+                            fix=remediation_for(known[0], facts), stage=stage, signal=tf.get("signal"),
                             timed_out=tf.get("timed_out"), signature=known[0].signature.id)
     fix = None
     if device == "GPU":
@@ -260,7 +261,7 @@ def _judge_first_call(findings: Findings, facts: Facts, tf: Mapping[str, Any], g
     matches = signatures.find(tf, phases=("probe",))
     reason = f": {matches[0].signature.summary}" if matches else ""
     findings.warn(f"The first GPU call took {first:.1f} s{reason}",
-                  fix=tensorflow_child.remediation_for(matches[0], facts) if matches else None)
+                  fix=remediation_for(matches[0], facts) if matches else None)
 
 
 # ------------------------------------------------------------------------------------------ peaks

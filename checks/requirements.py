@@ -17,10 +17,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import host_system, is_recorded, section, tensorflow_child, tensorflow_distributions
-from tfdoctor.facts.tensorflow_build import cuda_tensorflow
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies.cuda import cuda_tensorflow
 from tfdoctor.repairs import Repair
 
 APPLE_PLUGIN_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
@@ -207,7 +207,7 @@ def _missing_gpu(facts: Facts, kind: str, what: str) -> tuple[str, Optional[Reme
 def _metal_fix(facts: Facts, what: str) -> tuple[str, Optional[Remediation]]:
     from tfdoctor.facts import metal_pairing
     from tfdoctor.facts.sw_vers_sysctl import product_version
-    from tfdoctor.facts.arm64_environment import combo_repairs
+    from tfdoctor.remedies.arm64 import combo_repairs
 
     tf_version = tensorflow_distributions.tensorflow_version(facts) if is_recorded(facts, "distributions") else None
     python = section(facts, "python").get("version")

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, import_causes, integrity, shadowing, signatures, tensorflow_child
+from tfdoctor.facts import host_system, integrity, shadowing, signatures, tensorflow_child
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies import import_causes
 from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.repairs import Repair
 
 INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")
@@ -99,7 +101,7 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     evidence["diagnosis"] = primary.signature.diagnosis
     lines = [] if primary.where == "signal" else [f"matched ({primary.where}): {tensorflow_child.first_line(primary.evidence, 300)}"]
     lines += [f"also: {m.signature.summary}" for m in matches[1:]]
-    summary, fix = primary.signature.summary, tensorflow_child.remediation_for(primary, facts)
+    summary, fix = primary.signature.summary, remediation_for(primary, facts)
     if primary.signature.id in INSTRUCTION_SIGNATURES:
         found = instruction_cause(facts, tf)
         evidence["cause"] = found["id"]
@@ -223,7 +225,7 @@ def instruction_cause(facts: Facts, tf: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _native_arm64_fix(facts: Facts) -> Remediation:
-    from tfdoctor.facts.arm64_environment import native_environment
+    from tfdoctor.remedies.arm64 import native_environment
 
     name, commands = native_environment(facts)
     return Remediation(f"Create a native arm64 environment from {name} and install TensorFlow there; "

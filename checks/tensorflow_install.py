@@ -19,7 +19,7 @@ from tfdoctor.facts import (
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
 from tfdoctor.facts import installable_wheels, metal_pairing, signatures, tensorflow_pins, windows_paths
 from tfdoctor.facts.sw_vers_sysctl import product_version
-from tfdoctor.facts.arm64_environment import combo_requirements, native_environment
+from tfdoctor.remedies.arm64 import combo_requirements, native_environment
 from tfdoctor.findings import Findings
 from tfdoctor.environment.pip import Installer, installer_for
 from tfdoctor.environment.spell import fresh_environment, spelling_for

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from tfdoctor.knowledge import preload as preload_knowledge
+from tfdoctor.model import CheckResult, Status
 from tfdoctor.registry import Check, all_checks, select
 from tfdoctor.report import RunReport
 from tfdoctor.runner import run_check, run_checks
@@ -102,11 +103,9 @@ def with_experiments(checks: list[Check], facts: dict[str, Any], results: list, 
     (collect/experiments.py) run in children and their outcome becomes a fact; the checks then judge again
     (a pure function of the facts, so `explain` of the saved report reaches the same verdict). A healthy
     environment runs none."""
-    from tfdoctor.facts.experiments import EXPERIMENT_CHECKS, goals
-
     if not {check.id for check in checks} & set(EXPERIMENT_CHECKS):
         return facts, results
-    wanted = goals(facts, results)
+    wanted = experiment_goals(facts, results)
     if not wanted:
         return facts, results
     from tfdoctor.collect.experiments import collect_experiments
@@ -117,6 +116,50 @@ def with_experiments(checks: list[Check], facts: dict[str, Any], results: list, 
     if collection is not None:
         facts["collection"] = collection
     return facts, run_checks(checks, facts)
+
+
+# The checks whose failures experiments can explain.
+EXPERIMENT_CHECKS = ("tensorflow-import", "keras", "companions")
+
+
+def unexplained(result: Optional[CheckResult]) -> bool:
+    """A failure whose check asks for no repair: no cause proven ("does not know this error", "nothing in
+    the environment's metadata explains it")."""
+    return (result is not None and result.status is Status.FAIL
+            and not (result.remediation is not None and result.remediation.repairs))
+
+
+def experiment_goals(facts: Mapping[str, Any], results: Iterable[CheckResult]) -> list[dict[str, Any]]:
+    """What the experiments should make work, in order: [{"kind": "import"}], [{"kind": "keras"}],
+    {"kind": "companion", "module"}, {"kind": "use", "module", "layer"}: a failure of TensorFlow's import,
+    tf.keras or a companion its check left unexplained, or a companion's Keras layer that subclasses another
+    Keras than the tf.keras in use (recorded by the TensorFlow child). Empty for a healthy environment."""
+    tf = facts.get("tensorflow") or {}
+    by_id = {r.check_id: r for r in results}
+    if not tf or tf.get("status") == "not_installed":
+        return []
+    if tf.get("timed_out"):
+        # A hang's finding arrives at the timeout: each trial would wait out that timeout again, and only a
+        # trial that finishes proves anything; the stack dumped at the kill is the evidence.
+        return []
+    if not tf.get("imported"):
+        namespace = (tf.get("spec") or {}).get("namespace")
+        return [{"kind": "import"}] if unexplained(by_id.get("tensorflow-import")) and not namespace else []
+    found: list[dict[str, Any]] = []
+    keras = tf.get("keras") or {}
+    keras_fails = bool(keras) and bool(keras.get("error") or not keras.get("layer_ok"))
+    if keras_fails and unexplained(by_id.get("keras")):
+        found.append({"kind": "keras"})
+    for entry in tf.get("companions") or ():
+        module = entry.get("module")
+        if entry.get("status") == "failed":
+            if unexplained(by_id.get("companions")):
+                found.append({"kind": "companion", "module": module})
+            continue
+        for layer in entry.get("keras_layers") or ():
+            if layer.get("tf_keras_layer") is False and not keras_fails:
+                found.append({"kind": "use", "module": module, "layer": layer.get("name")})
+    return found
 
 
 def _prepare_report() -> None:

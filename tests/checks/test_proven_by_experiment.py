@@ -11,7 +11,6 @@ import pytest
 
 from tests.builders import check_result, tensorflow_environment, tensorflow_result
 from tfdoctor import doctor
-from tfdoctor.facts import experiments as experiment_facts
 from tfdoctor.model import Status
 from tfdoctor.planner import build_plan
 from tfdoctor.report import RunReport
@@ -110,7 +109,7 @@ def test_without_experiments_the_import_failure_is_unknown_and_wants_them():
     facts = tensorflow_environment(tensorflow=failed_import())
     result = check_result("tensorflow-import", facts)
     assert result.status is Status.FAIL and "does not know this error" in result.remediation.advice
-    assert experiment_facts.goals(facts, [result]) == [{"kind": "import"}]
+    assert doctor.experiment_goals(facts, [result]) == [{"kind": "import"}]
 
 
 def test_a_hanging_import_runs_no_experiment():
@@ -118,7 +117,7 @@ def test_a_hanging_import_runs_no_experiment():
     facts = tensorflow_environment(tensorflow={**failed_import(), "status": "timed_out", "timed_out": True})
     result = check_result("tensorflow-import", facts)
     assert result.status is Status.FAIL
-    assert experiment_facts.goals(facts, [result]) == []
+    assert doctor.experiment_goals(facts, [result]) == []
 
 
 def test_experiments_that_proved_nothing_are_named():
@@ -162,13 +161,13 @@ def test_goals_none_when_healthy_or_explained():
     healthy = tensorflow_environment(tensorflow=tensorflow_result(keras={"flavor": "keras3", "version": "3.15.1",
                                                                           "layer_ok": True, "step": "done", "error": None},
                                                                    companions=[]))
-    assert experiment_facts.goals(healthy, run_checks(checks, healthy)) == []
+    assert doctor.experiment_goals(healthy, run_checks(checks, healthy)) == []
     explained = tensorflow_environment({"protobuf": "5.29.5"}, tensorflow=failed_import(
         {"type": "TypeError", "message": "Descriptors cannot be created directly."}))
     results = run_checks(checks, explained)
     importing = next(r for r in results if r.check_id == "tensorflow-import")
     if importing.remediation and importing.remediation.repairs:
-        assert experiment_facts.goals(explained, results) == []
+        assert doctor.experiment_goals(explained, results) == []
 
 
 def test_the_doctor_runs_no_experiment_on_a_healthy_environment(monkeypatch):

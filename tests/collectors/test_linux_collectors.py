@@ -8,7 +8,7 @@ import pytest
 
 from tfdoctor.collect import macos, nvidia, system
 from tfdoctor.collect.options import CollectOptions
-from tfdoctor.collect.system import detect_wsl
+from tfdoctor.facts.platform import detect_wsl
 from tfdoctor.facts.tensorflow_build import wsl_version
 
 

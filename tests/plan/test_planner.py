@@ -275,7 +275,7 @@ def test_the_fixture_property_is_exercised():
 
 
 def _native_environment_install(result: CheckResult, command: str) -> bool:
-    """The install into a *new* native arm64 environment that arm64_environment.native_environment writes (the
+    """The install into a *new* native arm64 environment that native_environment (remedies/arm64.py) writes (the
     Rosetta fixtures); that helper is converted with the platform checks on branch convert-platform."""
     return command.startswith(("python -m pip install", "uv pip install 'tensorflow")) and "arm64" in " ".join(
         result.remediation.commands)

@@ -86,7 +86,8 @@ def test_the_variants_do_reach_repairs_that_name_tensorflow():
     ("tf-nightly", ("install tf-nightly[and-cuda]==2.21.0.dev20250722 pre",)),
 ])
 def test_the_cuda_build_of_a_nightly_is_tf_nightly(installed, expected):
-    from tfdoctor.facts.tensorflow_build import cuda_tensorflow, tensorflow_version
+    from tfdoctor.facts.tensorflow_build import tensorflow_version
+    from tfdoctor.remedies.cuda import cuda_tensorflow
 
     facts = {"distributions": [{"name": installed, "version": "2.21.0.dev20250722", "top_level": ["tensorflow"]}],
              "tensorflow": {"version": "2.21.0-dev20250722"}}

@@ -1,6 +1,6 @@
-"""The floors import downwards only (issue 21): no module below the CLI and the API reads a name from the
-package's __init__, the API loads only when one of its names is used, and `tfdoctor.explain` is the API
-function whatever is imported first."""
+"""The floors import downwards only (issues 21 and 26): every module imports from its own floor or a lower one
+(FLOORS), no module below the CLI and the API reads a name from the package's __init__, the API loads only
+when one of its names is used, and `tfdoctor.explain` is the API function whatever is imported first."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -18,6 +19,122 @@ import tfdoctor._version
 ROOT = Path(__file__).resolve().parents[2]
 # The top floors, which may use the package's names, and the package's own entry points.
 ALLOWED = {"tfdoctor/cli/app.py", "tfdoctor/api.py", "tfdoctor/__init__.py", "tfdoctor/__main__.py"}
+
+
+# The floors of the package, lowest first (docs/architecture.md, "The floors"): a module imports only from its
+# own floor and the floors below it, lazily or not. Each entry is a module or a package with everything in it;
+# `checks/` installs as tfdoctor.checks. A new module or room has no floor until it is placed here.
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("knowledge", ("tfdoctor.versions", "tfdoctor.knowledge")),
+    ("facts", ("tfdoctor.facts",)),  # pure readers of the facts: nothing above knowledge
+    ("intents", ("tfdoctor.repairs", "tfdoctor.model", "tfdoctor.specifiers", "tfdoctor._version", "tfdoctor.schema")),
+    ("installers", ("tfdoctor.environment",)),  # the installer room: kinds, pip, the one speller
+    ("remedies", ("tfdoctor.remedies",)),  # advice shared by checks, built from facts
+    ("checks", ("tfdoctor.checks", "tfdoctor.findings", "tfdoctor.registry", "tfdoctor.runner")),
+    ("plan", ("tfdoctor.planner", "tfdoctor.coexistence")),
+    ("report", ("tfdoctor.report",)),
+    # Above everything pure: no check, remedy, fact or plan does I/O.
+    ("collectors", ("tfdoctor.collect", "tfdoctor.child", "tfdoctor.redact")),
+    ("doctor", ("tfdoctor.doctor", "tfdoctor.saved_reports", "tfdoctor.config", "tfdoctor.options", "tfdoctor.diff")),
+    ("render", ("tfdoctor.render",)),
+    ("commands", ("tfdoctor.fixer", "tfdoctor.scan", "tfdoctor.output", "tfdoctor.report_to")),
+    ("front door", ("tfdoctor.cli", "tfdoctor.api", "tfdoctor.servers", "tfdoctor.__main__", "tfdoctor.source_tree",
+                    "tfdoctor")),
+)
+
+
+def floor_of(module: str) -> Optional[int]:
+    """The rank in FLOORS of a dotted module name (the longest entry that holds it); the package `tfdoctor`
+    holds only itself, so a module nobody placed has none."""
+    found = [(len(entry), rank) for rank, (_, entries) in enumerate(FLOORS) for entry in entries
+             if module == entry or (entry != "tfdoctor" and module.startswith(entry + "."))]
+    return max(found)[1] if found else None
+
+
+def module_of(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] == "checks":
+        parts[:1] = ["tfdoctor", "checks"]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """(line, dotted name) of every tfdoctor module `source` imports, at the top or inside a function:
+    `from tfdoctor import facts` names tfdoctor.facts, `from tfdoctor import __version__` the package."""
+    found = []
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
+            if base == "tfdoctor":
+                found += [(node.lineno, f"tfdoctor.{a.name}" if floor_of(f"tfdoctor.{a.name}") is not None
+                           else "tfdoctor") for a in node.names]
+            else:
+                found.append((node.lineno, base))
+    return [(line, "tfdoctor." + name if name.split(".")[0] == "checks" else name) for line, name in found
+            if name.split(".")[0] in ("tfdoctor", "checks")]
+
+
+def upward_imports(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """(line, 'imports X (its floor), above <module's floor>') for each import from a higher floor."""
+    mine = floor_of(module)
+    assert mine is not None, f"{module} has no floor: place it in FLOORS"
+    found = []
+    for line, name in imported_modules(source, module, is_package):
+        theirs = floor_of(name)
+        if theirs is None or theirs > mine:
+            where = FLOORS[theirs][0] if theirs is not None else "no floor"
+            found.append((line, f"imports {name} ({where}), above its floor ({FLOORS[mine][0]})"))
+    return found
+
+
+def package_modules() -> list[Path]:
+    return sorted([*(ROOT / "tfdoctor").rglob("*.py"), *(ROOT / "checks").rglob("*.py")])
+
+
+@pytest.mark.parametrize("module, source, upward", [
+    ("tfdoctor.facts.integrity", "from tfdoctor.repairs import Repair", True),
+    ("tfdoctor.facts.integrity", "from tfdoctor.facts.platform import wheel_platform", False),
+    ("tfdoctor.facts.tensorflow_build", "def f():\n    from tfdoctor.collect.system import detect_wsl", True),
+    ("tfdoctor.facts.integrity", "from tfdoctor import model", True),
+    ("tfdoctor.facts.integrity", "import tfdoctor.environment.spell", True),
+    ("tfdoctor.facts.integrity", "from tfdoctor.knowledge import rows", False),
+    ("tfdoctor.remedies.integrity", "from tfdoctor.environment.spell import spelling_for", False),
+    ("tfdoctor.remedies.integrity", "from tfdoctor.checks import keras", True),
+    ("tfdoctor.checks.keras", "from tfdoctor.remedies import import_causes", False),
+    ("tfdoctor.checks.keras", "from tfdoctor.planner import build_plan", True),
+    ("tfdoctor.checks.keras", "from checks.probe import x", False),  # a sibling: test_no_check_imports_another_check
+    ("tfdoctor.planner", "from tfdoctor.render.text import render", True),
+    ("tfdoctor.report", "from tfdoctor.collect import gather", True),
+    ("tfdoctor.fixer.flow", "from tfdoctor.cli.app import app", True),
+    ("tfdoctor.render.text", "from tfdoctor.servers import mcp", True),
+    ("tfdoctor.environment.spell", "from . import kinds", False),
+    ("tfdoctor.environment.spell", "from ..remedies import arm64", True),
+    ("tfdoctor.cli.app", "from tfdoctor import __version__", False),
+    ("tfdoctor.doctor", "import os, json", False),
+])
+def test_an_upward_import_is_recognised(module, source, upward):
+    assert bool(upward_imports(source, module)) is upward
+
+
+def test_every_module_has_a_floor():
+    modules = package_modules()
+    assert len(modules) > 100 and ROOT / "tfdoctor" / "remedies" / "integrity.py" in modules
+    unplaced = [p.relative_to(ROOT).as_posix() for p in modules if floor_of(module_of(p)) is None]
+    assert unplaced == [], "place these in FLOORS"
+
+
+def test_every_module_imports_only_from_its_floor_or_below():
+    """facts/ reads only knowledge; remedies/ builds on facts, the intents and the installer room; a check
+    uses remedies and facts; nothing below the plan imports the planner, a renderer, the fixer, the servers or
+    the CLI; nothing pure imports a collector."""
+    offenders = [f"{p.relative_to(ROOT).as_posix()}:{line} {what}" for p in package_modules()
+                 for line, what in upward_imports(p.read_text(encoding="utf-8"), module_of(p), p.name == "__init__.py")]
+    assert offenders == [], "\n".join(offenders)
 
 
 def package_imports(source: str) -> list[str]:

@@ -48,7 +48,8 @@ def _run(tree: Path, *args: str) -> tuple[subprocess.CompletedProcess, list[tupl
     seen.write_text("")
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=tree,
                           capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "SEEN": str(seen), "PYTHONDONTWRITEBYTECODE": "1"})
+                          env={**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},  # not a worker's id
+                               "SEEN": str(seen), "PYTHONDONTWRITEBYTECODE": "1"})
     return done, [tuple(json.loads(line)) for line in seen.read_text().splitlines()]
 
 

@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from tfdoctor.collect.commands import run_command
 from tfdoctor.collect.options import CollectOptions
+from tfdoctor.facts.platform import detect_wsl
 from tfdoctor.redact import never_recorded, scrub_secrets
 
 
@@ -55,30 +56,6 @@ WSL_PATHS = (
     "/dev/dxg",
     "/usr/lib/wsl/lib/libcuda.so.1",
 )
-
-
-def detect_wsl(kernel_release: str | None, proc_version: str | None, environ: Any,
-               present_paths: Any) -> dict[str, Any] | None:
-    """{"version": 1|2|None, "distro", "signals": [...]} for a WSL guest, None otherwise. Pure."""
-    kernel = f"{kernel_release or ''} {proc_version or ''}".lower()
-    signals: list[str] = []
-    version = None
-    if "microsoft-standard" in kernel or "wsl2" in kernel:
-        version = 2
-        signals.append("kernel release names microsoft-standard/WSL2")
-    elif "microsoft" in kernel:
-        version = 1
-        signals.append("kernel release names Microsoft (WSL1 kernel)")
-    for name in ("WSL_DISTRO_NAME", "WSL_INTEROP"):
-        if name in environ:
-            signals.append(f"{name} is set")
-    present = list(present_paths)
-    signals.extend(f"{path} exists" for path in present)
-    if not signals:
-        return None
-    if version is None and ("WSL_INTEROP" in environ or "/dev/dxg" in present):
-        version = 2
-    return {"version": version, "distro": environ.get("WSL_DISTRO_NAME"), "signals": signals}
 
 
 def long_paths_enabled() -> Optional[bool]:

@@ -18,25 +18,27 @@ can be diagnosed again later by newer checks and parsers. Helpers below are smal
 
 The modules of this package read the facts for the checks, purely (no I/O): parsers of raw tool
 output and questions answered from the knowledge data, each shared by two or more checks. A reader
-that only one check uses lives in that check's module (checks/<id>.py), with its remedies.
+that only one check uses lives in that check's module (checks/<id>.py), with its remedies. They import
+nothing above knowledge/ and versions.py: the repairs and advice shared by several checks are built in
+tfdoctor/remedies/ (tests/project/test_import_floors.py holds the floors).
   apple_silicon                 Apple silicon, Rosetta, the interpreter's machine and origin (python.org, conda...)
   mach_o                        Mach-O headers: which architectures a binary holds, what can run it
   sw_vers_sysctl, system_profiler  what those Mac tools print, parsed (macOS version, sysctl values, GPUs)
   installable_wheels            which TensorFlow wheels install for a platform, Python and macOS (releases table)
   metal_pairing                 which tensorflow-metal loads into which TensorFlow; the newest GPU pair
   tensorflow_pins               what a TensorFlow release pins (packages, NumPy major, legacy Keras)
-  arm64_environment             Mac fixes: move to a GPU pair here, or make a native arm64 environment
   tensorflow_distributions      installed TensorFlow distributions: shims, real builds, copies
   nvidia_smi                    nvidia-smi and /proc outputs parsed; the GPUs nvidia-smi lists
   gpu_evidence                  whether an NVIDIA GPU is here (nvidia-smi, PCI, TensorFlow's own log);
                                 which of them CUDA_VISIBLE_DEVICES leaves visible
   tensorflow_log                TensorFlow's log lines: prefix taken off, harmless noise recognised
   tensorflow_build              the installed TensorFlow's build: CUDA or not, built for which CUDA/cuDNN
+  platform                      the wheel and machine platforms, Rosetta, WSL: one reader for everyone
   tensorflow_child              what the TensorFlow child recorded: its fate, devices, errors
-  signatures                    known failure texts and their fixes
-  import_causes                 which installed distribution explains an import error
+  signatures                    known failure texts matched (their fixes: remedies/signatures.py)
+  import_causes                 which installed distribution an import error names; what explains it
   integrity                     installed files against their RECORD; installers that overwrote each other
-  requirements                  Requires-Dist parsed, markers evaluated for the target interpreter
+  requires_dist                 Requires-Dist parsed, markers evaluated for the target interpreter
   published_requires            Requires-Dist a report did not record, from the release's published metadata
   releases                      the generated release table (knowledge/releases.toml)
   made_for                      the companion release made for the installed TensorFlow

@@ -7,7 +7,8 @@ names a module ("cannot import name 'runtime_version' from 'google.protobuf'") o
 installed distributions and asks the shared readers whether the environment explains the error:
 a Requires-Dist pin the installed version violates (facts/requires_dist.py, the dependencies check) or a
 file RECORD lists that is missing or altered (facts/integrity.py, the install-integrity check).
-Pure functions of the facts, shared by the tensorflow-import and keras checks.
+Pure functions of the facts; the cause in words with its repair is remedies/import_causes.py's, shared by the
+tensorflow-import and keras checks.
 """
 
 from __future__ import annotations
@@ -17,12 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
 from tfdoctor.facts import Facts, canonical_name, integrity, requires_dist
-from tfdoctor.model import Remediation
-from tfdoctor.repairs import Repair
-
-DEPENDENCIES_CHECK = "dependencies"
-INTEGRITY_CHECK = "install-integrity"
-PIP_URL = "https://pip.pypa.io/en/stable/cli/pip_install/"
 
 _FRAME = re.compile(r'File "([^"]+)"')
 # A name starts where a run of its characters starts (not at every \b inside 'a.a.a...'): an error text
@@ -38,15 +33,12 @@ _TYPE_MODULE = re.compile(r"^([a-z_][\w]*(?:\.[a-z_]\w*)+)\.[A-Z]\w*$")
 
 
 @dataclass(frozen=True)
-class Cause:
-    """What explains an import error: the check whose finding it is, one line, and the repair."""
+class Explaining:
+    """What in the environment's own declarations may explain an import error (empty: nothing does)."""
 
-    check: str  # DEPENDENCIES_CHECK | INTEGRITY_CHECK | both, joined by " and "
-    summary: str
-    details: tuple[str, ...]
-    fix: Remediation
-    distributions: tuple[str, ...]  # the distributions the error named and the cause concerns
-    named: bool  # the error itself names them (False: the environment has a problem the error does not name)
+    damaged: tuple[integrity.FileProblem, ...]  # missing or altered files of what the error names (RECORD)
+    unmet: tuple[requires_dist.Unmet, ...]  # every unmet pin whose repair keeps TensorFlow where it is
+    named_unmet: tuple[requires_dist.Unmet, ...]  # those of a distribution the error names
 
 
 def error_texts(error: Optional[Mapping[str, Any]]) -> list[str]:
@@ -153,52 +145,13 @@ def _integrity_problems(facts: Facts, names: list[str], libraries: list[str]) ->
     return list(dict.fromkeys(found))
 
 
-def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = "",
-            broad: bool = True) -> Optional[Cause]:
-    """The finding of another check that explains this error, with one repair that fixes all of it.
-
-    Named causes first: missing or altered files of a distribution the error names (or of the library it
-    could not open), and pins violated by a distribution it names. With `broad`, an error that names
-    none of them is still tied to pins the environment violates (the import failed and the environment's
-    own metadata says it is inconsistent: repairing that comes first). None when nothing explains it."""
+def what_explains(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = "") -> Explaining:
+    """Missing or altered files of a distribution the error names (or of the library it could not open), when
+    the integrity collector ran; every unmet pin that keeps TensorFlow where it is, and those of a distribution
+    the error names."""
     names = named_distributions(facts, error)
     libraries = named_libraries(error, extra_text)
     damaged = _integrity_problems(facts, names, libraries) if integrity.recorded(facts) else []
     unmet = [u for u in requires_dist.unmet_requirements(facts) if not u.moves_tensorflow]
     named_unmet = [u for u in unmet if u.name in names or (u.top_level and any(t in names for t in u.top_level))]
-    if not damaged and not named_unmet and not (broad and unmet):
-        return None
-    repairs: list[Repair] = []
-    lines: list[str] = []
-    checks: list[str] = []
-    advice: list[str] = []
-    if damaged:
-        reinstall = integrity.reinstall_fix(facts, damaged)
-        repairs += list(reinstall.repairs if reinstall else ())
-        lines += [f"{p.distribution} {p.version}: {p.describe()} (RECORD)" for p in damaged[:3]]
-        checks.append(INTEGRITY_CHECK)
-        clash = integrity.clashing(damaged)
-        if reinstall:
-            advice.append(reinstall.advice)
-        if clash:  # a reinstall of either would overwrite the other again: keep one (tensorflow-install)
-            repairs += list(integrity.clash_fix(facts, damaged, "").repairs)
-            advice.append(f"{', '.join(sorted(clash))} write the same files: keep one of them (see "
-                          "tensorflow-install), not a reinstall.")
-    if named_unmet or (unmet and (broad or damaged)):
-        repairs += list(requires_dist.install_repairs(unmet))
-        lines += [u.describe() for u in unmet[:4]]
-        if len(unmet) > 4:
-            lines.append(f"and {len(unmet) - 4} more unmet pins (see {DEPENDENCIES_CHECK})")
-        checks.append(DEPENDENCIES_CHECK)
-        advice.append("Install what the metadata declares, every unmet pin in one command (TensorFlow stays "
-                      "where it is).")
-    first = damaged[0].describe() if damaged else (named_unmet or unmet)[0].describe()
-    blamed = [p.distribution for p in damaged] + [u.name for u in (named_unmet or unmet)]
-    return Cause(
-        check=" and ".join(checks),
-        summary=first,
-        details=tuple(lines),
-        fix=Remediation(" ".join(advice), url=integrity.REINSTALL_URL if damaged else PIP_URL, repairs=tuple(repairs)),
-        distributions=tuple(dict.fromkeys(blamed)),
-        named=bool(damaged or named_unmet),
-    )
+    return Explaining(tuple(damaged), tuple(unmet), tuple(named_unmet))

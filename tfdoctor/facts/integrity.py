@@ -5,7 +5,8 @@ TensorFlow-family distributions against their RECORD: each listed file exists wi
 and the native libraries' sha256 within a time budget. It records, per distribution, counts of what was
 verified and only the files that are missing or altered. This module answers questions about that
 record for the checks: install-integrity reports it; tensorflow-import ties a "cannot open shared
-object file" to the file that RECORD says is missing.
+object file" to the file that RECORD says is missing. Their repairs (reinstall as it was; keep one of a
+clash) are remedies/integrity.py's.
 
 Section shape (documented in schema/report.schema.json):
   integrity.budget_s, integrity.elapsed_s, integrity.hash_stopped
@@ -23,9 +24,6 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from tfdoctor.facts import Facts, canonical_name, section
-from tfdoctor.model import Remediation
-from tfdoctor.repairs import Repair
-from tfdoctor.facts.platform import wheel_platform
 
 MISSING = "missing"
 SIZE = "size"
@@ -127,32 +125,6 @@ def affected_requirements(found: list[FileProblem]) -> list[str]:
     return seen
 
 
-REINSTALL_URL = "https://pip.pypa.io/en/stable/cli/pip_install/#cmdoption-force-reinstall"
-CONDA_REINSTALL_URL = "https://docs.conda.io/projects/conda/en/latest/commands/install.html"
-
-
-def reinstall_fix(facts: Facts, found: list[FileProblem]) -> Optional[Remediation]:
-    """The repair for missing or altered files: reinstall exactly those distributions at their installed
-    versions, without touching their dependencies. Shared by install-integrity and tensorflow-import.
-    Distributions that share files with another are left out: reinstalling one overwrites the other's
-    again (clash_fix keeps one of them)."""
-    damaged = [p for p in found if p.distribution not in clashing(found)]
-    requirements = affected_requirements(damaged)
-    if not requirements:
-        return None
-    # What conda installed, conda reinstalls: pip would lay its files over conda's package and leave
-    # conda's record of it wrong. The rest goes through the environment's own installer.
-    by_conda, others = by_installer(facts, requirements)
-    repairs = [Repair.reinstall(*by_conda, reason=_damage(damaged, by_conda), manager="conda",
-                                prefix=conda_prefix(facts))] if by_conda else []
-    if others:
-        repairs.append(Repair.reinstall(*others, reason=_damage(damaged, others)))
-    names = ", ".join(requirements)
-    return Remediation(f"Reinstall {names} as it was (same version, dependencies untouched): the files RECORD "
-                       "lists come back.", url=CONDA_REINSTALL_URL if by_conda and not others else REINSTALL_URL,
-                       repairs=tuple(repairs))
-
-
 def installed_by(facts: Facts, name: str) -> Optional[str]:
     """The distribution's INSTALLER ("pip", "conda", "uv"), as the integrity collector read it."""
     wanted = canonical_name(name)
@@ -172,12 +144,6 @@ def conda_prefix(facts: Facts) -> Optional[str]:
     return str(section(facts, "python").get("prefix") or "") or None
 
 
-def _damage(found: list[FileProblem], requirements: list[str]) -> str:
-    """'tensorflow-cpu 2.21.0: tensorflow/libtensorflow_framework.so.2 is missing (RECORD)', per distribution."""
-    firsts = {p.requirement: p for p in reversed(found)}
-    return "; ".join(f"{r.replace('==', ' ')}: {firsts[r].describe()} (RECORD)" for r in requirements if r in firsts)
-
-
 def clash_groups(found: list[FileProblem]) -> list[set[str]]:
     """Distributions that install the same files, each set one clash (tensorflow and tensorflow-cpu)."""
     groups: list[set[str]] = []
@@ -190,36 +156,3 @@ def clash_groups(found: list[FileProblem]) -> list[set[str]]:
             group |= other
         groups.append(group)
     return groups
-
-
-def kept_of(facts: Facts, group: set[str], found: list[FileProblem]) -> Optional[str]:
-    """'name==version' of the one distribution of a clash to install again: for TensorFlow builds the one
-    tensorflow-install keeps (newest, under the name that installs it here); otherwise the one whose
-    shared files are intact, the one installed last."""
-    from tfdoctor.facts import requires_dist as reqs
-    from tfdoctor.facts import tensorflow_distributions
-
-    versions = {canonical_name(str(e.get("name") or "")): str(e.get("version") or "") or None
-                for e in verified_distributions(facts)}
-    members = sorted(group)
-    if all(reqs.is_tensorflow_build(name) for name in members):
-        return tensorflow_distributions.build_to_keep(wheel_platform(facts),
-                                                      [(name, versions.get(name)) for name in members])
-    overwritten = {p.distribution for p in found if p.clash}
-    winner = next((name for name in members if name not in overwritten and versions.get(name)), None)
-    return f"{winner}=={versions[winner]}" if winner else None
-
-
-def clash_fix(facts: Facts, found: list[FileProblem], advice: str, url: Optional[str] = None) -> Remediation:
-    """Distributions that share files: uninstall all of them and install one again (a reinstall of either
-    alone brings the clash back)."""
-    repairs = []
-    for group in clash_groups(found):
-        names = ", ".join(sorted(group))
-        kept = kept_of(facts, group, found)
-        repairs.append(Repair.uninstall(*sorted(group), reason=f"{names} install the same files: the last one "
-                                        "installed overwrote the other's"))
-        if kept:
-            repairs.append(Repair.install(kept, reason=f"{names} install the same files: only one of them is "
-                                          f"installed again, {kept.replace('==', ' ')}"))
-    return Remediation(advice, url=url, repairs=tuple(repairs))

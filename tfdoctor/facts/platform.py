@@ -1,10 +1,11 @@
 """The platform, read one way for everyone: the wheel platform of the target interpreter (what pip picks
 wheels for), the machine's platform (Apple silicon under Rosetta counts as arm64: the wheels a native
-Python would get), and whether the interpreter runs under Rosetta. Pure functions of the facts."""
+Python would get), whether the interpreter runs under Rosetta, and whether Linux is a WSL guest. Pure functions
+of the facts."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from tfdoctor.facts import Facts, host_system, section
 
@@ -56,3 +57,29 @@ def machine_platform(facts: Facts) -> str | None:
     if system == "Windows":
         return "windows-x86_64" if arch == "x86_64" else None
     return None
+
+
+def detect_wsl(kernel_release: str | None, proc_version: str | None, environ: Any,
+               present_paths: Any) -> dict[str, Any] | None:
+    """{"version": 1|2|None, "distro", "signals": [...]} for a WSL guest, None otherwise. Pure: the collector
+    (collect/system.py, which says why each signal is read) passes what it saw, and wsl_version reads an older
+    report's kernel strings with it."""
+    kernel = f"{kernel_release or ''} {proc_version or ''}".lower()
+    signals: list[str] = []
+    version = None
+    if "microsoft-standard" in kernel or "wsl2" in kernel:
+        version = 2
+        signals.append("kernel release names microsoft-standard/WSL2")
+    elif "microsoft" in kernel:
+        version = 1
+        signals.append("kernel release names Microsoft (WSL1 kernel)")
+    for name in ("WSL_DISTRO_NAME", "WSL_INTEROP"):
+        if name in environ:
+            signals.append(f"{name} is set")
+    present = list(present_paths)
+    signals.extend(f"{path} exists" for path in present)
+    if not signals:
+        return None
+    if version is None and ("WSL_INTEROP" in environ or "/dev/dxg" in present):
+        version = 2
+    return {"version": version, "distro": environ.get("WSL_DISTRO_NAME"), "signals": signals}

@@ -358,16 +358,6 @@ def tensorflow_pin(facts: Facts) -> Optional[str]:
     return f"{canonical_name(str(build['name']))}=={build['version']}"
 
 
-def install_repairs(unmet: list[Unmet]) -> tuple["Repair", ...]:
-    """One install intent per unmet pin, as the metadata writes it, each naming its requirer; pins only
-    another TensorFlow satisfies are left out (the dependencies check decides those). The planner joins
-    the specifiers of one distribution and reports requirers that disagree as a conflict."""
-    from tfdoctor.repairs import Repair
-
-    return tuple(Repair.install(f"{item.name}{item.specifier}", reason=item.describe())
-                 for item in unmet if not item.moves_tensorflow)
-
-
 def tightest(clauses: list[str]) -> list[str]:
     """The clauses without the lower and upper bounds another clause already implies: ['>=2.0.0',
     '>=1.26.0', '<2.2'] -> ['>=2.0.0', '<2.2']. Order and spelling stay as written."""

@@ -2,9 +2,9 @@
 
 Shared by nvidia-driver, cuda-build, platform-support and cpu-instructions: which TensorFlow is
 installed, whether it is a CUDA build, which CUDA/cuDNN and GPU architectures it was built for, the
-platform facts, whether the Linux host is WSL, and the repairs that make the CUDA build the installed
-one (cuda_tensorflow). What only one check asks (a driver's CUDA, kernels
-for a GPU, the `[and-cuda]` pins) lives in that check.
+platform facts, whether the Linux host is WSL (the repairs that make the CUDA build the installed one are
+remedies/cuda.py's). What only one check asks (a driver's CUDA, kernels for a GPU, the `[and-cuda]` pins)
+lives in that check.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any, Mapping
 
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
-from tfdoctor.repairs import Repair
 from tfdoctor.facts.build_names import CPU_ONLY_BUILDS, TENSORFLOW_BUILDS
+from tfdoctor.facts.platform import detect_wsl
 from tfdoctor.versions import compare, minor, release
 
 def minor_string(version: str | None) -> str | None:
@@ -32,17 +32,6 @@ def tensorflow_distribution(facts: Facts) -> Mapping[str, Any] | None:
         return None
     real = [d for d in found if "tensorflow" in (d.get("top_level") or ())]
     return (real or found)[0]
-
-
-def cuda_tensorflow(facts: Facts, specifier: str, reason: str) -> tuple[Repair, ...]:
-    """The repairs that make `tensorflow[and-cuda]<specifier>` the installed TensorFlow: the install, and,
-    when another build provides `tensorflow` now (tensorflow-cpu, tf-nightly), that build uninstalled in
-    the same remediation, so two builds never share site-packages/tensorflow/."""
-    installed = canonical_name(str((tensorflow_distribution(facts) or {}).get("name") or "tensorflow"))
-    nightly = installed.startswith("tf-nightly")
-    build = "tf-nightly" if nightly else "tensorflow"  # a nightly's CUDA build is tf-nightly, not a release
-    switch = (Repair.uninstall(installed, reason=f"the CUDA build replaces it: {reason}"),) if installed != build else ()
-    return (*switch, Repair.install(f"{build}[and-cuda]{specifier}", reason=reason, pre=nightly))
 
 
 def tensorflow_version(facts: Facts) -> str | None:
@@ -173,7 +162,5 @@ def wsl_version(facts: Facts) -> int | None:
     wsl = section(facts, "os").get("wsl")
     if isinstance(wsl, Mapping):
         return wsl.get("version")
-    from tfdoctor.collect.system import detect_wsl
-
     found = detect_wsl(section(facts, "host").get("release"), section(facts, "os").get("proc_version"), {}, ())
     return (found or {}).get("version")
