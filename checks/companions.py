@@ -14,6 +14,7 @@ knows tensorflow-probability's import floors), narrowed by what the release chec
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
@@ -21,12 +22,13 @@ from typing import Any, Iterable, Mapping, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.facts import Facts, canonical_name, made_for, requires_dist, section, tensorflow_child
+from tfdoctor.facts import Facts, canonical_name, is_recorded, made_for, requires_dist, section, tensorflow_child
 from tfdoctor.facts import companions as companions_table
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
 from tfdoctor.facts import experiments as experiment_facts
 from tfdoctor.registry import check
+from tfdoctor.remedies import companion_reach
 from tfdoctor.remedies import experiments as experiment_remedies
 from tfdoctor.repairs import Repair
 
@@ -440,11 +442,29 @@ def _outcome(problems: list[Problem], notes: list[str], evidence: dict[str, Any]
     return Outcome(first.status, first.summary, tuple(details + notes), fix, evidence)
 
 
-@check("companions", "TensorFlow's companions import", needs=("distributions",),
-       uses=("tensorflow", "python", "environment", "experiments"), tags=("install",))
+def _with_reach(facts: Facts, problem: Problem) -> Problem:
+    """A failing companion's advice says where it can work at all (no wheel for this platform: none of its releases
+    can help; WSL2 on Windows), and, when no release made for the installed TensorFlow is known (or the report does
+    not say which TensorFlow that is), the TensorFlow its newest release is made for (issue 29, round 2)."""
+    distribution = distribution_of(facts, problem.module)[0]
+    nowhere = companion_reach.no_wheel_here(distribution, requires_dist.marker_environment(facts))
+    if nowhere:
+        return dataclasses.replace(problem, advice=nowhere, repairs=())
+    newest = companion_reach.newest_made_for(distribution) if not problem.repairs else None
+    if newest and newest not in problem.advice:
+        return dataclasses.replace(problem, advice=f"{problem.advice} ({newest}.)")
+    return problem
+
+
+@check("companions", "TensorFlow's companions import",
+       uses=("distributions", "tensorflow", "python", "environment", "experiments"), tags=("install",))
 def companions(facts: Facts) -> Outcome:
     tf = section(facts, "tensorflow")
-    if tf.get("status") == "not_installed" or made_for.installed_tensorflow(facts) is None:
+    # the child's own record that TensorFlow imported counts where the report lists no TensorFlow distribution
+    # (a saved report listing some distributions, or none): its companions' imports are judged all the same
+    if made_for.installed_tensorflow(facts) is None and not tf.get("imported") and not is_recorded(facts, "distributions"):
+        return Outcome.skip("not recorded: distributions", missing=["distributions"])
+    if tf.get("status") == "not_installed" or (made_for.installed_tensorflow(facts) is None and not tf.get("imported")):
         return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
     if not tf:
         return _static_outcome(facts, "not recorded: tensorflow")
@@ -470,6 +490,7 @@ def companions(facts: Facts) -> Outcome:
             problems.append(problem)
         elif entry.get("status") == "skipped" and entry.get("module") != crashed:
             notes.append(f"{entry['module']} not imported: {entry.get('reason') or 'skipped'}")
+    problems = [_with_reach(facts, p) for p in problems]
     flagged = {distribution_of(facts, p.module)[0] for p in problems}
     # what an import does not show: a library of Keras 2 layers installed under Keras 3 without tf-keras
     problems += [p for p in static_problems(facts, flagged) if "tf-keras" in p.summary]

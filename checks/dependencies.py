@@ -12,11 +12,12 @@ conflict. A dependent made for another TensorFlow is moved to its release made f
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor.facts import made_for, owners, requires_dist, section, tensorflow_child, tested_locks
+from tfdoctor.facts import made_for, owners, published_requires, requires_dist, section, tensorflow_child, tested_locks
 from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requires_dist import Unmet
 from tfdoctor.model import Outcome, Remediation
@@ -52,6 +53,13 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
     """Why this pin breaks TensorFlow even where the import was not tried or works; None when not known."""
     if keras_error and (item.name in KERAS_NAMES or item.requirer in KERAS_NAMES):
         return keras_error
+    if item.name == "keras" and requires_dist.is_tensorflow_build(item.requirer) and item.installed:
+        allowed = _keras_majors(item.specifier)
+        major = requires_dist.version_of(item.installed)
+        if allowed and major is not None and major.major not in allowed:
+            return (f"{item.requirer} {item.requirer_version} takes tf.keras from the keras package, made for Keras "
+                    f"{'/'.join(str(m) for m in sorted(allowed))}: Keras {major.major} is another API, so tf.keras "
+                    "breaks")
     if item.name == "numpy" and item.installed and tf_version:
         abi = tensorflow_pins.numpy_major_max(tf_version)
         major = requires_dist.version_of(item.installed)
@@ -59,6 +67,16 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
             return (f"TensorFlow {tf_version} is built for NumPy {abi['numpy_major_max']}.x: its extensions fail "
                     f"to import under NumPy {major.major}")
     return None
+
+
+def _keras_majors(specifier: str) -> set[int]:
+    """The Keras major versions a TensorFlow build's keras pin admits (keras<2.16,>=2.15.0: {2})."""
+    try:
+        spec = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return set()
+    return {major for major in range(1, 6) if any(spec.contains(f"{major}.{minor}.0", prereleases=True)
+                                                 for minor in range(0, 60))}
 
 
 def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, ...], bool]:
@@ -151,6 +169,18 @@ def _who(entries: list[Mapping[str, Any]]) -> str:
 @check("dependencies", "Declared dependencies (Requires-Dist)", needs=("python", "distributions"),
        uses=("tensorflow",), tags=("install",))
 def dependencies(facts: Facts) -> Outcome:
+    # a saved report without Requires-Dist: TensorFlow's declared pins from its release's published metadata
+    facts, published = published_requires.with_published(facts)
+    outcome = _judge(facts)
+    if not published:
+        return outcome
+    return replace(outcome, details=(*outcome.details, "Requires-Dist of " + ", ".join(
+        p.describe() for p in published) + " read from the release's published metadata, as this report did not "
+        "record the environment's own: the pins of the packages whose versions break TensorFlow"),
+        evidence={**outcome.evidence, "published_requires": [p.describe() for p in published]})
+
+
+def _judge(facts: Facts) -> Outcome:
     declaring = requires_dist.requirers(facts)
     if not declaring:
         if requires_dist.family_recorded(facts):

@@ -9,6 +9,7 @@ signatures (harmless noise left out) to say why.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any, Mapping
 
@@ -125,6 +126,28 @@ def _and_cuda_missing(facts: Facts) -> tuple[Repair, ...]:
                                                     if trap else ""))
 
 
+# TensorFlow's loader says which library it could not open: "Could not load dynamic library 'libcublas.so.12'"
+# (dso_loader), and dlerror's "libX.so.N: cannot open shared object file"
+_UNLOADED = (re.compile(r"Could not load dynamic library '([^']+)'"),
+             re.compile(r"dlerror: ([\w.+-]+\.so[\w.]*): cannot open shared object file"))
+
+
+def unloaded_libraries(tf: Mapping[str, Any]) -> list[str]:
+    """The shared libraries TensorFlow's log says it could not load, in order, once each."""
+    text = f"{tf.get('stderr_head') or ''}\n{tf.get('stderr_tail') or ''}"
+    return list(dict.fromkeys(m.group(1) for pattern in _UNLOADED for m in pattern.finditer(text)))
+
+
+def _naming_unloaded(fix: Remediation, tf: Mapping[str, Any]) -> Remediation:
+    """The advice names what the log says is missing, so the user knows which library (and whose package) to
+    look for whatever the installer (issue 29 round 2: a conda-forge build missing libcublas.so.12)."""
+    libraries = unloaded_libraries(tf)
+    if not libraries:
+        return fix
+    return replace(fix, advice=f"{fix.advice} TensorFlow's log names what it could not load: "
+                               f"{', '.join(libraries)}.".strip())
+
+
 def _plugin_fix(facts: Facts, expectation: Mapping[str, Any]) -> Remediation | None:
     if expectation.get("kind") != "metal":
         return None
@@ -152,8 +175,11 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
                 repairs=(Repair.unset_env("CUDA_VISIBLE_DEVICES",
                                           reason=f"CUDA_VISIBLE_DEVICES={hidden['value']!r} hides every GPU"),)),
                 **evidence)
-        build = tf.get("build_info") or {}
-        if build and build.get("is_cuda_build") is False:
+        from tfdoctor.facts.tensorflow_build import is_cuda_build
+
+        # build_info when the child recorded it, else what the platform's wheels are (issue 29 round 2: a saved
+        # report of native Windows >= 2.11, CPU-only, beside an NVIDIA GPU)
+        if is_cuda_build(facts) is False:
             where = ("TensorFlow 2.11 and later have no GPU support on native Windows; the platform-support "
                      "check gives the way to the GPU (WSL2)." if host_system(facts) == "Windows" else
                      "The cuda-build check names the build to install for this platform.")
@@ -169,12 +195,14 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
         fix = remediation_for(primary, facts)
         if and_cuda and not fix.repairs:
             fix = replace(fix, advice=f"{fix.advice} {AND_CUDA_ADVICE}".strip(), repairs=and_cuda)
+        fix = _naming_unloaded(fix, tf)
         return Outcome.fail(f"{base}: {primary.signature.summary}", *lines, fix=fix,
                             signature=primary.signature.id, diagnosis=primary.signature.diagnosis, **evidence)
     if and_cuda:
         details = [f"stderr: {line}" for line in tensorflow_child.stderr_excerpt(tf)]
         return Outcome.fail(f"{base}: this CUDA build has none of its pip CUDA libraries (the [and-cuda] extra)",
-                            *details, fix=Remediation(AND_CUDA_ADVICE, (), PIP_GUIDE, and_cuda), **evidence)
+                            *details, fix=_naming_unloaded(Remediation(AND_CUDA_ADVICE, (), PIP_GUIDE, and_cuda), tf),
+                            **evidence)
     details = [f"stderr: {line}" for line in tensorflow_child.stderr_excerpt(tf)]
     if expectation["kind"] == "metal":
         plugins = tf.get("plugins") or []

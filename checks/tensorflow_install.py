@@ -11,7 +11,7 @@ an old release declares no bound for): the dependencies check judges the declare
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Mapping, Optional
 
 from tfdoctor.facts import (
     PLATFORM_NAMES, apple_silicon, host_system, requires_dist, section, tensorflow_distributions,
@@ -187,6 +187,15 @@ def _check_pins(facts: Facts, findings: Findings, tf: str, real_name: str) -> No
         findings.note(f"keras {keras}" + (f", tf-keras {tf_keras}" if tf_keras else ""))
 
 
+def _partial_list_of_a_working_tensorflow(facts: Facts) -> bool:
+    """A report whose distributions are a partial list (hand-written, trimmed: no distribution count) and whose
+    TensorFlow child imported, or did not run: what it leaves out proves nothing about what is installed."""
+    if requires_dist.complete_record(facts):
+        return False
+    child = facts.get("tensorflow")
+    return not isinstance(child, Mapping) or bool(child.get("imported"))
+
+
 @check("tensorflow-install", "TensorFlow distributions", needs=('python', 'distributions'), platforms=())
 def tensorflow_install(facts: Facts) -> Outcome:
     installer = installer_for(facts)
@@ -246,7 +255,12 @@ def tensorflow_install(facts: Facts) -> Outcome:
         partners = by_name.get(target or "", [])
         if not target:
             continue
-        if not partners:
+        if not partners and _partial_list_of_a_working_tensorflow(facts):
+            # a saved or hand-written report lists what its author chose: a target it leaves out while TensorFlow
+            # imports (or the import was not tried) is not shown missing (issue 29 round 2: Windows 2.18's shim)
+            findings.note(f"{shim.name} {shim.version} is the shim for {target}, which this report does not list "
+                          "(a partial list: not judged missing)")
+        elif not partners:
             findings.fail(f"{shim.name} {shim.version} is only a shim for {target}, which is not installed",
                           f"The {shim.name} wheel here has no tensorflow/ files; it depends on {target}=={shim.version}.",
                           fix=Remediation(f"Install {target} at the same version.", url=INSTALL_URL, repairs=(

@@ -18,9 +18,15 @@ def fixture_paths() -> list[Path]:
     return sorted(path for path in FIXTURES.glob("*/*.json") if path.parent != FRESH)
 
 
-def fresh_fixture_paths(aside: bool = False) -> list[Path]:
-    """The fresh cases (fixtures/fresh/*.json), or the held-out ones (fixtures/fresh/aside/*.json)."""
-    return sorted((FRESH / "aside" if aside else FRESH).glob("*.json"))
+# The held-out sets of fresh cases, one per round (each set's ASIDE.md says how it was drawn); only the lead scores them.
+HELD_OUT_SETS = ("aside", "aside2")
+
+
+def fresh_fixture_paths(held_out: str | None = None) -> list[Path]:
+    """The seen fresh cases (fixtures/fresh/*.json), or one held-out set (fixtures/fresh/<held_out>/*.json)."""
+    if held_out is not None and held_out not in HELD_OUT_SETS:
+        raise ValueError(f"no held-out set {held_out!r}: {HELD_OUT_SETS}")
+    return sorted((FRESH / held_out if held_out else FRESH).glob("*.json"))
 
 
 def load_fixture(path: Path) -> dict[str, Any]:

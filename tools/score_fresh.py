@@ -1,6 +1,7 @@
-"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside] [--verbose]
+"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--set DIR] [--verbose]
 
-Each fixture in fixtures/fresh/ (with --aside: fixtures/fresh/aside/, the held-out cases) is diagnosed the way
+Each fixture in fixtures/fresh/ (with --aside or --aside2: a held-out set, fixtures/fresh/aside*/, which only the lead
+scores; with --set DIR: the cases in any folder) is diagnosed the way
 `tfdoctor explain FILE` does it (read as a saved report, today's checks, one plan). A case is right when every
 check its `expected` block names reached that status, and every `expected_hints` substring appears in that
 check's remediation (advice, commands, URL) or in the plan steps that carry out its repairs. The expectations
@@ -63,11 +64,34 @@ def score(path: Path) -> tuple[bool, list[str]]:
     return not problems, problems
 
 
+def verdicts(path: Path) -> list[str]:
+    """--verbose: what the doctor said on each check the case names, and the plan's commands."""
+    fixture = load_fixture(path)
+    try:
+        document = diagnose(path)
+    except Exception as exc:
+        return [f"doctor raised {type(exc).__name__}: {exc}"]
+    got = {r["id"]: r for r in document["results"]}
+    lines = [f"{check_id}: {(got.get(check_id) or {}).get('status', 'missing')} - "
+             f"{(got.get(check_id) or {}).get('summary', '')[:140]}" for check_id in fixture["expected"]]
+    lines += [f"plan: {step.get('command')}" for step in (document.get("plan") or {}).get("steps") or ()]
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--aside", action="store_true", help="score the held-out cases in fixtures/fresh/aside/")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--aside", action="store_const", const="aside", dest="held_out",
+                        help="score round 1's held-out cases in fixtures/fresh/aside/ (the lead's)")
+    chosen.add_argument("--aside2", action="store_const", const="aside2", dest="held_out",
+                        help="score round 2's held-out cases in fixtures/fresh/aside2/ (the lead's)")
+    chosen.add_argument("--set", type=Path, metavar="DIR", help="score the cases in DIR/*.json")
+    parser.add_argument("--verbose", action="store_true", help="also print every named check's verdict and the plan")
     args = parser.parse_args(argv)
-    paths = fresh_fixture_paths(aside=args.aside)
+    if args.set is not None:
+        paths, label = sorted(args.set.glob("*.json")), str(args.set)
+    else:
+        paths, label = fresh_fixture_paths(args.held_out), args.held_out or "seen"
     right = 0
     for path in paths:
         ok, problems = score(path)
@@ -76,7 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'right' if ok else 'WRONG'}  [{kind}] {path.stem}")
         for problem in problems:
             print(f"         {problem}")
-    print(f"total: {right}/{len(paths)} right ({'aside' if args.aside else 'seen'} set)")
+        if args.verbose:
+            for line in verdicts(path):
+                print(f"           | {line}")
+    print(f"total: {right}/{len(paths)} right ({label} set)")
     return 0
 
 

@@ -311,3 +311,35 @@ def test_decision_forests_checks_its_exact_tensorflow_at_import_read_from_its_wh
     assert "tensorflow_decision_forests/__init__.py:57" in " ".join(outcome.details)
     assert accepts_at_import("tensorflow-decision-forests", "1.12.0", "2.19.0") is True
     assert accepts_at_import("tensorflow-decision-forests", "1.12.0", "2.19.1") is False
+
+
+# --- issue 29, round 2: the child's record counts without a listed TensorFlow; where a companion can work ---
+
+def test_a_companion_with_no_wheel_for_this_platform_is_told_where_it_works():
+    # fixtures/fresh/windows-python-3.10-decision-forests-inference-so (tensorflow#72106): TF-DF on Windows, a
+    # report whose list does not name tensorflow-intel; no TF-DF release has a Windows wheel: WSL2, no install step
+    from tests.fixtures_support import FRESH, load_fixture
+
+    facts = load_fixture(FRESH / "windows-python-3.10-decision-forests-inference-so.json")["facts"]
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL, outcome.summary
+    assert "No release of tensorflow-decision-forests has a wheel for windows-x86_64" in outcome.remediation.advice
+    assert "WSL2" in outcome.remediation.advice and outcome.remediation.repairs == ()
+
+
+def test_the_childs_record_is_judged_when_the_report_lists_no_distributions():
+    # fixtures/fresh/tensorflow-io-plugins-undefined-tsl-mutex-python-3.12 (argonne-lcf/dlio_benchmark#305)
+    warning = ("unable to load libtensorflow_io_plugins.so: unable to open file: libtensorflow_io_plugins.so, from "
+               "paths: ['/usr/local/lib/python3.12/site-packages/tensorflow_io/python/ops/libtensorflow_io_plugins.so']"
+               "\ncaused by: ['/usr/local/lib/python3.12/site-packages/tensorflow_io/python/ops/"
+               "libtensorflow_io_plugins.so: undefined symbol: _ZN3tsl5mutex6unlockEv']")
+    io = entry("tensorflow_io", "ok", warnings=[{"category": "UserWarning", "message": warning}])
+    facts = {"host": {"system": "Linux"}, "python": {"version": "3.12"},
+             "tensorflow": {"status": "ok", "imported": True, "version": None, "companions": [io]}}
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL
+    assert "tensorflow-io was built for another TensorFlow" in outcome.summary
+    # which TensorFlow the report does not say: the advice names the one tensorflow-io's newest release is made for
+    assert "tensorflow-io 0.37.1, its newest release, is made for TensorFlow <2.17.0,>=2.16.0" in outcome.remediation.advice
+    # no child and no list: nothing to judge, and no claim that TensorFlow is missing
+    assert companions.run({"host": {"system": "Linux"}}).summary == "not recorded: distributions"

@@ -295,10 +295,15 @@ def test_uv_and_conda_environments_get_their_installer():
 
 
 def test_skips_without_recorded_requires_or_without_tensorflow():
-    facts = tensorflow_environment()
+    facts = tensorflow_environment(tf_version="2.99.0")  # a release the published table does not hold
     for entry in facts["distributions"]:
         entry.pop("requires", None)
     assert run(facts).status is Status.SKIP
+    known = tensorflow_environment()  # 2.21.0: its published pins stand in for the unrecorded ones
+    for entry in known["distributions"]:
+        entry.pop("requires", None)
+    assert run(known).status is not Status.SKIP
+    assert run(known).evidence["published_requires"]
     assert run({"python": {"version": "3.11.7"}, "distributions": [{"name": "rich", "version": "13.0"}]}).status \
         is Status.SKIP
 
@@ -379,7 +384,9 @@ def test_tensorflow_install_keeps_its_curated_pins_where_requires_dist_is_not_re
     results = {r.check_id: r for r in run_checks([install, CHECK], facts)}
     assert results["tensorflow-install"].status is Status.FAIL
     assert "NumPy 2.0.1" in results["tensorflow-install"].summary
-    assert results["dependencies"].status is Status.SKIP
+    # and dependencies reads 2.16.1's published numpy<2.0.0: the two agree (it used to skip, issue 29 round 2)
+    assert results["dependencies"].status is Status.FAIL
+    assert "numpy 2.0.1 is outside tensorflow 2.16.1's numpy<2.0.0" in results["dependencies"].summary
 
 
 def test_tensorflow_install_keeps_the_numpy_abi_rule_where_an_old_pin_has_no_upper_bound():
@@ -486,3 +493,64 @@ def test_a_shim_without_its_real_build_gets_that_build_and_no_second_one():
     plan = plan_of(facts, results)
     assert [step.command for step in plan.steps] == [f"{ENV_PYTHON} -m pip install 'tensorflow-intel==2.15.0'"]  # PowerShell: literal single quotes
     assert not plan.conflicts and plan.moves_tensorflow is None
+
+
+# --- issue 29, round 2: a saved report without Requires-Dist is judged on the release's published pins ---
+
+def _saved_report(*distributions, system="Linux", machine="x86_64", python="3.12"):
+    """A hand-written report: distributions without Requires-Dist, no distribution_count (a partial list)."""
+    return {"host": {"system": system, "machine": machine}, "python": {"machine": machine, "version": python},
+            "distributions": [{"name": n, "version": v} for n, v in distributions]}
+
+
+def test_saved_report_without_requires_dist_is_judged_on_the_published_pins():
+    # fixtures/fresh/log-noise-tensorflow-2.20-protobuf-gencode-one-major-older: 2.20 accepts protobuf 6
+    result = run(_saved_report(("tensorflow", "2.20.0"), ("protobuf", "6.31.1")))
+    assert result.status is Status.PASS, result.summary
+    assert any("published metadata" in d for d in result.details)
+    assert "tensorflow 2.20.0 (linux-x86_64 wheel metadata, https://pypi.org/project/tensorflow/2.20.0/#files)" \
+        in result.evidence["published_requires"]
+
+
+def test_a_published_pin_a_saved_report_violates_is_flagged_with_its_repair():
+    result = run(_saved_report(("tensorflow", "2.18.0"), ("numpy", "2.1.3")))
+    assert result.status is Status.WARN  # the import was not tried: what the check says of any unmet pin then
+    assert "numpy 2.1.3 is outside tensorflow 2.18.0's numpy<2.1.0,>=1.26.0" in result.summary
+    assert any("numpy<2.1.0,>=1.26.0" in " ".join(r.packages) for r in result.remediation.repairs)
+
+
+def test_the_environments_own_requires_dist_wins_and_unknown_releases_are_not_guessed():
+    own = _saved_report(("tensorflow", "2.18.0"), ("numpy", "2.1.3"))
+    own["distributions"][0]["requires"] = ["numpy>=1.26.0"]
+    assert run(own).status is Status.PASS
+    assert "published_requires" not in run(own).evidence
+    # no platform, or a release the table does not hold: nothing is filled, the check skips as before
+    assert run({"distributions": [{"name": "tensorflow", "version": "2.18.0"}]}).status is Status.SKIP
+    assert run(_saved_report(("tensorflow", "9.9.0"))).status is Status.SKIP
+
+
+def test_a_windows_shim_is_judged_on_its_own_published_line_only():
+    # fixtures/fresh/windows-tensorflow-io-gcs-filesystem-0.31-is-fine: the shim's Requires-Dist is
+    # tensorflow-intel==2.18.0, which a partial list may leave out: nothing unmet, nothing invented
+    result = run(_saved_report(("tensorflow", "2.18.0"), ("tensorflow-io-gcs-filesystem", "0.31.0"),
+                               system="Windows", machine="AMD64", python="3.10.0"))
+    assert result.status is Status.PASS, result.summary
+
+
+@pytest.mark.parametrize("tf, pin, keras", [
+    ("2.15.0.post1", "keras<2.16,>=2.15.0", "3.0.3"),  # tensorflow#62825: keras-nlp pulled Keras 3 beside 2.15
+    ("2.16.1", "keras>=3.0.0", "2.15.0"),              # the other way: Keras 2 under a Keras 3 TensorFlow
+])
+def test_a_keras_of_another_major_than_tensorflow_declares_is_known_to_break_tf_keras(tf, pin, keras):
+    facts = _saved_report(("tensorflow", tf), ("keras", keras))
+    facts["distributions"][0]["requires"] = [pin]
+    result = run(facts)  # the import was not tried: an ordinary unmet pin would only warn
+    assert result.status is Status.FAIL, result.summary
+    assert any("another API, so tf.keras breaks" in d for d in result.details)
+    assert any(pin in " ".join(r.packages) for r in result.remediation.repairs)
+
+
+def test_a_keras_inside_its_major_but_outside_the_pin_still_only_warns_untried():
+    facts = _saved_report(("tensorflow", "2.15.0"), ("keras", "2.14.0"))
+    facts["distributions"][0]["requires"] = ["keras<2.16,>=2.15.0"]
+    assert run(facts).status is Status.WARN

@@ -175,3 +175,33 @@ def test_the_and_cuda_step_only_where_it_repairs(change, wanted):
     result = check_result("gpu-visible", facts)
     packages = [r.packages for r in (result.remediation.repairs if result.remediation else ()) if r.action.value == "install"]
     assert packages == ([(wanted,)] if wanted else [])
+
+
+def test_the_advice_names_the_libraries_tensorflows_log_could_not_load():
+    # fixtures/fresh/conda-forge-tensorflow-gpu-2.17-libcublas-missing (conda-forge/tensorflow-feedstock#410): the
+    # GPU is found, libcublas.so.12 is not; whatever the installer, the user is told which library is missing
+    from tests.fixtures_support import FRESH, load_fixture
+
+    facts = load_fixture(FRESH / "conda-forge-tensorflow-gpu-2.17-libcublas-missing.json")["facts"]
+    result = check_result(gpu_visible, facts)
+    assert result.status is Status.FAIL
+    assert "TensorFlow's log names what it could not load: libcublas.so.12." in result.remediation.advice
+    # dlerror's own wording names the library too, once (the line as NVIDIA/tensorflow#110 shows it)
+    facts["tensorflow"]["stderr_tail"] += (
+        "2024-06-19 16:06:44.996032: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load "
+        "dynamic library 'libcusolver.so.11'; dlerror: libnvJitLink.so.12: cannot open shared object file: No such "
+        "file or directory\n")
+    advice = check_result(gpu_visible, facts).remediation.advice
+    assert advice.count("libcublas.so.12") == 1
+    assert "libcublas.so.12, libcusolver.so.11, libnvJitLink.so.12." in advice
+
+
+def test_native_windows_after_2_10_beside_an_nvidia_gpu_is_a_cpu_only_build_even_without_build_info():
+    # the platform's wheels say it (native Windows has no CUDA build after 2.10): a saved report without the
+    # child's build_info gets the same verdict and the way to the GPU (WSL2), not "its log names no reason"
+    facts = fixture_facts("other/windows-tensorflow-2.11-nvidia-gpu.json")
+    facts["tensorflow"] = {"status": "ok", "imported": True, "version": "2.11.0", "devices": [CPU], "stderr_tail": ""}
+    result = check_result(gpu_visible, facts)
+    assert result.status is Status.FAIL
+    assert result.summary.endswith("this TensorFlow is a CPU-only build")
+    assert "WSL2" in result.remediation.advice

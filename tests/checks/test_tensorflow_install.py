@@ -70,6 +70,7 @@ def test_dev_venv_passes():
 def test_shim_without_its_real_package_fails():
     facts = mac()
     facts["distributions"] = [site_distribution("tensorflow", "2.15.0")]
+    facts["python"]["distribution_count"] = 1  # the collector's complete list: what it lacks is not installed
     result = check_result(tensorflow_install, facts)
     assert result.status is Status.FAIL and "only a shim for tensorflow-macos" in result.summary
     assert planned(result, facts) == [f"{MAC_VENV}/bin/python -m pip install 'tensorflow-macos==2.15.0'"]
@@ -101,7 +102,26 @@ def test_a_shim_is_recognised_from_its_requires_when_the_table_has_no_row():
     facts = linux()
     facts["distributions"] = [site_distribution("tensorflow", "2.99.0", top_level=[],
                                    requires=['tensorflow-intel ==2.99.0 ; platform_system == "Windows"'])]
+    facts["python"]["distribution_count"] = 1
     assert "only a shim for tensorflow-intel" in check_result(tensorflow_install, facts).summary
+
+
+def test_a_partial_list_without_the_shims_target_is_not_proof_it_is_missing():
+    # fixtures/fresh/windows-tensorflow-io-gcs-filesystem-0.31-is-fine (79581): a thread's report lists tensorflow
+    # 2.18.0 (on Windows a shim for tensorflow-intel) but not tensorflow-intel; the thread shows it works
+    facts = {"host": {"system": "Windows", "machine": "AMD64"}, "python": {"machine": "AMD64", "version": "3.10.0"},
+             "distributions": [{"name": "tensorflow", "version": "2.18.0"},
+                               {"name": "tensorflow-io-gcs-filesystem", "version": "0.31.0"}]}
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.PASS, result.summary
+    assert any("does not list" in d for d in result.details)
+    # the same list when TensorFlow's import failed: the missing real build is the explanation
+    facts["tensorflow"] = {"status": "import_error", "imported": False}
+    assert "only a shim for tensorflow-intel" in check_result(tensorflow_install, facts).summary
+    # and the collector's complete list
+    del facts["tensorflow"]
+    facts["python"]["distribution_count"] = 2
+    assert check_result(tensorflow_install, facts).status is Status.FAIL
 
 
 def test_one_name_twice_at_two_versions_fails():

@@ -1,4 +1,4 @@
-"""The fresh cases of issue 29 (fixtures/fresh/, and the held-out ones in fixtures/fresh/aside/) are
+"""The fresh cases of issue 29 (fixtures/fresh/, and the held-out ones in fixtures/fresh/aside*/) are
 well-formed: a public thread as source, an expected block naming real checks and statuses, hints only for
 checks it names, and facts in the report schema's shape. Only their form is checked here: diagnosing them is
 tools/score_fresh.py's job (the held-out ones are scored by the lead alone)."""
@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 import jsonschema
 import pytest
 
-from tests.fixtures_support import FIXTURES, fixture_paths, fresh_fixture_paths, load_fixture
+from tests.fixtures_support import FIXTURES, HELD_OUT_SETS, fixture_paths, fresh_fixture_paths, load_fixture
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.schema import report_schema
@@ -18,12 +18,27 @@ from tfdoctor.schema import report_schema
 SCHEMA = report_schema()
 FACTS_VALIDATOR = jsonschema.Draft202012Validator({"$defs": SCHEMA["$defs"], "$ref": "#/$defs/facts"})
 CHECK_IDS = {c.id for c in all_checks()}
-PATHS = fresh_fixture_paths() + fresh_fixture_paths(aside=True)
+PATHS = fresh_fixture_paths() + [path for held_out in HELD_OUT_SETS for path in fresh_fixture_paths(held_out)]
 
 
-def test_forty_cases_ten_of_them_held_out():
-    assert len(fresh_fixture_paths()) == 30
-    assert len(fresh_fixture_paths(aside=True)) == 10
+def test_two_rounds_of_cases_ten_held_out_from_each():
+    # round 1: 40 cases, 10 held out in aside/; round 2: 20 cases, 10 held out in aside2/
+    assert len(fresh_fixture_paths()) == 30 + 10
+    assert len(fresh_fixture_paths("aside")) == 10
+    assert len(fresh_fixture_paths("aside2")) == 10
+    names = [path.name for path in PATHS]
+    assert len(names) == len(set(names)), "a case is in one set only"
+
+
+def test_each_held_out_set_says_how_it_was_drawn():
+    # round 1's method sits beside the seen cases (fixtures/fresh/ASIDE.md), later rounds' in their own folder
+    method_files = {"aside": FIXTURES / "fresh" / "ASIDE.md", "aside2": FIXTURES / "fresh" / "aside2" / "ASIDE.md"}
+    assert set(method_files) == set(HELD_OUT_SETS)
+    for held_out, method_file in method_files.items():
+        text = method_file.read_text(encoding="utf-8")
+        assert "random.Random(" in text
+        for path in fresh_fixture_paths(held_out):
+            assert path.name in text, f"{held_out}/{path.name} is not listed in its ASIDE.md"
 
 
 def test_the_fixture_tests_and_the_snapshot_leave_the_fresh_cases_out():

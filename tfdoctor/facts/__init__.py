@@ -39,6 +39,7 @@ tfdoctor/remedies/ (tests/project/test_import_floors.py holds the floors).
   import_causes                 which installed distribution an import error names; what explains it
   integrity                     installed files against their RECORD; installers that overwrote each other
   requires_dist                 Requires-Dist parsed, markers evaluated for the target interpreter
+  published_requires            Requires-Dist a report did not record, from the release's published metadata
   releases                      the generated release table (knowledge/releases.toml)
   made_for                      the companion release made for the installed TensorFlow
   shadowing                     copies from outside the installation that `import` finds first
