@@ -20,10 +20,10 @@ from tfdoctor.facts import host_system, is_recorded, section, tensorflow_child, 
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
+from tfdoctor.remedies.arm64 import APPLE_PLUGIN_URL
 from tfdoctor.remedies.cuda import cuda_tensorflow
 from tfdoctor.repairs import Repair
 
-APPLE_PLUGIN_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
 PIP_GUIDE = "https://www.tensorflow.org/install/pip"
 GPU_WORDS = {"any": "a GPU", "metal": "a Metal GPU (tensorflow-metal)", "cuda": "an NVIDIA GPU with CUDA"}
 

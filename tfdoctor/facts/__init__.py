@@ -45,6 +45,12 @@ tfdoctor/remedies/ (tests/project/test_import_floors.py holds the floors).
   shadowing                     copies from outside the installation that `import` finds first
   companions                    which TensorFlow each release of tf-keras, tensorflow-text... declares
                                 (knowledge/companions.toml); the release made for an installed TensorFlow
+  build_names                   the names TensorFlow's builds are published under (one list for everyone)
+  experiments                   what the experiment child proved or tried (its section of the facts)
+  owners                        which installed distribution owns a file (RECORD): a traceback's suspects
+  record_less                   distributions installed without a RECORD, which pip cannot uninstall
+  tested_locks                  what TensorFlow's own CI tested (knowledge/tested_locks.toml, when generated)
+  windows_paths                 Windows paths past the long-path limit
 """
 
 from __future__ import annotations
