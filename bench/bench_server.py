@@ -141,7 +141,7 @@ def load(db: str, reports: list[dict], environments: int, per_environment: int, 
             broken = next(e["id"] for e in fleet if e["status"] == "fail")
             for name, path in (("GET / (fleet page)", "/"), ("GET /?label=team=3", "/?label=team%3Dteam-3"),
                                ("GET /api/v1/environments", "/api/v1/environments"),
-                               (f"GET /environments/{{id}}", f"/environments/{broken}"), ("GET /metrics", "/metrics")):
+                               ("GET /environments/{id}", f"/environments/{broken}"), ("GET /metrics", "/metrics")):
                 times = []
                 cpu_before = cpu_seconds(server.pid)
                 for _ in range(50):

@@ -35,7 +35,7 @@ from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import Facts, host_system
+from tfdoctor.facts import Facts
 from tfdoctor.model import CheckResult, Status
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import POSIX, Spelling, argv, command, spelling_for

@@ -4,7 +4,6 @@ there), `--python ""`, `explain --help`, completion of check ids. Terminals are 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import pty
 import re

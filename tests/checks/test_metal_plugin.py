@@ -247,7 +247,7 @@ def test_an_early_plugin_in_stock_tensorflow_fails_and_swaps_the_build(row):
         f"{PYTHON} -m pip uninstall -y tensorflow",
         f"{PYTHON} -m pip install 'tensorflow-macos=={row['apple_tf']}.*'"]
     assert not plan.conflicts and plan.moves_tensorflow.source == f"tensorflow=={tf}"
-    assert f"built for tensorflow-macos, not for the stock tensorflow wheel" in plan.moves_tensorflow.why
+    assert "built for tensorflow-macos, not for the stock tensorflow wheel" in plan.moves_tensorflow.why
     apple = run_check(metal_plugin, metal_mac(python, [("tensorflow-macos", tf), ("tensorflow-metal", metal)]))
     assert apple.status is not Status.FAIL, apple.summary
 

@@ -63,7 +63,7 @@ def test_failing_frames_and_the_modules_messages_name_map_to_their_distributions
     found = owners.error_owners(_closure_environment(), KERAS_ERROR)
     assert [(o.name, o.how) for o in found] == [("tensorflow-cpu", "frame"), ("keras", "frame"), ("optree", "message")]
     text_only = {"message": "x", "traceback": [f'  File "{ENV_SITE}/keras/src/tree/tree_api.py", line 17, in <module>',
-                                              f'  File "/usr/lib/python3.11/typing.py", line 3, in <module>']}
+                                              '  File "/usr/lib/python3.11/typing.py", line 3, in <module>']}
     assert [o.name for o in owners.error_owners(_closure_environment(), text_only)] == ["keras"]
 
 

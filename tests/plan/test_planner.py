@@ -11,7 +11,7 @@ import shlex
 import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
-from tests.plan_support import argvs, as_result, plan_of, results_of
+from tests.plan_support import argvs, plan_of, results_of
 from tests.builders import (ENV_PYTHON, IMPORTED, MISSING_LIB, TF_221_WHEEL, integrity_facts,
                             tensorflow_environment, verified_distribution)
 from tfdoctor.model import CheckResult, Remediation, Status

@@ -65,7 +65,7 @@ def _without_surrogates(value: Any) -> Any:
 def parse_label(text: str) -> tuple[str, str]:
     key, equals, value = text.partition("=")
     if not equals or not LABEL_KEY.match(key) or not LABEL_VALUE.match(value):
-        raise BadPost(f"a label is key=value (key: letters, digits, _.-; value: up to 128 printable characters)")
+        raise BadPost("a label is key=value (key: letters, digits, _.-; value: up to 128 printable characters)")
     return key, value
 
 
