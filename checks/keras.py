@@ -147,7 +147,7 @@ def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_v
         evidence["cause"] = "tf-keras"
         return Outcome.fail(f"{short}: {summary}", *details, fix=fix, **evidence)
     stderr = tf.get("stderr_tail") or ""
-    cause = import_causes.explain(facts, error, stderr if not error else "")
+    cause = import_causes.import_error_cause(facts, error, stderr if not error else "")
     if cause:
         evidence.update(explained_by=cause.check, cause=list(cause.distributions))
         details = [f"cause ({cause.check}): {line}" for line in cause.details] + details

@@ -75,7 +75,7 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     # The environment's own declarations (RECORD, Requires-Dist) explain an error that names one of their
     # distributions better than any table: their repair fixes every broken pin together, not one.
     stderr = "\n".join(part for part in (tf.get("stderr_head"), tf.get("stderr_tail")) if part)
-    cause = import_causes.explain(facts, tf.get("exception"), stderr, broad=not matches and not tf.get("timed_out"))
+    cause = import_causes.import_error_cause(facts, tf.get("exception"), stderr, broad=not matches and not tf.get("timed_out"))
     if cause:
         evidence.update(explained_by=cause.check, cause=list(cause.distributions))
         details = [f"cause ({cause.check}): {line}" for line in cause.details] + details

@@ -31,7 +31,7 @@ class Cause:
     named: bool  # the error itself names them (False: the environment has a problem the error does not name)
 
 
-def explain(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = "",
+def import_error_cause(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = "",
             broad: bool = True) -> Optional[Cause]:
     """The finding of another check that explains this error, with one repair that fixes all of it.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.facts import Facts, canonical_name, integrity, tensorflow_distributions
 from tfdoctor.facts import requires_dist as reqs
 from tfdoctor.facts.integrity import FileProblem
@@ -29,7 +30,7 @@ def reinstall_fix(facts: Facts, found: list[FileProblem]) -> Optional[Remediatio
     # What conda installed, conda reinstalls: pip would lay its files over conda's package and leave
     # conda's record of it wrong. The rest goes through the environment's own installer.
     by_conda, others = integrity.by_installer(facts, requirements)
-    repairs = [Repair.reinstall(*by_conda, reason=_damage(damaged, by_conda), manager="conda",
+    repairs = [Repair.reinstall(*by_conda, reason=_damage(damaged, by_conda), manager=InstallerKind.CONDA.value,
                                 prefix=integrity.conda_prefix(facts))] if by_conda else []
     if others:
         repairs.append(Repair.reinstall(*others, reason=_damage(damaged, others)))
