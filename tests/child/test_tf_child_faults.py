@@ -140,3 +140,18 @@ def test_python_that_is_not_python_exits_2_with_one_line(tmp_path, make):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tfdoctor: error:"), run.stderr
     assert "not a Python interpreter" in lines[0]
+
+
+def test_temporary_files_the_child_leaves_do_not_reach_the_users_temporary_directory(tmp_path):
+    """AutoGraph writes a source file per converted function into the temporary directory and removes it
+    at exit, which the child (leaving by os._exit) never reaches: the child's temporary directory is the
+    run's scratch directory, removed with it."""
+    users_temp = tmp_path / "users-temp"
+    users_temp.mkdir()
+    body = ("import tempfile\n"
+            "with tempfile.NamedTemporaryFile('w', suffix='-autograph-like.py', delete=False) as left:\n"
+            "    left.write('def converted(): pass\\n')\n"
+            + (fakes.HERE / "functional_tensorflow.py").read_text(encoding="utf-8"))
+    run = fakes.run_doctor(fakes.install(tmp_path / "fake", body), *MINE, extra_env={"TMPDIR": str(users_temp)})
+    assert run.tensorflow["imported"] is True, run.stderr[-2000:]
+    assert sorted(p.name for p in users_temp.iterdir()) == []

@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from tfdoctor.child import source
 from tfdoctor.collect.commands import CHILDREN
-from tfdoctor.collect.tensorflow import read_result, run_child, signal_name
+from tfdoctor.collect.tensorflow import read_result, run_child, signal_name, with_private_temp
 
 DEFAULT_BUDGET_S = 30.0
 MIN_TRIAL_S = 2.0  # less than this left: the trial could not even import TensorFlow, so none is started
@@ -191,7 +191,8 @@ class Trials:
         if left < MIN_TRIAL_S:
             self.out_of_time = True
             return None
-        env = {k: v for k, v in self.environ.items() if not any(k in c.unset for c in changes)}
+        env = with_private_temp({k: v for k, v in self.environ.items() if not any(k in c.unset for c in changes)},
+                                self.scratch)
         for change in changes:
             env.update(change.set)
             if change.keras_home_empty:

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Mapping
+from typing import IO, Any, Callable, Mapping, Optional
 
 from tfdoctor.child import source
 from tfdoctor.collect.commands import CHILDREN
@@ -300,8 +300,21 @@ def tensorflow_facts(result: Mapping[str, Any] | None, fate: ChildFate, timeout:
     }
 
 
-def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
+TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")  # what Python's tempfile reads, on POSIX and on Windows
+
+
+def with_private_temp(environ: Mapping[str, str], scratch: str) -> dict[str, str]:
+    """The child's temporary files go into the run's scratch directory, removed with it. AutoGraph
+    writes a source file per converted function into the temporary directory and deletes it at exit,
+    which a child leaving by os._exit (or killed) never reaches: they would pile up in the user's /tmp."""
     env = dict(environ)
+    for name in TEMP_VARIABLES:
+        env[name] = scratch
+    return env
+
+
+def child_environment(environ: Mapping[str, str], scratch: Optional[str] = None) -> dict[str, str]:
+    env = with_private_temp(environ, scratch) if scratch else dict(environ)
     env["TF_CPP_MIN_LOG_LEVEL"] = CHILD_LOG_LEVEL
     return env
 
@@ -339,7 +352,7 @@ def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
             with open(config["workload"]["script"], "w", encoding="utf-8") as handle:
                 handle.write(source("workload"))
         argv = [options.python, "-c", source("tf_child"), json.dumps(config)]
-        fate = run_child(argv, child_environment(os.environ), options.timeout, notable_pattern(),
+        fate = run_child(argv, child_environment(os.environ, scratch), options.timeout, notable_pattern(),
                          watch=StageWatch(out, options.progress))
         result = read_result(out)
     if result is None and not fate.timed_out:
