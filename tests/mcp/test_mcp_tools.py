@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from unittest import mock
 
 import anyio
 import jsonschema
@@ -45,16 +46,8 @@ def saved_report(world, tmp_path_factory):
         async with connected() as client:
             return structured(await client.call_tool("diagnose", {"python": str(target), "only": ["dependencies"]}))
 
-    saved_env = {k: os.environ.get(k) for k in world.environ()}
-    os.environ.update(world.environ())
-    try:
+    with mock.patch.dict(os.environ, world.environ()):  # put back exactly afterwards (a module-scoped fixture)
         document = anyio.run(scenario)
-    finally:
-        for name, value in saved_env.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
     path = tmp_path_factory.mktemp("mcp-report") / "report.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     return path
