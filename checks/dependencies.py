@@ -2,8 +2,9 @@
 requires one of them, against what is installed, with markers evaluated for the target interpreter.
 
 The environment's own metadata says what each release needs, in any release: no table to go stale.
-An unmet pin fails when `import tensorflow` fails (or tf.keras, for a Keras pin; or NumPy past the ABI
-TensorFlow was built for), and warns while TensorFlow imports and works. The fix is one install
+An unmet pin fails when `import tensorflow` fails (or tf.keras, for a Keras pin of another series; or NumPy past
+the ABI TensorFlow was built for; or, where the import was not tried, a package TensorFlow's import itself loads
+-- NumPy, ml-dtypes, protobuf -- outside every series its pin admits), and warns while TensorFlow imports and works. The fix is one install
 intent per unmet pin, with the specifier as the metadata writes it and the requirer named: the planner
 joins them into one step that keeps TensorFlow where it is, and reports requirers that disagree as a
 conflict. A dependent made for another TensorFlow is moved to its release made for the installed one
@@ -49,34 +50,31 @@ def _keras_error(facts: Facts) -> Optional[str]:
     return None
 
 
-def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optional[str]) -> Optional[str]:
+def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optional[str],
+                    imports: Optional[bool] = None) -> Optional[str]:
     """Why this pin breaks TensorFlow even where the import was not tried or works; None when not known."""
     if keras_error and (item.name in KERAS_NAMES or item.requirer in KERAS_NAMES):
         return keras_error
-    if item.name == "keras" and requires_dist.is_tensorflow_build(item.requirer) and item.installed:
-        allowed = _keras_majors(item.specifier)
-        major = requires_dist.version_of(item.installed)
-        if allowed and major is not None and major.major not in allowed:
-            return (f"{item.requirer} {item.requirer_version} takes tf.keras from the keras package, made for Keras "
-                    f"{'/'.join(str(m) for m in sorted(allowed))}: Keras {major.major} is another API, so tf.keras "
-                    "breaks")
+    tensorflow_pin = requires_dist.is_tensorflow_build(item.requirer) and bool(item.installed)
+    if item.name == "keras" and tensorflow_pin and requires_dist.admits_series(item.specifier, item.installed) is False:
+        series = requires_dist.series_of(requires_dist.version_of(item.installed))
+        return (f"{item.requirer} {item.requirer_version} takes tf.keras from the keras package, and its pin "
+                f"({item.specifier}) admits no Keras {series}: Keras {series} is another API, so tf.keras breaks")
     if item.name == "numpy" and item.installed and tf_version:
         abi = tensorflow_pins.numpy_major_max(tf_version)
         major = requires_dist.version_of(item.installed)
         if abi and major is not None and major.major > abi["numpy_major_max"]:
             return (f"TensorFlow {tf_version} is built for NumPy {abi['numpy_major_max']}.x: its extensions fail "
                     f"to import under NumPy {major.major}")
+    # issue 29: a package `import tensorflow` itself loads (its own source says so), outside every series its
+    # pin admits, breaks the import; only where the import was not tried: a tried import's fate is the fact
+    loaded = tensorflow_pins.import_time_dependency(item.name) if tensorflow_pin else None
+    if loaded and imports is None and requires_dist.admits_series(item.specifier, item.installed) is False:
+        series = requires_dist.series_of(requires_dist.version_of(item.installed))
+        return (f"`import tensorflow` loads {item.name} itself ({loaded['source'].split()[0]}), and "
+                f"{item.requirer} {item.requirer_version}'s pin ({item.specifier}) admits no {item.name} {series}: "
+                f"{item.name} {item.installed} breaks the import (it was not tried in this run)")
     return None
-
-
-def _keras_majors(specifier: str) -> set[int]:
-    """The Keras major versions a TensorFlow build's keras pin admits (keras<2.16,>=2.15.0: {2})."""
-    try:
-        spec = SpecifierSet(specifier)
-    except InvalidSpecifier:
-        return set()
-    return {major for major in range(1, 6) if any(spec.contains(f"{major}.{minor}.0", prereleases=True)
-                                                 for minor in range(0, 60))}
 
 
 def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, ...], bool]:
@@ -156,8 +154,11 @@ def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
     resolvable = any(u.name not in clashes for u in unmet)
     pin = requires_dist.tensorflow_pin(facts)
     keep = f", keeping {pin.replace('==', ' ')} where it is" if pin else ""
-    advice = (f"Install what the metadata declares, every unmet pin in one command so the resolver satisfies "
-              f"them together{keep}." if resolvable else "")
+    # the pins by name: a plan that replaces their requirer (TensorFlow moved by another check) drops its pins,
+    # and the advice still says what this check found wanting
+    named = ", ".join(dict.fromkeys(f"{u.name}{u.specifier}" for u in unmet))
+    advice = (f"Install what the metadata declares ({named}), every unmet pin in one command so the resolver "
+              f"satisfies them together{keep}." if resolvable else "")
     return Remediation(f"{advice} {clash}".strip(), url=PIP_URL, repairs=repairs)
 
 
@@ -217,7 +218,7 @@ def _judge(facts: Facts) -> Outcome:
     tf_version = requires_dist.tensorflow_pin(facts)
     tf_version = tf_version.partition("==")[2] if tf_version else None
     keras_error = _keras_error(facts)
-    broken = [(u, why) for u in unmet for why in [_known_to_break(u, tf_version, keras_error)] if why]
+    broken = [(u, why) for u in unmet for why in [_known_to_break(u, tf_version, keras_error, imports)] if why]
     pointed = owners.owners(facts) if (imports is False or keras_error) else []
     tied = [u for u in unmet if owners.ties([o.name for o in pointed], u.requirer, u.name)]
     if tied:  # issue 29: the error's traceback points into the requirer or the required distribution
