@@ -593,7 +593,7 @@ def companion_imports(recorder, config):
         recorder.flush()
 
 
-def script_function(path, name):  # from a file the collector wrote: AutoGraph reads sources
+def script_function(path, name):  # a file: AutoGraph reads the source
     namespace = {"__name__": "tfdoctor_script", "__file__": path}
     with open(path) as handle:
         exec(compile(handle.read(), path, "exec"), namespace)
@@ -672,7 +672,7 @@ def main(argv):
         except Exception as exc:
             data["workload"] = dict(data.get("workload") or {}, status="error",
                                     error=describe_exception(exc, with_traceback=False))
-    if config.get("autograph"):  # issue 29: use, not only import
+    if config.get("autograph") and config["deadline"] - now() > COMPANION_RESERVE_S:  # issue 29: use
         recorder.stage("autograph")
         try:
             data["autograph"] = script_function(config["autograph"], "autograph_facts")(tf)
