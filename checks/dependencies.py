@@ -196,8 +196,9 @@ def _judge(facts: Facts) -> Outcome:
         "unmet": [{"requirer": u.requirer, "requirement": u.requirement, "name": u.name, "specifier": u.specifier,
                    "installed": u.installed, "extra": u.extra} for u in unmet],
     }
-    if not unmet and autograph.failure(facts):  # issue 29: every pin holds, yet TensorFlow breaks on use
-        return _broken_on_use(facts, autograph.failure(facts) or {}, evidence)
+    broken_use = autograph.failure(facts)
+    if not unmet and broken_use is not None:  # issue 29: every pin holds, yet TensorFlow breaks on use
+        return _broken_on_use(facts, broken_use, evidence)
     behind = tested_locks.behind_ci(facts)
     if not unmet and behind:  # issue 29: inside the declared range, older than TensorFlow's own CI tested
         evidence["behind_ci"] = [{"name": b.name, "installed": b.installed, "tested": b.tested, "source": b.source}
