@@ -18,7 +18,8 @@ from typing import Any, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor.facts import made_for, owners, published_requires, requires_dist, section, tensorflow_child, tested_locks
+from tfdoctor.facts import autograph, made_for, owners, published_requires, requires_dist, section, tensorflow_child
+from tfdoctor.facts import tested_locks
 from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requires_dist import Unmet
 from tfdoctor.model import Outcome, Remediation
@@ -27,6 +28,7 @@ from tfdoctor.remedies.requires_dist import install_repairs
 from tfdoctor.repairs import Repair
 
 PIP_URL = "https://pip.pypa.io/en/stable/topics/dependency-resolution/"
+AUTOGRAPH_URL = "https://www.tensorflow.org/guide/function#autograph_transformations"
 KERAS_NAMES = ("keras", "tf-keras")
 SHOWN = 3  # unmet pins named in the summary's details before "and N more" (all of them with -v evidence)
 
@@ -195,6 +197,9 @@ def _judge(facts: Facts) -> Outcome:
         "unmet": [{"requirer": u.requirer, "requirement": u.requirement, "name": u.name, "specifier": u.specifier,
                    "installed": u.installed, "extra": u.extra} for u in unmet],
     }
+    broken_use = autograph.failure(facts)
+    if not unmet and broken_use is not None:  # issue 29: every pin holds, yet TensorFlow breaks on use
+        return _broken_on_use(facts, broken_use, evidence)
     behind = tested_locks.behind_ci(facts)
     if not unmet and behind:  # issue 29: inside the declared range, older than TensorFlow's own CI tested
         evidence["behind_ci"] = [{"name": b.name, "installed": b.installed, "tested": b.tested, "source": b.source}
@@ -249,6 +254,38 @@ def _judge(facts: Facts) -> Outcome:
     if failing:
         return Outcome.fail(summary, *details, fix=fix, **evidence)
     return Outcome.warn(summary, *details, fix=fix, **evidence)
+
+
+def _broken_on_use(facts: Facts, failed: Mapping[str, Any], evidence: dict[str, Any]) -> Outcome:
+    """AutoGraph cannot convert Python control flow while every declared pin holds: the distributions the
+    failing code imports from outside TensorFlow are the suspects, the first one's candidate the repair."""
+    cause = autograph.cause(failed)
+    evidence["autograph"] = {"cause": cause, "files": [f.get("file") for f in failed.get("files") or ()
+                                                       if isinstance(f, Mapping)]}
+    summary = "AutoGraph cannot convert Python control flow (tf.function runs it unconverted, and an `if` on a tensor fails)"
+    found = autograph.suspects(facts)
+    if not found:
+        return Outcome.fail(summary, f"tf.autograph.to_graph raised {cause}",
+                            "Every declared pin holds, and the failing code imports no distribution outside TensorFlow.",
+                            **evidence)
+    first = found[0]
+    evidence["suspects"] = [{"name": s.name, "version": s.version, "how": "imported by the failing frames",
+                             "frames": s.frames, "evidence": list(s.files)} for s in found]
+    evidence["candidates"] = [{"name": s.name, "requirement": s.requirement,
+                               "why": f"{s.name} {s.version} breaks AutoGraph ({s.inside()})"} for s in found]
+    prove = "the experiment that would prove it: `tfdoctor --prove` (`tfdoctor fix` runs it before it applies anything)"
+    details = [f"tf.autograph.to_graph raised {cause}",
+               *(f"suspect: {s.describe()}" for s in found), prove]
+    pin = requires_dist.tensorflow_pin(facts)
+    keep = f", keeping {pin.replace('==', ' ')} where it is" if pin else ""
+    why = (f"suspect {first.name} {first.version}: {first.inside()}, but the AutoGraph code that fails imports it; "
+           + (f"TensorFlow's CI tested {first.tested}" if first.tested else "a newer release inside every pin"))
+    advice = (f"Install {first.requirement}{keep}: {first.name} {first.version} is {first.inside()}, but AutoGraph's "
+              f"converter that fails imports it. `tfdoctor --prove` tries it on a throwaway copy first (it uses "
+              "the package index).")
+    return Outcome.fail(f"{summary}: suspect {first.name} {first.version}", *details,
+                        fix=Remediation(advice, url=AUTOGRAPH_URL, repairs=(Repair.install(first.requirement, reason=why),)),
+                        **evidence)
 
 
 def clashing(unmet: list[Unmet]) -> dict[str, list[Unmet]]:

@@ -292,6 +292,21 @@ def declared_names(facts: Facts, name: str) -> Optional[set[str]]:
             if req is not None and not _extra_of(req) and _applies(req, environment, "")}
 
 
+def declared_pins(facts: Facts, name: str) -> list[tuple[str, Optional[str], str]]:
+    """(requirer, its version, specifier as written) for every recorded distribution whose Requires-Dist
+    names `name` for this target (markers evaluated, extras left out): what any install of it must keep."""
+    environment = marker_environment(facts)
+    wanted = canonical_name(name)
+    found = []
+    for requirer, entry in _first_copies(facts).items():
+        for line in entry.get("requires") or ():
+            requirement = parse(line)
+            if (requirement is not None and canonical_name(requirement.name) == wanted and not _extra_of(requirement)
+                    and _applies(requirement, environment, "")):
+                found.append((requirer, entry.get("version"), written_specifier(line, requirement)))
+    return found
+
+
 def family_recorded(facts: Facts) -> list[Mapping[str, Any]]:
     """Every recorded TensorFlow-family distribution (with or without Requires-Dist recorded)."""
     return [entry for name, entry in _first_copies(facts).items() if is_family(name)]
