@@ -539,6 +539,24 @@ def test_a_windows_shim_is_judged_on_its_own_published_line_only():
     assert result.status is Status.PASS, result.summary
 
 
+def test_a_windows_shim_whose_real_build_a_partial_list_leaves_out_is_judged_on_the_real_builds_pins():
+    # fixtures/fresh/aside3/windows-tensorflow-2.18-with-protobuf-6.33.5-getprototype (tensorflow#109469): the
+    # shim installs tensorflow-intel 2.18.0, whose protobuf<6.0.0dev the report's protobuf 6.33.5 violates
+    facts = _saved_report(("tensorflow", "2.18.0"), ("protobuf", "6.33.5"), system="Windows", machine="AMD64",
+                          python="3.12.8")
+    facts["tensorflow"] = {"status": "ok", "imported": True, "version": "2.18.0"}  # it imports: a warning
+    result = run(facts)
+    assert result.status is Status.WARN, result.summary
+    assert "protobuf 6.33.5" in result.summary and "<6.0.0dev" in result.summary
+    assert any(p.startswith("tensorflow-intel 2.18.0 (windows-x86_64 wheel metadata")
+               for p in result.evidence["published_requires"])
+    assert any("protobuf" in " ".join(r.packages) for r in result.remediation.repairs)
+    # listed, the real build is read on its own (and, recorded with its Requires-Dist, wins)
+    both = _saved_report(("tensorflow", "2.18.0"), ("tensorflow-intel", "2.18.0"), ("protobuf", "5.29.5"),
+                         system="Windows", machine="AMD64", python="3.12.8")
+    assert run(both).status is Status.PASS, run(both).summary
+
+
 @pytest.mark.parametrize("tf, pin, keras", [
     ("2.15.0.post1", "keras<2.16,>=2.15.0", "3.0.3"),  # tensorflow#62825: keras-nlp pulled Keras 3 beside 2.15
     ("2.16.1", "keras>=3.0.0", "2.15.0"),              # the other way: Keras 2 under a Keras 3 TensorFlow

@@ -59,13 +59,25 @@ def with_published(facts: Facts) -> tuple[Facts, tuple[Published, ...]]:
         return facts, ()
     filled: list[Published] = []
     entries: list[Any] = []
+    listed = {canonical_name(str(e.get("name"))) for e in recorded if isinstance(e, Mapping) and e.get("name")}
     for entry in recorded:
         if isinstance(entry, Mapping) and entry.get("requires") is None and entry.get("name") \
                 and entry.get("version") and is_family(str(entry["name"])):
             row = release_row(str(entry["name"]), entry["version"], platform)
             if row is not None:
-                entry = {**entry, "requires": list(row["pins"])}
+                pins = list(row["pins"])
                 filled.append(Published(str(row["distribution"]), str(row["version"]), platform, str(row["source"])))
+                # a shim (Windows' tensorflow 2.18 installs tensorflow-intel) whose real build a partial list
+                # leaves out: the real build is installed with it at the same release, and its pins are the ones
+                # TensorFlow's import depends on, so they are judged as the shim's
+                real = row.get("shim_of") if row.get("kind") == "shim" else None
+                real_row = release_row(str(real), entry["version"], platform) \
+                    if real and canonical_name(str(real)) not in listed else None
+                if real_row is not None:
+                    pins += [pin for pin in real_row["pins"] if pin not in pins]
+                    filled.append(Published(str(real_row["distribution"]), str(real_row["version"]), platform,
+                                            str(real_row["source"])))
+                entry = {**entry, "requires": pins}
         entries.append(entry)
     if not filled:
         return facts, ()
