@@ -1,8 +1,8 @@
-"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--aside3|--round3|--set DIR] [--list] [--verbose]
+"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--aside3|--aside4|--round3|--set DIR] [--list] [--verbose]
 
-Each fixture in fixtures/fresh/ (with --aside, --aside2 or --aside3: a held-out set, fixtures/fresh/aside*/, which only
-the lead scores; with --round3: round 3's seen cases; with --set DIR: the cases in any folder) is diagnosed the way
-`tfdoctor explain FILE` does it (read as a saved report, today's checks, one plan). A case is right when every
+Each fixture in fixtures/fresh/ (with --aside, --aside2, --aside3 or --aside4: a held-out set, fixtures/fresh/aside*/,
+which only the lead scores; with --round3: round 3's seen cases; with --set DIR: the cases in any folder) is diagnosed
+the way `tfdoctor explain FILE` does it (read as a saved report, today's checks, one plan). A case is right when every
 check its `expected` block names reached that status, and every `expected_hints` substring appears in that
 check's remediation (advice, commands, URL) or in the plan steps that carry out its repairs. The expectations
 were written from each thread's accepted fix before the doctor was run; this tool only reads them.
@@ -87,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="score round 2's held-out cases in fixtures/fresh/aside2/ (the lead's)")
     chosen.add_argument("--aside3", action="store_const", const="aside3", dest="held_out",
                         help="score round 3's held-out cases in fixtures/fresh/aside3/ (the lead's)")
+    chosen.add_argument("--aside4", action="store_const", const="aside4", dest="held_out",
+                        help="score round 4's held-out cases in fixtures/fresh/aside4/ (the lead's; all of round 4)")
     chosen.add_argument("--round3", action="store_const", const="round3", dest="held_out",
                         help="score round 3's seen cases in fixtures/fresh/round3/")
     chosen.add_argument("--set", type=Path, metavar="DIR", help="score the cases in DIR/*.json")
