@@ -285,13 +285,6 @@ def live(tmp_path_factory, request):
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture(autouse=True)
-def _clock():
-    """The suite's time ends with its last test, not with the session (other tests may run after it)."""
-    yield
-    support.LEDGER.finished = time.monotonic()
-
-
 @pytest.mark.parametrize("case", _params("verdict"))
 def test_verdict(live, case):
     _, report = live.broken(case)
