@@ -11,11 +11,15 @@ Here at the root, not in tests/: the choice is made before any test module is co
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 LIVE_DIR = "tests/live/"
+LIVE_WHEELHOUSE = "live-wheelhouse"  # tests/live/support.WHEELHOUSE: the live modules' one wheelhouse, shared by the workers
 _LIVE_FIRST = pytest.StashKey[bool]()
 _LEDGER_LINES = pytest.StashKey[list]()
 
@@ -74,3 +78,14 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         terminalreporter.section("live environments")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The live suite's shared wheelhouse (tests/live/support.wheelhouses) goes when the run ends, removed by the
+    process whose temporary root holds it: the controller under xdist (every worker is done), else the session."""
+    if hasattr(session.config, "workerinput") or os.environ.get("TFDOCTOR_LIVE_KEEP"):
+        return
+    # pytest's own attributes: getbasetemp() would make a temporary root for a run that asked for none
+    basetemp = getattr(getattr(session.config, "_tmp_path_factory", None), "_basetemp", None)
+    if basetemp is not None:
+        shutil.rmtree(Path(basetemp) / LIVE_WHEELHOUSE, ignore_errors=True)

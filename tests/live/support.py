@@ -31,6 +31,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
@@ -45,6 +46,7 @@ FIX_TIMEOUT = 3600  # the plan twice (on the fixer's copy, then for real) and th
 # The distributions that install the `tensorflow` package; an environment should hold exactly one.
 TENSORFLOW_BUILDS = frozenset({"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos",
                                "tensorflow-aarch64", "tf-nightly", "tf-nightly-cpu"})
+WHEELHOUSE = "live-wheelhouse"  # in the run's temporary root; the root conftest.py removes it when the run ends
 _DOWNLOADING = re.compile(r"Downloading \S+ \(([\d.]+) (kB|MB|GB)\)")
 _UNIT = {"kB": 1e3, "MB": 1e6, "GB": 1e9}
 
@@ -81,6 +83,11 @@ def clean_environ(**extra: str) -> dict[str, str]:
         env["PATH"] = f"{tools_dir()}{os.pathsep}{env.get('PATH', '')}"
         env["UV_CACHE_DIR"] = str(Path(LEDGER.workdir) / "uv-cache")
         env["UV_PYTHON_DOWNLOADS"] = "never"
+    if LEDGER.find_links and not {"PIP_NO_INDEX", "PIP_FIND_LINKS"} & set(extra):
+        # pip still resolves against the index; of two identical candidates it takes the local file, so a wheel
+        # the suite fetched once is not downloaded again by a build, a pasted plan or `tfdoctor fix` (a caller
+        # that says where pip may look, or that there is no index, is left exactly as it says)
+        env["PIP_FIND_LINKS"] = " ".join(filter(None, (env.get("PIP_FIND_LINKS"), *sorted(LEDGER.find_links))))
     env.update(extra)
     return env
 
@@ -183,6 +190,7 @@ class Ledger:
     wheelhouse_bytes: int = 0
     base_seconds: float = 0.0
     workdir: str | None = None
+    find_links: set[str] = field(default_factory=set)  # the wheelhouses fetched into (fetch_wheels), offered to pip
     cases: dict[str, dict] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # environments are built in a second thread
 
@@ -225,16 +233,39 @@ def require(completed: subprocess.CompletedProcess, what: str) -> None:
     assert completed.returncode == 0, f"{what} failed ({completed.returncode}):\n{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}"
 
 
+def wheelhouses(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's one wheelhouse, a directory for each Python minor in it, shared by every live module on every
+    xdist worker (in their temporary roots' parent): each wheel is downloaded once, and every pip the suite
+    starts finds it there (fetch_wheels, clean_environ)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the controller's, which removes it at the end (the root conftest.py)
+    return root / WHEELHOUSE
+
+
 def fetch_wheels(wheelhouse: Path, specs: list[str], python_minor: str) -> dict[str, Path]:
-    """Download exactly these releases (no dependencies) for that Python once; {canonical name==version:
-    wheel}. A failure here is the index being unreachable (or a release gone): skipped off CI, failed in CI."""
+    """Download exactly these releases (no dependencies) for that Python into the wheelhouse, those it lacks;
+    {canonical name==version: wheel} of everything in it. Under a file lock (another worker may fetch into the
+    same wheelhouse), into a scratch directory first, then renamed in: a pip reading the wheelhouse meanwhile
+    never sees half a wheel. A failure here is the index being unreachable (or a release gone): skipped off
+    CI, failed in CI."""
     wheelhouse.mkdir(parents=True, exist_ok=True)
-    for batch in _distinct_names(specs):  # pip refuses two releases of one name in one command
-        completed = pip(Path(sys.executable), "download", "--no-deps", "--only-binary=:all:", "--python-version", python_minor,
-                        "-d", str(wheelhouse), *batch)
-        if completed.returncode != 0:
-            tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
-            unavailable("the package index is unreachable or lacks a release the live cases need: " + " | ".join(tail))
+    with FileLock(f"{wheelhouse}.lock"):
+        scratch = Path(tempfile.mkdtemp(prefix=".fetching-", dir=wheelhouse.parent))
+        try:
+            for batch in _distinct_names(specs):  # pip refuses two releases of one name in one command
+                completed = pip(Path(sys.executable), "download", "--no-deps", "--only-binary=:all:", "--python-version",
+                                python_minor, "--find-links", str(wheelhouse), "-d", str(scratch), *batch)
+                if completed.returncode != 0:
+                    tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
+                    unavailable("the package index is unreachable or lacks a release the live cases need: " + " | ".join(tail))
+            for wheel in scratch.glob("*.whl"):
+                if not (wheelhouse / wheel.name).exists():
+                    os.replace(wheel, wheelhouse / wheel.name)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    with LEDGER._lock:
+        LEDGER.find_links.add(str(wheelhouse))
     wheels = {}
     for wheel in wheelhouse.glob("*.whl"):
         name, version, _, _ = parse_wheel_filename(wheel.name)

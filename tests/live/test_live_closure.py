@@ -44,7 +44,7 @@ def base(tmp_path_factory):
     pins = support.base_pins()
     minor = f"{sys.version_info.major}.{sys.version_info.minor}"
     specs = sorted({f"{n}=={v}" for n, v in pins.items()} | {c["install"] for c in CASES.values()})
-    wheels = support.fetch_wheels(root / "wheelhouse", specs, minor)
+    wheels = support.fetch_wheels(support.wheelhouses(tmp_path_factory) / minor, specs, minor)
     env = root / "base"
     if not (env / "bin" / "python").exists():  # a kept base (TFDOCTOR_LIVE_KEEP) is reused
         support.build_base(env, [wheels[f"{n}=={v}"] for n, v in sorted(pins.items())])
