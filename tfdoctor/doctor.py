@@ -35,6 +35,8 @@ class DoctorOptions:
     experiments_timeout: float = 30.0  # seconds for all of them together
     requirements: Optional[Mapping[str, Any]] = None  # facts.requirements (config.Requirements.to_facts)
     progress: Optional[Progress] = field(default=None, compare=False, repr=False)
+    # the environment variables to diagnose under (CollectOptions.environ); None: this process's
+    environ: Optional[Mapping[str, str]] = field(default=None, compare=False, repr=False)
 
 
 # Checks with this tag run only when asked for (--deep, or named in --only): without it a run's time
@@ -83,6 +85,7 @@ def diagnose(options: DoctorOptions) -> RunReport:
         careful_probe=options.deep or bool((options.requirements or {}).get("min_gflops")),
         sections=needed,
         progress=EarlyResults(checks, options.requirements, options.progress) if options.progress else None,
+        environ=options.environ,
     )
     try:
         # the checks' knowledge tables are parsed, and the report's planner imported, while the children
@@ -110,7 +113,8 @@ def with_experiments(checks: list[Check], facts: dict[str, Any], results: list, 
         return facts, results
     from tfdoctor.collect.experiments import collect_experiments
 
-    section = collect_experiments(options.python, wanted, facts, options.experiments_timeout, options.progress)
+    section = collect_experiments(options.python, wanted, facts, options.experiments_timeout, options.progress,
+                                  options.environ)
     collection = facts.pop("collection", None)
     facts.update(section)
     if collection is not None:

@@ -64,7 +64,7 @@ def requirement_facts(settings: Optional["Config"]) -> Optional[Mapping[str, Any
 def doctor_options(settings: Optional["Config"], python: str, *, only: tuple[str, ...] = (),
                    skip: tuple[str, ...] = (), timeout: Optional[float] = None, probe: bool = True,
                    deep: bool = False, progress: Any = None, experiments: bool = True,
-                   experiments_timeout: float = 30.0) -> "DoctorOptions":
+                   experiments_timeout: float = 30.0, environ: Optional[Mapping[str, str]] = None) -> "DoctorOptions":
     """What a diagnosis runs with: the flags first, then the settings, then the defaults."""
     from tfdoctor.doctor import DoctorOptions
 
@@ -80,6 +80,7 @@ def doctor_options(settings: Optional["Config"], python: str, *, only: tuple[str
         experiments_timeout=experiments_timeout,
         requirements=requirement_facts(settings),
         progress=progress,
+        environ=environ,
     )
 
 

@@ -35,7 +35,7 @@ def test_the_child_is_niced_only_beside_the_tensorflow_import(monkeypatch):
 
     arguments: list[dict] = []
 
-    def run_command(argv, timeout):
+    def run_command(argv, timeout, env=None):
         arguments.append(json.loads(argv[-1]))
         return {"status": "ok", "exit_code": 0, "stdout": json.dumps({"installers": {}}), "stderr": ""}
 

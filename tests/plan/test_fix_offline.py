@@ -191,12 +191,16 @@ def test_a_step_for_the_shell_is_proven_as_done_the_rest_applied_and_the_step_na
         monkeypatch.delenv(name)
     for name in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "PIP_NO_CACHE_DIR", "FAKE_TF_MODE"):
         monkeypatch.setenv(name, env[name])
-    real = flow.diagnose
-    seen: list[str | None] = []
+    from tfdoctor import doctor
 
-    def diagnose(options, python=None):
-        report = real(options, python)
-        seen.append(os.environ.get("TF_USE_LEGACY_KERAS"))
+    real = doctor.diagnose
+    seen: list[str | None] = []  # the variable each diagnosis ran under
+    in_this_process: list[str | None] = []
+
+    def diagnose(options):
+        report = real(options)
+        seen.append((os.environ if options.environ is None else options.environ).get("TF_USE_LEGACY_KERAS"))
+        in_this_process.append(os.environ.get("TF_USE_LEGACY_KERAS"))
         if seen[-1] == "1":
             return report
         legacy = CheckResult("companions", "companions", Status.FAIL, "a tf-keras layer in a Keras 3 tf.keras model",
@@ -204,11 +208,12 @@ def test_a_step_for_the_shell_is_proven_as_done_the_rest_applied_and_the_step_na
                                                                                      reason="tf.keras must be tf-keras"),)))
         return RunReport(report.facts, [*report.results, legacy])
 
-    monkeypatch.setattr(flow, "diagnose", diagnose)
+    monkeypatch.setattr(doctor, "diagnose", diagnose)
     said = _Said()
     code = flow.fix(flow.FixOptions(str(target / "bin" / "python"), only=("dependencies",), yes=True), said)
     assert code == flow.EXIT_SHELL_STEPS_LEFT == 3, said.lines
     assert seen == [None, "1", "1"]  # the real environment as it is; the copy and the applied one as it will be
+    assert in_this_process == [None, None, None]  # the children get the variable; this process never has it
     assert "TF_USE_LEGACY_KERAS" not in os.environ
     assert "fakedep==2.0" in _freeze(target)
     text = "\n".join(said.lines)

@@ -316,14 +316,16 @@ def _proof(found: list[Change], trials: Trials) -> dict[str, Any]:
 
 
 def collect_experiments(python: str, goals: list[Mapping[str, Any]], facts: Mapping[str, Any],
-                        budget_s: float, progress: Optional[Progress] = None) -> dict[str, Any]:
+                        budget_s: float, progress: Optional[Progress] = None,
+                        environ: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
     """The collector's entry: the facts it needs from the first gathering (the target's site layout,
     the installed distributions), then the experiments."""
     from packaging.utils import canonicalize_name
 
     installed = frozenset(canonicalize_name(str(d.get("name") or "")) for d in facts.get("distributions") or ()
                           if isinstance(d, Mapping))
-    return {"experiments": run_experiments(python, goals, facts.get("python") or {}, installed, budget_s, progress)}
+    return {"experiments": run_experiments(python, goals, facts.get("python") or {}, installed, budget_s, progress,
+                                           environ)}
 
 
 __all__ = ["collect_experiments", "run_experiments", "DEFAULT_BUDGET_S"]

@@ -46,7 +46,7 @@ def command_without_options(python: str) -> list[str]:
 
 def collect_integrity(options: CollectOptions, budget_s: float | None = None) -> dict[str, Any]:
     # run_command: a timeout, its own session, and killed with the other children on an interrupt
-    ran = run_command(command(options.python, options.sections, budget_s), CHILD_TIMEOUT_S)
+    ran = run_command(command(options.python, options.sections, budget_s), CHILD_TIMEOUT_S, options.environ)
     if ran["status"] != "ok":
         tail = ran["stderr"].strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"integrity child {ran['status']} (exit code {ran['exit_code']}): {tail[0]}")

@@ -131,7 +131,7 @@ def collect_nvidia(options: CollectOptions) -> dict[str, Any]:
             "smi_query": query,
             "proc_driver_version": _read(PROC_DRIVER_VERSION) if linux else None,
             "pci_devices": nvidia_pci_devices() if linux else None,
-            "library_dirs": library_dirs(os.environ.get("LD_LIBRARY_PATH")) if linux else None,
+            "library_dirs": library_dirs(options.variables.get("LD_LIBRARY_PATH")) if linux else None,
             "ldconfig": cache,
         }
     }

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
@@ -20,3 +21,11 @@ class CollectOptions:
     sections: frozenset[str] = field(default_factory=frozenset)  # what the selected checks need
     command_timeout: float = 10.0  # for sysctl, nvidia-smi and friends
     progress: Optional[Progress] = field(default=None, compare=False, repr=False)
+    # the environment variables the children run with and the facts record: None for this process's (the
+    # children inherit it, and the target child's head start is used); `tfdoctor fix` passes the user's
+    # shell as it will be once the plan's variable steps are done
+    environ: Optional[Mapping[str, str]] = field(default=None, compare=False, repr=False)
+
+    @property
+    def variables(self) -> Mapping[str, str]:
+        return os.environ if self.environ is None else self.environ

@@ -91,7 +91,7 @@ def collect_os(options: CollectOptions) -> dict[str, Any]:
         facts["proc_version"] = (_read("/proc/version") or "").strip() or None
         libc, version = platform.libc_ver()
         facts["glibc"] = version if libc == "glibc" else None
-        facts["wsl"] = detect_wsl(platform.release(), facts["proc_version"], os.environ,
+        facts["wsl"] = detect_wsl(platform.release(), facts["proc_version"], options.variables,
                                   [path for path in WSL_PATHS if os.path.exists(path)])
     elif system == "Windows":
         facts["windows"] = {"release": platform.release(), "version": platform.version(),
@@ -178,4 +178,4 @@ def select_environment(environ: dict[str, str]) -> dict[str, str]:
 
 
 def collect_environment(options: CollectOptions) -> dict[str, Any]:
-    return {"environment": select_environment(dict(os.environ))}
+    return {"environment": select_environment(dict(options.variables))}

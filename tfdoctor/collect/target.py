@@ -26,7 +26,7 @@ def command(python: str) -> list[str]:
 
 def collect_target(options: CollectOptions) -> dict[str, Any]:
     try:
-        finished = run_process(command(options.python), TARGET_TIMEOUT_S)
+        finished = run_process(command(options.python), TARGET_TIMEOUT_S, options.environ)
     except OSError as exc:
         raise TargetUnusableError(f"cannot run {options.python}: {exc.strerror or exc}") from exc
     if finished.timed_out:

@@ -352,12 +352,12 @@ def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
             with open(config["workload"]["script"], "w", encoding="utf-8") as handle:
                 handle.write(source("workload"))
         argv = [options.python, "-c", source("tf_child"), json.dumps(config)]
-        fate = run_child(argv, child_environment(os.environ, scratch), options.timeout, notable_pattern(),
+        fate = run_child(argv, child_environment(options.variables, scratch), options.timeout, notable_pattern(),
                          watch=StageWatch(out, options.progress))
         result = read_result(out)
     if result is None and not fate.timed_out:
         confirm_python(options.python)
-    facts = tensorflow_facts(result, fate, options.timeout, os.environ.get("TF_CPP_MIN_LOG_LEVEL"))
+    facts = tensorflow_facts(result, fate, options.timeout, options.variables.get("TF_CPP_MIN_LOG_LEVEL"))
     if options.deep:  # only with --deep: without it the facts stay as they were
         facts["workload"] = (result or {}).get("workload")
     return {"tensorflow": facts}

@@ -58,36 +58,16 @@ class FixOptions:
     redact: Callable[[dict], dict] = field(default=lambda document: document, compare=False)
 
 
-def diagnose(options: FixOptions, python: Optional[str] = None) -> Any:
+def diagnose(options: FixOptions, python: Optional[str] = None, plan: Any = None) -> Any:
+    """The doctor's diagnosis as the user's shell will be once the plan's variable steps are done (the plan
+    is proven as it is pasted, in order): its children get those variables; this process's are not touched."""
     from tfdoctor.doctor import diagnose as run_doctor
     from tfdoctor.options import doctor_options
 
+    environ = plan.environment_after(os.environ) if plan is not None else None
     # --deep and the probe time things; a repair needs neither
     return run_doctor(doctor_options(None, python or options.python, only=options.only, skip=options.skip,
-                                     timeout=options.timeout, probe=False, deep=False))
-
-
-@contextlib.contextmanager
-def as_the_shell_will_be(plan: Any) -> Iterator[None]:
-    """The doctor's diagnosis (its children inherit this process's environment) sees the environment
-    variables as the user's shell will have them once the plan's variable steps are done: the plan is
-    proven as it is pasted, in order. This process's environment is put back exactly afterwards."""
-    after = plan.environment_after(os.environ) if plan is not None else {}
-    saved = {name: os.environ.get(name) for name in set(after) | set(os.environ)
-             if plan is not None and after.get(name) != os.environ.get(name)}
-    try:
-        for name in saved:
-            if name in after:
-                os.environ[name] = after[name]
-            else:
-                del os.environ[name]
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+                                     timeout=options.timeout, probe=False, deep=False, environ=environ))
 
 
 def _shell_steps_words(plan: Any) -> str:
@@ -265,8 +245,8 @@ def _verify(steps: list[Any], environment: Environment, options: FixOptions, ui:
         if failed:
             ui.say(f"The plan did not work on a copy of the environment: {failed}\nYour environment is untouched.", "red")
             return None
-        with ui.progress("diagnosing the copy"), as_the_shell_will_be(plan):
-            after_report = diagnose(options, copy.python)
+        with ui.progress("diagnosing the copy"):
+            after_report = diagnose(options, copy.python, plan)
         after = freeze(copy.python)
         failures = _failures(after_report)
         if failures:
@@ -301,8 +281,8 @@ def _apply(steps: list[Any], environment: Environment, options: FixOptions, ui: 
                            environment.prefix)
         failures: list[str] = []
         if not failed:
-            with ui.progress("diagnosing the repaired environment"), as_the_shell_will_be(plan):
-                failures = _failures(diagnose(options))
+            with ui.progress("diagnosing the repaired environment"):
+                failures = _failures(diagnose(options, plan=plan))
     except BaseException:
         _put_back(way_back, ui)
         raise
