@@ -2,8 +2,8 @@
 `-n 0` or `-p no:xdist` runs serially). Whole files go to a worker, so a module's shared fixture runs once.
 A run that includes the live suite (CI's plain `pytest`) also starts with the live modules (tests/live/, every
 module there marked live: tests/project/test_layout.py), the one with the most tests first: each is a unit of
-its own, so the two biggest start at once on two workers and the live suite's hour of work is shared by the
-cores instead of being the critical path on one; the fast files then fill in behind them. A live module's
+its own, so the two biggest start at once on two workers and the live suite (about half the run's work) is
+shared by the cores instead of being the critical path on one; the fast files then fill in behind them. A live module's
 fixtures build its environments once, on its worker. The ledger each live worker fills (tests/live/conftest.py)
 is printed here, by the controller.
 
