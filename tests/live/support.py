@@ -83,11 +83,6 @@ def clean_environ(**extra: str) -> dict[str, str]:
         env["PATH"] = f"{tools_dir()}{os.pathsep}{env.get('PATH', '')}"
         env["UV_CACHE_DIR"] = str(Path(LEDGER.workdir) / "uv-cache")
         env["UV_PYTHON_DOWNLOADS"] = "never"
-    if LEDGER.find_links and not {"PIP_NO_INDEX", "PIP_FIND_LINKS"} & set(extra):
-        # pip still resolves against the index; of two identical candidates it takes the local file, so a wheel
-        # the suite fetched once is not downloaded again by a build, a pasted plan or `tfdoctor fix` (a caller
-        # that says where pip may look, or that there is no index, is left exactly as it says)
-        env["PIP_FIND_LINKS"] = " ".join(filter(None, (env.get("PIP_FIND_LINKS"), *sorted(LEDGER.find_links))))
     env.update(extra)
     return env
 
@@ -190,7 +185,6 @@ class Ledger:
     wheelhouse_bytes: int = 0
     base_seconds: float = 0.0
     workdir: str | None = None
-    find_links: set[str] = field(default_factory=set)  # the wheelhouses fetched into (fetch_wheels), offered to pip
     cases: dict[str, dict] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # environments are built in a second thread
 
@@ -235,42 +229,50 @@ def require(completed: subprocess.CompletedProcess, what: str) -> None:
 
 def wheelhouses(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The run's one wheelhouse, a directory for each Python minor in it, shared by every live module on every
-    xdist worker (in their temporary roots' parent): each wheel is downloaded once, and every pip the suite
-    starts finds it there (fetch_wheels, clean_environ)."""
+    xdist worker (in their temporary roots' parent): each wheel is downloaded once (fetch_wheels)."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent  # the controller's, which removes it at the end (the root conftest.py)
     return root / WHEELHOUSE
 
 
-def fetch_wheels(wheelhouse: Path, specs: list[str], python_minor: str) -> dict[str, Path]:
-    """Download exactly these releases (no dependencies) for that Python into the wheelhouse, those it lacks;
-    {canonical name==version: wheel} of everything in it. Under a file lock (another worker may fetch into the
-    same wheelhouse), into a scratch directory first, then renamed in: a pip reading the wheelhouse meanwhile
-    never sees half a wheel. A failure here is the index being unreachable (or a release gone): skipped off
-    CI, failed in CI."""
-    wheelhouse.mkdir(parents=True, exist_ok=True)
-    with FileLock(f"{wheelhouse}.lock"):
-        scratch = Path(tempfile.mkdtemp(prefix=".fetching-", dir=wheelhouse.parent))
-        try:
-            for batch in _distinct_names(specs):  # pip refuses two releases of one name in one command
-                completed = pip(Path(sys.executable), "download", "--no-deps", "--only-binary=:all:", "--python-version",
-                                python_minor, "--find-links", str(wheelhouse), "-d", str(scratch), *batch)
-                if completed.returncode != 0:
-                    tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
-                    unavailable("the package index is unreachable or lacks a release the live cases need: " + " | ".join(tail))
-            for wheel in scratch.glob("*.whl"):
-                if not (wheelhouse / wheel.name).exists():
-                    os.replace(wheel, wheelhouse / wheel.name)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-    with LEDGER._lock:
-        LEDGER.find_links.add(str(wheelhouse))
+def _wheels_in(wheelhouse: Path) -> dict[str, Path]:
     wheels = {}
     for wheel in wheelhouse.glob("*.whl"):
         name, version, _, _ = parse_wheel_filename(wheel.name)
         wheels[f"{name}=={version}"] = wheel
     return wheels
+
+
+def _pinned(spec: str) -> str:
+    """`name==version` as the wheelhouse's keys spell it (canonical name, normalized version)."""
+    requirement = Requirement(spec)
+    return f"{canonicalize_name(requirement.name)}=={Version(next(iter(requirement.specifier)).version)}"
+
+
+def fetch_wheels(wheelhouse: Path, specs: list[str], python_minor: str) -> dict[str, Path]:
+    """Download exactly these releases (`name==version`, no dependencies) for that Python into the wheelhouse,
+    those it does not hold yet; {canonical name==version: wheel} of everything in it. Under a file lock (another
+    module or worker fetches into the same wheelhouse), into a scratch directory first, then renamed in: a pip
+    reading the wheelhouse meanwhile never sees half a wheel. A failure here is the index being unreachable (or
+    a release gone): skipped off CI, failed in CI."""
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{wheelhouse}.lock"):
+        held = _wheels_in(wheelhouse)
+        missing = [spec for spec in specs if _pinned(spec) not in held]
+        scratch = Path(tempfile.mkdtemp(prefix=".fetching-", dir=wheelhouse.parent))
+        try:
+            for batch in _distinct_names(missing):  # pip refuses two releases of one name in one command
+                completed = pip(Path(sys.executable), "download", "--no-deps", "--only-binary=:all:", "--python-version",
+                                python_minor, "-d", str(scratch), *batch)
+                if completed.returncode != 0:
+                    tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
+                    unavailable("the package index is unreachable or lacks a release the live cases need: " + " | ".join(tail))
+            for wheel in scratch.glob("*.whl"):
+                os.replace(wheel, wheelhouse / wheel.name)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return _wheels_in(wheelhouse)
 
 
 def _distinct_names(specs: list[str]) -> list[list[str]]:
