@@ -40,7 +40,9 @@ def base(tmp_path_factory):
     if reason:
         pytest.skip(reason)
     root = Path(os.environ.get("TFDOCTOR_CLOSURE_ROOT") or tmp_path_factory.mktemp("closure"))
-    support.LEDGER.workdir = str(root)
+    # this module's root until it is removed (below); then the one before, for the live modules after this one
+    # on this worker (the root conftest.py sends the modules to workers by size, not by name)
+    outer, support.LEDGER.workdir = support.LEDGER.workdir, str(root)
     pins = support.base_pins()
     minor = f"{sys.version_info.major}.{sys.version_info.minor}"
     specs = sorted({f"{n}=={v}" for n, v in pins.items()} | {c["install"] for c in CASES.values()})
@@ -51,6 +53,7 @@ def base(tmp_path_factory):
     yield root, env, wheels, pins
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
+    support.LEDGER.workdir = outer
 
 
 def _doctor_problems(report: dict) -> list[str]:

@@ -151,11 +151,13 @@ def experiments(tmp_path_factory, request):
     if reason:
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("live-experiments")
-    support.LEDGER.workdir = support.LEDGER.workdir or str(root)
+    outer = support.LEDGER.workdir  # put back when this module's root is removed (as test_live_closure does)
+    support.LEDGER.workdir = outer or str(root)
     selected = {item.callspec.params["case"].id for item in support.selected_items(request, __name__)}
     yield Experiments(root, support.wheelhouses(tmp_path_factory), tuple(c for c in CASES if c.id in selected) or CASES)
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
+    support.LEDGER.workdir = outer
 
 
 def _finding(report: dict, check: str) -> dict:
