@@ -161,7 +161,8 @@ def release_made_for(facts: Facts, distribution: str) -> Optional[str]:
     if installed is None:
         return None
     tf_version = installed[1]
-    release = made_for.release_for(facts, distribution)
+    # issue 29: a companion naming TensorFlow only in an extra (tensorflow-io) still says which one it is built for
+    release = made_for.release_for(facts, distribution, via_extras=True)
     if release is not None and accepts_at_import(distribution, str(release.version), tf_version) is not False:
         return str(release.version)
     fitting = [v for v in _releases_with_import_checks(distribution) if accepts_at_import(distribution, v, tf_version)]
@@ -207,6 +208,18 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
     how = fate or ("fails" if failed else "imports, but warns")
     through = f" (in {at_fault}, which it imports)" if at_fault != module else ""
     details = [f"error: {error}"] if error else []
+    keras2 = _keras2_library_under_keras3(facts, distribution) if found is None and failed and not fate else None
+    if keras2 is not None:  # issue 29: an unknown error of a Keras 2 library, under Keras 3, without tf-keras
+        reason = f"{named} is a Keras 2 library (its releases import tf_keras); tf.keras here is Keras 3"
+        advice, repairs = _release_fix(facts, distribution, installed, f"{named} fails under Keras 3")
+        wanted = made_for.tf_keras_requirement(facts) or "tf-keras"
+        return Problem(module, Status.FAIL, f"`import {module}` {how}{through} under Keras 3, and tf-keras is not "
+                       f"installed" + (f": {error}" if error else ""),
+                       details + [f"{distribution} moved to tf_keras (Keras 2) for Keras 3: {keras2['source']}"],
+                       f"Install {wanted}, the Keras 2 that {distribution} uses under Keras 3 (pip install "
+                       f"'{distribution}[tf]' where it offers that extra), with {distribution}'s release made for "
+                       f"{tensorflow}. {advice if repairs else ''}".strip(),
+                       tf_keras_repairs(facts, reason) + repairs, keras2["source"])
     if found is None:
         why = f"{named} fails to import beside {tensorflow}"
         advice, repairs = _release_fix(facts, distribution, installed, why)
@@ -277,6 +290,29 @@ def tf_keras_user(distribution: str, version: Optional[str]) -> Optional[Mapping
     row = max(rows, key=lambda r: requires_dist.version_of(r["release"]))
     declared = [line for line in row["requires_tf_keras"] if "extra" not in line]
     return row if row["imports_tf_keras"] or declared else None
+
+
+def _keras2_library_under_keras3(facts: Facts, distribution: str) -> Optional[Mapping[str, Any]]:
+    """The newest tf_keras_users row of a library whose releases import tf_keras (it moved to Keras 2's tf_keras
+    when tf.keras became Keras 3), when tf.keras is Keras 3 here and tf-keras is not installed; else None. Keras 3
+    is read from the installed TensorFlow, else from the child's tf.keras or the keras distribution's major."""
+    from tfdoctor.facts import tensorflow_pins
+    from tfdoctor.facts.tensorflow_distributions import first_version
+
+    rows = [row for row in knowledge_rows("tf_keras_users", "release")
+            if canonical_name(row["distribution"]) == distribution
+            and (row["imports_tf_keras"] or [line for line in row["requires_tf_keras"] if "extra" not in line])]
+    if not rows or first_version(facts, "tf-keras"):
+        return None
+    legacy = tensorflow_pins.legacy_keras()
+    if str(section(facts, "environment").get(legacy["variable"]) or "") in legacy["true_values"]:
+        return None
+    keras = section(facts, "tensorflow").get("keras")
+    keras_major = requires_dist.version_of(first_version(facts, "keras"))
+    if not (_keras3(facts) or (isinstance(keras, Mapping) and keras.get("flavor") == "keras3")
+            or (made_for.installed_tensorflow(facts) is None and keras_major is not None and keras_major.major >= 3)):
+        return None
+    return max(rows, key=lambda r: requires_dist.version_of(r["release"]) or requires_dist.version_of("0"))
 
 
 def _keras3(facts: Facts) -> bool:
@@ -353,9 +389,10 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                                     advice, repairs, source))
             continue
         entry = requires_dist.first_copy(facts, name) or {}
-        if "requires" in entry or not made_for.knows_releases(name):
+        if "requires" in entry or not made_for.knows_releases(name, via_extras=True):
             continue  # its recorded Requires-Dist is the dependencies check's to judge
-        fits = companions_table.made_for(name, version, installed[1], requires_dist.marker_environment(facts))
+        fits = companions_table.made_for(name, version, installed[1], requires_dist.marker_environment(facts),
+                                         via_extras=True)
         if fits is False:
             advice, repairs = _release_fix(facts, name, version, f"{named} is made for another TensorFlow")
             release = next((r for r in companions_table.releases(name) if r.version == version), None)
@@ -419,7 +456,7 @@ def _crashed_module(tf: Mapping[str, Any]) -> Optional[str]:
 
 def _static_outcome(facts: Facts, why: str) -> Outcome:
     """The verdict from the tables alone, when the child's imports of the companions are not recorded."""
-    problems = static_problems(facts)
+    problems = [_with_reach(facts, p) for p in static_problems(facts)]
     if not problems:
         return Outcome.skip(why)  # nothing the tables know of: the same skip as before they were read
     return _outcome(problems, [f"Judged from the installed metadata and the companion tables: {why}."],
@@ -447,9 +484,15 @@ def _with_reach(facts: Facts, problem: Problem) -> Problem:
     can help; WSL2 on Windows), and, when no release made for the installed TensorFlow is known (or the report does
     not say which TensorFlow that is), the TensorFlow its newest release is made for (issue 29, round 2)."""
     distribution = distribution_of(facts, problem.module)[0]
-    nowhere = companion_reach.no_wheel_here(distribution, requires_dist.marker_environment(facts))
+    environment = requires_dist.marker_environment(facts)
+    nowhere = companion_reach.no_wheel_here(distribution, environment)
     if nowhere:
         return dataclasses.replace(problem, advice=nowhere, repairs=())
+    installed = made_for.installed_tensorflow(facts)
+    elsewhere = companion_reach.no_wheel_for_tensorflow_here(distribution, installed[1], environment) if (
+        installed and not problem.repairs) else None
+    if elsewhere:
+        return dataclasses.replace(problem, advice=f"{problem.advice} {elsewhere}")
     newest = companion_reach.newest_made_for(distribution) if not problem.repairs else None
     if newest and newest not in problem.advice:
         return dataclasses.replace(problem, advice=f"{problem.advice} ({newest}.)")

@@ -2,8 +2,9 @@
 requires one of them, against what is installed, with markers evaluated for the target interpreter.
 
 The environment's own metadata says what each release needs, in any release: no table to go stale.
-An unmet pin fails when `import tensorflow` fails (or tf.keras, for a Keras pin; or NumPy past the ABI
-TensorFlow was built for), and warns while TensorFlow imports and works. The fix is one install
+An unmet pin fails when `import tensorflow` fails (or tf.keras, for a Keras pin of another series; or NumPy past
+the ABI TensorFlow was built for; or, where the import was not tried, a package TensorFlow's import itself loads
+-- NumPy, ml-dtypes, protobuf -- outside every series its pin admits), and warns while TensorFlow imports and works. The fix is one install
 intent per unmet pin, with the specifier as the metadata writes it and the requirer named: the planner
 joins them into one step that keeps TensorFlow where it is, and reports requirers that disagree as a
 conflict. A dependent made for another TensorFlow is moved to its release made for the installed one
@@ -17,7 +18,8 @@ from typing import Any, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor.facts import made_for, owners, published_requires, requires_dist, section, tensorflow_child, tested_locks
+from tfdoctor.facts import autograph, made_for, owners, published_requires, requires_dist, section, tensorflow_child
+from tfdoctor.facts import tested_locks
 from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requires_dist import Unmet
 from tfdoctor.model import Outcome, Remediation
@@ -26,6 +28,7 @@ from tfdoctor.remedies.requires_dist import install_repairs
 from tfdoctor.repairs import Repair
 
 PIP_URL = "https://pip.pypa.io/en/stable/topics/dependency-resolution/"
+AUTOGRAPH_URL = "https://www.tensorflow.org/guide/function#autograph_transformations"
 KERAS_NAMES = ("keras", "tf-keras")
 SHOWN = 3  # unmet pins named in the summary's details before "and N more" (all of them with -v evidence)
 
@@ -49,34 +52,31 @@ def _keras_error(facts: Facts) -> Optional[str]:
     return None
 
 
-def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optional[str]) -> Optional[str]:
+def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optional[str],
+                    imports: Optional[bool] = None) -> Optional[str]:
     """Why this pin breaks TensorFlow even where the import was not tried or works; None when not known."""
     if keras_error and (item.name in KERAS_NAMES or item.requirer in KERAS_NAMES):
         return keras_error
-    if item.name == "keras" and requires_dist.is_tensorflow_build(item.requirer) and item.installed:
-        allowed = _keras_majors(item.specifier)
-        major = requires_dist.version_of(item.installed)
-        if allowed and major is not None and major.major not in allowed:
-            return (f"{item.requirer} {item.requirer_version} takes tf.keras from the keras package, made for Keras "
-                    f"{'/'.join(str(m) for m in sorted(allowed))}: Keras {major.major} is another API, so tf.keras "
-                    "breaks")
+    tensorflow_pin = requires_dist.is_tensorflow_build(item.requirer) and bool(item.installed)
+    if item.name == "keras" and tensorflow_pin and requires_dist.admits_series(item.specifier, item.installed) is False:
+        series = requires_dist.series_of(requires_dist.version_of(item.installed))
+        return (f"{item.requirer} {item.requirer_version} takes tf.keras from the keras package, and its pin "
+                f"({item.specifier}) admits no Keras {series}: Keras {series} is another API, so tf.keras breaks")
     if item.name == "numpy" and item.installed and tf_version:
         abi = tensorflow_pins.numpy_major_max(tf_version)
         major = requires_dist.version_of(item.installed)
         if abi and major is not None and major.major > abi["numpy_major_max"]:
             return (f"TensorFlow {tf_version} is built for NumPy {abi['numpy_major_max']}.x: its extensions fail "
                     f"to import under NumPy {major.major}")
+    # issue 29: a package `import tensorflow` itself loads (its own source says so), outside every series its
+    # pin admits, breaks the import; only where the import was not tried: a tried import's fate is the fact
+    loaded = tensorflow_pins.import_time_dependency(item.name) if tensorflow_pin else None
+    if loaded and imports is None and requires_dist.admits_series(item.specifier, item.installed) is False:
+        series = requires_dist.series_of(requires_dist.version_of(item.installed))
+        return (f"`import tensorflow` loads {item.name} itself ({loaded['source'].split()[0]}), and "
+                f"{item.requirer} {item.requirer_version}'s pin ({item.specifier}) admits no {item.name} {series}: "
+                f"{item.name} {item.installed} breaks the import (it was not tried in this run)")
     return None
-
-
-def _keras_majors(specifier: str) -> set[int]:
-    """The Keras major versions a TensorFlow build's keras pin admits (keras<2.16,>=2.15.0: {2})."""
-    try:
-        spec = SpecifierSet(specifier)
-    except InvalidSpecifier:
-        return set()
-    return {major for major in range(1, 6) if any(spec.contains(f"{major}.{minor}.0", prereleases=True)
-                                                 for minor in range(0, 60))}
 
 
 def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, ...], bool]:
@@ -156,8 +156,11 @@ def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
     resolvable = any(u.name not in clashes for u in unmet)
     pin = requires_dist.tensorflow_pin(facts)
     keep = f", keeping {pin.replace('==', ' ')} where it is" if pin else ""
-    advice = (f"Install what the metadata declares, every unmet pin in one command so the resolver satisfies "
-              f"them together{keep}." if resolvable else "")
+    # the pins by name: a plan that replaces their requirer (TensorFlow moved by another check) drops its pins,
+    # and the advice still says what this check found wanting
+    named = ", ".join(dict.fromkeys(f"{u.name}{u.specifier}" for u in unmet))
+    advice = (f"Install what the metadata declares ({named}), every unmet pin in one command so the resolver "
+              f"satisfies them together{keep}." if resolvable else "")
     return Remediation(f"{advice} {clash}".strip(), url=PIP_URL, repairs=repairs)
 
 
@@ -194,6 +197,9 @@ def _judge(facts: Facts) -> Outcome:
         "unmet": [{"requirer": u.requirer, "requirement": u.requirement, "name": u.name, "specifier": u.specifier,
                    "installed": u.installed, "extra": u.extra} for u in unmet],
     }
+    broken_use = autograph.failure(facts)
+    if not unmet and broken_use is not None:  # issue 29: every pin holds, yet TensorFlow breaks on use
+        return _broken_on_use(facts, broken_use, evidence)
     behind = tested_locks.behind_ci(facts)
     if not unmet and behind:  # issue 29: inside the declared range, older than TensorFlow's own CI tested
         evidence["behind_ci"] = [{"name": b.name, "installed": b.installed, "tested": b.tested, "source": b.source}
@@ -217,7 +223,7 @@ def _judge(facts: Facts) -> Outcome:
     tf_version = requires_dist.tensorflow_pin(facts)
     tf_version = tf_version.partition("==")[2] if tf_version else None
     keras_error = _keras_error(facts)
-    broken = [(u, why) for u in unmet for why in [_known_to_break(u, tf_version, keras_error)] if why]
+    broken = [(u, why) for u in unmet for why in [_known_to_break(u, tf_version, keras_error, imports)] if why]
     pointed = owners.owners(facts) if (imports is False or keras_error) else []
     tied = [u for u in unmet if owners.ties([o.name for o in pointed], u.requirer, u.name)]
     if tied:  # issue 29: the error's traceback points into the requirer or the required distribution
@@ -248,6 +254,38 @@ def _judge(facts: Facts) -> Outcome:
     if failing:
         return Outcome.fail(summary, *details, fix=fix, **evidence)
     return Outcome.warn(summary, *details, fix=fix, **evidence)
+
+
+def _broken_on_use(facts: Facts, failed: Mapping[str, Any], evidence: dict[str, Any]) -> Outcome:
+    """AutoGraph cannot convert Python control flow while every declared pin holds: the distributions the
+    failing code imports from outside TensorFlow are the suspects, the first one's candidate the repair."""
+    cause = autograph.cause(failed)
+    evidence["autograph"] = {"cause": cause, "files": [f.get("file") for f in failed.get("files") or ()
+                                                       if isinstance(f, Mapping)]}
+    summary = "AutoGraph cannot convert Python control flow (tf.function runs it unconverted, and an `if` on a tensor fails)"
+    found = autograph.suspects(facts)
+    if not found:
+        return Outcome.fail(summary, f"tf.autograph.to_graph raised {cause}",
+                            "Every declared pin holds, and the failing code imports no distribution outside TensorFlow.",
+                            **evidence)
+    first = found[0]
+    evidence["suspects"] = [{"name": s.name, "version": s.version, "how": "imported by the failing frames",
+                             "frames": s.frames, "evidence": list(s.files)} for s in found]
+    evidence["candidates"] = [{"name": s.name, "requirement": s.requirement,
+                               "why": f"{s.name} {s.version} breaks AutoGraph ({s.inside()})"} for s in found]
+    prove = "the experiment that would prove it: `tfdoctor --prove` (`tfdoctor fix` runs it before it applies anything)"
+    details = [f"tf.autograph.to_graph raised {cause}",
+               *(f"suspect: {s.describe()}" for s in found), prove]
+    pin = requires_dist.tensorflow_pin(facts)
+    keep = f", keeping {pin.replace('==', ' ')} where it is" if pin else ""
+    why = (f"suspect {first.name} {first.version}: {first.inside()}, but the AutoGraph code that fails imports it; "
+           + (f"TensorFlow's CI tested {first.tested}" if first.tested else "a newer release inside every pin"))
+    advice = (f"Install {first.requirement}{keep}: {first.name} {first.version} is {first.inside()}, but AutoGraph's "
+              f"converter that fails imports it. `tfdoctor --prove` tries it on a throwaway copy first (it uses "
+              "the package index).")
+    return Outcome.fail(f"{summary}: suspect {first.name} {first.version}", *details,
+                        fix=Remediation(advice, url=AUTOGRAPH_URL, repairs=(Repair.install(first.requirement, reason=why),)),
+                        **evidence)
 
 
 def clashing(unmet: list[Unmet]) -> dict[str, list[Unmet]]:

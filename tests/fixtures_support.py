@@ -19,13 +19,16 @@ def fixture_paths() -> list[Path]:
 
 
 # The held-out sets of fresh cases, one per round (each set's ASIDE.md says how it was drawn); only the lead scores them.
-HELD_OUT_SETS = ("aside", "aside2")
+HELD_OUT_SETS = ("aside", "aside2", "aside3")
+# Later rounds keep their seen cases in a folder of their own (round 3: fixtures/fresh/round3/).
+SEEN_ROUNDS = ("round3",)
 
 
 def fresh_fixture_paths(held_out: str | None = None) -> list[Path]:
-    """The seen fresh cases (fixtures/fresh/*.json), or one held-out set (fixtures/fresh/<held_out>/*.json)."""
-    if held_out is not None and held_out not in HELD_OUT_SETS:
-        raise ValueError(f"no held-out set {held_out!r}: {HELD_OUT_SETS}")
+    """The seen fresh cases of rounds 1-2 (fixtures/fresh/*.json), a later round's seen folder
+    (fixtures/fresh/<round>/*.json), or one held-out set (fixtures/fresh/<held_out>/*.json)."""
+    if held_out is not None and held_out not in HELD_OUT_SETS + SEEN_ROUNDS:
+        raise ValueError(f"no fresh set {held_out!r}: {HELD_OUT_SETS + SEEN_ROUNDS}")
     return sorted((FRESH / held_out if held_out else FRESH).glob("*.json"))
 
 

@@ -1,7 +1,7 @@
-"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--set DIR] [--verbose]
+"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--aside3|--round3|--set DIR] [--list] [--verbose]
 
-Each fixture in fixtures/fresh/ (with --aside or --aside2: a held-out set, fixtures/fresh/aside*/, which only the lead
-scores; with --set DIR: the cases in any folder) is diagnosed the way
+Each fixture in fixtures/fresh/ (with --aside, --aside2 or --aside3: a held-out set, fixtures/fresh/aside*/, which only
+the lead scores; with --round3: round 3's seen cases; with --set DIR: the cases in any folder) is diagnosed the way
 `tfdoctor explain FILE` does it (read as a saved report, today's checks, one plan). A case is right when every
 check its `expected` block names reached that status, and every `expected_hints` substring appears in that
 check's remediation (advice, commands, URL) or in the plan steps that carry out its repairs. The expectations
@@ -85,13 +85,25 @@ def main(argv: list[str] | None = None) -> int:
                         help="score round 1's held-out cases in fixtures/fresh/aside/ (the lead's)")
     chosen.add_argument("--aside2", action="store_const", const="aside2", dest="held_out",
                         help="score round 2's held-out cases in fixtures/fresh/aside2/ (the lead's)")
+    chosen.add_argument("--aside3", action="store_const", const="aside3", dest="held_out",
+                        help="score round 3's held-out cases in fixtures/fresh/aside3/ (the lead's)")
+    chosen.add_argument("--round3", action="store_const", const="round3", dest="held_out",
+                        help="score round 3's seen cases in fixtures/fresh/round3/")
     chosen.add_argument("--set", type=Path, metavar="DIR", help="score the cases in DIR/*.json")
+    parser.add_argument("--list", action="store_true",
+                        help="only list the cases (kind, name, the checks they name) without diagnosing any")
     parser.add_argument("--verbose", action="store_true", help="also print every named check's verdict and the plan")
     args = parser.parse_args(argv)
     if args.set is not None:
         paths, label = sorted(args.set.glob("*.json")), str(args.set)
     else:
         paths, label = fresh_fixture_paths(args.held_out), args.held_out or "seen"
+    if args.list:  # a dry listing: parses every case, runs no check (safe on a held-out set)
+        for path in paths:
+            fixture = load_fixture(path)
+            print(f"[{fixture['fixture'].get('kind', '?')}] {path.stem}: {', '.join(fixture['expected'])}")
+        print(f"{len(paths)} cases ({label} set)")
+        return 0
     right = 0
     for path in paths:
         ok, problems = score(path)

@@ -343,3 +343,55 @@ def test_the_childs_record_is_judged_when_the_report_lists_no_distributions():
     assert "tensorflow-io 0.37.1, its newest release, is made for TensorFlow <2.17.0,>=2.16.0" in outcome.remediation.advice
     # no child and no list: nothing to judge, and no claim that TensorFlow is missing
     assert companions.run({"host": {"system": "Linux"}}).summary == "not recorded: distributions"
+
+
+# --- issue 29, round 3: judged from the tables where the report holds little -------------------------------
+
+def test_a_companion_naming_tensorflow_only_in_an_extra_is_judged_by_that_extra():
+    # tensorflow/io#1972: tensorflow-io 0.36.0 (its `tensorflow` extra: <2.16,>=2.15) beside TensorFlow 2.16.1,
+    # a saved report without the child: the release made for 2.16 is 0.37.1 (extra <2.17,>=2.16)
+    facts = table_facts(installed("tensorflow-io", "0.36.0"), tf_version="2.16.1")
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL, outcome.summary
+    assert "tensorflow-io 0.36.0 was built for another TensorFlow than tensorflow-cpu 2.16.1" in outcome.summary
+    assert "tensorflow-io==0.37.1" in [p for r in outcome.remediation.repairs for p in r.packages]
+
+
+def test_a_companion_tensorflow_itself_requires_is_never_judged_by_its_own_extras():
+    # tensorflow-io-gcs-filesystem 0.37.1's extras say tensorflow<2.17, but TensorFlow requires it >=0.23.1
+    facts = table_facts(installed("tensorflow-io-gcs-filesystem", "0.37.1"), tf_version="2.18.0")
+    assert companions.run(facts).status is Status.SKIP
+
+
+def test_only_a_shim_in_a_partial_windows_list_is_its_real_build_and_a_companion_without_wheels_there_gets_wsl2():
+    # tensorflow/text#1349: Windows, `tensorflow` 2.18 (the shim for tensorflow-intel, which the thread's list
+    # leaves out) beside tensorflow-text 2.10.0; no tensorflow-text made for 2.18 has a Windows wheel
+    from tfdoctor.facts import made_for
+
+    facts = {"host": {"system": "Windows", "machine": "AMD64"}, "python": {"machine": "AMD64"},
+             "distributions": [{"name": "tensorflow", "version": "2.18"}, {"name": "tensorflow-text", "version": "2.10.0"}]}
+    assert made_for.installed_tensorflow(facts) == ("tensorflow-intel", "2.18")
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL, outcome.summary
+    assert "have no wheel for windows-x86_64" in outcome.remediation.advice and "WSL2" in outcome.remediation.advice
+    assert not outcome.remediation.repairs  # no tensorflow-text install that has no wheel here
+    # a complete list (the environment's own) naming only the shim: no real build is assumed
+    facts["python"]["distribution_count"] = 2
+    assert made_for.installed_tensorflow(facts) is None
+
+
+def test_a_keras_2_library_failing_under_keras_3_without_tf_keras_is_told_tf_keras():
+    # keras-team/keras-io#1945: `import tensorflow_probability` fails with an error no signature knows, Keras 3.5.0
+    # is installed, tf-keras is not, the report gives no TensorFlow version: TFP's releases import tf_keras
+    failing = entry("tensorflow_probability", message="module 'tensorflow._api.v2.compat.v2.__internal__' has no "
+                    "attribute 'register_load_context_function'", kind="AttributeError")
+    facts = {"host": {"system": "Darwin"}, "python": {"version": "3.10.9"},
+             "distributions": [{"name": "keras", "version": "3.5.0"}],
+             "tensorflow": {"status": "ok", "imported": True, "version": None, "companions": [failing]}}
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL
+    assert "under Keras 3, and tf-keras is not installed" in outcome.summary
+    assert "tf-keras" in outcome.remediation.advice
+    # with tf-keras installed the error is not that: it stays unknown
+    facts["distributions"].append({"name": "tf-keras", "version": "2.16.0"})
+    assert "does not know this error" in companions.run(facts).remediation.advice

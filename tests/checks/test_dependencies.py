@@ -386,7 +386,9 @@ def test_tensorflow_install_keeps_its_curated_pins_where_requires_dist_is_not_re
     assert "NumPy 2.0.1" in results["tensorflow-install"].summary
     # and dependencies reads 2.16.1's published numpy<2.0.0: the two agree (it used to skip, issue 29 round 2)
     assert results["dependencies"].status is Status.FAIL
-    assert "numpy 2.0.1 is outside tensorflow 2.16.1's numpy<2.0.0" in results["dependencies"].summary
+    # (several pins of this 2.21-shaped environment break 2.16.1 since issue 29 round 3: numpy's is among them)
+    unmet = {u["name"]: u for u in results["dependencies"].evidence["unmet"]}
+    assert unmet["numpy"]["installed"] == "2.0.1" and "<2.0.0" in unmet["numpy"]["specifier"]
 
 
 def test_tensorflow_install_keeps_the_numpy_abi_rule_where_an_old_pin_has_no_upper_bound():
@@ -554,3 +556,44 @@ def test_a_keras_inside_its_major_but_outside_the_pin_still_only_warns_untried()
     facts = _saved_report(("tensorflow", "2.15.0"), ("keras", "2.14.0"))
     facts["distributions"][0]["requires"] = ["keras<2.16,>=2.15.0"]
     assert run(facts).status is Status.WARN
+
+
+# --- issue 29, round 3: which violated pins break TensorFlow, read from the pin's own series ---
+
+def test_a_keras_pin_whose_floor_is_a_patch_release_still_admits_only_keras_2():
+    # keras#19390: tensorflow 2.13.1 requires keras<2.14,>=2.13.1 (no 2.x.0 satisfies it), beside keras 3.1.1
+    facts = _saved_report(("tensorflow", "2.13.1"), ("keras", "3.1.1"))
+    facts["distributions"][0]["requires"] = ["keras<2.14,>=2.13.1"]
+    result = run(facts)
+    assert result.status is Status.FAIL, result.summary
+    assert any("admits no Keras 3.x" in d for d in result.details)
+
+
+@pytest.mark.parametrize("tf, package, pin, installed", [
+    ("2.16.1", "ml-dtypes", "ml-dtypes~=0.3.1", "0.2.0"),          # svpino/apple-silicon#2: another 0.x minor
+    ("2.16.1", "protobuf", "protobuf<5.0.0dev,>=3.20.3", "6.31.1"),  # another protobuf major
+    ("2.16.1", "numpy", "numpy<2.0.0,>=1.26.0", "2.1.0"),          # another NumPy major
+])
+def test_a_package_tensorflows_import_loads_outside_every_series_of_its_pin_fails_untried(tf, package, pin, installed):
+    facts = _saved_report(("tensorflow", tf), (package, installed))
+    facts["distributions"][0]["requires"] = [pin]
+    result = run(facts)  # the import was not tried in this run
+    assert result.status is Status.FAIL, result.summary
+    assert any(f"`import tensorflow` loads {package} itself" in d or "built for NumPy" in d for d in result.details)
+    assert package in result.remediation.advice  # the advice names the pin, whatever the plan does with it
+
+
+def test_the_import_time_rule_yields_to_a_tried_import_and_to_a_pin_inside_its_series():
+    # tensorflow#109469: TensorFlow 2.18 imports (with warnings) beside protobuf 6.33.5: the tried import is the fact
+    tried = _saved_report(("tensorflow", "2.18.0"), ("protobuf", "6.33.5"))
+    tried["distributions"][0]["requires"] = ["protobuf<6.0.0dev,>=3.20.3"]
+    tried["tensorflow"] = {"status": "ok", "imported": True, "version": "2.18.0"}
+    assert run(tried).status is Status.WARN
+    # inside the pin's series (ml-dtypes 0.3.0 under ~=0.3.1): an ordinary unmet pin, a warning untried
+    inside = _saved_report(("tensorflow", "2.16.1"), ("ml-dtypes", "0.3.0"))
+    inside["distributions"][0]["requires"] = ["ml-dtypes~=0.3.1"]
+    assert run(inside).status is Status.WARN
+    # a package TensorFlow's import does not load (absl-py) stays a warning untried, whatever its series
+    other = _saved_report(("tensorflow", "2.16.1"), ("absl-py", "0.9.0"))
+    other["distributions"][0]["requires"] = ["absl-py>=1.0.0"]
+    assert run(other).status is Status.WARN

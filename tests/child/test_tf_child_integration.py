@@ -77,3 +77,10 @@ def test_tf_keras_is_keras_3_and_builds_a_layer(report):
     assert keras["legacy_env"] is None or keras["legacy_requested"] is False
     result = _result(report, "keras")
     assert result["status"] == "pass" and "Keras 3" in result["summary"]
+
+
+def test_autograph_converts_python_control_flow_and_nothing_is_suspected(report):
+    """Issue 29: the healthy setup converts the control-flow function; no finding, no suspect."""
+    assert report["facts"]["tensorflow"]["autograph"] == {"status": "converted"}
+    dependencies = _result(report, "dependencies")
+    assert dependencies["status"] == "pass" and "suspects" not in dependencies["evidence"]

@@ -6,6 +6,13 @@ hard-link copies of the test setup's TensorFlow (support.build_base), with a hea
   over keras's "To use Keras, you need to have `optree` installed" (optree no longer imports).
 - protobuf 5.29.5 below TensorFlow's pin, its RECORD deleted (what `setup.py install` or a copying tool
   leaves): pip 26 refuses "Cannot uninstall protobuf 5.29.5 ... no RECORD file was found".
+- gast 0.2.2 (its wheel built from PyPI's sdist), inside tensorflow-cpu 2.21's gast>=0.2.1,!=0.5.*: TensorFlow
+  and tf.keras work, AutoGraph cannot convert Python control flow (a tf.function with an `if` on a tensor
+  fails); the suspect is found through what the failing TensorFlow files import, and a traced tf.function
+  must work after each repair.
+
+The diagnosis runs without the package index; the installed files (every RECORD's hashes) are the same after it
+and after `--prove`.
 
 Each: the doctor names the suspect, the pasted plan and `tfdoctor fix --yes` repair it on their own copies
 (TensorFlow kept, no warning left); the control gets no warning.
@@ -21,16 +28,34 @@ import time
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from tests.live import support
 
 pytestmark = [pytest.mark.live, pytest.mark.integration]
 
+# What gast 0.2.2 breaks: a tf.function with an `if` on a tensor (AutoGraph cannot convert it, so it runs as-is
+# and the `if` raises OperatorNotAllowedInGraphError). Run as a file: AutoGraph reads the function's source.
+CONTROL_FLOW_WORKS = """import tensorflow as tf
+layer = tf.keras.layers.Dense(2)
+@tf.function
+def g(x):
+    if tf.reduce_sum(x) > 0:
+        return x + 1
+    return x - 1
+assert float(tf.reduce_sum(g(tf.ones(3)))) == 6.0
+print("works", tf.__version__)
+"""
+
 CASES = {
     "closure-typing-extensions": {"install": "typing-extensions==4.5.0", "suspect": ("optree 0.20", "typing-extensions 4.5.0")},
     "record-less-protobuf": {"install": "protobuf==5.29.5", "strip_record": "protobuf-5.29.5.dist-info",
                              "suspect": ("protobuf 5.29.5", "no record")},
+    # inside tensorflow-cpu 2.21's gast!=0.5.0,!=0.5.1,!=0.5.2,>=0.2.1: TensorFlow and Keras work, AutoGraph does not
+    # convert Python control flow; PyPI has only its sdist, so its wheel is built here
+    "gast-inside-its-pin": {"install": "gast==0.2.2", "build": True, "suspect": ("gast 0.2.2", "autograph"),
+                            "works": CONTROL_FLOW_WORKS},
 }
 
 
@@ -45,8 +70,13 @@ def base(tmp_path_factory):
     outer, support.LEDGER.workdir = support.LEDGER.workdir, str(root)
     pins = support.base_pins()
     minor = f"{sys.version_info.major}.{sys.version_info.minor}"
-    specs = sorted({f"{n}=={v}" for n, v in pins.items()} | {c["install"] for c in CASES.values()})
+    specs = sorted({f"{n}=={v}" for n, v in pins.items()} | {c["install"] for c in CASES.values() if not c.get("build")})
     wheels = support.fetch_wheels(support.wheelhouses(tmp_path_factory) / minor, specs, minor)
+    for case in (c for c in CASES.values() if c.get("build")):  # sdist only on the index: build its wheel once, here
+        if case["install"] not in wheels:
+            support.require(support.pip(Path(sys.executable), "wheel", "--no-deps", "--no-binary", Requirement(case["install"]).name, "-w",
+                                        str(root / "wheelhouse"), case["install"]), f"building {case['install']}")
+            wheels[case["install"]] = next((root / "wheelhouse").glob(case["install"].replace("==", "-") + "-*.whl"))
     env = root / "base"
     if not (env / "bin" / "python").exists():  # a kept base (TFDOCTOR_LIVE_KEEP) is reused
         support.build_base(env, [wheels[f"{n}=={v}"] for n, v in sorted(pins.items())])
@@ -54,6 +84,15 @@ def base(tmp_path_factory):
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
     support.LEDGER.workdir = outer
+
+
+def _works(env: Path, script: str, extra: dict[str, str] | None = None) -> tuple[bool, str]:
+    """The script, run as a file beside the environment (AutoGraph needs a source file)."""
+    path = env.parent / f"{env.name}-use.py"
+    path.write_text(script, encoding="utf-8")
+    completed = support.run([str(env / "bin" / "python"), str(path)], env=support.clean_environ(**(extra or {})),
+                            timeout=support.DOCTOR_TIMEOUT)
+    return completed.returncode == 0, "\n".join((completed.stdout + completed.stderr).strip().splitlines()[-6:])
 
 
 def _doctor_problems(report: dict) -> list[str]:
@@ -76,7 +115,11 @@ def test_diagnosed_then_repaired_by_the_pasted_plan_and_by_fix(base, case):
     if spec.get("strip_record"):
         os.unlink(support.site_packages(broken) / spec["strip_record"] / "RECORD")
     frozen = support.freeze(broken)
-    report = support.run_doctor(broken, {}, root / "reports" / f"{case}.json")
+    recorded = support.installed_bytes(broken)
+    if spec.get("works"):
+        works, tail = _works(broken, spec["works"])
+        assert not works, f"premise of {case}: it works before any repair:\n{tail}"
+    report = support.run_doctor(broken, {"PIP_NO_INDEX": "1"}, root / "reports" / f"{case}.json")  # offline
     failing = support.problems(report, "fail")
     assert any(support.names_cause(r, spec["suspect"][:1]) for r in failing), _doctor_problems(report)
     plan_text = support._normal(" ".join(s["command"] + " " + " ".join(r["reason"] for r in s["reasons"])
@@ -91,6 +134,7 @@ def test_diagnosed_then_repaired_by_the_pasted_plan_and_by_fix(base, case):
     assert "proven by experiment" in proving.stderr and spec["suspect"][0].split()[0] in proving.stderr, proving.stderr[-3000:]
     assert json.loads(proving.stdout)["results"]  # --json keeps stdout to the report
     assert support.freeze(broken) == frozen  # --prove changes nothing
+    assert support.installed_bytes(broken) == recorded, "the diagnosis or --prove changed an installed file"
     proved = time.monotonic() - started - diagnosed
 
     pasted = support.clone(broken, root / f"{case}-pasted")
@@ -99,6 +143,9 @@ def test_diagnosed_then_repaired_by_the_pasted_plan_and_by_fix(base, case):
     assert all(step["exit"] == 0 for step in ran), ran
     works, tail = support.tensorflow_works(pasted, shell_env)
     assert works, tail
+    if spec.get("works"):
+        works, tail = _works(pasted, spec["works"], shell_env)
+        assert works, tail
     after = support.run_doctor(pasted, shell_env, root / "reports" / f"{case}-pasted.json")
     assert _doctor_problems(after) == []
     assert support.tensorflow_builds(pasted) == {support.BASE_DISTRIBUTION: tf_version}
@@ -108,6 +155,9 @@ def test_diagnosed_then_repaired_by_the_pasted_plan_and_by_fix(base, case):
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     works, tail = support.tensorflow_works(fixed, {})
     assert works, tail
+    if spec.get("works"):
+        works, tail = _works(fixed, spec["works"])
+        assert works, tail
     assert _doctor_problems(support.run_doctor(fixed, {}, root / "reports" / f"{case}-fixed.json")) == []
     assert support.tensorflow_builds(fixed) == {support.BASE_DISTRIBUTION: tf_version}
     assert "proven by experiment" in completed.stdout + completed.stderr

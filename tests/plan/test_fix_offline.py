@@ -70,6 +70,8 @@ def test_a_plan_that_fails_on_the_clone_leaves_the_environment_byte_for_byte(wor
     failed = _fix(target, {**env, "PIP_FIND_LINKS": str(empty)}, "--yes")  # fakedep 2.0 cannot be found
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "did not work on a copy" in failed.stdout and "untouched" in failed.stdout
+    # pip's own output is read with the doctor's install signatures: fix says what it means
+    assert "Why: the package index has no release of the package that installs" in failed.stdout
     assert _hashes(target) == hashes
     assert sorted(target.iterdir()) == entries, "the prefix gained or lost an entry (the lock lives in the user's cache)"
 

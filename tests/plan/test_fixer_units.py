@@ -56,6 +56,29 @@ def test_a_step_that_names_the_real_environment_is_refused_on_the_copy():
     assert failed and "would reach the real environment" in failed
 
 
+
+def test_a_failed_step_is_explained_by_the_install_signatures(tmp_path):
+    """pip's own words when it cannot replace a distribution installed without RECORD (pip 26, as the live
+    suite saw it for protobuf): fix names the cause and the way out, from knowledge/signatures.toml."""
+    from types import SimpleNamespace
+
+    fake_python = tmp_path / "python"
+    fake_python.write_text("#!/bin/sh\nprintf 'error: uninstall-no-record-file\\n\\n\\342\\234\\227 Cannot uninstall protobuf "
+                           "5.29.5\\n\\342\\225\\260\\342\\224\\200> The package'\\''s contents are unknown: no RECORD "
+                           "file was found for protobuf.\\n' >&2\nexit 1\n", encoding="utf-8")
+    fake_python.chmod(0o755)
+    step = Step(1, Action.INSTALL, "pip install protobuf>=6.31.1", ("protobuf>=6.31.1",))
+    failed = _run_plan([step], Spelling("venv", str(fake_python)), SimpleNamespace(step_timeout=30.0), Silent(),
+                       "on the copy", str(tmp_path))
+    assert failed and "no RECORD file was found for protobuf" in failed
+    assert "Why: pip could not replace a distribution: it was installed without the RECORD file" in failed
+    assert "delete its metadata directory" in failed and "exceptions.py" in failed
+    healthy = tmp_path / "ok"
+    healthy.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    healthy.chmod(0o755)
+    assert _run_plan([step], Spelling("venv", str(healthy)), SimpleNamespace(step_timeout=30.0), Silent(),
+                     "on the copy", str(tmp_path)) is None
+
 def test_link_tree_links_files_copies_pth_and_leaves_the_state_directory_out(tmp_path):
     source = tmp_path / "env"
     (source / "lib" / "site-packages" / "pkg").mkdir(parents=True)

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 import jsonschema
 import pytest
 
-from tests.fixtures_support import FIXTURES, HELD_OUT_SETS, fixture_paths, fresh_fixture_paths, load_fixture
+from tests.fixtures_support import FIXTURES, HELD_OUT_SETS, SEEN_ROUNDS, fixture_paths, fresh_fixture_paths, load_fixture
 from tfdoctor.model import Status
 from tfdoctor.registry import all_checks
 from tfdoctor.schema import report_schema
@@ -18,21 +18,25 @@ from tfdoctor.schema import report_schema
 SCHEMA = report_schema()
 FACTS_VALIDATOR = jsonschema.Draft202012Validator({"$defs": SCHEMA["$defs"], "$ref": "#/$defs/facts"})
 CHECK_IDS = {c.id for c in all_checks()}
-PATHS = fresh_fixture_paths() + [path for held_out in HELD_OUT_SETS for path in fresh_fixture_paths(held_out)]
+PATHS = fresh_fixture_paths() + [path for folder in HELD_OUT_SETS + SEEN_ROUNDS for path in fresh_fixture_paths(folder)]
 
 
-def test_two_rounds_of_cases_ten_held_out_from_each():
-    # round 1: 40 cases, 10 held out in aside/; round 2: 20 cases, 10 held out in aside2/
+def test_three_rounds_of_cases_ten_held_out_from_each():
+    # round 1: 40 cases, 10 held out in aside/; round 2: 20 cases, 10 held out in aside2/;
+    # round 3: 20 cases, 10 seen in round3/ and 10 held out in aside3/
     assert len(fresh_fixture_paths()) == 30 + 10
     assert len(fresh_fixture_paths("aside")) == 10
     assert len(fresh_fixture_paths("aside2")) == 10
+    assert len(fresh_fixture_paths("round3")) == 10
+    assert len(fresh_fixture_paths("aside3")) == 10
     names = [path.name for path in PATHS]
     assert len(names) == len(set(names)), "a case is in one set only"
 
 
 def test_each_held_out_set_says_how_it_was_drawn():
     # round 1's method sits beside the seen cases (fixtures/fresh/ASIDE.md), later rounds' in their own folder
-    method_files = {"aside": FIXTURES / "fresh" / "ASIDE.md", "aside2": FIXTURES / "fresh" / "aside2" / "ASIDE.md"}
+    method_files = {"aside": FIXTURES / "fresh" / "ASIDE.md", "aside2": FIXTURES / "fresh" / "aside2" / "ASIDE.md",
+                    "aside3": FIXTURES / "fresh" / "aside3" / "ASIDE.md"}
     assert set(method_files) == set(HELD_OUT_SETS)
     for held_out, method_file in method_files.items():
         text = method_file.read_text(encoding="utf-8")

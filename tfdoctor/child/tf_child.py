@@ -3,9 +3,9 @@
 #
 # The TensorFlow child: imports TensorFlow in the target interpreter, lists its devices and times a
 # float32 matmul on each. Standard library only at the top (numpy and tensorflow are imported inside),
-# syntax for Python 3.6+. Run as `python -c <this source> <json config>`; the config names the result
-# file. TensorFlow prints to stdout and stderr as it likes, so the result goes to that file, rewritten
-# after every stage: when the import dies by a signal or hangs, the file still says how far it got.
+# syntax for Python 3.6+. Run as `python -c <this source> <json config>`; the result goes to the file
+# the config names (TensorFlow prints as it likes), rewritten after every stage: after a signal or a
+# hang it still says how far the import got.
 import json
 import os
 import sys
@@ -216,7 +216,6 @@ def cpu_facts():
     return found
 
 
-# ---------------------------------------------------------------------------------------------------
 # The probe: float32 matmul on each device, inputs resident on the device, warm-up at the timed size,
 # blocks ending in a scalar read-back (GPU work is asynchronous), GPU and CPU blocks interleaved so
 # both see the same clocks, and every result checked against a float64 NumPy reference.
@@ -391,7 +390,7 @@ class Side(object):
 def run_probe(tf, recorder, config, gpus):
     import numpy as np
 
-    # with no GPU to compare, a short run (config cpu_only_budget_s): correctness and GFLOPS of the CPU
+    # no GPU to compare: a short run (cpu_only_budget_s), the CPU's correctness and GFLOPS
     budget = float(config["budget_s"] if gpus else config.get("cpu_only_budget_s") or config["budget_s"])
     probe = recorder.data["probe"] = {"status": "running", "dtype": "float32", "budget_s": budget,
                                       "cpu": cpu_facts(), "sides": {}}
@@ -594,6 +593,13 @@ def companion_imports(recorder, config):
         recorder.flush()
 
 
+def script_function(path, name):  # a file: AutoGraph reads the source
+    namespace = {"__name__": "tfdoctor_script", "__file__": path}
+    with open(path) as handle:
+        exec(compile(handle.read(), path, "exec"), namespace)
+    return namespace[name]
+
+
 def main(argv):
     config = json.loads(argv[1])
     recorder = Recorder(config["out"])
@@ -661,14 +667,17 @@ def main(argv):
     if config.get("workload") and gpus is not None:  # --deep: the workload probe (child/workload.py)
         recorder.stage("workload")
         try:
-            script = config["workload"]["script"]
-            namespace = {"__name__": "tfdoctor_workload"}
-            with open(script) as handle:
-                exec(compile(handle.read(), script, "exec"), namespace)
-            namespace["run_workload"](tf, recorder, dict(config["workload"], deadline=config["deadline"]), gpus)
+            run = script_function(config["workload"]["script"], "run_workload")
+            run(tf, recorder, dict(config["workload"], deadline=config["deadline"]), gpus)
         except Exception as exc:
             data["workload"] = dict(data.get("workload") or {}, status="error",
                                     error=describe_exception(exc, with_traceback=False))
+    if config.get("autograph") and config["deadline"] - now() > COMPANION_RESERVE_S:  # issue 29: use
+        recorder.stage("autograph")
+        try:
+            data["autograph"] = script_function(config["autograph"], "autograph_facts")(tf)
+        except Exception as exc:
+            recorder.error("autograph", exc)
     if config.get("companions"):
         companion_imports(recorder, config)
     try:
@@ -685,6 +694,5 @@ if __name__ == "__main__":
     code = main(sys.argv)
     sys.stdout.flush()
     sys.stderr.flush()
-    # Skip the interpreter's teardown: with TensorFlow loaded it takes about 0.7 s (TF 2.21 on a 2-core
-    # VM: `import tensorflow` then a normal exit 2.6 s, then os._exit 1.9 s). Everything is written.
+    # Skip the teardown: with TensorFlow loaded it takes 0.7 s (TF 2.21, 2-core VM). All is written.
     os._exit(code)

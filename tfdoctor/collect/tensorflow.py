@@ -295,6 +295,7 @@ def tensorflow_facts(result: Mapping[str, Any] | None, fate: ChildFate, timeout:
         "soft_placement_default": result.get("soft_placement_default"),
         "probe": result.get("probe"),
         "keras": result.get("keras"),
+        "autograph": result.get("autograph"),
         "companions": result.get("companions"),
         "log_level": {"TF_CPP_MIN_LOG_LEVEL": CHILD_LOG_LEVEL, "user_value": user_log_level},
     }
@@ -347,6 +348,10 @@ def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
                   "cpu_only_budget_s": PROBE_BUDGET_S if options.careful_probe else CPU_ONLY_PROBE_BUDGET_S,
                   "timeout_s": float(options.timeout), "companions": list(COMPANION_MODULES),
                   "keras_layers": companion_layers()}
+        # an AutoGraph conversion of Python control flow (issue 29): AutoGraph reads the function's source file
+        config["autograph"] = os.path.join(scratch, "tfdoctor_autograph_trace.py")
+        with open(config["autograph"], "w", encoding="utf-8") as handle:
+            handle.write(source("autograph_trace"))
         if options.deep:  # the workload probe: its script goes beside the result file, the child exec()s it
             config["workload"] = {"script": os.path.join(scratch, "workload.py"), "budget_s": WORKLOAD_BUDGET_S}
             with open(config["workload"]["script"], "w", encoding="utf-8") as handle:

@@ -48,6 +48,7 @@ tfdoctor/remedies/ (tests/project/test_import_floors.py holds the floors).
   build_names                   the names TensorFlow's builds are published under (one list for everyone)
   experiments                   what the experiment child proved or tried (its section of the facts)
   owners                        which installed distribution owns a file (RECORD): a traceback's suspects
+  autograph                     AutoGraph's conversion as the child recorded it; what its failing files import
   record_less                   distributions installed without a RECORD, which pip cannot uninstall
   tested_locks                  what TensorFlow's own CI tested (knowledge/tested_locks.toml, when generated)
   windows_paths                 Windows paths past the long-path limit

@@ -31,6 +31,12 @@ COMPANIONS: tuple[str, ...] = (
     "tensorflow-serving-api", "tensorflow-estimator", "tensorboard", "keras",
 )
 
+# Companions TensorFlow's own Requires-Dist names, with the range it accepts (tensorflow-io-gcs-filesystem>=0.23.1,
+# tensorboard, keras: https://pypi.org/project/tensorflow/#files, METADATA): TensorFlow's declaration of them
+# decides, so the TensorFlow pins in their own extras (tensorflow-io-gcs-filesystem 0.37.1's
+# `tensorflow<2.17,>=2.16 ; extra == 'tensorflow'`) are never read as the TensorFlow they are made for.
+DECLARED_BY_TENSORFLOW: tuple[str, ...] = ("tensorflow-io-gcs-filesystem", "tensorboard", "keras")
+
 # marker values -> the table's platform names (tools/refresh_knowledge.py wheel_platforms)
 _SYSTEMS = {"linux": "linux", "darwin": "macos", "win32": "windows"}
 _MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "arm64": "arm64", "aarch64": "arm64", "i386": "x86",
@@ -131,6 +137,10 @@ class CompanionRelease:
     def installs_on(self, environment: Mapping[str, str]) -> Optional[bool]:
         """Is there a wheel for this interpreter and platform? None when the environment does not say."""
         platform, python = environment_platform(environment), _python_of(environment)
+        if platform is not None and python is None:
+            # the Python is not recorded, but a release with no wheel for this platform at all installs on none
+            on_platform = any(wheel.split("-", 2)[2] in ("any", platform) for wheel in self.wheels)
+            return None if on_platform or not self.wheels else False
         if platform is None or python is None:
             return None
         implementation = environment.get("implementation_name") or "cpython"

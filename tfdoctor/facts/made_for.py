@@ -16,25 +16,46 @@ def installed_tensorflow(facts: Facts) -> Optional[tuple[str, str]]:
     """(build, version) of the TensorFlow `import tensorflow` loads, from its distribution's metadata."""
     pin = requires_dist.tensorflow_pin(facts)
     if not pin:
-        return None
+        return _shim_target_left_out(facts)
     build, _, version = pin.partition("==")
     return build, version
 
 
-def knows_releases(name: str) -> bool:
-    """Does the companion table say which TensorFlow each release of this distribution is made for (a
-    companion whose metadata names a TensorFlow build)? False for any other distribution, and for
-    companions that declare none (keras, tensorboard...): there "no release made for it" is unknown."""
-    return canonical_name(name) in companions.COMPANIONS and companions.declares_tensorflow(canonical_name(name))
+def _shim_target_left_out(facts: Facts) -> Optional[tuple[str, str]]:
+    """A partial list (a saved or hand-written report) naming only a shim (Windows' `tensorflow` 2.18 for
+    tensorflow-intel) while TensorFlow imported or was not tried: the shim's real build, at the shim's version, is
+    the TensorFlow there (the shim requires exactly it), as tensorflow-install notes rather than fails (issue 29)."""
+    from tfdoctor.facts import section, tensorflow_distributions
 
-
-def release_for(facts: Facts, name: str) -> Optional[CompanionRelease]:
-    """The newest release of companion `name` made for the installed TensorFlow on this target (markers
-    evaluated for it); None when the table has none, or the name is no companion."""
-    installed = installed_tensorflow(facts)
-    if installed is None or not knows_releases(name):
+    tf = section(facts, "tensorflow")
+    if requires_dist.complete_record(facts) or (tf and not tf.get("imported")):
         return None
-    return companions.release_for(canonical_name(name), installed[1], requires_dist.marker_environment(facts))
+    shims = [c for c in tensorflow_distributions.tensorflow_copies(facts) if not c.real and c.shim_of and c.version]
+    return (canonical_name(shims[0].shim_of), str(shims[0].version)) if shims else None
+
+
+def knows_releases(name: str, via_extras: bool = False) -> bool:
+    """Does the companion table say which TensorFlow each release of this distribution is made for (a
+    companion whose metadata names a TensorFlow build; with `via_extras`, also one that names it only in an
+    extra, as tensorflow-io's `tensorflow<2.17,>=2.16 ; extra == 'tensorflow'` says which TensorFlow its native
+    ops are built for)? False for any other distribution, and for companions that declare none (keras,
+    tensorboard...): there "no release made for it" is unknown."""
+    name = canonical_name(name)
+    if name not in companions.COMPANIONS:
+        return False
+    return companions.declares_tensorflow(name) or (via_extras and name not in companions.DECLARED_BY_TENSORFLOW
+                                                    and companions.fit_basis(name, via_extras=True) == "extras")
+
+
+def release_for(facts: Facts, name: str, via_extras: bool = False) -> Optional[CompanionRelease]:
+    """The newest release of companion `name` made for the installed TensorFlow on this target (markers
+    evaluated for it); None when the table has none, or the name is no companion. `via_extras`: as in
+    `knows_releases`, the lines of an extra answer where nothing outside extras names a TensorFlow."""
+    installed = installed_tensorflow(facts)
+    if installed is None or not knows_releases(name, via_extras):
+        return None
+    return companions.release_for(canonical_name(name), installed[1], requires_dist.marker_environment(facts),
+                                  via_extras=via_extras)
 
 
 def tf_keras_requirement(facts: Facts) -> Optional[str]:

@@ -89,6 +89,11 @@ def _by_module(table: Iterable[tuple[str, str, Mapping[str, Any]]]) -> dict[str,
     return found
 
 
+def module_owners(facts: Facts) -> dict[str, Mapping[str, Any]]:
+    """{top-level module name: the recorded distribution that installs it} (the first copy on sys.path)."""
+    return _by_module(_owning_table(facts))
+
+
 def error_owners(facts: Facts, error: Mapping[str, Any]) -> list[Owner]:
     """Distributions the error points into: owners of the failing frames, innermost first, then those
     whose modules or files the messages name. Each distribution once, at its first (strongest) mention."""

@@ -129,6 +129,40 @@ def version_of(text: Any) -> Optional[Version]:
         return None
 
 
+def series_of(version: Version) -> str:
+    """The release series a version belongs to, where an API may change: its major (2.x), or for a 0.x
+    release its minor (0.3.x), as semantic versioning reads 0.x minors."""
+    return f"{version.major}.x" if version.major else f"0.{version.minor}.x"
+
+
+def admits_series(specifier: SpecifierSet | str, installed: Optional[str]) -> Optional[bool]:
+    """Does the specifier admit any release of the installed version's series (keras<2.14,>=2.13.1 admits 2.x,
+    not 3.x; ml-dtypes~=0.3.1 admits 0.3.x, not 0.2.x)? None when either is unreadable.
+
+    The admitted set is a union of intervals whose ends are the clauses' own versions, so testing the series'
+    first release and every clause version (and the release just after it) inside the series decides it."""
+    version = version_of(installed)
+    try:
+        spec = SpecifierSet(str(specifier))
+    except InvalidSpecifier:
+        return None
+    if version is None:
+        return None
+
+    def same_series(v: Version) -> bool:
+        return v.major == version.major and (version.major or v.minor == version.minor)
+
+    first = Version(f"{version.major}.0.0" if version.major else f"0.{version.minor}.0")
+    candidates = {first}
+    for clause in spec:
+        bound = version_of(clause.version.rstrip(".*"))
+        if bound is None:
+            continue
+        release = (list(bound.release) + [0, 0, 0])[:3]
+        candidates |= {bound, Version(f"{release[0]}.{release[1]}.{release[2] + 1}")}
+    return any(spec.contains(c, prereleases=True) for c in candidates if same_series(c))
+
+
 def holds(installed: Optional[str], specifier: SpecifierSet | str) -> Optional[bool]:
     """Does an installed version satisfy a specifier? Pre-releases count (an installed tf-nightly or
     rc satisfies `>=2.20` as pip's resolver accepts an installed one); None when unreadable."""
@@ -256,6 +290,21 @@ def declared_names(facts: Facts, name: str) -> Optional[set[str]]:
     environment = marker_environment(facts)
     return {canonical_name(req.name) for req in map(parse, entry["requires"])
             if req is not None and not _extra_of(req) and _applies(req, environment, "")}
+
+
+def declared_pins(facts: Facts, name: str) -> list[tuple[str, Optional[str], str]]:
+    """(requirer, its version, specifier as written) for every recorded distribution whose Requires-Dist
+    names `name` for this target (markers evaluated, extras left out): what any install of it must keep."""
+    environment = marker_environment(facts)
+    wanted = canonical_name(name)
+    found = []
+    for requirer, entry in _first_copies(facts).items():
+        for line in entry.get("requires") or ():
+            requirement = parse(line)
+            if (requirement is not None and canonical_name(requirement.name) == wanted and not _extra_of(requirement)
+                    and _applies(requirement, environment, "")):
+                found.append((requirer, entry.get("version"), written_specifier(line, requirement)))
+    return found
 
 
 def family_recorded(facts: Facts) -> list[Mapping[str, Any]]:

@@ -127,9 +127,21 @@ def _run_plan(steps: list[Any], spelling: Spelling, options: FixOptions, ui: Ui,
         with ui.progress(f"{where}: step {step.number} of {len(steps)}" + (f": {step.command}" if where == "applying" else "")):
             result = run_step(argv, options.step_timeout)
         if result["status"] != "ok":
-            tail = "\n".join((result["stdout"] + result["stderr"]).strip().splitlines()[-12:])
-            return f"step {step.number} ({step.command}) {result['status']} (exit {result.get('exit_code')}):\n{tail}"
+            output = (result["stdout"] + result["stderr"]).strip()
+            tail = "\n".join(output.splitlines()[-12:])
+            return (f"step {step.number} ({step.command}) {result['status']} (exit {result.get('exit_code')}):\n{tail}"
+                    + "".join(f"\n{line}" for line in why_the_installer_failed(output)))
     return None
+
+
+def why_the_installer_failed(output: str) -> list[str]:
+    """What a failed step's own output means, from the install-phase failure signatures
+    (knowledge/signatures.toml): the same table the doctor reads, so fix names a known installer
+    failure (a distribution without RECORD, Windows' path limit, an externally managed Python) in words."""
+    from tfdoctor.facts.signatures import match_text
+
+    return [f"Why: {m.signature.summary}. {m.signature.advice} ({m.signature.url or m.signature.source.split(' ')[0]})"
+            for m in match_text(output, phases=("install",))]
 
 
 def fix(options: FixOptions, ui: Ui) -> int:

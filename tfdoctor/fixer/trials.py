@@ -5,7 +5,9 @@ and the user's failing imports all work is the proof. `tfdoctor fix` applies a p
 nothing runnable; `tfdoctor --prove` runs the same trials and applies nothing. Both need the package index.
 
 Candidates are a pure function of the report (`candidates`): the dependencies check's violated pins tied
-to the error first (the suspect and the specifier its requirer declares), then the other violated pins.
+to the error first (the suspect and the specifier its requirer declares), then the other violated pins,
+then the check's candidates for suspects inside every pin (a release that breaks AutoGraph: the tested or
+a newer one).
 """
 
 from __future__ import annotations
@@ -88,6 +90,10 @@ def candidates(results: Iterable[Any]) -> list[Candidate]:
                 continue
             found[name] = Candidate(name, f"{name}{item.get('specifier') or ''}",
                                     f"{item.get('requirer')} requires {name}{item.get('specifier') or ''}")
+        # suspects inside every pin (AutoGraph's failure on use): the check's own candidate repair, in rank order
+        for item in evidence.get("candidates") or ():
+            if isinstance(item, Mapping) and item.get("requirement") and str(item.get("name")) not in found:
+                found[str(item["name"])] = Candidate(str(item["name"]), str(item["requirement"]), str(item.get("why") or ""))
         return list(found.values())
     return []
 

@@ -1,6 +1,7 @@
 """Where a companion of TensorFlow can work at all, from the companion table (knowledge/companions.toml, generated
 from every release's wheels and METADATA on PyPI): the advice for a companion that fails where no release of it
-has a wheel for this platform (TF-DF on Windows: WSL2), and, where no release is made for the installed
+has a wheel for this platform (TF-DF on Windows: WSL2) or none made for the installed TensorFlow has one
+(tensorflow-text 2.18 on Windows), and, where no release is made for the installed
 TensorFlow or the report does not say which TensorFlow that is, the TensorFlow its newest release is made for
 (tensorflow-io 0.37.1: >=2.16.0,<2.17.0). Advice only: the checks decide the verdicts (issue 29, round 2).
 """
@@ -30,6 +31,23 @@ def no_wheel_here(name: str, environment: Mapping[str, str]) -> Optional[str]:
               "work on this platform, whatever TensorFlow is installed.")
     if platform.startswith("windows") and any(p.startswith("linux") for p in covered):
         advice += f" On Windows, run it in WSL2 (Linux), where {name} and TensorFlow install ({WSL_URL})."
+    return advice
+
+
+def no_wheel_for_tensorflow_here(name: str, tensorflow_version: str, environment: Mapping[str, str]) -> Optional[str]:
+    """Advice when releases of the companion are made for this TensorFlow, but none of them has a wheel for this
+    platform (tensorflow-text 2.18 on Windows: its last Windows wheel is 2.10), else None (also when unknown)."""
+    platform = environment_platform(environment)
+    if platform is None:
+        return None
+    made = [r for r in releases(name) if r.fits(tensorflow_version, environment, via_extras=True)]
+    if not made or any(platform in r.platforms or "any" in r.platforms for r in made):
+        return None
+    covered = sorted({p for r in made for p in r.platforms})
+    advice = (f"The releases of {name} made for TensorFlow {tensorflow_version} ({made[-1].version} to "
+              f"{made[0].version}) have no wheel for {platform} (they cover {', '.join(covered)}).")
+    if platform.startswith("windows") and any(p.startswith("linux") for p in covered):
+        advice += f" On Windows, run TensorFlow and {name} in WSL2 (Linux), where both install ({WSL_URL})."
     return advice
 
 
