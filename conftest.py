@@ -1,17 +1,25 @@
 """Every run uses all cores with pytest-xdist unless told otherwise (`-n N` or `--dist` chooses for itself;
 `-n 0` or `-p no:xdist` runs serially). Whole files go to a worker, so a module's shared fixture runs once.
-A run that includes the live suite (CI's plain `pytest`) also keeps the whole live suite (tests/live/, every
-module there marked live: tests/project/test_layout.py) on one worker and starts it first: its session
-fixtures build the environments once, there, while the other workers run the fast files beside it. The
-ledger the live worker fills (tests/live/conftest.py) is printed here, by the controller.
+A run that includes the live suite (CI's plain `pytest`) also starts with the live modules (tests/live/, every
+module there marked live: tests/project/test_layout.py), the one with the most tests first: each is a unit of
+its own, so the two biggest start at once on two workers and the live suite (about half the run's work) is
+shared by the cores instead of being the critical path on one; the fast files then fill in behind them. A live module's
+fixtures build its environments once, on its worker. The ledger each live worker fills (tests/live/conftest.py)
+is printed here, by the controller.
 
 Here at the root, not in tests/: the choice is made before any test module is collected."""
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections import Counter
+from pathlib import Path
+
 import pytest
 
 LIVE_DIR = "tests/live/"
+LIVE_WHEELHOUSE = "live-wheelhouse"  # tests/live/support.WHEELHOUSE: the live modules' one wheelhouse, shared by the workers
 _LIVE_FIRST = pytest.StashKey[bool]()
 _LEDGER_LINES = pytest.StashKey[list]()
 
@@ -31,17 +39,12 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     if not config.stash.get(_LIVE_FIRST, False):
         return None  # xdist's own loadfile
-    from xdist.scheduler import LoadScopeScheduling
+    from xdist.scheduler import LoadFileScheduling
 
-    class LiveSuiteFirst(LoadScopeScheduling):
-        """loadfile, except that the live suite is one unit, first. (xdist's loadgroup renames node ids,
-        which pytest 9.2 no longer lets a plugin do.)"""
-
-        def _split_scope(self, nodeid: str) -> str:
-            return LIVE_DIR if nodeid.startswith(LIVE_DIR) else nodeid.split("::", 1)[0]
-
-    config.option.loadscopereorder = False  # collection order, in which the live suite comes first (below)
-    return LiveSuiteFirst(config, log)
+    # loadfile in the collection's order (below: the live modules first, the biggest first), not xdist's
+    # default reordering by each file's count of tests, which would put big fast files before small live ones
+    config.option.loadscopereorder = False
+    return LoadFileScheduling(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: a worker gets the command line, not the choice made above
@@ -49,13 +52,20 @@ def pytest_configure_node(node) -> None:
     node.workerinput["tfdoctor_live_first"] = node.config.stash.get(_LIVE_FIRST, False)
 
 
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if getattr(config, "workerinput", {}).get("tfdoctor_live_first"):
-        items[:] = ([item for item in items if item.nodeid.startswith(LIVE_DIR)]
+        live = [item for item in items if item.nodeid.startswith(LIVE_DIR)]
+        size = Counter(_module(item) for item in live)
+        # sorted() is stable: a module's tests keep their order, and modules of one size theirs
+        items[:] = (sorted(live, key=lambda item: -size[_module(item)])
                     + [item for item in items if not item.nodeid.startswith(LIVE_DIR)])
 
 
-@pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller learns what the live worker counted
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller learns what each live worker counted
 def pytest_testnodedown(node, error) -> None:
     lines = getattr(node, "workeroutput", {}).get("live_ledger_lines")
     if lines:
@@ -68,3 +78,14 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         terminalreporter.section("live environments")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The live suite's shared wheelhouse (tests/live/support.wheelhouses) goes when the run ends, removed by the
+    process whose temporary root holds it: the controller under xdist (every worker is done), else the session."""
+    if hasattr(session.config, "workerinput") or os.environ.get("TFDOCTOR_LIVE_KEEP"):
+        return
+    # pytest's own attributes: getbasetemp() would make a temporary root for a run that asked for none
+    basetemp = getattr(getattr(session.config, "_tmp_path_factory", None), "_basetemp", None)
+    if basetemp is not None:
+        shutil.rmtree(Path(basetemp) / LIVE_WHEELHOUSE, ignore_errors=True)

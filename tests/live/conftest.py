@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import time
+
+import pytest
 
 from tests.live import support
 
@@ -40,12 +43,20 @@ def _case_lines(case: str, seen: dict) -> list[str]:
 
 def ledger_lines(ledger: support.Ledger) -> list[str]:
     lines = [line for case, seen in ledger.cases.items() for line in _case_lines(case, seen)]
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # under xdist each worker running live modules has a ledger
     lines.append(
-        f"live suite: {(ledger.finished or time.monotonic()) - ledger.started:.0f} s (base environment {ledger.base_seconds:.0f} s); "
+        f"live suite{' on ' + worker if worker else ''}: {(ledger.finished or time.monotonic()) - ledger.started:.0f} s (base environment {ledger.base_seconds:.0f} s); "
         f"wheelhouse (base and case wheels) {ledger.wheelhouse_bytes / 1e6:.0f} MB; pip network downloads "
         f"{ledger.download_bytes / 1e6:.0f} MB (pip's own 'Downloading' lines: the suite's builds and pasted plans; "
         "uv and tfdoctor fix print none)")
     return lines
+
+
+@pytest.fixture(autouse=True)
+def _clock():
+    """The suite's time ends with its last live test, not with the session (other tests may run after it)."""
+    yield
+    support.LEDGER.finished = time.monotonic()
 
 
 def pytest_sessionfinish(session):

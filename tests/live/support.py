@@ -31,6 +31,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
@@ -45,6 +46,7 @@ FIX_TIMEOUT = 3600  # the plan twice (on the fixer's copy, then for real) and th
 # The distributions that install the `tensorflow` package; an environment should hold exactly one.
 TENSORFLOW_BUILDS = frozenset({"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos",
                                "tensorflow-aarch64", "tf-nightly", "tf-nightly-cpu"})
+WHEELHOUSE = "live-wheelhouse"  # in the run's temporary root; the root conftest.py removes it when the run ends
 _DOWNLOADING = re.compile(r"Downloading \S+ \(([\d.]+) (kB|MB|GB)\)")
 _UNIT = {"kB": 1e3, "MB": 1e6, "GB": 1e9}
 
@@ -225,21 +227,52 @@ def require(completed: subprocess.CompletedProcess, what: str) -> None:
     assert completed.returncode == 0, f"{what} failed ({completed.returncode}):\n{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}"
 
 
-def fetch_wheels(wheelhouse: Path, specs: list[str], python_minor: str) -> dict[str, Path]:
-    """Download exactly these releases (no dependencies) for that Python once; {canonical name==version:
-    wheel}. A failure here is the index being unreachable (or a release gone): skipped off CI, failed in CI."""
-    wheelhouse.mkdir(parents=True, exist_ok=True)
-    for batch in _distinct_names(specs):  # pip refuses two releases of one name in one command
-        completed = pip(Path(sys.executable), "download", "--no-deps", "--only-binary=:all:", "--python-version", python_minor,
-                        "-d", str(wheelhouse), *batch)
-        if completed.returncode != 0:
-            tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
-            unavailable("the package index is unreachable or lacks a release the live cases need: " + " | ".join(tail))
+def wheelhouses(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's one wheelhouse, a directory for each Python minor in it, shared by every live module on every
+    xdist worker (in their temporary roots' parent): each wheel is downloaded once (fetch_wheels)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the controller's, which removes it at the end (the root conftest.py)
+    return root / WHEELHOUSE
+
+
+def _wheels_in(wheelhouse: Path) -> dict[str, Path]:
     wheels = {}
     for wheel in wheelhouse.glob("*.whl"):
         name, version, _, _ = parse_wheel_filename(wheel.name)
         wheels[f"{name}=={version}"] = wheel
     return wheels
+
+
+def _pinned(spec: str) -> str:
+    """`name==version` as the wheelhouse's keys spell it (canonical name, normalized version)."""
+    requirement = Requirement(spec)
+    return f"{canonicalize_name(requirement.name)}=={Version(next(iter(requirement.specifier)).version)}"
+
+
+def fetch_wheels(wheelhouse: Path, specs: list[str], python_minor: str) -> dict[str, Path]:
+    """Download exactly these releases (`name==version`, no dependencies) for that Python into the wheelhouse,
+    those it does not hold yet; {canonical name==version: wheel} of everything in it. Under a file lock (another
+    module or worker fetches into the same wheelhouse), into a scratch directory first, then renamed in: a pip
+    reading the wheelhouse meanwhile never sees half a wheel. A failure here is the index being unreachable (or
+    a release gone): skipped off CI, failed in CI."""
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{wheelhouse}.lock"):
+        held = _wheels_in(wheelhouse)
+        missing = [spec for spec in specs if _pinned(spec) not in held]
+        scratch = Path(tempfile.mkdtemp(prefix=".fetching-", dir=wheelhouse.parent))
+        try:
+            for batch in _distinct_names(missing):  # pip refuses two releases of one name in one command
+                completed = pip(Path(sys.executable), "download", "--no-deps", "--only-binary=:all:", "--python-version",
+                                python_minor, "-d", str(scratch), *batch)
+                if completed.returncode != 0:
+                    tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
+                    unavailable("the package index is unreachable or lacks a release the live cases need: " + " | ".join(tail))
+            for wheel in scratch.glob("*.whl"):
+                os.replace(wheel, wheelhouse / wheel.name)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return _wheels_in(wheelhouse)
 
 
 def _distinct_names(specs: list[str]) -> list[list[str]]:

@@ -65,12 +65,14 @@ def base(tmp_path_factory):
     if reason:
         pytest.skip(reason)
     root = Path(os.environ.get("TFDOCTOR_CLOSURE_ROOT") or tmp_path_factory.mktemp("closure"))
-    support.LEDGER.workdir = str(root)
+    # this module's root until it is removed (below); then the one before, for the live modules after this one
+    # on this worker (the root conftest.py sends the modules to workers by size, not by name)
+    outer, support.LEDGER.workdir = support.LEDGER.workdir, str(root)
     pins = support.base_pins()
     minor = f"{sys.version_info.major}.{sys.version_info.minor}"
     specs = sorted({f"{n}=={v}" for n, v in pins.items()} | {c["install"] for c in CASES.values() if not c.get("build")})
-    wheels = support.fetch_wheels(root / "wheelhouse", specs, minor)
-    for case in (c for c in CASES.values() if c.get("build")):  # sdist only on the index: build its wheel once
+    wheels = support.fetch_wheels(support.wheelhouses(tmp_path_factory) / minor, specs, minor)
+    for case in (c for c in CASES.values() if c.get("build")):  # sdist only on the index: build its wheel once, here
         if case["install"] not in wheels:
             support.require(support.pip(Path(sys.executable), "wheel", "--no-deps", "--no-binary", Requirement(case["install"]).name, "-w",
                                         str(root / "wheelhouse"), case["install"]), f"building {case['install']}")
@@ -81,6 +83,7 @@ def base(tmp_path_factory):
     yield root, env, wheels, pins
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
+    support.LEDGER.workdir = outer
 
 
 def _works(env: Path, script: str, extra: dict[str, str] | None = None) -> tuple[bool, str]:

@@ -135,7 +135,7 @@ class Live:
     while the copies are diagnosed; the other runs `tfdoctor fix` on a copy of each case as soon as the
     case is diagnosed, while the tests go on (the fix tests then only read the outcome)."""
 
-    def __init__(self, root: Path, cases: tuple[Case, ...], fixing: frozenset[str] = frozenset()):
+    def __init__(self, root: Path, wheelhouses: Path, cases: tuple[Case, ...], fixing: frozenset[str] = frozenset()):
         self.root = root
         self.fixing = fixing  # the cases whose fix test runs
         pins = support.base_pins()
@@ -147,8 +147,8 @@ class Live:
             specs = {spec.format(tf=self.tf_version) for case in cases if self._python(case) == minor for spec in case.install}
             if minor == self.own_python:
                 specs |= {f"{name}=={version}" for name, version in pins.items()}
-            self.wheels[minor] = support.fetch_wheels(root / "wheelhouse" / minor, sorted(specs), minor)
-        support.LEDGER.wheelhouse_bytes = sum(w.stat().st_size for w in (root / "wheelhouse").rglob("*.whl"))
+            self.wheels[minor] = support.fetch_wheels(wheelhouses / minor, sorted(specs), minor)
+        support.LEDGER.wheelhouse_bytes = sum(w.stat().st_size for w in wheelhouses.rglob("*.whl"))
         self.base_wheels = [self.wheels[self.own_python][f"{name}=={version}"] for name, version in sorted(pins.items())]
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-build")
         self._made: dict[str, Future] = {case.id: self._builder.submit(self._make, case) for case in cases if case.origin != BASE}
@@ -278,18 +278,11 @@ def live(tmp_path_factory, request):
         selected.add(OFFLINE_CASE)
     fix_tests = {test_fix_repairs_and_undo_restores.__name__, test_fix_changes_nothing_when_healthy.__name__}
     fixing = frozenset(item.callspec.params["case"].id for item in mine if getattr(item, "originalname", "") in fix_tests)
-    live = Live(root, tuple(case for case in CASES if case.id in selected), fixing)
+    live = Live(root, support.wheelhouses(tmp_path_factory), tuple(case for case in CASES if case.id in selected), fixing)
     yield live
     live.close()
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture(autouse=True)
-def _clock():
-    """The suite's time ends with its last test, not with the session (other tests may run after it)."""
-    yield
-    support.LEDGER.finished = time.monotonic()
 
 
 @pytest.mark.parametrize("case", _params("verdict"))

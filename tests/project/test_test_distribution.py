@@ -1,6 +1,8 @@
-"""The root conftest.py spreads a plain `pytest` over the cores: every live test goes to one worker, first,
-while the fast files run beside it whole (a module's shared fixture runs once), and the live ledger the
-worker filled is printed by the controller. Run on a small tree of its own, with the real conftest.py."""
+"""The root conftest.py spreads a plain `pytest` over the cores: the live modules first, the one with the most
+tests first, each whole on one worker (its fixtures build its environments once), so the two biggest start at
+once on two workers; the fast files run whole (a module's shared fixture runs once) behind and beside them, and
+the ledger each live worker filled is printed by the controller. Run on a small tree of its own, with the real
+conftest.py."""
 
 from __future__ import annotations
 
@@ -30,12 +32,15 @@ def _tree(tmp_path: Path) -> Path:
     (live / "conftest.py").write_text(textwrap.dedent("""
         def pytest_sessionfinish(session):
             workeroutput = getattr(session.config, "workeroutput", None)
-            if workeroutput is not None and any("live" in line for line in open(__import__("os").environ["SEEN"])):
-                workeroutput["live_ledger_lines"] = ["ledger line from the live worker"]
+            worker = __import__("os").environ.get("PYTEST_XDIST_WORKER", "serial")
+            if workeroutput is not None and any("live" in line and worker in line for line in open(__import__("os").environ["SEEN"])):
+                workeroutput["live_ledger_lines"] = [f"ledger line from the live worker {worker}"]
     """))
-    for name in ("a", "b"):
+    # the smallest live module first by name, the fast files between the live ones in size: in collection order
+    # or xdist's reordering by size, the second biggest live module (f) would not start first on its worker
+    for name, size in (("a", 2), ("b", 5), ("f", 3)):
         body = FAST + "import pytest\npytestmark = pytest.mark.live\n" + "".join(
-            f"def test_{name}{i}():\n    _note('live/{name}{i}')\n" for i in range(3))
+            f"def test_{name}{i}():\n    _note('live/{name}{i}')\n" for i in range(size))
         (live / f"test_live_{name}.py").write_text(body)
     for name in ("c", "d", "e"):
         body = FAST + "".join(f"def test_{name}{i}():\n    _note('{name}{i}')\n" for i in range(4))
@@ -53,20 +58,22 @@ def _run(tree: Path, *args: str) -> tuple[subprocess.CompletedProcess, list[tupl
     return done, [tuple(json.loads(line)) for line in seen.read_text().splitlines()]
 
 
-def test_a_plain_run_sends_the_live_tests_to_one_worker_first_and_prints_their_ledger(tmp_path):
+def test_a_plain_run_starts_each_live_module_whole_on_a_worker_the_biggest_first_and_prints_their_ledgers(tmp_path):
     done, seen = _run(_tree(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert len(seen) == 18, seen
+    assert len(seen) == 22, seen
     workers = {worker for _, worker in seen}
-    assert workers <= {"gw0", "gw1"} and "serial" not in workers, workers
-    live_workers = {worker for name, worker in seen if name.startswith("live/")}
-    assert len(live_workers) == 1, f"the live tests were split over workers: {seen}"
-    live_worker = live_workers.pop()
-    first_on_live_worker = [name for name, worker in seen if worker == live_worker][:6]
-    assert all(name.startswith("live/") for name in first_on_live_worker), seen
-    for module in "cde":
-        assert len({worker for name, worker in seen if name.startswith(module)}) == 1, f"{module} was split: {seen}"
-    assert "live environments" in done.stdout and "ledger line from the live worker" in done.stdout, done.stdout
+    assert workers == {"gw0", "gw1"}, f"a plain run on this machine's two cores: {workers}"
+    where = {module: {worker for name, worker in seen if name.startswith(module)} for module in ("live/a", "live/b", "live/f", *"cde")}
+    assert all(len(on) == 1 for on in where.values()), f"a module was split over workers: {seen}"
+    assert where["live/b"] != where["live/f"], f"the two biggest live modules start at once, on two workers: {seen}"
+    for module, size in (("live/b", 5), ("live/f", 3)):
+        (worker,) = where[module]
+        first = [name for name, on in seen if on == worker][:size]
+        assert all(name.startswith(module) for name in first), f"{worker} did not start with {module}: {seen}"
+    for worker in ("gw0", "gw1"):
+        assert f"ledger line from the live worker {worker}" in done.stdout, done.stdout
+    assert "live environments" in done.stdout
 
 
 def test_the_fast_suite_runs_whole_files_per_worker_and_serial_stays_serial(tmp_path):
