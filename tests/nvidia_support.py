@@ -72,6 +72,14 @@ PROOF = {
     # tensorflow/tensorflow#99592
     "kernel-load-failed": "W tensorflow/compiler/mlir/tools/kernel_gen/tf_gpu_runtime_wrappers.cc:40] "
                           "'cuModuleLoadData(&module, data)' failed with 'CUDA_ERROR_INVALID_PTX'",
+    # tensorflow/tensorflow#68711 (WSL2 Docker, driver 555.85: the container toolkit does not map a new library)
+    "driver-failed": "E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: "
+                     "CUDA_ERROR_NOT_FOUND: named symbol not found",
+    # MBoemo/DNAscent#87 (CUDA 11.0.3 in a container on a compute capability 8.9 GPU)
+    "ptxas-lacks-architecture": "W tensorflow/stream_executor/gpu/asm_compiler.cc:235] Your CUDA software stack is old. We "
+                     "fallback to the NVIDIA driver for some compilation. Update your CUDA version to get the best "
+                     "performance. The ptxas error was: ptxas fatal   : Value 'sm_89' is not defined for option "
+                     "'gpu-name'",
     # tensorflow/tensorflow#48722
     "kernel-module-mismatch": "E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:313] kernel version 455.32.0 "
                               "does not match DSO version 460.73.1 -- cannot find working devices in this "

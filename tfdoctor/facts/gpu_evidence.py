@@ -72,6 +72,17 @@ _GPU_PROOF_LINES = (
      r"|no kernel image is available for execution on the device"
      r"|PTX version [\d.]+ does not support target '(?P<target>sm_\d+a?)'",
      "https://github.com/tensorflow/tensorflow/issues/99592"),
+    # cuInit fails with CUDA_ERROR_NO_DEVICE where the driver library is present and no GPU is; any other
+    # CUDA_ERROR_ means libcuda loaded and failed on a device it has (WSL2 Docker with a driver the container
+    # toolkit does not map: CUDA_ERROR_NOT_FOUND). Where no driver library exists TensorFlow says "Could not
+    # find cuda drivers" or an UNKNOWN ERROR, not a CUDA_ERROR_ name.
+    ("driver-failed", "the NVIDIA driver library loaded and failed",
+     r"failed call to cuInit: (?P<error>CUDA_ERROR_(?!NO_DEVICE\b)[A-Z_]+)",
+     "https://github.com/tensorflow/tensorflow/issues/68711"),
+    # ptxas compiles PTX for the architecture of a device TensorFlow has: the sm_NN it cannot target is the GPU's
+    ("ptxas-lacks-architecture", "its ptxas cannot compile for the GPU's architecture",
+     r"ptxas fatal\s*: Value 'sm_(?P<sm>\d+)a?' is not defined for option 'gpu-name'",
+     "https://github.com/MBoemo/DNAscent/issues/87"),
     ("cudnn-loaded", "cuDNN was loaded for it", r"Loaded runtime CuDNN library: [\d.]+ but source was compiled",
      "https://github.com/Kaggle/docker-python/issues/1435"),
     # cuda_diagnostics reports the kernel module's version: the NVIDIA kernel module is loaded, which it
