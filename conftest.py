@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 LIVE_DIR = "tests/live/"
-LIVE_WHEELHOUSE = "live-wheelhouse"  # tests/live/support.WHEELHOUSE: the live modules' one wheelhouse, shared by the workers
+# tests/live/support.WHEELHOUSE and SHARED_BASE: the live modules' one wheelhouse and one base environment, shared
+# by the workers (with the base's lock and its mark of a finished build)
+LIVE_SHARED = ("live-wheelhouse", "live-base", "live-base.built", "live-base.lock")
 _LIVE_FIRST = pytest.StashKey[bool]()
 _LEDGER_LINES = pytest.StashKey[list]()
 
@@ -81,11 +83,16 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The live suite's shared wheelhouse (tests/live/support.wheelhouses) goes when the run ends, removed by the
+    """The live suite's shared wheelhouse and base (tests/live/support.wheelhouses) go when the run ends, removed by the
     process whose temporary root holds it: the controller under xdist (every worker is done), else the session."""
     if hasattr(session.config, "workerinput") or os.environ.get("TFDOCTOR_LIVE_KEEP"):
         return
     # pytest's own attributes: getbasetemp() would make a temporary root for a run that asked for none
     basetemp = getattr(getattr(session.config, "_tmp_path_factory", None), "_basetemp", None)
     if basetemp is not None:
-        shutil.rmtree(Path(basetemp) / LIVE_WHEELHOUSE, ignore_errors=True)
+        for name in LIVE_SHARED:
+            shared = Path(basetemp) / name
+            if shared.is_dir():
+                shutil.rmtree(shared, ignore_errors=True)
+            else:
+                shared.unlink(missing_ok=True)

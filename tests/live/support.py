@@ -47,6 +47,7 @@ FIX_TIMEOUT = 3600  # the plan twice (on the fixer's copy, then for real) and th
 TENSORFLOW_BUILDS = frozenset({"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos",
                                "tensorflow-aarch64", "tf-nightly", "tf-nightly-cpu"})
 WHEELHOUSE = "live-wheelhouse"  # in the run's temporary root; the root conftest.py removes it when the run ends
+SHARED_BASE = "live-base"  # beside it: the run's one base environment, which every live module clones (shared_base)
 _DOWNLOADING = re.compile(r"Downloading \S+ \(([\d.]+) (kB|MB|GB)\)")
 _UNIT = {"kB": 1e3, "MB": 1e6, "GB": 1e9}
 
@@ -304,6 +305,26 @@ def build_base(env: Path, wheels: list[Path]) -> Path:
                     + (completed.stderr or completed.stdout).strip()[-500:])
     LEDGER.base_seconds = time.monotonic() - started
     return env
+
+
+def shared_base(tmp_path_factory: pytest.TempPathFactory, wheels: list[Path], target: Path) -> Path:
+    """A hard-link copy at `target` of the run's one base environment (these wheels, build_base), which is built
+    once, beside the wheelhouse, by the first live module on any worker that asks (under a file lock: another
+    waits for it), instead of once per module: ~80 s and ~1.3 GB a module. Nothing writes into an existing file
+    of a copy (clone), so the shared base stays as built; the root conftest.py removes it when the run ends."""
+    started = time.monotonic()
+    root = wheelhouses(tmp_path_factory).parent
+    shared, built = root / SHARED_BASE, root / f"{SHARED_BASE}.built"
+    with FileLock(f"{shared}.lock"):
+        if not built.exists():  # a build cut short (a skip, a failure) is started again
+            shutil.rmtree(shared, ignore_errors=True)
+            build_base(shared, wheels)
+            built.write_text(json.dumps(sorted(wheel.name for wheel in wheels)), encoding="utf-8")
+        assert json.loads(built.read_text(encoding="utf-8")) == sorted(wheel.name for wheel in wheels), (
+            "the live modules ask for one base environment, from the same wheels")
+    clone(shared, target)
+    LEDGER.base_seconds = time.monotonic() - started  # this module's share: building, or waiting for it, and its copy
+    return target
 
 
 def build_resolved(env: Path, python: Path, requirements: tuple[str, ...]) -> int:

@@ -1,5 +1,5 @@
 """Issue 29, live: a violated requirement outside TensorFlow's family and a RECORD-less install, on
-hard-link copies of the test setup's TensorFlow (support.build_base), with a healthy control.
+hard-link copies of the test setup's TensorFlow (support.shared_base), with a healthy control.
 
 - typing-extensions 4.5.0: inside tensorflow-cpu 2.21's `typing_extensions>=3.6.6`, outside optree
   0.20's `typing-extensions>=4.10.0`. TensorFlow imports; tf.keras fails with "Keras cannot be imported"
@@ -79,7 +79,7 @@ def base(tmp_path_factory):
             wheels[case["install"]] = next((root / "wheelhouse").glob(case["install"].replace("==", "-") + "-*.whl"))
     env = root / "base"
     if not (env / "bin" / "python").exists():  # a kept base (TFDOCTOR_LIVE_KEEP) is reused
-        support.build_base(env, [wheels[f"{n}=={v}"] for n, v in sorted(pins.items())])
+        support.shared_base(tmp_path_factory, [wheels[f"{n}=={v}"] for n, v in sorted(pins.items())], env)
     yield root, env, wheels, pins
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -130,19 +131,27 @@ def _params(phase: str, cases: tuple[Case, ...] = CASES) -> list:
 
 class Live:
     """The session's environments: the wheelhouses, the base, each selected case's environment, its
-    report and what `tfdoctor fix` made of a copy of it. Two threads beside the tests' keep both cores
-    busy: one builds the environments not copied from the base (pip's resolver, uv) from the start,
-    while the copies are diagnosed; the other runs `tfdoctor fix` on a copy of each case as soon as the
-    case is diagnosed, while the tests go on (the fix tests then only read the outcome)."""
+    report and what `tfdoctor fix` made of a copy of it. Threads beside the tests' keep the cores busy: one
+    builds the environments not copied from the base (pip's resolver, uv) from the start, while the copies
+    are diagnosed; FIXERS others run `tfdoctor fix` on a copy of each case as soon as the case is diagnosed,
+    while the tests go on (the fix tests then only read the outcome). One fixer made the module's last
+    minutes a queue of fixes one after another (each minutes long, the two-builds case's ~6) on one core
+    while the other core had nothing left to do."""
 
-    def __init__(self, root: Path, wheelhouses: Path, cases: tuple[Case, ...], fixing: frozenset[str] = frozenset()):
+    def __init__(self, root: Path, tmp_path_factory: pytest.TempPathFactory, cases: tuple[Case, ...],
+                 fixing: frozenset[str] = frozenset(), users: dict[str, set[str]] | None = None):
         self.root = root
         self.fixing = fixing  # the cases whose fix test runs
+        # what still uses each case's environment (its tests' node ids, FIXING for the fixer's thread): the last one
+        # to finish removes it (done_with), so the run's disk holds the environments in use, not every one built
+        self._users = {case: set(users) for case, users in (users or {}).items()}
+        self._users_lock = threading.Lock()
         pins = support.base_pins()
         self.tf_version = pins[canonicalize_name(support.BASE_DISTRIBUTION)]
         self.tf_minor = ".".join(self.tf_version.split(".")[:2])
         self.own_python = f"{sys.version_info.major}.{sys.version_info.minor}"
         self.wheels: dict[str, dict[str, Path]] = {}
+        wheelhouses = support.wheelhouses(tmp_path_factory)
         for minor in sorted({self._python(case) for case in cases} | {self.own_python}):
             specs = {spec.format(tf=self.tf_version) for case in cases if self._python(case) == minor for spec in case.install}
             if minor == self.own_python:
@@ -152,9 +161,9 @@ class Live:
         self.base_wheels = [self.wheels[self.own_python][f"{name}=={version}"] for name, version in sorted(pins.items())]
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-build")
         self._made: dict[str, Future] = {case.id: self._builder.submit(self._make, case) for case in cases if case.origin != BASE}
-        self.base = support.build_base(root / "base", self.base_wheels)
+        self.base = support.shared_base(tmp_path_factory, self.base_wheels, root / "base")
         self._broken: dict[str, tuple[Path, dict]] = {}
-        self._fixer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-fix")
+        self._fixer = ThreadPoolExecutor(max_workers=FIXERS, thread_name_prefix="live-fix")
         self._fixes: dict[str, Future] = {}
 
     def close(self) -> None:
@@ -217,7 +226,21 @@ class Live:
             support.LEDGER.note(case.id, undo_exit=outcome["undone"].returncode, undo_restores=outcome["restored"] == before,
                                 fix_seconds=time.monotonic() - started)
         shutil.rmtree(env, ignore_errors=True)
+        self.done_with(case.id, FIXING)
         return outcome
+
+    def done_with(self, case_id: str, user: str) -> None:
+        """`user` (a test's node id, or FIXING) needs the case's environment no more; the last user removes it."""
+        with self._users_lock:
+            users = self._users.get(case_id)
+            if users is None or user not in users:
+                return
+            users.discard(user)
+            if users or case_id not in self._broken or os.environ.get("TFDOCTOR_LIVE_KEEP"):
+                return
+            env = self._broken[case_id][0]
+        assert env != self.base, "a case's environment is a copy of the base, never the base itself"
+        shutil.rmtree(env, ignore_errors=True)
 
     def _make(self, case: Case) -> tuple[Path, float, int]:
         """The case's environment before it is broken: where, seconds taken, bytes pip fetched."""
@@ -262,7 +285,7 @@ class Live:
             assert (support.site_packages(self.base) / relative).exists(), "the base lost a file: a copy was modified in place"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # its environments go when the module ends, not when the worker's session does
 def live(tmp_path_factory, request):
     reason = support.platform_reason()
     if reason:
@@ -273,16 +296,31 @@ def live(tmp_path_factory, request):
     # only the cases this session runs (-k): their wheels, their environments
     mine = support.selected_items(request, __name__)
     selected = {item.callspec.params["case"].id for item in mine}
-    if any(getattr(item, "originalname", "") == test_a_plan_that_fails_on_the_copy_leaves_the_environment_byte_for_byte.__name__
-           for item in request.session.items):
+    offline = [item for item in request.session.items if getattr(item, "module", None) is sys.modules[__name__] and
+               getattr(item, "originalname", "") == test_a_plan_that_fails_on_the_copy_leaves_the_environment_byte_for_byte.__name__]
+    if offline:
         selected.add(OFFLINE_CASE)
     fix_tests = {test_fix_repairs_and_undo_restores.__name__, test_fix_changes_nothing_when_healthy.__name__}
     fixing = frozenset(item.callspec.params["case"].id for item in mine if getattr(item, "originalname", "") in fix_tests)
-    live = Live(root, support.wheelhouses(tmp_path_factory), tuple(case for case in CASES if case.id in selected), fixing)
+    users: dict[str, set[str]] = {case: ({FIXING} if case in fixing else set()) for case in selected}
+    for item in mine:
+        if getattr(item, "originalname", "") not in fix_tests:  # a fix test reads what the fixer's thread did
+            users[item.callspec.params["case"].id].add(item.nodeid)
+    for item in offline:
+        users[OFFLINE_CASE].add(item.nodeid)
+    live = Live(root, tmp_path_factory, tuple(case for case in CASES if case.id in selected), fixing, users)
     yield live
     live.close()
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _done_with_the_environment(live, request):
+    """When a test of a case ends, passed or not, it no longer needs the case's environment (Live.done_with)."""
+    yield
+    case = getattr(getattr(request.node, "callspec", None), "params", {}).get("case")
+    live.done_with(case.id if case else OFFLINE_CASE, request.node.nodeid)
 
 
 @pytest.mark.parametrize("case", _params("verdict"))
@@ -335,6 +373,8 @@ def _assert_repaired(case: Case, seen: dict) -> None:
 BROKEN = tuple(case for case in CASES if case.expect != HEALTHY)
 SHELL_STEPS_LEFT = 3  # `tfdoctor fix`: applied and verified, and steps only the user's shell can do are left
 OFFLINE_CASE = "protobuf-too-old"  # the case whose plan is run with no package index
+FIXING = "the fixer's thread"  # a user of a case's environment (Live.done_with) beside its tests
+FIXERS = 2  # `tfdoctor fix` runs at once, each on its own case's copy (the fixer locks per environment)
 
 
 @pytest.mark.parametrize("case", _params("plan", BROKEN))

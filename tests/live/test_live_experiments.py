@@ -76,14 +76,15 @@ class Experiments:
     """The session's base environment (the test setup's TensorFlow, as tests/live/support.py builds it)
     and each case's copy, report and repairs."""
 
-    def __init__(self, root: Path, wheelhouses: Path, cases: tuple[Case, ...]):
+    def __init__(self, root: Path, tmp_path_factory: pytest.TempPathFactory, cases: tuple[Case, ...]):
         self.root = root
         pins = support.base_pins()
         self.tf_version = pins["tensorflow-cpu"]
         minor = f"{sys.version_info.major}.{sys.version_info.minor}"
         specs = {f"{n}=={v}" for n, v in pins.items()} | {s.format(tf=self.tf_version) for c in cases for s in c.install}
-        self.wheels = support.fetch_wheels(wheelhouses / minor, sorted(specs), minor)
-        self.base = support.build_base(root / "base", [self.wheels[f"{n}=={v}"] for n, v in sorted(pins.items())])
+        self.wheels = support.fetch_wheels(support.wheelhouses(tmp_path_factory) / minor, sorted(specs), minor)
+        self.base = support.shared_base(tmp_path_factory, [self.wheels[f"{n}=={v}"] for n, v in sorted(pins.items())],
+                                        root / "base")
         self.places = {"stub_dir": str(self._stub_library()), "keras_home": str(self._keras_home())}
         self.no_index = root / "no-index"
         self.no_index.mkdir(exist_ok=True)
@@ -154,7 +155,7 @@ def experiments(tmp_path_factory, request):
     outer = support.LEDGER.workdir  # put back when this module's root is removed (as test_live_closure does)
     support.LEDGER.workdir = outer or str(root)
     selected = {item.callspec.params["case"].id for item in support.selected_items(request, __name__)}
-    yield Experiments(root, support.wheelhouses(tmp_path_factory), tuple(c for c in CASES if c.id in selected) or CASES)
+    yield Experiments(root, tmp_path_factory, tuple(c for c in CASES if c.id in selected) or CASES)
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
     support.LEDGER.workdir = outer
