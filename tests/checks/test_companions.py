@@ -409,3 +409,12 @@ def test_a_tf_keras_of_another_tensorflow_warns_from_the_table_where_its_metadat
     plan = build_plan([result], facts)
     assert [s.packages for s in plan.steps] == [("tf-keras==2.18.0",)] and plan.moves_tensorflow is None
     assert companions.run(table_facts(installed("tf-keras", "2.18.0"), tf_version="2.18.0")).status is Status.SKIP
+
+
+def test_an_older_series_of_a_library_finds_its_own_row_in_the_generated_table():
+    """tf_keras_users.toml holds the newest release of each minor series since Keras 3 became tf.keras: transformers
+    4.x imports tf_keras (its TensorFlow models), 5.x has no TensorFlow side; a partial report (aside5's
+    huggingface/transformers#36410) listing transformers 4.49.0 beside TensorFlow 2.18 and no tf-keras is told it."""
+    outcome = companions.run(table_facts(installed("transformers", "4.49.0"), tf_version="2.18.0"))
+    assert outcome.status is Status.FAIL and "transformers 4.49.0 needs tf-keras" in outcome.summary
+    assert companions.run(table_facts(installed("transformers", "5.24.0"), tf_version="2.18.0")).status is Status.SKIP
