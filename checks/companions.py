@@ -348,7 +348,7 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
     have = _installed(facts)
     problems: list[Problem] = []
     for name, version in have.items():
-        if name in set(seen) or name == "tf-keras" or requires_dist.is_tensorflow_build(name):
+        if name in set(seen) or requires_dist.is_tensorflow_build(name):
             continue
         named = f"{name} {version}"
         user = tf_keras_user(name, version)
@@ -374,9 +374,16 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
         if accepted is False:
             generated = generated_import_check(name, version)
             enforced = generated["enforced"] == "raises" if generated else companions_table.import_check(name, version)
-            status = Status.FAIL if enforced else Status.WARN
+            # a release whose own Requires-Dist names another TensorFlow is built against it (its compiled ops
+            # break on use) even where its import check only warns: TF-DF, not tensorflow-addons (no pin)
+            pinned = not enforced and companions_table.made_for(
+                name, version, installed[1], requires_dist.marker_environment(facts)) is False
+            status = Status.FAIL if enforced or pinned else Status.WARN
             summary = (f"{named} refuses {tensorflow} when imported (its import-time check, read from its source)"
-                       if enforced else f"{named} warns at import that it does not support {tensorflow}")
+                       if enforced else
+                       f"{named} was built for another TensorFlow than {tensorflow} (its Requires-Dist; its "
+                       "import only warns)" if pinned else
+                       f"{named} warns at import that it does not support {tensorflow}")
             advice, repairs = _release_fix(facts, name, version, f"{named} is not made for {tensorflow}")
             curated = companions_table.import_check(name, version)
             source = (generated["source"] if generated else curated.source if curated
@@ -385,8 +392,11 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
             accepts = (" or ".join(generated["any_of"]) if generated and generated["any_of"]
                        else str(_import_specifier(name, version)))
             read_at = f" (read from {generated['read_at']} of its wheel)" if generated else ""
-            problems.append(Problem(name, status, summary, [f"what {named} accepts: TensorFlow {accepts}{read_at}"],
-                                    advice, repairs, source))
+            details = [f"what {named} accepts: TensorFlow {accepts}{read_at}"]
+            if pinned:
+                release = next((r for r in companions_table.releases(name) if r.version == version), None)
+                details.append(f"its Requires-Dist: {', '.join(release.requires) if release else '?'}")
+            problems.append(Problem(name, status, summary, details, advice, repairs, source))
             continue
         entry = requires_dist.first_copy(facts, name) or {}
         if "requires" in entry or not made_for.knows_releases(name, via_extras=True):
@@ -396,7 +406,9 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
         if fits is False:
             advice, repairs = _release_fix(facts, name, version, f"{named} is made for another TensorFlow")
             release = next((r for r in companions_table.releases(name) if r.version == version), None)
-            problems.append(Problem(name, Status.FAIL, f"{named} was built for another TensorFlow than {tensorflow} "
+            # tf-keras is pure Python: as with its recorded pin (the dependencies check), a warning, not a failure
+            status = Status.WARN if name == "tf-keras" else Status.FAIL
+            problems.append(Problem(name, status, f"{named} was built for another TensorFlow than {tensorflow} "
                                     "(the companion table; its metadata was not recorded)",
                                     [f"its Requires-Dist: {', '.join(release.requires) if release else '?'}"],
                                     advice, repairs, release.source if release else None))

@@ -270,6 +270,66 @@ def cpu_build(facts: Facts, reason: str) -> tuple[str | None, tuple[Repair, ...]
              Repair.install(f"tensorflow-cpu=={version}", reason=reason)))
 
 
+def _judge_ptxas(log: dict[str, list[dict[str, Any]]], findings: Findings) -> None:
+    """The CUDA toolkit's ptxas cannot target the GPU (TensorFlow's log says so): every PTX compile falls back
+    to the driver. No command repairs it from here: which toolkit TensorFlow finds is the machine's (PATH, or
+    the container's CUDA), so the advice names what must change."""
+    lines = [s for s in log["signals"] if s["id"] == "ptxas-too-old"]
+    if not lines:
+        return
+    sm = next((s["sm"] for s in lines if s.get("sm")), None)
+    ptxas = next((s["ptxas"] for s in lines if s.get("ptxas")), None)
+    target = f"sm_{sm}" if sm else "this GPU's architecture"
+    findings.fail(
+        f"The CUDA toolkit's ptxas{' (' + ptxas + ')' if ptxas else ''} cannot compile for {target}: TensorFlow "
+        "falls back to the driver's compiler for every PTX kernel (slow, and XLA may fail)",
+        *(f"TensorFlow said: {s['line']}" for s in lines[:2]),
+        fix=Remediation(f"Use a CUDA toolkit whose ptxas knows {target}: put its bin directory first on PATH "
+                        "(TensorFlow's own words: 'Modify $PATH to customize ptxas location'), or run a container or "
+                        "TensorFlow build with a CUDA newer than this GPU.", (), SOURCE_TABLE),
+        ptxas_target=target, ptxas=ptxas,
+    )
+
+
+def _judge_libdevice(facts: Facts, log: dict[str, list[dict[str, Any]]], version: str | None,
+                     findings: Findings) -> None:
+    """XLA cannot find CUDA's libdevice. A pip TensorFlow 2.14+ searches site-packages/nvidia/cuda_nvcc, which
+    its [and-cuda] extra fills (nvidia-cuda-nvcc-cu12); any other build is pointed at a CUDA directory."""
+    lines = [s for s in log["signals"] if s["id"] == "libdevice-missing"]
+    if not lines:
+        return
+    nvcc = any(str(d.get("name", "")).startswith("nvidia-cuda-nvcc") for d in facts.get("distributions") or ())
+    pip_cuda = bool(version) and compare(version, "2.14") >= 0 and not nvcc
+    repairs = (_and_cuda(facts, version, "XLA cannot find CUDA's libdevice; the [and-cuda] extra installs it "
+                                         "(nvidia-cuda-nvcc) where TensorFlow looks"),) if pip_cuda else ()
+    findings.fail(
+        "XLA cannot find CUDA's libdevice, so every XLA-compiled GPU op fails (Keras compiles with XLA on a GPU)",
+        *(f"TensorFlow said: {s['line']}" for s in lines[:2]),
+        fix=Remediation(("Install TensorFlow's CUDA compiler package with its [and-cuda] extra, or s" if pip_cuda
+                         else "S") + "et XLA_FLAGS=--xla_gpu_cuda_data_dir=<a CUDA directory holding "
+                        "nvvm/libdevice> before TensorFlow starts (TensorFlow's install guide).", (), PIP_GUIDE,
+                        repairs),
+    )
+
+
+def _from_the_log_alone(facts: Facts) -> Outcome:
+    """No distribution list (a partial report): what TensorFlow's own log proves on a GPU host, else a skip."""
+    missing = Outcome.skip("not recorded: distributions", missing=["distributions"])
+    tf = section(facts, "tensorflow")
+    found = gpu_evidence(facts)
+    if not tf or not found["present"]:
+        return missing
+    findings = Findings()
+    log = log_findings(tf.get("stderr_tail"), gpu_expected=True)
+    _judge_ptxas(log, findings)
+    _judge_libdevice(facts, log, None, findings)
+    if not findings.problems():
+        return missing
+    findings.note("The installed distributions were not recorded: judged from TensorFlow's log alone.")
+    return findings.outcome("", gpus=[g.get("name") for g in found["gpus"]],
+                            gpu_evidence=[entry["line"] for entry in found["log"][:3]])
+
+
 def _judge_kernel_proof(facts: Facts, tf: Mapping[str, Any], gpus: list[dict[str, Any]],
                         log: dict[str, list[dict[str, Any]]], version: str | None, proof: list[dict[str, Any]],
                         findings: Findings) -> None:
@@ -506,8 +566,10 @@ def log_findings(text: str | None, gpu_expected: bool = True) -> dict[str, list[
     return {"signals": signals, "noise": noise}
 
 
-@check("cuda-build", "TensorFlow CUDA build", needs=("distributions",), platforms=("Linux",))
+@check("cuda-build", "TensorFlow CUDA build", platforms=("Linux",))
 def cuda_build(facts: Facts) -> Outcome:
+    if not is_recorded(facts, "distributions"):
+        return _from_the_log_alone(facts)
     tf = section(facts, "tensorflow")
     dist = tensorflow_distribution(facts)
     if dist is None and tf.get("status") in (None, "not_installed"):
@@ -561,6 +623,8 @@ def cuda_build(facts: Facts) -> Outcome:
     notes = _judge_architecture(facts, gpus, build, log, version, found["log"], findings)
     if gpu_present:
         _judge_kernel_proof(facts, tf, gpus, log, version, found["log"], findings)
+        _judge_ptxas(log, findings)
+        _judge_libdevice(facts, log, version, findings)
     details = [*notes, *noise_note]
     if not is_recorded(facts, "nvidia"):
         details.append("NVIDIA facts not recorded: judged the installed packages only.")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, integrity, shadowing, signatures, tensorflow_child
+from tfdoctor.facts import host_system, import_suspects, integrity, requires_dist, shadowing, signatures, tensorflow_child
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
@@ -96,6 +96,9 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     if not matches:
         if cause:
             return Outcome.fail(f"{what}: {cause.summary} (see {cause.check})", *details, fix=cause.fix, **evidence)
+        found = import_suspects.suspects(facts, tf.get("exception")) if raised else []
+        if found:  # issue 29: no rule explains it, but the error names distributions to try, as an expert would
+            return _suspected(facts, tf, what, found, details, evidence)
         return Outcome.fail(what, *details, fix=_unknown_failure_fix(facts, tf), **evidence)
     primary = matches[0]
     evidence["diagnosis"] = primary.signature.diagnosis
@@ -112,6 +115,34 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
         lines = [f"known error: {primary.signature.summary}"] + [line for line in lines if line.startswith("also:")]
         summary, fix = f"{cause.summary} (see {cause.check})", cause.fix
     return Outcome.fail(f"{what}: {summary}", *lines, *details, fix=fix, **evidence)
+
+
+def _suspected(facts: Facts, tf: Mapping[str, Any], what: str, found: list[import_suspects.ImportSuspect],
+               details: list[str], evidence: dict[str, Any]) -> Outcome:
+    """No rule or declaration explains the error, but it names distributions outside TensorFlow: they are the
+    suspects, the first one's candidate the repair, and `tfdoctor --prove` (or fix) tries them on a clone."""
+    first = found[0]
+    exception = tf.get("exception") or {}
+    evidence["diagnosis"] = "suspected"  # a hypothesis, not a cause: no plan step, the experiments still run
+    evidence["suspects"] = [s.to_dict() for s in found]
+    evidence["candidates"] = [{"name": s.name, "requirement": s.requirement,
+                               "why": f"the import error points into {s.name} {s.version} ({s.how()})"} for s in found]
+    lines = [f"error: {exception.get('type')}: {tensorflow_child.first_line(exception.get('message'), 300)}",
+             "No known error and no declared pin explains it; the distributions it names are the suspects:",
+             *(f"suspect: {s.describe()}" for s in found[:4]),
+             "the experiment that would prove it: `tfdoctor --prove` tries each candidate on a throwaway copy "
+             "(it uses the package index; `tfdoctor fix` runs it before it applies anything)"]
+    pin = requires_dist.tensorflow_pin(facts)
+    keep = f", keeping {pin.replace('==', ' ')} where it is" if pin else ""
+    # No plan step: a suspect is not a cause until a trial proves it, and `tfdoctor fix` runs the trials when
+    # the plan has nothing to run (fixer/trials.py reads these candidates).
+    advice = (f"Suspect {first.name} {first.version} ({first.how()}): the candidate is {first.requirement}{keep}. "
+              "`tfdoctor --prove` tries each suspect's candidate on a throwaway copy (it uses the package index), "
+              "and `tfdoctor fix` applies the one that makes TensorFlow work. The full traceback:")
+    fix = Remediation(advice, _unknown_failure_fix(facts, tf).commands)
+    short = tensorflow_child.short_type(exception.get("type"))
+    return Outcome.fail(f"`import tensorflow` raised {short}: suspect {first.name} {first.version} (the error points "
+                        "into it; no rule explains it)", *lines, *details, fix=fix, **evidence)
 
 
 def _hidden_names(hidden: list[shadowing.Hiding]) -> str:

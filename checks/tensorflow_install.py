@@ -11,7 +11,8 @@ an old release declares no bound for): the dependencies check judges the declare
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+import re
+from typing import Any, Mapping, Optional
 
 from tfdoctor.facts import (
     PLATFORM_NAMES, apple_silicon, host_system, requires_dist, section, tensorflow_distributions,
@@ -193,7 +194,18 @@ def _partial_list_of_a_working_tensorflow(facts: Facts) -> bool:
     if requires_dist.complete_record(facts):
         return False
     child = facts.get("tensorflow")
-    return not isinstance(child, Mapping) or bool(child.get("imported"))
+    return not isinstance(child, Mapping) or bool(child.get("imported")) or _failed_inside_tensorflow(child)
+
+
+# The failing import ran TensorFlow's own package code (tensorflow/python/..., its native _pywrap_ modules): the
+# real build's files are there, whatever a partial list names.
+_INSIDE_TENSORFLOW = re.compile(r"tensorflow[./\\]python|_pywrap_tensorflow|_pywrap_tf2")
+
+
+def _failed_inside_tensorflow(child: Mapping[str, Any]) -> bool:
+    exception = child.get("exception") if isinstance(child.get("exception"), Mapping) else {}
+    texts = [str(exception.get("message") or ""), *map(str, exception.get("traceback") or ())]
+    return any(_INSIDE_TENSORFLOW.search(text) for text in texts)
 
 
 @check("tensorflow-install", "TensorFlow distributions", needs=('python', 'distributions'), platforms=())

@@ -123,3 +123,22 @@ REAL_TEXTS = [
      "be jit-compiled from PTX, which could take 30 minutes or longer.",
      "https://github.com/tensorflow/tensorflow/issues/62320", "ptx-jit-compilation"),
 ]
+
+
+# Issue 29, an import error no rule explains: the text of ostris/ai-toolkit#262 and pytorch/pytorch#133883 (2024-25,
+# fixed by upgrading typing_extensions) in a report of names and versions only, frames in Python's own format.
+SITE = "/home/u/.venv/lib/python3.11/site-packages"
+TYPE_IS = {"type": "ImportError",
+           "message": f"cannot import name 'TypeIs' from 'typing_extensions' ({SITE}/typing_extensions.py)",
+           "traceback": ["Traceback (most recent call last):",
+                         f'  File "{SITE}/tensorflow/__init__.py", line 49, in <module>',
+                         f'  File "{SITE}/keras/__init__.py", line 2, in <module>',
+                         f'  File "{SITE}/optree/ops.py", line 30, in <module>']}
+
+
+def partial_report(*more: dict) -> dict:
+    """A thread's report: names and versions only (no RECORD, no location, no Requires-Dist)."""
+    return {"host": {"system": "Linux", "machine": "x86_64"}, "python": {"version": "3.11"},
+            "distributions": [{"name": "tensorflow", "version": "2.18.0"}, {"name": "keras", "version": "3.8.0"},
+                              {"name": "optree", "version": "0.14.0"},
+                              {"name": "typing_extensions", "version": "4.5.0"}, *more]}

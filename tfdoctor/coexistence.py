@@ -59,16 +59,23 @@ def tensorflow_candidates(build: str, specifier: SpecifierSet, environment: Mapp
 
     platform, python = _platform(environment), environment.get("python_version")
     name = canonicalize_name(build)
-    found = []
+    # pre-releases only where the specifier names one (as pip picks without --pre; packaging's own default for
+    # an empty specifier has changed between its releases, so it is said here)
+    pre = any(version_of(clause.version) and version_of(clause.version).is_prerelease for clause in specifier)
+    found, known = [], set()
     for row in releases.wheels():
-        if row["distribution"] != name or (platform and row["platform"] != platform):
+        if row["distribution"] != name:
+            continue
+        known.add(row["version"])
+        if platform and row["platform"] != platform:
             continue
         if python and row["pythons"] and python not in row["pythons"]:
             continue
-        # pre-releases only where the specifier names one (as pip picks without --pre)
-        if specifier.contains(row["version"]) and row["version"] not in found:
+        if specifier.contains(row["version"], prereleases=pre) and row["version"] not in found:
             found.append(row["version"])
-    if installed and installed not in found and specifier.contains(installed, prereleases=True):
+    # the installed release where the table cannot say (a nightly, a release it does not list); one it lists
+    # without a wheel for this Python is no candidate (a 2.18 beside Python 3.13 is what has to move)
+    if installed and installed not in found and installed not in known and specifier.contains(installed, prereleases=True):
         found.append(installed)
     return sorted(found, key=Version, reverse=True)
 

@@ -305,9 +305,11 @@ def test_with_the_childs_imports_a_keras_2_library_under_keras_3_is_still_flagge
 
 def test_decision_forests_checks_its_exact_tensorflow_at_import_read_from_its_wheel():
     """tensorflow-decision-forests 1.12.0's __init__.py: compatible_tf_versions = ["2.19.0"], a warning otherwise
-    (companion_import_checks.toml, generated from the wheel)."""
+    (companion_import_checks.toml, generated from the wheel). The warning is not the verdict: its Requires-Dist pins
+    tensorflow==2.19.0, and its compiled ops are built against that TensorFlow (decision-forests#214), so a fail."""
     outcome = companions.run(table_facts(installed("tensorflow-decision-forests", "1.12.0"), installed("tf-keras", "2.21.0")))
-    assert outcome.status is Status.WARN and "tensorflow-decision-forests 1.12.0 warns" in outcome.summary
+    assert outcome.status is Status.FAIL and "built for another TensorFlow" in outcome.summary
+    assert "its import only warns" in outcome.summary and "its Requires-Dist: " in " ".join(outcome.details)
     assert "tensorflow_decision_forests/__init__.py:57" in " ".join(outcome.details)
     assert accepts_at_import("tensorflow-decision-forests", "1.12.0", "2.19.0") is True
     assert accepts_at_import("tensorflow-decision-forests", "1.12.0", "2.19.1") is False
@@ -395,3 +397,24 @@ def test_a_keras_2_library_failing_under_keras_3_without_tf_keras_is_told_tf_ker
     # with tf-keras installed the error is not that: it stays unknown
     facts["distributions"].append({"name": "tf-keras", "version": "2.16.0"})
     assert "does not know this error" in companions.run(facts).remediation.advice
+
+
+def test_a_tf_keras_of_another_tensorflow_warns_from_the_table_where_its_metadata_is_not_recorded():
+    """A partial report (names and versions only): tf-keras 2.17.0 requires tensorflow<2.18,>=2.17 (companions.toml,
+    from its PyPI metadata). The same warning the dependencies check gives when the pin is recorded, and its fix."""
+    facts = table_facts(installed("tf-keras", "2.17.0"), tf_version="2.18.0")
+    outcome = companions.run(facts)
+    assert outcome.status is Status.WARN and "tf-keras 2.17.0 was built for another TensorFlow" in outcome.summary
+    result = CheckResult("companions", "c", outcome.status, outcome.summary, remediation=outcome.remediation)
+    plan = build_plan([result], facts)
+    assert [s.packages for s in plan.steps] == [("tf-keras==2.18.0",)] and plan.moves_tensorflow is None
+    assert companions.run(table_facts(installed("tf-keras", "2.18.0"), tf_version="2.18.0")).status is Status.SKIP
+
+
+def test_an_older_series_of_a_library_finds_its_own_row_in_the_generated_table():
+    """tf_keras_users.toml holds the newest release of each minor series since Keras 3 became tf.keras: transformers
+    4.x imports tf_keras (its TensorFlow models), 5.x has no TensorFlow side; a partial report (aside5's
+    huggingface/transformers#36410) listing transformers 4.49.0 beside TensorFlow 2.18 and no tf-keras is told it."""
+    outcome = companions.run(table_facts(installed("transformers", "4.49.0"), tf_version="2.18.0"))
+    assert outcome.status is Status.FAIL and "transformers 4.49.0 needs tf-keras" in outcome.summary
+    assert companions.run(table_facts(installed("transformers", "5.24.0"), tf_version="2.18.0")).status is Status.SKIP

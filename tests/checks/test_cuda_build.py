@@ -278,6 +278,53 @@ def test_cuda_build_judges_the_gpu_only_the_log_shows():
     assert blackwell.status is Status.FAIL and "12.0" in blackwell.summary
 
 
+# MBoemo/DNAscent#87 (2025): a container's CUDA 11.0 on a compute capability 8.9 GPU
+PTXAS_FATAL = ("W tensorflow/stream_executor/gpu/asm_compiler.cc:235] Your CUDA software stack is old. We fallback to the "
+               "NVIDIA driver for some compilation. Update your CUDA version to get the best performance. The ptxas error "
+               "was: ptxas fatal   : Value 'sm_89' is not defined for option 'gpu-name'")
+
+
+def test_a_ptxas_that_predates_the_gpu_fails_from_the_log_even_without_a_distribution_list():
+    # A partial report: TensorFlow's log only. The ptxas line is printed only where a GPU exists, so it is judged.
+    partial = {"host": LINUX_HOST, "tensorflow": {"status": "ok", "imported": True, "stderr_tail": PTXAS_FATAL}}
+    result = check_result("cuda-build", partial)
+    assert result.status is Status.FAIL and "cannot compile for sm_89" in result.summary
+    assert "PATH" in result.remediation.advice and result.remediation.repairs == ()
+    # the same partial report with harmless lines only: nothing to judge, the old skip
+    quiet = {"host": LINUX_HOST, "tensorflow": {"status": "ok", "imported": True, "stderr_tail": LOGGED_NOISE[0]}}
+    skipped = check_result("cuda-build", quiet)
+    assert skipped.status is Status.SKIP and skipped.summary == "not recorded: distributions"
+    # a full report of a GPU machine: the ptxas finding beside the table's verdict (native kernels for 8.9)
+    assert check_result("cuda-build", gpu_facts("8.9", "2.18.0", "NVIDIA L4")).status is Status.PASS
+    full = check_result("cuda-build", gpu_facts("8.9", "2.18.0", "NVIDIA L4", stderr=PTXAS_FATAL))
+    assert full.status is Status.FAIL and "cannot compile for sm_89" in full.summary
+
+
+# conda-forge/tensorflow-feedstock#420 (2025) and tensorflow#60790: XLA without CUDA's libdevice
+LIBDEVICE = ("W0000 00:00:1739677334.593337    3089 gpu_backend_lib.cc:579] Can't find libdevice directory "
+             "${CUDA_DIR}/nvvm/libdevice. This may result in compilation or runtime failures, if the program we try to "
+             "run uses routines from libdevice.\n"
+             "W tensorflow/core/framework/op_kernel.cc:1830] OP_REQUIRES failed at xla_ops.cc:362 : INTERNAL: libdevice "
+             "not found at ./libdevice.10.bc")
+
+
+def test_xla_without_libdevice_fails_and_a_pip_build_without_its_compiler_package_gets_it():
+    facts = gpu_facts("8.6", "2.16.2", "NVIDIA GeForce RTX 3060", stderr=LIBDEVICE)
+    facts["distributions"] = [d for d in facts["distributions"] if not d["name"].startswith("nvidia-cuda-nvcc")]
+    result = check_result("cuda-build", facts)
+    assert result.status is Status.FAIL and any("libdevice" in p["summary"] for p in result.evidence["problems"])
+    assert "'tensorflow[and-cuda]==2.16.2'" in " ".join(plan_commands(facts, result))
+    # nvidia-cuda-nvcc installed and still not found: no install step can help, the directory is named instead
+    with_nvcc = check_result("cuda-build", gpu_facts("8.6", "2.16.2", "NVIDIA GeForce RTX 3060", stderr=LIBDEVICE))
+    assert with_nvcc.status is Status.FAIL and "libdevice" in with_nvcc.summary
+    assert "XLA_FLAGS=--xla_gpu_cuda_data_dir" in with_nvcc.remediation.advice
+    assert with_nvcc.remediation.repairs == ()
+    assert check_result("cuda-build", gpu_facts("8.6", "2.16.2", "NVIDIA GeForce RTX 3060")).status is Status.PASS
+    # a partial report with only the log: the lines prove a GPU (XLA compiled for one), so it is judged
+    partial = {"host": LINUX_HOST, "tensorflow": {"status": "ok", "imported": True, "stderr_tail": LIBDEVICE}}
+    assert check_result("cuda-build", partial).status is Status.FAIL
+
+
 @pytest.mark.parametrize("line, message", [
     ("2023-10-09 13:36:23.355516: E tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:9342] Unable to register",
      "Unable to register"),
@@ -361,6 +408,9 @@ def test_cpu_only_lines_are_noise_only_without_a_gpu():
      {"kernel": "455.32.0", "dso": "460.73.1"}),
     ("F tensorflow/core/platform/cpu_feature_guard.cc:37] The TensorFlow library was compiled to use AVX instructions, "
      "but these aren't available on your machine.", "cpu-lacks-instructions", {"isa": "AVX"}),
+    (PTXAS_FATAL, "ptxas-too-old", {"sm": "89"}),
+    ("W tensorflow/stream_executor/gpu/redzone_allocator.cc:314] Unimplemented: /usr/local/cuda-11.0/bin/ptxas ptxas too "
+     "old. Falling back to the driver to compile.", "ptxas-too-old", {"ptxas": "/usr/local/cuda-11.0/bin/ptxas"}),
 ])
 def test_problem_signals(line, signal, values):
     found = log_findings(line)

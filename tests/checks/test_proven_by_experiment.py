@@ -108,8 +108,15 @@ def test_a_proven_variable_is_the_import_failures_cause_and_unset_in_the_plan():
 def test_without_experiments_the_import_failure_is_unknown_and_wants_them():
     facts = tensorflow_environment(tensorflow=failed_import())
     result = check_result("tensorflow-import", facts)
-    assert result.status is Status.FAIL and "does not know this error" in result.remediation.advice
+    # the error names google.protobuf: protobuf is the suspect (a hypothesis), and the experiments still run
+    assert result.status is Status.FAIL and "suspect protobuf" in result.summary
+    assert result.evidence["diagnosis"] == "suspected"
     assert doctor.experiment_goals(facts, [result]) == [{"kind": "import"}]
+    unnamed = failed_import({**PROTOBUF_ERROR, "type": "ImportError", "message": "initialization failed",
+                             "traceback": []})
+    plain = check_result("tensorflow-import", tensorflow_environment(tensorflow=unnamed))
+    assert "does not know this error" in plain.remediation.advice
+    assert doctor.experiment_goals(facts, [plain]) == [{"kind": "import"}]
 
 
 def test_a_hanging_import_runs_no_experiment():
@@ -126,7 +133,7 @@ def test_experiments_that_proved_nothing_are_named():
     section.update(stopped="exhausted", proofs=[], trials=[trial("XLA_FLAGS unset", False, ["variable:XLA_FLAGS"])])
     facts["experiments"] = section
     result = check_result("tensorflow-import", facts)
-    assert "does not know this error" in result.remediation.advice
+    assert "suspect protobuf" in result.summary and "tfdoctor --prove" in result.remediation.advice
     assert any(line.startswith("experiments: none of 1 trial made it work: XLA_FLAGS unset") for line in result.details)
 
 

@@ -238,3 +238,24 @@ def test_illegal_instruction_in_a_vm_without_avx_names_the_cpu_model():
                             "timed_out": False, "stderr_tail": "Illegal instruction (core dumped)"}}
     outcome = tensorflow_import.run(facts)
     assert "virtual machine" in outcome.summary and "`host`" in outcome.remediation.advice
+
+
+def test_an_error_no_rule_explains_names_its_suspects_without_a_plan_step_and_fix_tries_them():
+    """Issue 29: every pin holds (none recorded), no signature matches, the error names typing_extensions and its
+    frames optree and keras (a thread's report). The old answer was 'does not know this error'."""
+    from tfdoctor import doctor
+    from tfdoctor.fixer import trials
+    from tests.import_support import TYPE_IS, partial_report
+
+    facts = {**partial_report(), "tensorflow": {"status": "import_error", "imported": False, "stage": "import_failed",
+                                                "timed_out": False, "exception": TYPE_IS, "stderr_tail": ""}}
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL
+    assert "suspect typing-extensions 4.5.0" in outcome.summary and "no rule explains it" in outcome.summary
+    assert any(d.startswith("suspect: optree 0.14.0") for d in outcome.details)
+    assert "typing-extensions>4.5.0" in outcome.remediation.advice and "tfdoctor --prove" in outcome.remediation.advice
+    assert outcome.remediation.repairs == ()  # a hypothesis is no plan step
+    result = as_result("tensorflow-import", outcome)
+    assert doctor.experiment_goals(facts, [result]) == [{"kind": "import"}]  # the offline experiments still run first
+    assert [c.requirement for c in trials.candidates([result])] == ["typing-extensions>4.5.0", "optree>0.14.0",
+                                                                  "keras>3.8.0"]

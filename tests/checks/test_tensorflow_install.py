@@ -118,6 +118,12 @@ def test_a_partial_list_without_the_shims_target_is_not_proof_it_is_missing():
     # the same list when TensorFlow's import failed: the missing real build is the explanation
     facts["tensorflow"] = {"status": "import_error", "imported": False}
     assert "only a shim for tensorflow-intel" in check_result(tensorflow_install, facts).summary
+    # ... unless the import failed inside TensorFlow's own package code: its files are there (tensorflow#66588)
+    facts["tensorflow"]["exception"] = {"type": "ImportError", "message": "DLL load failed while importing _pywrap_tf2: "
+                                        "Произошел сбой в программе инициализации библиотеки динамической компоновки (DLL).",
+                                        "traceback": ["    from tensorflow.python.platform import _pywrap_tf2"]}
+    assert check_result(tensorflow_install, facts).status is Status.PASS
+    del facts["tensorflow"]["exception"]
     # and the collector's complete list
     del facts["tensorflow"]
     facts["python"]["distribution_count"] = 2

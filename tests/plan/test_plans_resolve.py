@@ -6,6 +6,8 @@ TensorFlow satisfies, or names it as a conflict with the user's choices."""
 from __future__ import annotations
 
 import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from tests.builders import tensorflow_environment
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
@@ -70,6 +72,17 @@ def test_a_nightly_the_table_does_not_list_is_kept_where_it_is():
     fitting, clashes = coexistence.fitting_tensorflow(["tf-nightly==2.22.0.dev20260308"], LINUX_311,
                                                       installed="2.22.0.dev20260308")
     assert fitting == ["2.22.0.dev20260308"] and clashes == []
+
+
+def test_an_installed_release_without_a_wheel_for_this_python_is_no_candidate_and_pre_releases_need_naming():
+    """TensorFlow 2.18.0 beside Python 3.13 (aside5's transformers case): the plan moves TensorFlow, so a tf-keras
+    made for 2.18 clashes with every release pip can install there; a release candidate counts only when named."""
+    python_313 = {**LINUX_311, "python_version": "3.13", "python_full_version": "3.13.2"}
+    candidates = coexistence.tensorflow_candidates("tensorflow", SpecifierSet(""), python_313, installed="2.18.0")
+    assert "2.18.0" not in candidates and candidates and not any(Version(v).is_prerelease for v in candidates)
+    assert coexistence.clashes(["tensorflow", "tf-keras==2.18.0"], python_313, installed="2.18.0")
+    named = coexistence.tensorflow_candidates("tensorflow", SpecifierSet(">=2.22.0rc0"), python_313)
+    assert named and Version(named[0]).is_prerelease
 
 
 # ---- the planner corrects, or names the choices ------------------------------------------------------

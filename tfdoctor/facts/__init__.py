@@ -37,6 +37,8 @@ tfdoctor/remedies/ (tests/project/test_import_floors.py holds the floors).
   tensorflow_child              what the TensorFlow child recorded: its fate, devices, errors
   signatures                    known failure texts matched (their fixes: remedies/signatures.py)
   import_causes                 which installed distribution an import error names; what explains it
+  import_suspects               an import error no rule explains: the distributions it names, each with a
+                                candidate release to try
   integrity                     installed files against their RECORD; installers that overwrote each other
   requires_dist                 Requires-Dist parsed, markers evaluated for the target interpreter
   published_requires            Requires-Dist a report did not record, from the release's published metadata

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from tfdoctor.facts import Facts, canonical_name, section
 from tfdoctor.facts import owners, requires_dist, tested_locks
+from tfdoctor.facts.import_suspects import candidate
 
 
 @dataclass(frozen=True)
@@ -67,14 +68,6 @@ def cause(failed: Mapping[str, Any]) -> str:
     return f"{kind}: {text}" if kind else text
 
 
-def _candidate(name: str, installed: str, pins: Iterable[tuple[str, Optional[str], str]],
-               behind: Mapping[str, tested_locks.BehindCi]) -> tuple[str, Optional[str]]:
-    if name in behind:
-        return f"{name}=={behind[name].tested}", behind[name].tested
-    clauses = ([f">{installed}"] if requires_dist.version_of(installed) else []) + [spec for _, _, spec in pins if spec]
-    return name + ",".join(dict.fromkeys(clauses)), None
-
-
 def suspects(facts: Facts, lock_rows: Optional[Iterable[Mapping[str, Any]]] = None) -> list[Suspect]:
     """Distributions outside TensorFlow that the failing frames' files import, most frames first."""
     failed = failure(facts)
@@ -105,6 +98,6 @@ def suspects(facts: Facts, lock_rows: Optional[Iterable[Mapping[str, Any]]] = No
     for name in sorted(frames, key=lambda n: (-frames[n], -len(files[n]), n)):
         installed = str(entries[name].get("version") or "")
         pins = tuple(requires_dist.declared_pins(facts, name))
-        requirement, tested = _candidate(name, installed, pins, behind)
+        requirement, tested = candidate(name, installed, pins, behind)
         found.append(Suspect(name, installed, frames[name], tuple(files[name]), pins, requirement, tested))
     return found

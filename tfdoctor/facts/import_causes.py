@@ -125,17 +125,22 @@ def distribution_of(module: str, tops: Mapping[str, list[str]]) -> Optional[str]
     return guess if guess in {n for names in tops.values() for n in names} else None
 
 
+def named_with_evidence(facts: Facts, error: Optional[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(installed distribution, what names it: a module name or 'path:<file>') for each distribution the error
+    names, innermost first (the one that raised comes first), each once."""
+    tops, locations = _distribution_index(facts)
+    found: dict[str, str] = {}
+    for named in named_modules(error):
+        module = _module_of_path(named[5:], locations) or "" if named.startswith("path:") else named
+        name = distribution_of(module, tops) if module else None
+        if name:
+            found.setdefault(name, named)
+    return list(found.items())
+
+
 def named_distributions(facts: Facts, error: Optional[Mapping[str, Any]]) -> list[str]:
     """Installed distributions the error names, innermost first (the one that raised comes first)."""
-    tops, locations = _distribution_index(facts)
-    found: list[str] = []
-    for module in named_modules(error):
-        if module.startswith("path:"):
-            module = _module_of_path(module[5:], locations) or ""
-        name = distribution_of(module, tops) if module else None
-        if name and name not in found:
-            found.append(name)
-    return found
+    return [name for name, _ in named_with_evidence(facts, error)]
 
 
 def _integrity_problems(facts: Facts, names: list[str], libraries: list[str]) -> list[integrity.FileProblem]:

@@ -6,8 +6,8 @@ nothing runnable; `tfdoctor --prove` runs the same trials and applies nothing. B
 
 Candidates are a pure function of the report (`candidates`): the dependencies check's violated pins tied
 to the error first (the suspect and the specifier its requirer declares), then the other violated pins,
-then the check's candidates for suspects inside every pin (a release that breaks AutoGraph: the tested or
-a newer one).
+then every failing check's `candidates` evidence: suspects inside every pin (a release that breaks AutoGraph:
+the tested or a newer one; the distributions an import error no rule explains names).
 """
 
 from __future__ import annotations
@@ -71,31 +71,40 @@ class Proof:
 
 
 def candidates(results: Iterable[Any]) -> list[Candidate]:
-    """Ranked candidates from the dependencies check's evidence: violated pins the error points into first."""
-    for result in results:
-        if getattr(result, "check_id", None) != "dependencies" or getattr(result, "status", None) is None:
-            continue
-        if result.status.value not in ("fail", "warn"):
-            return []
+    """Ranked candidates. First the dependencies check's (failing or warning): its violated pins, those the error
+    points into first, then its candidates for suspects inside every pin (a release that breaks AutoGraph). Then
+    every other failing check's `candidates` evidence (an import error no rule explains: the distributions it
+    names, tensorflow-import). Each distribution once, at its first rank."""
+    found: dict[str, Candidate] = {}
+    flagged = [r for r in results if getattr(r, "status", None) is not None and r.status.value in ("fail", "warn")]
+    for result in sorted(flagged, key=lambda r: r.check_id != "dependencies"):
         evidence = result.evidence or {}
-        suspects = {s.get("name") for s in evidence.get("suspects") or () if isinstance(s, Mapping)}
-        found: dict[str, Candidate] = {}
-        unmet = [u for u in evidence.get("unmet") or () if isinstance(u, Mapping)]
-        unmet.sort(key=lambda u: not ({u.get("requirer"), u.get("name")} & suspects))
-        for item in unmet:
-            name = str(item.get("name"))
-            if name in found:
-                merged = f"{found[name].requirement},{item.get('specifier')}" if item.get("specifier") else found[name].requirement
-                found[name] = Candidate(name, merged, found[name].why)
-                continue
-            found[name] = Candidate(name, f"{name}{item.get('specifier') or ''}",
-                                    f"{item.get('requirer')} requires {name}{item.get('specifier') or ''}")
-        # suspects inside every pin (AutoGraph's failure on use): the check's own candidate repair, in rank order
+        if result.check_id == "dependencies":
+            for candidate in _violated_pins(evidence):
+                found.setdefault(candidate.name, candidate)
+        elif result.status.value != "fail":
+            continue
         for item in evidence.get("candidates") or ():
             if isinstance(item, Mapping) and item.get("requirement") and str(item.get("name")) not in found:
                 found[str(item["name"])] = Candidate(str(item["name"]), str(item["requirement"]), str(item.get("why") or ""))
-        return list(found.values())
-    return []
+    return list(found.values())
+
+
+def _violated_pins(evidence: Mapping[str, Any]) -> list[Candidate]:
+    """The dependencies check's unmet pins as candidates, those the error points into first; two requirers of
+    one distribution make one candidate with both specifiers."""
+    suspects = {s.get("name") for s in evidence.get("suspects") or () if isinstance(s, Mapping)}
+    found: dict[str, Candidate] = {}
+    unmet = [u for u in evidence.get("unmet") or () if isinstance(u, Mapping)]
+    unmet.sort(key=lambda u: not ({u.get("requirer"), u.get("name")} & suspects))
+    for item in unmet:
+        name, specifier = str(item.get("name")), item.get("specifier") or ""
+        if name in found:
+            merged = f"{found[name].requirement},{specifier}" if specifier else found[name].requirement
+            found[name] = Candidate(name, merged, found[name].why)
+        else:
+            found[name] = Candidate(name, f"{name}{specifier}", f"{item.get('requirer')} requires {name}{specifier}")
+    return list(found.values())
 
 
 def _install_argv(kind: str, python: str, requirements: Sequence[str]) -> list[str]:
