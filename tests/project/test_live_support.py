@@ -82,3 +82,36 @@ def test_installed_bytes_cover_every_recorded_file_and_see_one_changed_byte(tmp_
     assert support.installed_bytes(tmp_path / "env") != before
     (site / "demo" / "__init__.py").unlink()
     assert support.installed_bytes(tmp_path / "env")["demo/__init__.py"] is None
+
+
+def test_the_live_modules_share_one_base_built_once_each_taking_a_hard_link_copy(tmp_path, monkeypatch):
+    built = []
+
+    def build(env, wheels):  # build_base's place: a venv's worth of one file, and who asked
+        built.append(env)
+        (env / "lib").mkdir(parents=True)
+        (env / "lib" / "module.py").write_text("x = 1\n", encoding="utf-8")
+        return env
+
+    class WorkerFactory:  # an xdist worker's tmp_path_factory: its root inside the run's
+        def getbasetemp(self):
+            return tmp_path / "popen-gw1"
+
+    monkeypatch.setattr(support, "build_base", build)
+    monkeypatch.setattr(support.LEDGER, "base_seconds", 0.0)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    wheels = [tmp_path / "b-2-py3-none-any.whl", tmp_path / "a-1-py3-none-any.whl"]
+    shared = tmp_path / support.SHARED_BASE
+    copies = [tmp_path / module / "base" for module in ("live0", "closure0")]
+    for copy in copies:
+        copy.parent.mkdir()
+        assert support.shared_base(WorkerFactory(), wheels, copy) == copy
+    assert built == [shared], "built once, beside the run's wheelhouse"
+    for copy in copies:
+        assert (copy / "lib" / "module.py").stat().st_ino == (shared / "lib" / "module.py").stat().st_ino
+    with pytest.raises(AssertionError, match="same wheels"):
+        support.shared_base(WorkerFactory(), wheels[:1], copies[0])
+    (tmp_path / f"{support.SHARED_BASE}.built").unlink()  # a build cut short (no mark) is made again, from nothing
+    (shared / "half-written").write_text("", encoding="utf-8")
+    support.shared_base(WorkerFactory(), wheels, copies[1])
+    assert built == [shared, shared] and not (shared / "half-written").exists()

@@ -86,3 +86,23 @@ def test_the_fast_suite_runs_whole_files_per_worker_and_serial_stays_serial(tmp_
         assert len({worker for name, worker in seen if name.startswith(module)}) == 1, f"{module} was split: {seen}"
     done, seen = _run(tree, "-p", "no:xdist")
     assert done.returncode == 0 and {worker for _, worker in seen} == {"serial"}, done.stdout
+
+
+def test_the_live_suites_shared_wheelhouse_and_base_go_when_the_run_ends(tmp_path):
+    tree = _tree(tmp_path)
+    # a live module leaving what tests/live/support.py shares between workers, in the run's temporary root
+    (tree / "tests" / "live" / "test_live_shares.py").write_text(textwrap.dedent("""
+        import pytest
+        pytestmark = pytest.mark.live
+        def test_share(tmp_path_factory):
+            root = tmp_path_factory.getbasetemp().parent  # a worker's root is inside the run's
+            for name in ("live-wheelhouse/3.11", "live-base/bin"):
+                (root / name).mkdir(parents=True, exist_ok=True)
+            for name in ("live-base.built", "live-base.lock", "live-wheelhouse/3.11.lock"):
+                (root / name).write_text("")
+    """))
+    basetemp = tmp_path / "basetemp"
+    done, _ = _run(tree, f"--basetemp={basetemp}", "tests/live/test_live_shares.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    left = sorted(path.name for path in basetemp.iterdir())
+    assert left and not [name for name in left if name.startswith(("live-wheelhouse", "live-base"))], left
