@@ -292,7 +292,8 @@ def live(tmp_path_factory, request):
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("live")
     support.LEDGER.started = time.monotonic()
-    support.LEDGER.workdir = str(root)
+    # this module's root until it is removed (below); then the one before, for the live modules after this one
+    outer, support.LEDGER.workdir = support.LEDGER.workdir, str(root)
     # only the cases this session runs (-k): their wheels, their environments
     mine = support.selected_items(request, __name__)
     selected = {item.callspec.params["case"].id for item in mine}
@@ -313,6 +314,7 @@ def live(tmp_path_factory, request):
     live.close()
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
+    support.LEDGER.workdir = outer
 
 
 @pytest.fixture(autouse=True)
