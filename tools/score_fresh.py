@@ -1,7 +1,7 @@
-"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--aside3|--aside4|--round3|--set DIR] [--list] [--verbose]
+"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--aside3|--aside4|--round3|--round5|--set DIR] [--list] [--verbose]
 
 Each fixture in fixtures/fresh/ (with --aside, --aside2, --aside3 or --aside4: a held-out set, fixtures/fresh/aside*/,
-which only the lead scores; with --round3: round 3's seen cases; with --set DIR: the cases in any folder) is diagnosed
+which only the lead scores; with --round3 or --round5: that round's seen cases; with --set DIR: the cases in any folder) is diagnosed
 the way `tfdoctor explain FILE` does it (read as a saved report, today's checks, one plan). A case is right when every
 check its `expected` block names reached that status, and every `expected_hints` substring appears in that
 check's remediation (advice, commands, URL) or in the plan steps that carry out its repairs. The expectations
@@ -91,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="score round 4's held-out cases in fixtures/fresh/aside4/ (the lead's; all of round 4)")
     chosen.add_argument("--round3", action="store_const", const="round3", dest="held_out",
                         help="score round 3's seen cases in fixtures/fresh/round3/")
+    chosen.add_argument("--round5", action="store_const", const="round5", dest="held_out",
+                        help="score round 5's seen cases in fixtures/fresh/round5/")
     chosen.add_argument("--set", type=Path, metavar="DIR", help="score the cases in DIR/*.json")
     parser.add_argument("--list", action="store_true",
                         help="only list the cases (kind, name, the checks they name) without diagnosing any")

@@ -21,13 +21,15 @@ CHECK_IDS = {c.id for c in all_checks()}
 PATHS = fresh_fixture_paths() + [path for folder in HELD_OUT_SETS + SEEN_ROUNDS for path in fresh_fixture_paths(folder)]
 
 
-def test_four_rounds_of_cases_ten_held_out_from_each():
+def test_five_rounds_of_cases_ten_held_out_from_each():
     # round 1: 40 cases, 10 held out in aside/; round 2: 20 cases, 10 held out in aside2/;
-    # round 3: 20 cases, 10 seen in round3/ and 10 held out in aside3/; round 4: 10 cases, all held out in aside4/
+    # round 3: 20 cases, 10 seen in round3/ and 10 held out in aside3/; round 4: 10 cases, all held out in aside4/;
+    # round 5: 10 seen in round5/ (its held-out ten, aside5/, join HELD_OUT_SETS when the lead takes them in)
     assert len(fresh_fixture_paths()) == 30 + 10
     assert len(fresh_fixture_paths("aside")) == 10
     assert len(fresh_fixture_paths("aside2")) == 10
     assert len(fresh_fixture_paths("round3")) == 10
+    assert len(fresh_fixture_paths("round5")) == 10
     assert len(fresh_fixture_paths("aside3")) == 10
     assert len(fresh_fixture_paths("aside4")) == 10
     names = [path.name for path in PATHS]
