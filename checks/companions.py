@@ -348,7 +348,7 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
     have = _installed(facts)
     problems: list[Problem] = []
     for name, version in have.items():
-        if name in set(seen) or name == "tf-keras" or requires_dist.is_tensorflow_build(name):
+        if name in set(seen) or requires_dist.is_tensorflow_build(name):
             continue
         named = f"{name} {version}"
         user = tf_keras_user(name, version)
@@ -406,7 +406,9 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
         if fits is False:
             advice, repairs = _release_fix(facts, name, version, f"{named} is made for another TensorFlow")
             release = next((r for r in companions_table.releases(name) if r.version == version), None)
-            problems.append(Problem(name, Status.FAIL, f"{named} was built for another TensorFlow than {tensorflow} "
+            # tf-keras is pure Python: as with its recorded pin (the dependencies check), a warning, not a failure
+            status = Status.WARN if name == "tf-keras" else Status.FAIL
+            problems.append(Problem(name, status, f"{named} was built for another TensorFlow than {tensorflow} "
                                     "(the companion table; its metadata was not recorded)",
                                     [f"its Requires-Dist: {', '.join(release.requires) if release else '?'}"],
                                     advice, repairs, release.source if release else None))

@@ -291,6 +291,27 @@ def _judge_ptxas(log: dict[str, list[dict[str, Any]]], findings: Findings) -> No
     )
 
 
+def _judge_libdevice(facts: Facts, log: dict[str, list[dict[str, Any]]], version: str | None,
+                     findings: Findings) -> None:
+    """XLA cannot find CUDA's libdevice. A pip TensorFlow 2.14+ searches site-packages/nvidia/cuda_nvcc, which
+    its [and-cuda] extra fills (nvidia-cuda-nvcc-cu12); any other build is pointed at a CUDA directory."""
+    lines = [s for s in log["signals"] if s["id"] == "libdevice-missing"]
+    if not lines:
+        return
+    nvcc = any(str(d.get("name", "")).startswith("nvidia-cuda-nvcc") for d in facts.get("distributions") or ())
+    pip_cuda = bool(version) and compare(version, "2.14") >= 0 and not nvcc
+    repairs = (_and_cuda(facts, version, "XLA cannot find CUDA's libdevice; the [and-cuda] extra installs it "
+                                         "(nvidia-cuda-nvcc) where TensorFlow looks"),) if pip_cuda else ()
+    findings.fail(
+        "XLA cannot find CUDA's libdevice, so every XLA-compiled GPU op fails (Keras compiles with XLA on a GPU)",
+        *(f"TensorFlow said: {s['line']}" for s in lines[:2]),
+        fix=Remediation(("Install TensorFlow's CUDA compiler package with its [and-cuda] extra, or s" if pip_cuda
+                         else "S") + "et XLA_FLAGS=--xla_gpu_cuda_data_dir=<a CUDA directory holding "
+                        "nvvm/libdevice> before TensorFlow starts (TensorFlow's install guide).", (), PIP_GUIDE,
+                        repairs),
+    )
+
+
 def _from_the_log_alone(facts: Facts) -> Outcome:
     """No distribution list (a partial report): what TensorFlow's own log proves on a GPU host, else a skip."""
     missing = Outcome.skip("not recorded: distributions", missing=["distributions"])
@@ -299,7 +320,9 @@ def _from_the_log_alone(facts: Facts) -> Outcome:
     if not tf or not found["present"]:
         return missing
     findings = Findings()
-    _judge_ptxas(log_findings(tf.get("stderr_tail"), gpu_expected=True), findings)
+    log = log_findings(tf.get("stderr_tail"), gpu_expected=True)
+    _judge_ptxas(log, findings)
+    _judge_libdevice(facts, log, None, findings)
     if not findings.problems():
         return missing
     findings.note("The installed distributions were not recorded: judged from TensorFlow's log alone.")
@@ -601,6 +624,7 @@ def cuda_build(facts: Facts) -> Outcome:
     if gpu_present:
         _judge_kernel_proof(facts, tf, gpus, log, version, found["log"], findings)
         _judge_ptxas(log, findings)
+        _judge_libdevice(facts, log, version, findings)
     details = [*notes, *noise_note]
     if not is_recorded(facts, "nvidia"):
         details.append("NVIDIA facts not recorded: judged the installed packages only.")

@@ -397,3 +397,15 @@ def test_a_keras_2_library_failing_under_keras_3_without_tf_keras_is_told_tf_ker
     # with tf-keras installed the error is not that: it stays unknown
     facts["distributions"].append({"name": "tf-keras", "version": "2.16.0"})
     assert "does not know this error" in companions.run(facts).remediation.advice
+
+
+def test_a_tf_keras_of_another_tensorflow_warns_from_the_table_where_its_metadata_is_not_recorded():
+    """A partial report (names and versions only): tf-keras 2.17.0 requires tensorflow<2.18,>=2.17 (companions.toml,
+    from its PyPI metadata). The same warning the dependencies check gives when the pin is recorded, and its fix."""
+    facts = table_facts(installed("tf-keras", "2.17.0"), tf_version="2.18.0")
+    outcome = companions.run(facts)
+    assert outcome.status is Status.WARN and "tf-keras 2.17.0 was built for another TensorFlow" in outcome.summary
+    result = CheckResult("companions", "c", outcome.status, outcome.summary, remediation=outcome.remediation)
+    plan = build_plan([result], facts)
+    assert [s.packages for s in plan.steps] == [("tf-keras==2.18.0",)] and plan.moves_tensorflow is None
+    assert companions.run(table_facts(installed("tf-keras", "2.18.0"), tf_version="2.18.0")).status is Status.SKIP

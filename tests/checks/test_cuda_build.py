@@ -300,6 +300,31 @@ def test_a_ptxas_that_predates_the_gpu_fails_from_the_log_even_without_a_distrib
     assert full.status is Status.FAIL and "cannot compile for sm_89" in full.summary
 
 
+# conda-forge/tensorflow-feedstock#420 (2025) and tensorflow#60790: XLA without CUDA's libdevice
+LIBDEVICE = ("W0000 00:00:1739677334.593337    3089 gpu_backend_lib.cc:579] Can't find libdevice directory "
+             "${CUDA_DIR}/nvvm/libdevice. This may result in compilation or runtime failures, if the program we try to "
+             "run uses routines from libdevice.\n"
+             "W tensorflow/core/framework/op_kernel.cc:1830] OP_REQUIRES failed at xla_ops.cc:362 : INTERNAL: libdevice "
+             "not found at ./libdevice.10.bc")
+
+
+def test_xla_without_libdevice_fails_and_a_pip_build_without_its_compiler_package_gets_it():
+    facts = gpu_facts("8.6", "2.16.2", "NVIDIA GeForce RTX 3060", stderr=LIBDEVICE)
+    facts["distributions"] = [d for d in facts["distributions"] if not d["name"].startswith("nvidia-cuda-nvcc")]
+    result = check_result("cuda-build", facts)
+    assert result.status is Status.FAIL and any("libdevice" in p["summary"] for p in result.evidence["problems"])
+    assert "'tensorflow[and-cuda]==2.16.2'" in " ".join(plan_commands(facts, result))
+    # nvidia-cuda-nvcc installed and still not found: no install step can help, the directory is named instead
+    with_nvcc = check_result("cuda-build", gpu_facts("8.6", "2.16.2", "NVIDIA GeForce RTX 3060", stderr=LIBDEVICE))
+    assert with_nvcc.status is Status.FAIL and "libdevice" in with_nvcc.summary
+    assert "XLA_FLAGS=--xla_gpu_cuda_data_dir" in with_nvcc.remediation.advice
+    assert with_nvcc.remediation.repairs == ()
+    assert check_result("cuda-build", gpu_facts("8.6", "2.16.2", "NVIDIA GeForce RTX 3060")).status is Status.PASS
+    # a partial report with only the log: the lines prove a GPU (XLA compiled for one), so it is judged
+    partial = {"host": LINUX_HOST, "tensorflow": {"status": "ok", "imported": True, "stderr_tail": LIBDEVICE}}
+    assert check_result("cuda-build", partial).status is Status.FAIL
+
+
 @pytest.mark.parametrize("line, message", [
     ("2023-10-09 13:36:23.355516: E tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:9342] Unable to register",
      "Unable to register"),

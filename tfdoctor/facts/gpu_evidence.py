@@ -83,6 +83,9 @@ _GPU_PROOF_LINES = (
     ("ptxas-lacks-architecture", "its ptxas cannot compile for the GPU's architecture",
      r"ptxas fatal\s*: Value 'sm_(?P<sm>\d+)a?' is not defined for option 'gpu-name'",
      "https://github.com/MBoemo/DNAscent/issues/87"),
+    # XLA's GPU backend looks for libdevice only when it compiles for a GPU TensorFlow has
+    ("xla-gpu-compile", "XLA compiled for it", r"Can't find libdevice directory|libdevice not found at "
+     r"|libdevice is required by this HLO module", "https://github.com/conda-forge/tensorflow-feedstock/issues/420"),
     ("cudnn-loaded", "cuDNN was loaded for it", r"Loaded runtime CuDNN library: [\d.]+ but source was compiled",
      "https://github.com/Kaggle/docker-python/issues/1435"),
     # cuda_diagnostics reports the kernel module's version: the NVIDIA kernel module is loaded, which it
