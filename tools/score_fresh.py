@@ -1,6 +1,6 @@
-"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--aside3|--aside4|--aside5|--round3|--set DIR] [--list] [--verbose]
+"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--aside3|--aside4|--aside5|--aside6|--round3|--set DIR] [--list] [--verbose]
 
-Each fixture in fixtures/fresh/ (with --aside, --aside2, --aside3, --aside4 or --aside5: a held-out set, fixtures/fresh/aside*/,
+Each fixture in fixtures/fresh/ (with --aside, --aside2, --aside3, --aside4, --aside5 or --aside6: a held-out set, fixtures/fresh/aside*/,
 which only the lead scores; with --round3: round 3's seen cases; with --set DIR: the cases in any folder) is diagnosed
 the way `tfdoctor explain FILE` does it (read as a saved report, today's checks, one plan). A case is right when every
 check its `expected` block names reached that status, and every `expected_hints` substring appears in that
@@ -91,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="score round 4's held-out cases in fixtures/fresh/aside4/ (the lead's; all of round 4)")
     chosen.add_argument("--aside5", action="store_const", const="aside5", dest="held_out",
                         help="score round 5's held-out cases in fixtures/fresh/aside5/ (the lead's; all of round 5)")
+    chosen.add_argument("--aside6", action="store_const", const="aside6", dest="held_out",
+                        help="score round 6's held-out cases in fixtures/fresh/aside6/ (the lead's; all of round 6)")
     chosen.add_argument("--round3", action="store_const", const="round3", dest="held_out",
                         help="score round 3's seen cases in fixtures/fresh/round3/")
     chosen.add_argument("--set", type=Path, metavar="DIR", help="score the cases in DIR/*.json")
