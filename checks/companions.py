@@ -55,6 +55,9 @@ class Problem:
     advice: str
     repairs: tuple[Repair, ...] = ()
     url: Optional[str] = None
+    # what the tables found without importing (static_problems): "needs-tf-keras", "import-check" (the release's
+    # own import-time check refuses this TensorFlow), "table" (the companion table: made for another one)
+    kind: Optional[str] = None
 
 
 def _texts(entry: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -360,7 +363,7 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
             if layered is not None:
                 problems.append(Problem(name, Status.FAIL, f"{named} needs tf-keras under Keras 3, and tf-keras is not "
                                         "installed", [f"read from its wheel: {where} ({user['source']})"],
-                                        layered.advice, layered.repairs, layered.url))
+                                        layered.advice, layered.repairs, layered.url, kind="needs-tf-keras"))
                 continue
             problems.append(Problem(
                 name, Status.FAIL, f"{named} needs tf-keras under Keras 3, and tf-keras is not installed",
@@ -368,7 +371,7 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                 f"Install {wanted or 'tf-keras'}, the tf-keras made for {tensorflow}: {name} uses it for its Keras "
                 f"layers. For tf.keras itself to be Keras 2 too (a model mixing tf.keras and {name} layers), also "
                 f"set TF_USE_LEGACY_KERAS=1 before TensorFlow is imported.",
-                tf_keras_repairs(facts, reason), user["source"]))
+                tf_keras_repairs(facts, reason), user["source"], kind="needs-tf-keras"))
             continue
         accepted = accepts_at_import(name, version, installed[1])
         if accepted is False:
@@ -396,7 +399,7 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
             if pinned:
                 release = next((r for r in companions_table.releases(name) if r.version == version), None)
                 details.append(f"its Requires-Dist: {', '.join(release.requires) if release else '?'}")
-            problems.append(Problem(name, status, summary, details, advice, repairs, source))
+            problems.append(Problem(name, status, summary, details, advice, repairs, source, kind="import-check"))
             continue
         entry = requires_dist.first_copy(facts, name) or {}
         if "requires" in entry or not made_for.knows_releases(name, via_extras=True):
@@ -411,7 +414,7 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
             problems.append(Problem(name, status, f"{named} was built for another TensorFlow than {tensorflow} "
                                     "(the companion table; its metadata was not recorded)",
                                     [f"its Requires-Dist: {', '.join(release.requires) if release else '?'}"],
-                                    advice, repairs, release.source if release else None))
+                                    advice, repairs, release.source if release else None, kind="table"))
     return problems
 
 
@@ -467,12 +470,40 @@ def _crashed_module(tf: Mapping[str, Any]) -> Optional[str]:
 
 
 def _static_outcome(facts: Facts, why: str) -> Outcome:
-    """The verdict from the tables alone, when the child's imports of the companions are not recorded."""
+    """The verdict from the tables alone, when the child's imports of the companions are not recorded: their
+    problems; a pass when they judged every installed companion and found none; else the skip."""
     problems = [_with_reach(facts, p) for p in static_problems(facts)]
     if not problems:
+        judged, unknown = _judged_by_tables(facts)
+        if judged and not unknown:
+            return Outcome.ok(f"{', '.join(judged)} fit{'s' if len(judged) == 1 else ''} {_tensorflow_words(facts)} "
+                              "(judged from the companion tables)",
+                              f"Judged from the installed metadata and the companion tables: {why}.",
+                              tensorflow=_tensorflow_words(facts), judged="tables")
         return Outcome.skip(why)  # nothing the tables know of: the same skip as before they were read
     return _outcome(problems, [f"Judged from the installed metadata and the companion tables: {why}."],
                     {"tensorflow": _tensorflow_words(facts), "judged": "tables"})
+
+
+def _judged_by_tables(facts: Facts) -> tuple[list[str], list[str]]:
+    """(installed companions a table judged fit for the installed TensorFlow, those no table can judge)."""
+    from tfdoctor.facts.published_requires import with_published
+
+    installed = made_for.installed_tensorflow(facts)
+    pinned, _ = with_published(facts)
+    judged, unknown = [], []
+    for name, version in _installed(facts).items():
+        if name not in companions_table.COMPANIONS or name == "tf-keras" and not _keras3(facts) \
+                or installed is None or name in companions_table.DECLARED_BY_TENSORFLOW:
+            continue
+        if any(requires_dist.is_tensorflow_build(who) for who, _, _ in requires_dist.declared_pins(pinned, name)):
+            continue  # TensorFlow's own Requires-Dist ranges it: the dependencies check's to judge
+        named = f"{name} {version}"
+        fits = (accepts_at_import(name, version, installed[1]),
+                companions_table.made_for(name, version, installed[1], requires_dist.marker_environment(facts),
+                                          via_extras=True))
+        (judged if any(f is True for f in fits) and not any(f is False for f in fits) else unknown).append(named)
+    return judged, unknown
 
 
 def _outcome(problems: list[Problem], notes: list[str], evidence: dict[str, Any]) -> Outcome:
@@ -547,8 +578,10 @@ def companions(facts: Facts) -> Outcome:
             notes.append(f"{entry['module']} not imported: {entry.get('reason') or 'skipped'}")
     problems = [_with_reach(facts, p) for p in problems]
     flagged = {distribution_of(facts, p.module)[0] for p in problems}
-    # what an import does not show: a library of Keras 2 layers installed under Keras 3 without tf-keras
-    problems += [p for p in static_problems(facts, flagged) if "tf-keras" in p.summary]
+    # what an import does not show: a library of Keras 2 layers installed under Keras 3 without tf-keras, and a
+    # release whose own import-time check refuses this TensorFlow with a warning the child does not match (TF-DF's
+    # "is compatible with the following TensorFlow Versions"); a table verdict is left to the recorded Requires-Dist
+    problems += [p for p in static_problems(facts, flagged) if p.kind in ("needs-tf-keras", "import-check")]
     if not problems:
         imported = [f"{e['module']} {e.get('version') or ''}".strip() for e in entries if e.get("status") == "ok"]
         if not entries:

@@ -278,7 +278,10 @@ def _judge_ptxas(log: dict[str, list[dict[str, Any]]], findings: Findings) -> No
     if not lines:
         return
     sm = next((s["sm"] for s in lines if s.get("sm")), None)
-    ptxas = next((s["ptxas"] for s in lines if s.get("ptxas")), None)
+    # "/usr/local/cuda-11.0/bin/ptxas ptxas too old": the word before is the ptxas TensorFlow ran (split, not a
+    # pattern: an open run before a literal is not linear on hostile text)
+    ptxas = next((word for s in lines if " ptxas too old" in s["line"]
+                  for word in [s["line"].split(" ptxas too old", 1)[0].rsplit(" ", 1)[-1]] if word.endswith("ptxas")), None)
     target = f"sm_{sm}" if sm else "this GPU's architecture"
     findings.fail(
         f"The CUDA toolkit's ptxas{' (' + ptxas + ')' if ptxas else ''} cannot compile for {target}: TensorFlow "

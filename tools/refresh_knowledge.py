@@ -38,7 +38,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -649,6 +649,19 @@ def _wheel_preference(filename: str) -> tuple[int, int]:
             and "x86_64" in filename else 2, 0)
 
 
+def releases_to_read(by_version: Mapping[Version, list[dict[str, Any]]], newest: int, since: str,
+                     series_most: int) -> list[Version]:
+    """The newest `newest` releases, and the newest release of each minor series uploaded since `since` (at most
+    `series_most` series), newest first: an older installed release then finds its own series' row."""
+    ordered = sorted(by_version, reverse=True)
+    series: dict[tuple[int, ...], Version] = {}
+    for version in ordered:
+        uploaded = min(str(i.get("upload-time") or "") for i in by_version[version])
+        if uploaded >= since:
+            series.setdefault(version.release[:2], version)
+    return sorted(set(ordered[:newest]) | set(sorted(series.values(), reverse=True)[:series_most]), reverse=True)
+
+
 def tf_keras_rows(name: str) -> list[dict[str, Any]]:
     by_version: dict[Version, list[dict[str, Any]]] = {}
     for item in simple_files(name):
@@ -660,16 +673,8 @@ def tf_keras_rows(name: str) -> list[dict[str, Any]]:
             continue
         if not version.is_prerelease and not version.is_devrelease:
             by_version.setdefault(version, []).append(item)
-    newest = sorted(by_version, reverse=True)
-    series: dict[tuple[int, ...], Version] = {}
-    for version in newest:
-        uploaded = min(str(i.get("upload-time") or "") for i in by_version[version])
-        if uploaded >= KERAS_3_SINCE:
-            series.setdefault(version.release[:2], version)
-    chosen = sorted(set(newest[:TF_KERAS_USER_RELEASES]) | set(sorted(series.values(), reverse=True)[:TF_KERAS_USER_SERIES]),
-                    reverse=True)
     rows = []
-    for version in chosen:
+    for version in releases_to_read(by_version, TF_KERAS_USER_RELEASES, KERAS_3_SINCE, TF_KERAS_USER_SERIES):
         item = min(by_version[version], key=lambda i: _wheel_preference(i["filename"]))
         size = item.get("size") or 0
         source = RangeFile(item["url"], size) if size > WHOLE_WHEEL_BYTES else io.BytesIO(fetch(item["url"]))
@@ -718,6 +723,9 @@ def tf_keras_users_table(pool: concurrent.futures.Executor) -> tuple[str, str]:
 # one of compatible_tf_versions.
 IMPORT_CHECKS_TABLE = ROOT / "tfdoctor" / "knowledge" / "companion_import_checks.toml"
 IMPORT_CHECK_RELEASES = 6
+# ... and the newest of each minor series since 2022 (TF-DF 1.x, TFP 0.19+, addons 0.19+), for older installs
+IMPORT_CHECKS_SINCE = "2022-01-01"
+IMPORT_CHECK_SERIES = 20
 IMPORT_CHECKS = {
     # distribution: (files to read, how the release enforces it)
     "tensorflow-probability": (("tensorflow_probability/python/__init__.py", "tensorflow_probability/__init__.py"), "raises"),
@@ -739,7 +747,7 @@ def import_check_rows(name: str) -> list[dict[str, Any]]:
             if not version.is_prerelease and not version.is_devrelease:
                 by_version.setdefault(version, []).append(item)
     rows = []
-    for version in sorted(by_version, reverse=True)[:IMPORT_CHECK_RELEASES]:
+    for version in releases_to_read(by_version, IMPORT_CHECK_RELEASES, IMPORT_CHECKS_SINCE, IMPORT_CHECK_SERIES):
         item = min(by_version[version], key=lambda i: _wheel_preference(i["filename"]))
         size = item.get("size") or 0
         source = RangeFile(item["url"], size) if size > WHOLE_WHEEL_BYTES else io.BytesIO(fetch(item["url"]))

@@ -1,7 +1,7 @@
-"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--aside3|--aside4|--aside5|--aside6|--round3|--set DIR] [--list] [--verbose]
+"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--aside3|--aside4|--aside5|--aside6|--round3|--round5|--set DIR] [--list] [--verbose]
 
-Each fixture in fixtures/fresh/ (with --aside, --aside2, --aside3, --aside4, --aside5 or --aside6: a held-out set, fixtures/fresh/aside*/,
-which only the lead scores; with --round3: round 3's seen cases; with --set DIR: the cases in any folder) is diagnosed
+Each fixture in fixtures/fresh/ (with --aside to --aside6: a held-out set, fixtures/fresh/aside*/, which only the
+lead scores; with --round3 or --round5: that round's seen cases; with --set DIR: the cases in any folder) is diagnosed
 the way `tfdoctor explain FILE` does it (read as a saved report, today's checks, one plan). A case is right when every
 check its `expected` block names reached that status, and every `expected_hints` substring appears in that
 check's remediation (advice, commands, URL) or in the plan steps that carry out its repairs. The expectations
@@ -19,7 +19,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fixtures_support import fresh_fixture_paths, load_fixture  # noqa: E402
+from tests.fixtures_support import HELD_OUT_SETS, SEEN_ROUNDS, fresh_fixture_paths, load_fixture  # noqa: E402
 
 
 def diagnose(path: Path) -> dict[str, Any]:
@@ -81,20 +81,12 @@ def verdicts(path: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     chosen = parser.add_mutually_exclusive_group()
-    chosen.add_argument("--aside", action="store_const", const="aside", dest="held_out",
-                        help="score round 1's held-out cases in fixtures/fresh/aside/ (the lead's)")
-    chosen.add_argument("--aside2", action="store_const", const="aside2", dest="held_out",
-                        help="score round 2's held-out cases in fixtures/fresh/aside2/ (the lead's)")
-    chosen.add_argument("--aside3", action="store_const", const="aside3", dest="held_out",
-                        help="score round 3's held-out cases in fixtures/fresh/aside3/ (the lead's)")
-    chosen.add_argument("--aside4", action="store_const", const="aside4", dest="held_out",
-                        help="score round 4's held-out cases in fixtures/fresh/aside4/ (the lead's; all of round 4)")
-    chosen.add_argument("--aside5", action="store_const", const="aside5", dest="held_out",
-                        help="score round 5's held-out cases in fixtures/fresh/aside5/ (the lead's; all of round 5)")
-    chosen.add_argument("--aside6", action="store_const", const="aside6", dest="held_out",
-                        help="score round 6's held-out cases in fixtures/fresh/aside6/ (the lead's; all of round 6)")
-    chosen.add_argument("--round3", action="store_const", const="round3", dest="held_out",
-                        help="score round 3's seen cases in fixtures/fresh/round3/")
+    # one flag per set, from the two lists the tests use: --aside ... --asideN (held out), --round3 ... (seen)
+    for name in (*HELD_OUT_SETS, *SEEN_ROUNDS):
+        number = name.removeprefix("aside").removeprefix("round") or "1"
+        what = "held-out cases (the lead's)" if name in HELD_OUT_SETS else "seen cases"
+        chosen.add_argument(f"--{name}", action="store_const", const=name, dest="held_out",
+                            help=f"score round {number}'s {what} in fixtures/fresh/{name}/")
     chosen.add_argument("--set", type=Path, metavar="DIR", help="score the cases in DIR/*.json")
     parser.add_argument("--list", action="store_true",
                         help="only list the cases (kind, name, the checks they name) without diagnosing any")

@@ -408,7 +408,8 @@ def test_a_tf_keras_of_another_tensorflow_warns_from_the_table_where_its_metadat
     result = CheckResult("companions", "c", outcome.status, outcome.summary, remediation=outcome.remediation)
     plan = build_plan([result], facts)
     assert [s.packages for s in plan.steps] == [("tf-keras==2.18.0",)] and plan.moves_tensorflow is None
-    assert companions.run(table_facts(installed("tf-keras", "2.18.0"), tf_version="2.18.0")).status is Status.SKIP
+    fits = companions.run(table_facts(installed("tf-keras", "2.18.0"), tf_version="2.18.0"))
+    assert fits.status is Status.PASS and "judged from the companion tables" in fits.summary
 
 
 def test_an_older_series_of_a_library_finds_its_own_row_in_the_generated_table():
@@ -418,3 +419,26 @@ def test_an_older_series_of_a_library_finds_its_own_row_in_the_generated_table()
     outcome = companions.run(table_facts(installed("transformers", "4.49.0"), tf_version="2.18.0"))
     assert outcome.status is Status.FAIL and "transformers 4.49.0 needs tf-keras" in outcome.summary
     assert companions.run(table_facts(installed("transformers", "5.24.0"), tf_version="2.18.0")).status is Status.SKIP
+
+
+def test_companions_the_tables_judge_fit_pass_without_the_child_and_unknown_ones_still_skip():
+    """round 5 (AlexanderVNikitin/tsgm#47): tensorflow-probability 0.23.0 beside tensorflow-macos 2.15 works; its
+    import check (>=2.15, read from its wheel) judges it. Companions TensorFlow's own Requires-Dist ranges (keras,
+    tensorflow-estimator ...) are the dependencies check's, not unknowns; a companion no table knows keeps the skip."""
+    fits = companions.run(table_facts(installed("tensorflow-probability", "0.23.0"), installed("keras", "2.15.0"),
+                                      installed("tensorflow-estimator", "2.15.0"), tf_version="2.15.0"))
+    assert fits.status is Status.PASS and "tensorflow-probability 0.23.0 fits" in fits.summary
+    unknown = companions.run(table_facts(installed("tensorflow-serving-api", "2.15.0"), tf_version="2.15.0"))
+    assert unknown.status is Status.SKIP
+
+
+def test_an_import_that_only_warns_that_it_does_not_support_this_tensorflow_is_a_warning_from_the_child_too():
+    """round 5 (tensorflow/tfjs#8301): TF-DF 1.8.1 imports under TensorFlow 2.15.1 and logs that it supports only
+    2.15.0 (its check, read from its wheel); its Requires-Dist (tensorflow~=2.15.0) admits 2.15.1, so a warning."""
+    entry = {"module": "tensorflow_decision_forests", "status": "ok", "version": "1.8.1", "exception": None,
+             "warnings": [], "log": []}
+    facts = facts_with(entry, distributions=(installed("tensorflow-decision-forests", "1.8.1"),))
+    facts["distributions"][0]["version"] = "2.15.1"
+    facts["tensorflow"]["version"] = "2.15.1"
+    outcome = companions.run(facts)
+    assert outcome.status is Status.WARN and "tensorflow-decision-forests 1.8.1 warns at import" in outcome.summary

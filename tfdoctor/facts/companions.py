@@ -32,10 +32,10 @@ COMPANIONS: tuple[str, ...] = (
 )
 
 # Companions TensorFlow's own Requires-Dist names, with the range it accepts (tensorflow-io-gcs-filesystem>=0.23.1,
-# tensorboard, keras: https://pypi.org/project/tensorflow/#files, METADATA): TensorFlow's declaration of them
+# tensorboard, keras; tensorflow-estimator up to 2.15: https://pypi.org/project/tensorflow/#files, METADATA): TensorFlow's declaration of them
 # decides, so the TensorFlow pins in their own extras (tensorflow-io-gcs-filesystem 0.37.1's
 # `tensorflow<2.17,>=2.16 ; extra == 'tensorflow'`) are never read as the TensorFlow they are made for.
-DECLARED_BY_TENSORFLOW: tuple[str, ...] = ("tensorflow-io-gcs-filesystem", "tensorboard", "keras")
+DECLARED_BY_TENSORFLOW: tuple[str, ...] = ("tensorflow-io-gcs-filesystem", "tensorboard", "keras", "tensorflow-estimator")
 
 # marker values -> the table's platform names (tools/refresh_knowledge.py wheel_platforms)
 _SYSTEMS = {"linux": "linux", "darwin": "macos", "win32": "windows"}
