@@ -216,6 +216,12 @@ def tensorflow_install(facts: Facts) -> Outcome:
     copies = tensorflow_distributions.tensorflow_copies(facts)
     evidence = {"platform": platform, "python": python, "installer": installer.kind,
                 "distributions": [c.to_dict() for c in copies]}
+    child = facts.get("tensorflow") if isinstance(facts.get("tensorflow"), Mapping) else {}
+    if not copies and child.get("imported") and not requires_dist.complete_record(facts):
+        # a partial list (a thread's, trimmed by hand) that names no TensorFlow, beside a child that imported it
+        version = child.get("version")
+        return Outcome.ok(f"TensorFlow {version or ''} imported, though this report's list of distributions names "
+                          "none (a partial list)".replace("  ", " "), **evidence)
     if not copies:
         fix = _install_fix(facts, installer, "TensorFlow is not installed for this Python")
         details = [f"Python {python} ({installer.label}) on {platform or 'an unknown platform'}."]

@@ -124,6 +124,12 @@ def test_a_partial_list_without_the_shims_target_is_not_proof_it_is_missing():
                                         "traceback": ["    from tensorflow.python.platform import _pywrap_tf2"]}
     assert check_result(tensorflow_install, facts).status is Status.PASS
     del facts["tensorflow"]["exception"]
+    # a list naming no TensorFlow at all beside a child that imported it (aside6's SLEAP report): not "not installed"
+    listed = facts["distributions"]
+    facts["distributions"] = [{"name": "sleap", "version": "1.3.3"}]
+    facts["tensorflow"] = {"status": "ok", "imported": True, "version": None}
+    assert check_result(tensorflow_install, facts).status is Status.PASS
+    facts["distributions"] = listed
     # and the collector's complete list
     del facts["tensorflow"]
     facts["python"]["distribution_count"] = 2
