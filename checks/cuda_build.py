@@ -315,6 +315,50 @@ def _judge_libdevice(facts: Facts, log: dict[str, list[dict[str, Any]]], version
     )
 
 
+# CUDA toolkit libraries whose soname's major is the CUDA major (libcublasLt.so.12 is CUDA 12's); cuDNN's own
+# libraries carry cuDNN's major instead
+_CUDA_SONAMES = re.compile(r"^lib(?:cublas|cublasLt|cudart|cufft|curand|cusolver|cusparse|nvrtc|nvJitLink)\.so\.(\d+)")
+
+
+def _judge_cudnn_loads(facts: Facts, log: dict[str, list[dict[str, Any]]], build: Mapping[str, Any],
+                       version: str | None, findings: Findings) -> None:
+    """cuDNN could not load a library at the first convolution: the driver library by its unversioned name
+    (libcuda.so), a CUDA library of another CUDA major than the build's (a CUDA 12 cuBLAS under a CUDA 11
+    TensorFlow), or another missing library."""
+    lines = [s for s in log["signals"] if s["id"] == "cudnn-could-not-load"]
+    if not lines:
+        return
+    said = [f"TensorFlow said: {s['line']}" for s in lines[:2]]
+    first = lines[0]
+    missing, library = str(first.get("missing") or ""), str(first.get("library") or "")
+    major = _CUDA_SONAMES.match(missing)
+    built_for = str(build.get("cuda") or "")
+    if missing == "libcuda.so":
+        findings.fail(
+            f"cuDNN cannot load {library}: it asks for the NVIDIA driver library as libcuda.so, which the loader "
+            "does not find",
+            *said,
+            "The driver installs libcuda.so.1; cuDNN opens the unversioned name, which only a link provides.",
+            fix=Remediation("Make the driver library findable under that name: on WSL2 put /usr/lib/wsl/lib first on "
+                            "LD_LIBRARY_PATH; elsewhere link libcuda.so to libcuda.so.1 in the driver's library "
+                            "directory (for example /usr/lib/x86_64-linux-gnu).", (), SOURCE_TABLE),
+            missing=missing, library=library)
+    elif major and built_for and major.group(1) != built_for.split(".")[0]:
+        findings.fail(
+            f"cuDNN asks for {missing}, a CUDA {major.group(1)} library, but TensorFlow {version or ''} is built for "
+            f"CUDA {built_for}: the cuDNN (or CUDA) here is another CUDA major's".replace("  ", " "),
+            *said,
+            fix=Remediation(f"Install the cuDNN {build.get('cudnn') or ''} build for CUDA {built_for.split('.')[0]} that "
+                            f"TensorFlow {version or ''} was built with (the tested configurations), and keep other "
+                            "CUDA majors' libraries off its loader path.".replace("  ", " "), (), SOURCE_TABLE),
+            missing=missing, library=library, build_cuda=built_for)
+    else:
+        findings.fail(f"cuDNN could not load {library}: {missing} was not found", *said,
+                      fix=Remediation("Install the CUDA and cuDNN libraries TensorFlow was built with (the tested "
+                                      "configurations) where the loader finds them.", (), SOURCE_TABLE),
+                      missing=missing, library=library)
+
+
 def _from_the_log_alone(facts: Facts) -> Outcome:
     """No distribution list (a partial report): what TensorFlow's own log proves on a GPU host, else a skip."""
     missing = Outcome.skip("not recorded: distributions", missing=["distributions"])
@@ -326,6 +370,7 @@ def _from_the_log_alone(facts: Facts) -> Outcome:
     log = log_findings(tf.get("stderr_tail"), gpu_expected=True)
     _judge_ptxas(log, findings)
     _judge_libdevice(facts, log, None, findings)
+    _judge_cudnn_loads(facts, log, {}, None, findings)
     if not findings.problems():
         return missing
     findings.note("The installed distributions were not recorded: judged from TensorFlow's log alone.")
@@ -628,6 +673,7 @@ def cuda_build(facts: Facts) -> Outcome:
         _judge_kernel_proof(facts, tf, gpus, log, version, found["log"], findings)
         _judge_ptxas(log, findings)
         _judge_libdevice(facts, log, version, findings)
+        _judge_cudnn_loads(facts, log, build, version, findings)
     details = [*notes, *noise_note]
     if not is_recorded(facts, "nvidia"):
         details.append("NVIDIA facts not recorded: judged the installed packages only.")
@@ -649,5 +695,5 @@ def cuda_build(facts: Facts) -> Outcome:
         libraries = f"it expects a system CUDA {build.get('cuda')} and cuDNN {build.get('cudnn')} (not verified here)"
     kernels = f"; {_names(gpus)} {'has' if len(gpus) == 1 else 'have'} native kernels" if gpus and not notes else ""
     return findings.outcome(
-        f"CUDA build of TensorFlow {version} (CUDA {build.get('cuda')}, cuDNN {build.get('cudnn')}); "
+        f"CUDA build of TensorFlow {version or '(version not recorded)'} (CUDA {build.get('cuda')}, cuDNN {build.get('cudnn')}); "
         f"{libraries}{kernels}", **evidence)

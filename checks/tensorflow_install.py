@@ -86,8 +86,12 @@ def install_plan(facts: Facts) -> tuple[Optional[tuple[str, ...]], str, str]:
                 return (("tensorflow[and-cuda]",), "Install TensorFlow with the CUDA libraries for the NVIDIA GPU.", INSTALL_URL)
             extra = " (CPU only on native Windows; for the GPU use WSL2)" if platform == "windows-x86_64" else ""
             return (("tensorflow",), f"Install TensorFlow{extra}.", INSTALL_URL)
-    elif platform is None:
-        return (("tensorflow",), "Install TensorFlow.", INSTALL_URL)
+    if platform is None or (python is None and platform in ("macos-arm64", "linux-x86_64", "linux-aarch64",
+                                                              "windows-x86_64")):
+        # where the platform or the Python is not recorded, pip chooses the wheel for the Python it runs under
+        return (("tensorflow",), "Install TensorFlow (this report does not record the Python, so pip picks the "
+                "newest release with a wheel for the one it runs under)." if python is None else "Install TensorFlow.",
+                INSTALL_URL)
     return (None, f"No TensorFlow wheel exists for Python {python} on {system} ({platform}).", INSTALL_URL)
 
 
@@ -208,7 +212,7 @@ def _failed_inside_tensorflow(child: Mapping[str, Any]) -> bool:
     return any(_INSIDE_TENSORFLOW.search(text) for text in texts)
 
 
-@check("tensorflow-install", "TensorFlow distributions", needs=('python', 'distributions'), platforms=())
+@check("tensorflow-install", "TensorFlow distributions", needs=('distributions',), uses=('python',), platforms=())
 def tensorflow_install(facts: Facts) -> Outcome:
     installer = installer_for(facts)
     platform = wheel_platform(facts)
@@ -216,9 +220,15 @@ def tensorflow_install(facts: Facts) -> Outcome:
     copies = tensorflow_distributions.tensorflow_copies(facts)
     evidence = {"platform": platform, "python": python, "installer": installer.kind,
                 "distributions": [c.to_dict() for c in copies]}
+    child = facts.get("tensorflow") if isinstance(facts.get("tensorflow"), Mapping) else {}
+    if not copies and child.get("imported") and not requires_dist.complete_record(facts):
+        # a partial list (a thread's, trimmed by hand) that names no TensorFlow, beside a child that imported it
+        version = child.get("version")
+        return Outcome.ok(f"TensorFlow {version or ''} imported, though this report's list of distributions names "
+                          "none (a partial list)".replace("  ", " "), **evidence)
     if not copies:
         fix = _install_fix(facts, installer, "TensorFlow is not installed for this Python")
-        details = [f"Python {python} ({installer.label}) on {platform or 'an unknown platform'}."]
+        details = [f"Python {python or '(version not recorded)'} ({installer.label}) on {platform or 'an unknown platform'}."]
         shortfall = windows_paths.long_path_shortfall(facts)
         if shortfall:
             # the install the plan asks for would stop half done at Windows' path limit: say how to lift it first

@@ -658,7 +658,9 @@ def releases_to_read(by_version: Mapping[Version, list[dict[str, Any]]], newest:
     for version in ordered:
         uploaded = min(str(i.get("upload-time") or "") for i in by_version[version])
         if uploaded >= since:
-            series.setdefault(version.release[:2], version)
+            # a 0.0.x library (deepface) has no minor series: each release is its own
+            key = version.release[:2] if any(version.release[:2]) else version.release[:3]
+            series.setdefault(key, version)
     return sorted(set(ordered[:newest]) | set(sorted(series.values(), reverse=True)[:series_most]), reverse=True)
 
 

@@ -442,3 +442,10 @@ def test_an_import_that_only_warns_that_it_does_not_support_this_tensorflow_is_a
     facts["tensorflow"]["version"] = "2.15.1"
     outcome = companions.run(facts)
     assert outcome.status is Status.WARN and "tensorflow-decision-forests 1.8.1 warns at import" in outcome.summary
+
+
+def test_a_library_with_only_patch_releases_finds_its_own_row():
+    """deepface is released as 0.0.N only: the generated table keeps each such release since Keras 3 became tf.keras
+    (aside6's deepface 0.0.92 under TensorFlow 2.16.2 without tf-keras, scored before this change)."""
+    outcome = companions.run(table_facts(installed("deepface", "0.0.92"), tf_version="2.16.2"))
+    assert outcome.status is Status.FAIL and "deepface 0.0.92 needs tf-keras" in outcome.summary

@@ -425,3 +425,24 @@ def test_every_log_table_row_has_a_working_pattern():
         assert rows and len({r["id"] for r in rows}) == len(rows)
         for row in rows:
             assert row["source"] and isinstance(row["verified"], bool)
+
+
+# talmolab/sleap#1806 and #2023 (2024-25): cuDNN's own words when it cannot load a library at the first convolution
+CUDNN_LIBCUDA = ("Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: "
+                 "No such file or directory\nPlease make sure libcudnn_cnn_infer.so.8 is in your library path!")
+CUDNN_CUBLAS_12 = ("Could not load library libcublasLt.so.12. Error: libcublasLt.so.12: cannot open shared object file: "
+                   "No such file or directory")
+
+
+def test_cudnn_that_cannot_load_a_library_fails_with_what_the_missing_name_says():
+    partial = {"host": LINUX_HOST, "tensorflow": {"status": "ok", "imported": True, "stderr_tail": CUDNN_LIBCUDA}}
+    libcuda = check_result("cuda-build", partial)  # no distribution list: the log proves a GPU, and says enough
+    assert libcuda.status is Status.FAIL and "as libcuda.so" in libcuda.summary
+    assert "/usr/lib/wsl/lib" in libcuda.remediation.advice
+    old = logged_machine(CUDNN_CUBLAS_12, version="2.8.4")  # TensorFlow 2.8 is built for CUDA 11.2
+    result = check_result("cuda-build", old)
+    problem = next(p for p in result.evidence["problems"] if "libcublasLt.so.12" in p["summary"])
+    assert result.status is Status.FAIL and "a CUDA 12 library" in problem["summary"] and "CUDA 11.2" in problem["summary"]
+    other = logged_machine(CUDNN_CUBLAS_12.replace("libcublasLt.so.12", "libcudnn_ops_infer.so.8"), version="2.8.4")
+    assert any("libcudnn_ops_infer.so.8 was not found" in p["summary"]
+               for p in check_result("cuda-build", other).evidence["problems"])

@@ -615,3 +615,14 @@ def test_the_import_time_rule_yields_to_a_tried_import_and_to_a_pin_inside_its_s
     other = _saved_report(("tensorflow", "2.16.1"), ("absl-py", "0.9.0"))
     other["distributions"][0]["requires"] = ["absl-py>=1.0.0"]
     assert run(other).status is Status.WARN
+
+
+def test_a_companions_published_tensorflow_pin_is_judged_in_a_saved_report():
+    """aside6 (scored before this change): a report listing tensorflow 2.20.0 beside tf-keras 2.17.0, no Requires-Dist
+    recorded. tf-keras 2.17.0's published `tensorflow<2.18,>=2.17` (companions.toml, from its PyPI METADATA) is
+    judged, only that line: what else it requires a partial list may leave out."""
+    result = run(_saved_report(("tensorflow", "2.20.0"), ("tf-keras", "2.17.0")))
+    assert "tensorflow 2.20.0 is outside tf-keras 2.17.0's tensorflow<2.18,>=2.17" in result.summary
+    assert any(p.startswith("tf-keras 2.17.0 (") for p in result.evidence["published_requires"])
+    assert any(" ".join(r.packages).startswith("tf-keras==2.20.") for r in result.remediation.repairs)
+    assert run(_saved_report(("tensorflow", "2.20.0"), ("tf-keras", "2.20.1"))).status is Status.PASS

@@ -124,6 +124,12 @@ def test_a_partial_list_without_the_shims_target_is_not_proof_it_is_missing():
                                         "traceback": ["    from tensorflow.python.platform import _pywrap_tf2"]}
     assert check_result(tensorflow_install, facts).status is Status.PASS
     del facts["tensorflow"]["exception"]
+    # a list naming no TensorFlow at all beside a child that imported it (aside6's SLEAP report): not "not installed"
+    listed = facts["distributions"]
+    facts["distributions"] = [{"name": "sleap", "version": "1.3.3"}]
+    facts["tensorflow"] = {"status": "ok", "imported": True, "version": None}
+    assert check_result(tensorflow_install, facts).status is Status.PASS
+    facts["distributions"] = listed
     # and the collector's complete list
     del facts["tensorflow"]
     facts["python"]["distribution_count"] = 2
@@ -200,3 +206,13 @@ def test_a_final_release_missing_from_the_table_is_still_named():
                               site_distribution("numpy", "1.19.5")]
     result = check_result(tensorflow_install, facts)
     assert "PyPI has no tensorflow 2.5.3 wheel for macos-arm64" in " ".join([result.summary, *result.details])
+
+
+def test_a_report_without_python_is_still_judged_and_pip_picks_the_wheel():
+    """aside6 (scored before this change): an Apple silicon report holding only the host and an empty list, the
+    Python not given. TensorFlow is not installed; without a Python version pip picks the wheel (no 'Python None')."""
+    facts = {"host": {"system": "Darwin", "machine": "arm64"}, "distributions": []}
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL and result.summary == "TensorFlow is not installed"
+    assert [r.packages for r in result.remediation.repairs] == [("tensorflow",)]
+    assert "None" not in " ".join(result.details) + result.remediation.advice

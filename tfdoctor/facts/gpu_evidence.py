@@ -86,6 +86,9 @@ _GPU_PROOF_LINES = (
     # XLA's GPU backend looks for libdevice only when it compiles for a GPU TensorFlow has
     ("xla-gpu-compile", "XLA compiled for it", r"Can't find libdevice directory|libdevice not found at "
      r"|libdevice is required by this HLO module", "https://github.com/conda-forge/tensorflow-feedstock/issues/420"),
+    # cuDNN loads its libraries at a GPU convolution: only a GPU host gets this far
+    ("cudnn-load-failed", "cuDNN ran on it and could not load a library",
+     r"Could not load library [\w.+-]{1,200}\. Error: ", "https://github.com/talmolab/sleap/issues/1806"),
     ("cudnn-loaded", "cuDNN was loaded for it", r"Loaded runtime CuDNN library: [\d.]+ but source was compiled",
      "https://github.com/Kaggle/docker-python/issues/1435"),
     # cuda_diagnostics reports the kernel module's version: the NVIDIA kernel module is loaded, which it
