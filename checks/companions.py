@@ -397,7 +397,7 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
             read_at = f" (read from {generated['read_at']} of its wheel)" if generated else ""
             details = [f"what {named} accepts: TensorFlow {accepts}{read_at}"]
             if pinned:
-                release = next((r for r in companions_table.releases(name) if r.version == version), None)
+                release = _table_release(name, version)
                 details.append(f"its Requires-Dist: {', '.join(release.requires) if release else '?'}")
             problems.append(Problem(name, status, summary, details, advice, repairs, source, kind="import-check"))
             continue
@@ -408,7 +408,7 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                                          via_extras=True)
         if fits is False:
             advice, repairs = _release_fix(facts, name, version, f"{named} is made for another TensorFlow")
-            release = next((r for r in companions_table.releases(name) if r.version == version), None)
+            release = _table_release(name, version)
             # tf-keras is pure Python: as with its recorded pin (the dependencies check), a warning, not a failure
             status = Status.WARN if name == "tf-keras" else Status.FAIL
             problems.append(Problem(name, status, f"{named} was built for another TensorFlow than {tensorflow} "
@@ -416,6 +416,11 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                                     [f"its Requires-Dist: {', '.join(release.requires) if release else '?'}"],
                                     advice, repairs, release.source if release else None, kind="table"))
     return problems
+
+
+def _table_release(name: str, version: str) -> Any:
+    """The companion table's row of exactly this release (its Requires-Dist, its source), or None."""
+    return next((r for r in companions_table.releases(name) if r.version == version), None)
 
 
 def _layer_problem(facts: Facts, entry: Mapping[str, Any]) -> Optional[Problem]:
@@ -491,6 +496,7 @@ def _judged_by_tables(facts: Facts) -> tuple[list[str], list[str]]:
 
     installed = made_for.installed_tensorflow(facts)
     pinned, _ = with_published(facts)
+    environment = requires_dist.marker_environment(facts)
     judged, unknown = [], []
     for name, version in _installed(facts).items():
         if name not in companions_table.COMPANIONS or name == "tf-keras" and not _keras3(facts) \
@@ -500,8 +506,7 @@ def _judged_by_tables(facts: Facts) -> tuple[list[str], list[str]]:
             continue  # TensorFlow's own Requires-Dist ranges it: the dependencies check's to judge
         named = f"{name} {version}"
         fits = (accepts_at_import(name, version, installed[1]),
-                companions_table.made_for(name, version, installed[1], requires_dist.marker_environment(facts),
-                                          via_extras=True))
+                companions_table.made_for(name, version, installed[1], environment, via_extras=True))
         (judged if any(f is True for f in fits) and not any(f is False for f in fits) else unknown).append(named)
     return judged, unknown
 

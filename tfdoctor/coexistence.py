@@ -61,7 +61,7 @@ def tensorflow_candidates(build: str, specifier: SpecifierSet, environment: Mapp
     name = canonicalize_name(build)
     # pre-releases only where the specifier names one (as pip picks without --pre; packaging's own default for
     # an empty specifier has changed between its releases, so it is said here)
-    pre = any(version_of(clause.version) and version_of(clause.version).is_prerelease for clause in specifier)
+    pre = any(getattr(version_of(clause.version), "is_prerelease", False) for clause in specifier)
     found, known = [], set()
     for row in releases.wheels():
         if row["distribution"] != name:

@@ -108,7 +108,7 @@ def _companion_release(facts: Facts, entry: Any) -> Any:
     environment = marker_environment(facts)
     variants = [r for r in companions.releases(name) if _same_version(r.version, entry["version"])]
     fitting = [r for r in variants if r.installs_on(environment) is not False]
-    return (fitting or variants or [None])[0] if len(variants) else None
+    return (fitting or variants)[0] if variants else None
 
 
 def _tensorflow_lines(release: Any) -> list[str]:
