@@ -131,11 +131,9 @@ def _and_cuda_missing(facts: Facts) -> tuple[Repair, ...]:
         return ()  # some are there: cuda-build judges which are missing or at the wrong version
     if "cuda" in str((facts.get("environment") or {}).get("LD_LIBRARY_PATH") or "").lower():
         return ()  # a system CUDA on the loader's path: its log, not a missing extra, says what fails
-    from tfdoctor.knowledge import rows as knowledge_rows
+    from tfdoctor.remedies.cuda import pip_cuda_trap
 
-    # a release that does not find its own pip CUDA libraries (2.16.1's RUNPATH) gets the one that does
-    trap = next((row for row in knowledge_rows("linux", "traps") if version in (row.get("tf_versions") or ())
-                 and row.get("fixed_in") and "pip-cuda" in row["id"]), None)
+    trap = pip_cuda_trap(version)  # a release that does not find its own pip CUDA libraries gets the one that does
     target = trap["fixed_in"] if trap else version
     return cuda_tensorflow(facts, f"=={target}", f"{name} {version} is a CUDA build with none of its pip CUDA "
                                                  "libraries installed, on a machine with an NVIDIA GPU"
