@@ -268,8 +268,8 @@ def _legacy_keras_fix(facts: Facts, distribution: str, tf_keras: tuple[Repair, .
     same step the proof asks for (remedies/experiments.py). None for a library without such a layer, or when
     tf.keras is not Keras 3."""
     layers = keras2_layers(distribution)
-    if not layers or not _keras3(facts):
-        return None
+    if not layers or not _keras3(facts) or not _keras3_by_tensorflow(facts):
+        return None  # before 2.16 there is no switch: tf.keras is Keras 2 once keras fits TensorFlow's pin
     module, layer = layers[0]
     return experiment_remedies.use_remediation(facts, {"goal": {"module": module, "layer": layer}}, tf_keras,
                                                section(facts, "tensorflow").get("version")
@@ -319,15 +319,29 @@ def _keras2_library_under_keras3(facts: Facts, distribution: str) -> Optional[Ma
 
 
 def _keras3(facts: Facts) -> bool:
-    """Is tf.keras Keras 3 here: TensorFlow 2.16 or later, and not switched to tf-keras by TF_USE_LEGACY_KERAS?"""
+    """Is the keras package Keras 3 under tf.keras here: TensorFlow 2.16 or later not switched to tf-keras by
+    TF_USE_LEGACY_KERAS, or an older TensorFlow beside a Keras 3 distribution (its tf.keras, made for Keras 2,
+    then breaks: the dependencies check says so), where a library that can use tf_keras needs it just the same
+    (keras-hub#1417: tensorflow-hub 0.16.0 under TensorFlow 2.15 and Keras 3)."""
+    from tfdoctor.facts import tensorflow_pins
+
+    if _keras3_by_tensorflow(facts) is False:
+        keras = requires_dist.version_of(_installed(facts).get("keras") or "")
+        return keras is not None and keras.major >= 3
+    return bool(_keras3_by_tensorflow(facts)) and str(section(facts, "environment").get(
+        tensorflow_pins.legacy_keras()["variable"]) or "") not in tensorflow_pins.legacy_keras()["true_values"]
+
+
+def _keras3_by_tensorflow(facts: Facts) -> Optional[bool]:
+    """Does the installed TensorFlow make Keras 3 its tf.keras (2.16 and later, where TF_USE_LEGACY_KERAS can
+    switch it back)? None when no TensorFlow version is known."""
     from tfdoctor.facts import tensorflow_pins
 
     installed = made_for.installed_tensorflow(facts)
-    legacy = tensorflow_pins.legacy_keras()
     version = requires_dist.version_of(installed[1]) if installed else None
-    if version is None or version.release[:2] < tuple(int(p) for p in str(legacy["tf_min"]).split(".")):
-        return False
-    return str(section(facts, "environment").get(legacy["variable"]) or "") not in legacy["true_values"]
+    if version is None:
+        return None
+    return version.release[:2] >= tuple(int(p) for p in str(tensorflow_pins.legacy_keras()["tf_min"]).split("."))
 
 
 def _installed(facts: Facts) -> dict[str, str]:
@@ -357,7 +371,9 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
         user = tf_keras_user(name, version)
         if user is not None and "tf-keras" not in have and _keras3(facts):
             where = ", ".join(user["imports_tf_keras"][:2]) or "; ".join(user["requires_tf_keras"])
-            reason = f"{named} imports tf_keras (Keras 2), which is not installed; tf.keras of {tensorflow} is Keras 3"
+            reason = (f"{named} imports tf_keras (Keras 2), which is not installed; "
+                      + (f"tf.keras of {tensorflow} is Keras 3" if _keras3_by_tensorflow(facts)
+                         else f"the keras beside {tensorflow} is Keras 3"))
             wanted = made_for.tf_keras_requirement(facts)
             layered = _legacy_keras_fix(facts, name, tf_keras_repairs(facts, reason))
             if layered is not None:
@@ -369,8 +385,9 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                 name, Status.FAIL, f"{named} needs tf-keras under Keras 3, and tf-keras is not installed",
                 [f"read from its wheel: {where} ({user['source']})"],
                 f"Install {wanted or 'tf-keras'}, the tf-keras made for {tensorflow}: {name} uses it for its Keras "
-                f"layers. For tf.keras itself to be Keras 2 too (a model mixing tf.keras and {name} layers), also "
-                f"set TF_USE_LEGACY_KERAS=1 before TensorFlow is imported.",
+                f"layers."
+                + (f" For tf.keras itself to be Keras 2 too (a model mixing tf.keras and {name} layers), also set "
+                   "TF_USE_LEGACY_KERAS=1 before TensorFlow is imported." if _keras3_by_tensorflow(facts) else ""),
                 tf_keras_repairs(facts, reason), user["source"], kind="needs-tf-keras"))
             continue
         accepted = accepts_at_import(name, version, installed[1])

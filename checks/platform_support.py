@@ -133,6 +133,9 @@ def platform_support(facts: Facts) -> Outcome:
             fix=Remediation("Install a 64-bit Python and create the environment with it.", (), INSTALL_GUIDE),
             python=python_version, machine=machine,
         )
+    if key is None and (not machine or not host_system(facts)):  # a partial report: nothing to judge the wheels by
+        return Outcome.skip(f"not recorded: {'the machine' if not machine else 'the operating system'}",
+                            python=python_version, machine=machine)
     if key is None:
         return Outcome.fail(
             f"no TensorFlow wheels exist for {host_system(facts) or 'this OS'} on {machine}",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks.companions import accepts_at_import, cause_of, companions, culprit, release_made_for
+from checks.companions import accepts_at_import, cause_of, companions, culprit, release_made_for, static_problems
 from tfdoctor import knowledge
 from tfdoctor.model import CheckResult, Status
 from tfdoctor.planner import build_plan
@@ -251,6 +251,20 @@ def test_hub_failing_to_import_without_tf_keras_gets_tf_keras_and_tf_keras_as_tf
     # already switched to tf-keras (the variable set): tf-keras is all that is missing
     facts["environment"] = {"TF_USE_LEGACY_KERAS": "1"}
     assert [r.action for r in companions.run(facts).remediation.repairs] == [Action.INSTALL]
+
+
+def test_a_keras_3_beside_a_tensorflow_before_2_16_makes_hub_need_tf_keras_without_the_2_16_switch():
+    # keras-hub#1417: Colab's TensorFlow 2.15 with Keras 3 (for keras-nlp) and tensorflow-hub 0.16.0: hub's
+    # import of tf_keras is what works; TF_USE_LEGACY_KERAS exists only from 2.16, so no such step is given
+    keras3 = table_facts(HUB_160, installed("keras", "3.0.4"), tf_version="2.15.0.post1")
+    outcome = companions.run(keras3)
+    assert outcome.status is Status.FAIL and "tensorflow-hub 0.16.0 needs tf-keras" in outcome.summary
+    assert [r.action for r in outcome.remediation.repairs] == [Action.INSTALL]
+    assert all(p.startswith("tf-keras") for r in outcome.remediation.repairs for p in r.packages)
+    assert "TF_USE_LEGACY_KERAS" not in outcome.remediation.advice
+    # the Keras 2 TensorFlow 2.15 pins: tf.keras is Keras 2, hub needs nothing more
+    keras2 = table_facts(HUB_160, installed("keras", "2.15.0"), tf_version="2.15.0.post1")
+    assert not any("needs tf-keras" in p.summary for p in static_problems(keras2))
 
 
 @pytest.mark.parametrize("library", [installed("tensorflow-model-optimization", "0.8.0"),

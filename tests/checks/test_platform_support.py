@@ -52,6 +52,14 @@ def test_32_bit_python_and_unknown_architectures_fail():
     assert result.status is Status.FAIL and "ppc64le" in result.summary
 
 
+def test_a_report_without_its_machine_is_not_called_an_unsupported_platform():
+    # a partial report (fixtures/fresh/round6, a Colab thread): Linux, but no machine recorded
+    result = check_result("platform-support", {"host": {"system": "Linux"},
+                                               "distributions": [{"name": "tensorflow", "version": "2.15.0"}]})
+    assert result.status is Status.SKIP and "machine" in result.summary
+    assert check_result("platform-support", {"host": {"machine": "x86_64"}}).status is Status.SKIP
+
+
 def test_linux_aarch64_with_an_nvidia_gpu_warns_cpu_only():
     facts = fixture_facts(T4)
     facts.update(host={"system": "Linux", "machine": "aarch64"}, python={"version": "3.12.3", "machine": "aarch64"})
