@@ -33,7 +33,7 @@ from tfdoctor.facts.requires_dist import marker_environment
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
-from tfdoctor.remedies.cuda import cuda_tensorflow
+from tfdoctor.remedies.cuda import cuda_tensorflow, pip_cuda_trap
 from tfdoctor.repairs import Repair
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import key as version_key
@@ -61,8 +61,13 @@ def _pip_cuda(facts: Facts) -> list[Mapping[str, Any]]:
 
 
 def _and_cuda(facts: Facts, version: str | None, reason: str) -> Repair:
-    """The installed CUDA build with its [and-cuda] libraries at the versions it pins (TensorFlow stays)."""
+    """The installed CUDA build with its [and-cuda] libraries at the versions it pins (TensorFlow stays, unless
+    its wheel cannot find those libraries: then the release that does, said in the reason)."""
     name = canonical_name(str((tensorflow_distribution(facts) or {}).get("name") or "tensorflow"))
+    trap = pip_cuda_trap(version)
+    if trap:
+        version = trap["fixed_in"]
+        reason += f"; {version} finds its pip CUDA libraries once installed ({trap['source']})"
     return Repair.install(f"{name}[and-cuda]=={version}" if version else f"{name}[and-cuda]", reason=reason)
 
 

@@ -4,7 +4,9 @@ requires one of them, against what is installed, with markers evaluated for the 
 The environment's own metadata says what each release needs, in any release: no table to go stale.
 An unmet pin fails when `import tensorflow` fails (or tf.keras, for a Keras pin of another series; or NumPy past
 the ABI TensorFlow was built for; or, where the import was not tried, a package TensorFlow's import itself loads
--- NumPy, ml-dtypes, protobuf -- outside every series its pin admits), and warns while TensorFlow imports and works. The fix is one install
+-- NumPy, ml-dtypes, protobuf -- outside every series its pin admits), and warns only while TensorFlow imports and
+works. Where the import was not tried (a saved or partial report), any unmet pin fails, as `pip check` does: the
+declaration is the only fact, and only a tried import can show the environment survives it. The fix is one install
 intent per unmet pin, with the specifier as the metadata writes it and the requirer named: the planner
 joins them into one step that keeps TensorFlow where it is, and reports requirers that disagree as a
 conflict. A dependent made for another TensorFlow is moved to its release made for the installed one
@@ -234,7 +236,8 @@ def _judge(facts: Facts) -> Outcome:
         broken = [(u, f"{(fate or keras_error or '').rstrip('.')}; the error points into {named} (suspect), and "
                       f"this pin of theirs is violated: installing {u.name}{u.specifier} on a clone "
                       "(`tfdoctor fix`) proves it") for u in tied] + [b for b in broken if b[0] not in tied]
-    failing = imports is False or bool(broken)
+    # untried, the declared incompatibility stands (pip check's verdict); a tried import that works is the fact
+    failing = imports is not True or bool(broken)
 
     first = unmet[0] if not broken else broken[0][0]
     more = f" (and {len(unmet) - 1} more unmet pin{'s' if len(unmet) > 2 else ''})" if len(unmet) > 1 else ""
@@ -248,7 +251,8 @@ def _judge(facts: Facts) -> Outcome:
     elif imports:
         details.insert(0, "TensorFlow imports and works for now; code that reaches these packages may not")
     else:
-        details.insert(0, "The TensorFlow import was not tried in this run")
+        details.insert(0, "The TensorFlow import was not tried in this run: the declared incompatibility stands "
+                          "(`pip check` reports it too); a run that imports TensorFlow shows whether it survives it")
     fix = _remediation(facts, unmet)
     summary = first.describe() + more
     if failing:

@@ -2,7 +2,8 @@
 
 A GPU is expected when tensorflow-metal is installed (macOS) or an NVIDIA GPU is evidenced
 (tfdoctor.facts.gpu_evidence.gpu_evidence: nvidia-smi's list, the PCI bus, or the lines TensorFlow logs only
-after CUDA showed it a device). No GPU expected and none listed is a pass: a CPU-only machine is never
+after CUDA showed it a device), or, in a report without NVIDIA facts, the run required one (--require-gpu, the
+user's own word for the probe the report lacks). No GPU expected and none listed is a pass: a CPU-only machine is never
 blamed. When an expected GPU is missing, the child's log is matched against the "gpu" failure
 signatures (harmless noise left out) to say why.
 """
@@ -13,7 +14,7 @@ import re
 from dataclasses import replace
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, is_recorded, signatures, tensorflow_child
+from tfdoctor.facts import host_system, is_recorded, section, signatures, tensorflow_child
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.model import Outcome, Remediation
 from tfdoctor.registry import Facts, check
@@ -22,7 +23,7 @@ from tfdoctor.repairs import Repair
 
 
 @check("gpu-visible", "GPU visible to TensorFlow", needs=("tensorflow",),
-       uses=("host", "python", "distributions", "nvidia", "environment"))
+       uses=("host", "python", "distributions", "nvidia", "environment", "requirements"))
 def gpu_visible(facts: Facts) -> Outcome:
     tf = facts["tensorflow"]
     if tf.get("status") == "not_installed":
@@ -65,9 +66,24 @@ def gpu_expectation(facts: Facts) -> dict[str, Any]:
         count = len(found["gpus"]) or len(found["pci"]) or len({e.get("name") for e in found["log"]})
         return {"expected": True, "why": found["why"], "kind": "nvidia", "count": count, "source": found["source"]}
     if not is_recorded(facts, "nvidia"):
+        required = _required_gpu(facts)
+        if required:  # the user's own word stands in for the probe a saved or partial report lacks
+            return {"expected": True, "why": required, "kind": "nvidia", "source": "requirements"}
         return {"expected": None, "why": "NVIDIA facts not recorded, so whether a GPU is expected is unknown",
                 "kind": None}
     return {"expected": False, "why": "no NVIDIA GPU detected", "kind": None}
+
+
+def _required_gpu(facts: Facts) -> str | None:
+    """Why a GPU is expected where the report required one (--require-gpu, [tool.tfdoctor] require-gpu) and holds
+    no NVIDIA facts to say otherwise: a live run's probe outranks it, so a CPU-only machine is never blamed here
+    (the requirements check says the machine misses the requirement)."""
+    wanted = section(facts, "requirements")
+    if wanted.get("gpu") not in ("any", "cuda"):
+        return None
+    source = wanted.get("source")
+    return (f"a {'CUDA ' if wanted['gpu'] == 'cuda' else ''}GPU is required"
+            + (f" ({source})" if source else "") + " and no NVIDIA facts were recorded to say there is none")
 
 
 def _listing_failed(facts: Facts, tf: Mapping[str, Any], expectation: Mapping[str, Any]) -> Outcome:
@@ -115,11 +131,9 @@ def _and_cuda_missing(facts: Facts) -> tuple[Repair, ...]:
         return ()  # some are there: cuda-build judges which are missing or at the wrong version
     if "cuda" in str((facts.get("environment") or {}).get("LD_LIBRARY_PATH") or "").lower():
         return ()  # a system CUDA on the loader's path: its log, not a missing extra, says what fails
-    from tfdoctor.knowledge import rows as knowledge_rows
+    from tfdoctor.remedies.cuda import pip_cuda_trap
 
-    # a release that does not find its own pip CUDA libraries (2.16.1's RUNPATH) gets the one that does
-    trap = next((row for row in knowledge_rows("linux", "traps") if version in (row.get("tf_versions") or ())
-                 and row.get("fixed_in") and "pip-cuda" in row["id"]), None)
+    trap = pip_cuda_trap(version)  # a release that does not find its own pip CUDA libraries gets the one that does
     target = trap["fixed_in"] if trap else version
     return cuda_tensorflow(facts, f"=={target}", f"{name} {version} is a CUDA build with none of its pip CUDA "
                                                  "libraries installed, on a machine with an NVIDIA GPU"

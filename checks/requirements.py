@@ -185,9 +185,10 @@ def _missing_gpu(facts: Facts, kind: str, what: str) -> tuple[str, Optional[Reme
     if kind == "metal":
         return (f"{what} required: Metal GPUs exist only on macOS; this is {system or 'an unknown system'}",
                 Remediation("Run the job on a Mac with Apple silicon.", ()))
+    if not nvidia and not is_recorded(facts, "nvidia"):  # unprobed: gpu-visible says why none is listed
+        return (f"{what} required: TensorFlow lists no GPU (NVIDIA facts not recorded; see gpu-visible)", None)
     if not nvidia:
-        where = "no NVIDIA GPU detected" if is_recorded(facts, "nvidia") else "NVIDIA facts not recorded"
-        return (f"{what} required: TensorFlow lists no GPU ({where}; this machine is CPU-only)",
+        return (f"{what} required: TensorFlow lists no GPU (no NVIDIA GPU detected; this machine is CPU-only)",
                 Remediation("No command adds a GPU: run this job on a machine with an NVIDIA GPU (Linux, or "
                             "Windows with WSL2).", ()))
     names = ", ".join(str(g.get("name")) for g in nvidia)

@@ -446,3 +446,27 @@ def test_cudnn_that_cannot_load_a_library_fails_with_what_the_missing_name_says(
     other = logged_machine(CUDNN_CUBLAS_12.replace("libcublasLt.so.12", "libcudnn_ops_infer.so.8"), version="2.8.4")
     assert any("libcudnn_ops_infer.so.8 was not found" in p["summary"]
                for p in check_result("cuda-build", other).evidence["problems"])
+
+
+def test_tensorflow_2_16_1_that_could_not_load_its_cuda_libraries_gets_2_16_2_from_every_check():
+    # tensorflow#63362: 2.16.1's wheel does not find its own pip CUDA libraries. cuda-build asked for
+    # tensorflow[and-cuda]==2.16.1 while gpu-visible asked for 2.16.2, and the plan gave up on the pair.
+    from tfdoctor.registry import all_checks
+    from tfdoctor.runner import run_checks
+    from tests.plan_support import plan_of
+
+    dlopen = ("W tensorflow/core/common_runtime/gpu/gpu_device.cc:2251] Cannot dlopen some GPU libraries. Please make "
+              "sure the missing libraries mentioned above are installed properly if you would like to use GPU. Follow "
+              "the guide at https://www.tensorflow.org/install/gpu for how to download and setup the required "
+              "libraries for your platform.\nSkipping registering GPU devices...\n")
+    facts = {"host": {"system": "Linux", "machine": "x86_64"}, "python": {"machine": "x86_64"},
+             "distributions": [{"name": "tensorflow", "version": "2.16.1"}],
+             "tensorflow": {"status": "ok", "imported": True, "version": "2.16.1", "stderr_tail": dlopen,
+                            "devices": [{"name": "/physical_device:CPU:0", "device_type": "CPU"}]}}
+    results = run_checks([c for c in all_checks() if c.id in ("cuda-build", "gpu-visible")], facts)
+    assert [r.status for r in results] == [Status.FAIL, Status.FAIL]
+    asked = {p for r in results for repair in r.remediation.repairs for p in repair.packages}
+    assert asked == {"tensorflow[and-cuda]==2.16.2"}
+    plan = plan_of(facts, results)
+    assert not plan.conflicts
+    assert [step.command for step in plan.steps] == ["python3 -m pip install 'tensorflow[and-cuda]==2.16.2'"]

@@ -490,7 +490,7 @@ def test_a_shim_without_its_real_build_gets_that_build_and_no_second_one():
     facts["distributions"][0]["top_level"] = []  # the shim has no tensorflow/ of its own
     assert requires_dist.tensorflow_pin(facts) is None  # no real build to keep where it is
     results = run_checks([CHECK, next(c for c in all_checks() if c.id == "tensorflow-install")], facts)
-    assert [r.status for r in results] == [Status.WARN, Status.FAIL]
+    assert [r.status for r in results] == [Status.FAIL, Status.FAIL]  # untried, a missing real build is unmet
     assert [r.remediation.repairs[0].packages for r in results] == [("tensorflow-intel==2.15.0",)] * 2
     plan = plan_of(facts, results)
     assert [step.command for step in plan.steps] == [f"{ENV_PYTHON} -m pip install 'tensorflow-intel==2.15.0'"]  # PowerShell: literal single quotes
@@ -516,7 +516,8 @@ def test_saved_report_without_requires_dist_is_judged_on_the_published_pins():
 
 def test_a_published_pin_a_saved_report_violates_is_flagged_with_its_repair():
     result = run(_saved_report(("tensorflow", "2.18.0"), ("numpy", "2.1.3")))
-    assert result.status is Status.WARN  # the import was not tried: what the check says of any unmet pin then
+    assert result.status is Status.FAIL  # the import was not tried: the declared incompatibility stands
+    assert any("`pip check` reports it too" in d for d in result.details)
     assert "numpy 2.1.3 is outside tensorflow 2.18.0's numpy<2.1.0,>=1.26.0" in result.summary
     assert any("numpy<2.1.0,>=1.26.0" in " ".join(r.packages) for r in result.remediation.repairs)
 
@@ -570,10 +571,15 @@ def test_a_keras_of_another_major_than_tensorflow_declares_is_known_to_break_tf_
     assert any(pin in " ".join(r.packages) for r in result.remediation.repairs)
 
 
-def test_a_keras_inside_its_major_but_outside_the_pin_still_only_warns_untried():
+def test_a_keras_inside_its_major_but_outside_the_pin_fails_untried_and_warns_once_tf_keras_works():
     facts = _saved_report(("tensorflow", "2.15.0"), ("keras", "2.14.0"))
     facts["distributions"][0]["requires"] = ["keras<2.16,>=2.15.0"]
-    assert run(facts).status is Status.WARN
+    untried = run(facts)
+    assert untried.status is Status.FAIL  # as pip check: nothing shows the environment survives the pin
+    assert not any("another API" in d for d in untried.details)  # not the Keras-major rule: the plain declaration
+    facts["tensorflow"] = {"status": "ok", "imported": True, "version": "2.15.0",
+                           "keras": {"flavor": "keras2", "version": "2.14.0", "layer_ok": True}}
+    assert run(facts).status is Status.WARN  # tried, and tf.keras works: the pin is a risk, not a break
 
 
 # --- issue 29, round 3: which violated pins break TensorFlow, read from the pin's own series ---
@@ -607,14 +613,18 @@ def test_the_import_time_rule_yields_to_a_tried_import_and_to_a_pin_inside_its_s
     tried["distributions"][0]["requires"] = ["protobuf<6.0.0dev,>=3.20.3"]
     tried["tensorflow"] = {"status": "ok", "imported": True, "version": "2.18.0"}
     assert run(tried).status is Status.WARN
-    # inside the pin's series (ml-dtypes 0.3.0 under ~=0.3.1): an ordinary unmet pin, a warning untried
+    # inside the pin's series (ml-dtypes 0.3.0 under ~=0.3.1), or a package TensorFlow's import does not load
+    # (absl-py): untried, an ordinary unmet pin fails as pip check does, but not by the import-time rule
     inside = _saved_report(("tensorflow", "2.16.1"), ("ml-dtypes", "0.3.0"))
     inside["distributions"][0]["requires"] = ["ml-dtypes~=0.3.1"]
-    assert run(inside).status is Status.WARN
-    # a package TensorFlow's import does not load (absl-py) stays a warning untried, whatever its series
     other = _saved_report(("tensorflow", "2.16.1"), ("absl-py", "0.9.0"))
     other["distributions"][0]["requires"] = ["absl-py>=1.0.0"]
-    assert run(other).status is Status.WARN
+    for facts in (inside, other):
+        result = run(facts)
+        assert result.status is Status.FAIL
+        assert not any("loads" in d and "itself" in d for d in result.details)
+        facts["tensorflow"] = {"status": "ok", "imported": True, "version": "2.16.1"}
+        assert run(facts).status is Status.WARN
 
 
 def test_a_companions_published_tensorflow_pin_is_judged_in_a_saved_report():

@@ -100,6 +100,41 @@ def test_unknown_expectation_without_nvidia_facts_is_neither_blamed_nor_passed()
     assert outcome.status is Status.SKIP and "unknown" in outcome.summary
 
 
+def _required_gpu_report(system: str, tensorflow: str, gpu: str = "cuda", nvidia=None) -> dict:
+    """A saved report from `tfdoctor --require-gpu-kind cuda` (or --require-gpu): no GPU listed, and NVIDIA facts
+    only where given."""
+    machine = "AMD64" if system == "Windows" else "x86_64"
+    facts = {"host": {"system": system, "machine": machine}, "python": {"machine": machine, "version": "3.11.8"},
+             "distributions": [{"name": "tensorflow", "version": tensorflow}],
+             "tensorflow": tensorflow_result(version=tensorflow, build_info={}),
+             "requirements": {"gpu": gpu, "source": "command line"}}
+    if nvidia is not None:
+        facts["nvidia"] = nvidia
+    return facts
+
+
+def test_a_required_gpu_stands_in_for_nvidia_facts_a_report_lacks():
+    # tensorflow#65269's machine, as `tfdoctor --require-gpu-kind cuda` would save it without its probe:
+    # Linux TensorFlow 2.16.1 with none of its pip CUDA libraries
+    linux = gpu_visible.run(_required_gpu_report("Linux", "2.16.1"))
+    assert linux.status is Status.FAIL, linux.summary
+    assert linux.summary.startswith("a CUDA GPU is required (command line)")
+    assert any("and-cuda" in " ".join(r.packages) for r in linux.remediation.repairs)
+    # native Windows after 2.10 has no CUDA build at all: the way to the GPU is WSL2, said, not a made-up install
+    windows = gpu_visible.run(_required_gpu_report("Windows", "2.16.1", gpu="any"))
+    assert windows.status is Status.FAIL and "CPU-only build" in windows.summary
+    assert "WSL2" in windows.remediation.advice
+
+
+def test_a_required_gpu_never_outranks_the_probe_nor_asks_for_metal_off_a_mac():
+    # a live run's NVIDIA facts found no GPU: a CPU-only machine is not blamed (the requirements check says so)
+    probed = _required_gpu_report("Linux", "2.16.1", nvidia={"smi": None, "smi_query": None,
+                                                             "proc_driver_version": None, "pci_devices": []})
+    assert gpu_visible.run(probed).status is Status.PASS
+    # a Metal requirement says nothing of NVIDIA GPUs: still unknown
+    assert gpu_visible.run(_required_gpu_report("Linux", "2.16.1", gpu="metal")).status is Status.SKIP
+
+
 def _mac(metal: str | None, **tf_changes) -> dict:
     distributions = [{"name": "tensorflow", "version": "2.19.0"}]
     if metal:

@@ -77,6 +77,17 @@ def test_cpu_only_linux_fails_without_a_command_no_command_adds_a_gpu():
     assert result.remediation.commands == () and plan_commands(facts, result) == []
 
 
+def test_an_unprobed_machine_is_not_called_cpu_only():
+    # a saved report without NVIDIA facts: whether the machine has a GPU is unknown; gpu-visible says why none is
+    # listed (the requirement stands in for the probe there), so this check claims no CPU-only machine
+    facts = facts_of("linux/two-k80-driver-470-tensorflow-2.11.json", gpu="cuda")
+    del facts["nvidia"]
+    facts["tensorflow"]["devices"] = [{"name": "/physical_device:CPU:0", "device_type": "CPU"}]
+    result = judge(facts)
+    assert result.status is Status.FAIL and "NVIDIA facts not recorded; see gpu-visible" in result.summary
+    assert "CPU-only" not in result.summary and result.remediation is None
+
+
 def test_a_tensorflow_specifier_names_the_installed_version():
     facts = facts_of("macos/m1-tf219-metal120-healthy.json", tensorflow=">=2.99")
     result = judge(facts)
