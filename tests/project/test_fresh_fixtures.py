@@ -21,10 +21,10 @@ CHECK_IDS = {c.id for c in all_checks()}
 PATHS = fresh_fixture_paths() + [path for folder in HELD_OUT_SETS + SEEN_ROUNDS for path in fresh_fixture_paths(folder)]
 
 
-def test_six_rounds_of_cases_ten_held_out_from_each():
+def test_seven_rounds_of_cases_ten_held_out_from_each():
     # round 1: 40 cases, 10 held out in aside/; round 2: 20 cases, 10 held out in aside2/;
-    # round 3: 20 cases, 10 seen in round3/ and 10 held out in aside3/; rounds 4 to 6: 10 held out each (aside4/,
-    # aside5/, aside6/); round 5 also has 10 seen cases in round5/; round 6 also has 5 seen cases in round6/
+    # round 3: 20 cases, 10 seen in round3/ and 10 held out in aside3/; rounds 4 to 7: 10 held out each (aside4/,
+    # aside5/, aside6/, aside7/); round 5 also has 10 seen cases in round5/; round 6 also has 5 seen cases in round6/
     assert len(fresh_fixture_paths()) == 30 + 10
     assert len(fresh_fixture_paths("aside")) == 10
     assert len(fresh_fixture_paths("aside2")) == 10
@@ -35,17 +35,18 @@ def test_six_rounds_of_cases_ten_held_out_from_each():
     assert len(fresh_fixture_paths("aside4")) == 10
     assert len(fresh_fixture_paths("aside5")) == 10
     assert len(fresh_fixture_paths("aside6")) == 10
+    assert len(fresh_fixture_paths("aside7")) == 10
     names = [path.name for path in PATHS]
     assert len(names) == len(set(names)), "a case is in one set only"
 
 
 def test_each_held_out_set_says_how_it_was_drawn():
     # round 1's method sits beside the seen cases (fixtures/fresh/ASIDE.md), later rounds' in their own folder
-    # rounds 1-3 drew their held-out ten at random; rounds 4 to 6 held out every case they found, none diagnosed
+    # rounds 1-3 drew their held-out ten at random; rounds 4 to 7 held out every case they found, none diagnosed
     method_files = {"aside": FIXTURES / "fresh" / "ASIDE.md",
                     **{name: FIXTURES / "fresh" / name / "ASIDE.md"
-                       for name in ("aside2", "aside3", "aside4", "aside5", "aside6")}}
-    drawn_whole = {"aside4", "aside5", "aside6"}
+                       for name in ("aside2", "aside3", "aside4", "aside5", "aside6", "aside7")}}
+    drawn_whole = {"aside4", "aside5", "aside6", "aside7"}
     assert set(method_files) == set(HELD_OUT_SETS)
     for held_out, method_file in method_files.items():
         text = method_file.read_text(encoding="utf-8")
