@@ -92,7 +92,8 @@ def architecture(facts: Facts) -> Outcome:
         how.append(f"platform.machine() = '{machine}'")
         if sysctl.get("hw.optional.arm64"):
             how.append(f"hw.optional.arm64 = {sysctl.get('hw.optional.arm64')}")
-        details = [f"{brand[0].upper() + brand[1:]} is Apple silicon, but {python.get('executable') or 'the target Python'} runs as x86_64 "
+        cpu = sysctl.get("machdep.cpu.brand_string") or "This Mac"
+        details = [f"{cpu} is Apple silicon, but {python.get('executable') or 'the target Python'} runs as x86_64 "
                    f"under Rosetta 2 ({'; '.join(how)})."]
         details += _origin_detail(origin, archs)
         details.append("x86_64 TensorFlow builds need AVX, which Rosetta 2 does not advertise: 'import tensorflow' "

@@ -696,9 +696,11 @@ def cuda_build(facts: Facts) -> Outcome:
         libraries = "system CUDA libraries (ldconfig)"
     elif version and compare(version, "2.14") >= 0:
         libraries = "its CUDA libraries were not verified (no pip nvidia-* packages or loader facts recorded)"
-    else:
+    elif build.get("cuda"):
         libraries = f"it expects a system CUDA {build.get('cuda')} and cuDNN {build.get('cudnn')} (not verified here)"
+    else:
+        libraries = "which CUDA it was built for is not recorded"
     kernels = f"; {_names(gpus)} {'has' if len(gpus) == 1 else 'have'} native kernels" if gpus and not notes else ""
+    made_with = f" (CUDA {build.get('cuda')}, cuDNN {build.get('cudnn')})" if build.get("cuda") else ""
     return findings.outcome(
-        f"CUDA build of TensorFlow {version or '(version not recorded)'} (CUDA {build.get('cuda')}, cuDNN {build.get('cudnn')}); "
-        f"{libraries}{kernels}", **evidence)
+        f"CUDA build of TensorFlow {version or '(version not recorded)'}{made_with}; {libraries}{kernels}", **evidence)

@@ -217,8 +217,7 @@ def _judge(facts: Facts) -> Outcome:
         partial = () if requires_dist.complete_record(facts) else (
             "This report lists only some distributions: a required one it does not list was not judged.",)
         return Outcome.ok(f"Every pin declared by {_who(declaring)} holds",
-                          f"Markers evaluated for Python {environment.get('python_version')} on "
-                          f"{environment.get('sys_platform')} {environment.get('platform_machine')}.", *partial,
+                          _markers_line(environment), *partial,
                           **evidence)
 
     imports, fate = _import_state(facts)
@@ -258,6 +257,13 @@ def _judge(facts: Facts) -> Outcome:
     if failing:
         return Outcome.fail(summary, *details, fix=fix, **evidence)
     return Outcome.warn(summary, *details, fix=fix, **evidence)
+
+
+def _markers_line(environment: Mapping[str, Any]) -> str:
+    """Which environment the markers were evaluated for, naming what the report did not record."""
+    python = environment.get("python_version") or "(version not recorded)"
+    where = " ".join(str(environment[k]) for k in ("sys_platform", "platform_machine") if environment.get(k))
+    return f"Markers evaluated for Python {python} on {where or 'a platform not recorded'}."
 
 
 def _broken_on_use(facts: Facts, failed: Mapping[str, Any], evidence: dict[str, Any]) -> Outcome:

@@ -11,7 +11,7 @@ owns that problem, so it is not reported twice. Without the python section it ju
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from tfdoctor.facts import Facts, host_system, is_recorded, releases, section
 from tfdoctor.facts import metal_pairing
@@ -118,6 +118,18 @@ def _python_for_new_environment(key: str, python_max: object) -> str:
     return chosen
 
 
+def _nearest_supported(system: Optional[str], machine: str) -> str:
+    """Where TensorFlow's own wheels run, from this machine: the same CPU under another OS where one has them."""
+    arm64 = machine.lower() in ("arm64", "aarch64")
+    if system == "Windows" and arm64:
+        return ("TensorFlow publishes no Windows on Arm wheel. WSL2 runs Linux on this ARM64 CPU, and PyPI has Linux "
+                "aarch64 TensorFlow wheels: install TensorFlow there (or build it from source).")
+    if system == "Linux" and machine.lower().startswith(("armv6", "armv7", "armhf", "arm")) and not arm64:
+        return ("This is a 32-bit ARM system; PyPI's Linux ARM wheels of TensorFlow are aarch64 (64-bit): a 64-bit "
+                "OS on a 64-bit board runs them (or build TensorFlow from source).")
+    return "Use one of those platforms, or build TensorFlow from source."
+
+
 @check("platform-support", "Platform supported by TensorFlow", needs=("host",), platforms=())
 def platform_support(facts: Facts) -> Outcome:
     python = section(facts, "python")
@@ -141,7 +153,7 @@ def platform_support(facts: Facts) -> Outcome:
             f"no TensorFlow wheels exist for {host_system(facts) or 'this OS'} on {machine}",
             "PyPI has TensorFlow for Linux x86_64/aarch64, Windows x86_64 and macOS (arm64; x86_64 up to "
             f"{platform_fact('macos-x86_64-last')}).",
-            fix=Remediation("Use one of those platforms, or build TensorFlow from source.", (),
+            fix=Remediation(_nearest_supported(host_system(facts), str(machine)), (),
                             "https://www.tensorflow.org/install/source"),
             machine=machine,
         )

@@ -35,7 +35,7 @@ def tensorflow_import(facts: Facts) -> Outcome:
 
 
 def _imported(tf: Mapping[str, Any]) -> Outcome:
-    version = tf.get("version") or "?"
+    version = tf.get("version")
     seconds = tf.get("import_s")
     took = f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
     details = [build_description(tf.get("build_info"))]
@@ -46,7 +46,8 @@ def _imported(tf: Mapping[str, Any]) -> Outcome:
     if tf.get("status") != "ok" and later != "done":
         see = later if later in ("keras", "companions") else "gpu-visible and probe"
         details.append(f"after the import the child {tensorflow_child.fate(tf)} (while {later}; see {see})")
-    return Outcome.ok(f"TensorFlow {version} imported{took}", *details, version=version, import_s=seconds,
+    named = f"TensorFlow {version}" if version else "TensorFlow (version not recorded)"
+    return Outcome.ok(f"{named} imported{took}", *details, version=version, import_s=seconds,
                       build_info=tf.get("build_info"))
 
 

@@ -106,6 +106,11 @@ def _install_fix(facts: Facts, installer: Installer, why: str, first: tuple[Repa
     """Install TensorFlow as this platform and Python take it (`why`: the reason the plan shows); `first`:
     repairs that come before it (uninstall a build pip would not pick)."""
     requirements, advice, url = install_plan(facts)
+    if wheel_platform(facts) is None and host_system(facts) and (section(facts, "python").get("machine")
+                                                                  or section(facts, "host").get("machine")):
+        # a recorded platform with no TensorFlow wheel: no install here repairs it (platform-support says where)
+        return Remediation("PyPI has no TensorFlow wheel for this platform: platform-support says where TensorFlow "
+                           "runs from this machine.", (), url)
     if apple_silicon.is_mac(facts) and apple_silicon.apple_silicon(facts) and apple_silicon.translated(facts):
         name, commands = native_environment(facts, metal_pairing.newest_metal_python())
         return Remediation(f"This Python runs under Rosetta (see architecture): make a native arm64 environment "
@@ -228,7 +233,9 @@ def tensorflow_install(facts: Facts) -> Outcome:
                           "none (a partial list)".replace("  ", " "), **evidence)
     if not copies:
         fix = _install_fix(facts, installer, "TensorFlow is not installed for this Python")
-        details = [f"Python {python or '(version not recorded)'} ({installer.label}) on {platform or 'an unknown platform'}."]
+        machine = section(facts, "python").get("machine") or section(facts, "host").get("machine")
+        where = platform or (f"{host_system(facts)} {machine}" if host_system(facts) and machine else "an unknown platform")
+        details = [f"Python {python or '(version not recorded)'} ({installer.label}) on {where}."]
         shortfall = windows_paths.long_path_shortfall(facts)
         if shortfall:
             # the install the plan asks for would stop half done at Windows' path limit: say how to lift it first

@@ -216,3 +216,21 @@ def test_a_report_without_python_is_still_judged_and_pip_picks_the_wheel():
     assert result.status is Status.FAIL and result.summary == "TensorFlow is not installed"
     assert [r.packages for r in result.remediation.repairs] == [("tensorflow",)]
     assert "None" not in " ".join(result.details) + result.remediation.advice
+
+
+@pytest.mark.parametrize("system, machine, words", [
+    ("Windows", "ARM64", "WSL2"),     # Windows on Arm: Linux aarch64 wheels under WSL2
+    ("Linux", "armv7l", "64-bit"),    # a 32-bit Raspberry Pi OS
+])
+def test_no_install_is_planned_where_pypi_has_no_wheel_and_the_way_out_is_said(system, machine, words):
+    from tfdoctor.registry import all_checks
+    from tfdoctor.runner import run_checks
+    from tests.plan_support import plan_of
+
+    facts = {"host": {"system": system, "machine": machine}, "python": {"machine": machine, "version": "3.12.1"},
+             "distributions": [], "tensorflow": {"status": "not_installed", "imported": False}}
+    results = run_checks([c for c in all_checks() if c.id in ("platform-support", "tensorflow-install")], facts)
+    assert [r.status for r in results] == [Status.FAIL, Status.FAIL]
+    assert words in results[0].remediation.advice
+    assert f"{system} {machine}" in results[1].details[0]
+    assert not plan_of(facts, results).steps  # `pip install tensorflow` finds no wheel here: no such step
