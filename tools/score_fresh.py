@@ -1,7 +1,7 @@
-"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--aside3|--aside4|--aside5|--aside6|--aside7|--round3|--round5|--round6|--round7|--set DIR] [--list] [--verbose]
+"""Score today's doctor on the fresh cases (issue 29, part 6): python tools/score_fresh.py [--aside|--aside2|--aside3|--aside4|--aside5|--aside6|--aside7|--round3|--round5|--round6|--round7|--round8|--set DIR] [--list] [--verbose]
 
 Each fixture in fixtures/fresh/ (with --aside to --aside7: a held-out set, fixtures/fresh/aside*/, which only the
-lead scores; with a --roundN flag (--round3, --round5 to --round7): that round's seen cases; with --set DIR: any folder)
+lead scores; with a --roundN flag (--round3, --round5 to --round8): that round's seen cases; with --set DIR: any folder)
 is diagnosed the way `tfdoctor explain FILE` does it (read as a saved report, today's checks, one plan). A case is
 right when every check its `expected` block names reached that status, and every `expected_hints` substring appears
 in that check's remediation (advice, commands, URL) or in the plan steps that carry out its repairs. The
