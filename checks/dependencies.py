@@ -171,8 +171,8 @@ def _who(entries: list[Mapping[str, Any]]) -> str:
     return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
-@check("dependencies", "Declared dependencies (Requires-Dist)", needs=("python", "distributions"),
-       uses=("tensorflow",), tags=("install",))
+@check("dependencies", "Declared dependencies (Requires-Dist)", needs=("distributions",),
+       uses=("python", "tensorflow"), tags=("install",))
 def dependencies(facts: Facts) -> Outcome:
     # a saved report without Requires-Dist: TensorFlow's declared pins from its release's published metadata
     facts, published = published_requires.with_published(facts)

@@ -636,3 +636,26 @@ def test_a_companions_published_tensorflow_pin_is_judged_in_a_saved_report():
     assert any(p.startswith("tf-keras 2.17.0 (") for p in result.evidence["published_requires"])
     assert any(" ".join(r.packages).startswith("tf-keras==2.20.") for r in result.remediation.repairs)
     assert run(_saved_report(("tensorflow", "2.20.0"), ("tf-keras", "2.20.1"))).status is Status.PASS
+
+
+def test_a_report_without_its_platform_is_judged_on_the_pins_every_platform_declares():
+    # fixtures/fresh/round8 (a ComfyUI thread): Python 3.13, TensorFlow 2.21.0 and Keras, no OS or machine
+    facts = {"python": {"version": "3.13"}, "distributions": [{"name": "tensorflow", "version": "2.21.0"},
+                                                              {"name": "keras", "version": "3.13.2"}]}
+    result = run(facts)
+    assert result.status is Status.PASS, result.summary
+    assert any("every platform's wheel metadata" in p for p in result.evidence["published_requires"])
+    facts["distributions"][1]["version"] = "3.11.3"  # below every platform's keras>=3.12.0
+    assert run(facts).status is Status.FAIL  # untried: the declared incompatibility stands
+
+
+def test_a_report_without_its_python_is_still_judged_on_what_it_records():
+    # fixtures/fresh/round7 (vocal-separate#16): pip's resolver lines only, no Python, OS or machine
+    facts = {"distributions": [{"name": "tensorflow", "version": "2.18.0", "requires": ["numpy<2.1.0,>=1.26.0"]},
+                               {"name": "numpy", "version": "2.1.3"}]}
+    result = run(facts)
+    assert result.status is Status.FAIL, result.summary
+    assert "numpy 2.1.3 is outside tensorflow 2.18.0's numpy<2.1.0,>=1.26.0" in result.summary
+    # a marker the report cannot decide (no Python recorded) is never held against it
+    facts["distributions"][0]["requires"] = ['numpy<2.1.0,>=1.26.0; python_version >= "3.10"']
+    assert run(facts).status is not Status.FAIL

@@ -6,7 +6,8 @@ the METADATA PyPI serves for each release and platform) keeps the pins of the pa
 TensorFlow, verbatim, and the companion table (knowledge/companions.toml, from the same METADATA) every
 Requires-Dist line of each companion release (tf-keras 2.17.0's tensorflow<2.18,>=2.17): with them `tfdoctor explain` judges TensorFlow's declared pins as a live run would (issue 29:
 "explain of a saved report is as right as a live run"). Only an exact release on the target's own wheel platform
-is used, and the environment's own record always wins. Pure: a new facts mapping, the input is left as it was.
+is used (where a report records no platform, only the lines every platform's wheel of that release declares),
+and the environment's own record always wins. Pure: a new facts mapping, the input is left as it was.
 """
 
 from __future__ import annotations
@@ -51,6 +52,19 @@ def release_row(name: str, version: Any, platform: str) -> Optional[Mapping[str,
     return None
 
 
+def common_pins(name: str, version: Any) -> tuple[list[str], str]:
+    """(the pins every platform's wheel of exactly this release declares, the source of one of them): what a
+    report that records no platform can still be judged on, whatever its platform. ([], "") where the table
+    holds no such release."""
+    wanted = canonical_name(name)
+    rows = [row for row in releases.wheels() if canonical_name(row["distribution"]) == wanted
+            and row.get("pins_from") and _same_version(row["version"], version)]
+    if not rows:
+        return [], ""
+    shared = [pin for pin in rows[0]["pins"] if all(pin in row["pins"] for row in rows[1:])]
+    return shared, str(rows[0]["source"])
+
+
 def with_published(facts: Facts) -> tuple[Facts, tuple[Published, ...]]:
     """(facts, what was filled): every TensorFlow-family distribution recorded without Requires-Dist gets its
     release's published pins as `requires`, when the table has that exact release for the target's platform."""
@@ -85,6 +99,14 @@ def with_published(facts: Facts) -> tuple[Facts, tuple[Published, ...]]:
                     pins += [pin for pin in real_row["pins"] if pin not in pins]
                     filled.append(Published(str(real_row["distribution"]), str(real_row["version"]), platform,
                                             str(real_row["source"])))
+                entry = {**entry, "requires": pins}
+        elif not platform and isinstance(entry, Mapping) and entry.get("requires") is None and entry.get("name") \
+                and entry.get("version") and is_family(str(entry["name"])):
+            # no platform recorded: the lines every platform's wheel of this release declares apply whatever it is
+            pins, source = common_pins(str(entry["name"]), entry["version"])
+            if pins:
+                filled.append(Published(canonical_name(str(entry["name"])), str(entry["version"]), "every platform's",
+                                        source))
                 entry = {**entry, "requires": pins}
         entries.append(entry)
     if not filled:
