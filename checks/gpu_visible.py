@@ -195,8 +195,12 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
         # build_info when the child recorded it, else what the platform's wheels are (issue 29 round 2: a saved
         # report of native Windows >= 2.11, CPU-only, beside an NVIDIA GPU)
         if is_cuda_build(facts) is False:
+            from tfdoctor.facts.platform import machine_platform
+
             where = ("TensorFlow 2.11 and later have no GPU support on native Windows; the platform-support "
                      "check gives the way to the GPU (WSL2)." if host_system(facts) == "Windows" else
+                     "PyPI's Linux aarch64 wheels are built without CUDA: NVIDIA's NGC TensorFlow container, or a "
+                     "source build with CUDA, uses this GPU." if machine_platform(facts) == "linux-aarch64" else
                      "The cuda-build check names the build to install for this platform.")
             return Outcome.fail(f"{base}: this TensorFlow is a CPU-only build",
                                 fix=Remediation(f"This TensorFlow build has no CUDA support at all. {where}"),

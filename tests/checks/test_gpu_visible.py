@@ -124,6 +124,12 @@ def test_a_required_gpu_stands_in_for_nvidia_facts_a_report_lacks():
     windows = gpu_visible.run(_required_gpu_report("Windows", "2.16.1", gpu="any"))
     assert windows.status is Status.FAIL and "CPU-only build" in windows.summary
     assert "WSL2" in windows.remediation.advice
+    # Linux aarch64 (a Jetson, a Grace host): PyPI's wheels there have no CUDA, and cuda-build skips them, so the
+    # way to the GPU is said here rather than pointed at a check that says nothing
+    arm = _required_gpu_report("Linux", "2.16.1")
+    arm["host"]["machine"] = arm["python"]["machine"] = "aarch64"
+    arm_result = gpu_visible.run(arm)
+    assert arm_result.status is Status.FAIL and "NGC" in arm_result.remediation.advice
 
 
 def test_a_required_gpu_never_outranks_the_probe_nor_asks_for_metal_off_a_mac():
