@@ -101,6 +101,28 @@ def test_a_signature_with_every_pin_held_keeps_its_own_fix():
     assert install_command(facts, outcome)[-2:] == ["protobuf>=6.31.1,<7", "tensorflow-cpu==2.21.0"]
 
 
+NP_OBJECT = ("module 'numpy' has no attribute 'object'.\n`np.object` was a deprecated alias for the builtin `object`. "
+             "To avoid this error in existing code, use `object` by itself. Doing this will not modify any behavior "
+             "and is safe.")  # tensorflow#62832
+
+
+def test_a_numpy_alias_numpy_1_24_removed_gets_an_older_numpy_where_tensorflows_pins_admit_one():
+    # TensorFlow 2.8 declares numpy>=1.20 (no cap) and uses np.object: the import suspect rule alone would offer a
+    # *newer* NumPy; the error's own words say the alias was removed, so the repair is an older one
+    frames = [f"{ENV_SITE}/tensorflow/python/framework/dtypes.py"]
+    old = tensorflow_environment({"numpy": "1.24.3"}, tf_name="tensorflow", tf_version="2.8.0",
+                                 requires=["numpy>=1.20"], tensorflow=failed_import("AttributeError", NP_OBJECT, frames))
+    outcome = tensorflow_import.run(old)
+    assert outcome.status is Status.FAIL and outcome.evidence["signatures"][0] == "numpy-1.24-removed-alias"
+    assert install_command(old, outcome)[-2:] == ["numpy<1.24", "tensorflow==2.8.0"]
+    # from 2.16 on TensorFlow needs NumPy 1.26 or later: no older NumPy is offered, the advice says what to upgrade
+    new = tensorflow_environment({"numpy": "1.26.4"}, tensorflow=failed_import("AttributeError", NP_OBJECT, frames))
+    newer = tensorflow_import.run(new)
+    assert newer.evidence["signatures"][0] == "numpy-1.24-removed-alias"
+    assert not any("numpy<1.24" in p for r in newer.remediation.repairs for p in r.packages)
+    assert "upgrade that module" in newer.remediation.advice
+
+
 def test_a_library_missing_from_the_install_is_reinstalled_exactly():
     integrity = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "record": True, "problems": [
         {"path": "tensorflow/libtensorflow_framework.so.2", "problem": "missing", "expected_size": 40000000}]}]}
