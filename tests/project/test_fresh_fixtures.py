@@ -39,6 +39,7 @@ def test_seven_rounds_of_cases_ten_held_out_from_each():
     assert len(fresh_fixture_paths("aside5")) == 10
     assert len(fresh_fixture_paths("aside6")) == 10
     assert len(fresh_fixture_paths("aside7")) == 10
+    assert len([p for p in fresh_fixture_paths("aside8") if p.name.startswith("b-")]) == 5
     names = [path.name for path in PATHS]
     assert len(names) == len(set(names)), "a case is in one set only"
 
@@ -50,8 +51,18 @@ def test_each_held_out_set_says_how_it_was_drawn():
                     **{name: FIXTURES / "fresh" / name / "ASIDE.md"
                        for name in ("aside2", "aside3", "aside4", "aside5", "aside6", "aside7")}}
     drawn_whole = {"aside4", "aside5", "aside6", "aside7"}
+    # aside8/ is gathered by two helpers at once (files a-*, b-*), each saying how in its own ASIDE-<prefix>.md
+    method_files["aside8"] = FIXTURES / "fresh" / "aside8"
     assert set(method_files) == set(HELD_OUT_SETS)
     for held_out, method_file in method_files.items():
+        if held_out == "aside8":
+            parts = sorted(method_file.glob("ASIDE-*.md"))
+            assert parts, "aside8/ says how it was drawn in ASIDE-*.md"
+            text = "\n".join(part.read_text(encoding="utf-8") for part in parts)
+            assert "all 5 found were set aside" in text and "none was diagnosed" in text
+            for path in fresh_fixture_paths(held_out):
+                assert path.name in text, f"{held_out}/{path.name} is not listed in its ASIDE-*.md"
+            continue
         text = method_file.read_text(encoding="utf-8")
         if held_out in drawn_whole:
             assert "all 10 found were set aside" in text and "none was diagnosed" in text
