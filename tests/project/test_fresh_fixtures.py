@@ -40,6 +40,7 @@ def test_seven_rounds_of_cases_ten_held_out_from_each():
     assert len(fresh_fixture_paths("aside6")) == 10
     assert len(fresh_fixture_paths("aside7")) == 10
     assert len([p for p in fresh_fixture_paths("aside8") if p.name.startswith("a-")]) == 5
+    assert len([p for p in fresh_fixture_paths("aside8") if p.name.startswith("b-")]) == 5
     names = [path.name for path in PATHS]
     assert len(names) == len(set(names)), "a case is in one set only"
 
@@ -55,7 +56,9 @@ def test_each_held_out_set_says_how_it_was_drawn():
     for held_out, method_file in method_files.items():
         if held_out == "aside8":
             # aside8 is gathered by two helpers at once (a- and b- files), each writing its own ASIDE-<part>.md
-            text = "\n".join(path.read_text(encoding="utf-8") for path in sorted(method_file.parent.glob("ASIDE-*.md")))
+            parts = sorted(method_file.parent.glob("ASIDE-*.md"))
+            assert len(parts) == 2, "aside8/ says how it was drawn in ASIDE-a.md and ASIDE-b.md"
+            text = "\n".join(path.read_text(encoding="utf-8") for path in parts)
             assert "all 5 found were set aside" in text and "none was diagnosed" in text
             for path in fresh_fixture_paths(held_out):
                 assert path.name in text, f"{held_out}/{path.name} is not listed in an ASIDE-*.md"
