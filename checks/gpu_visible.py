@@ -153,6 +153,24 @@ def unloaded_libraries(tf: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(m.group(1) for pattern in _UNLOADED for m in pattern.finditer(text)))
 
 
+WINDOWS_NATIVE_URL = "https://www.tensorflow.org/install/pip#windows-native"
+
+
+def _windows_cuda_fix(facts: Facts, fix: Remediation) -> Remediation:
+    """The signature's advice is Linux's ([and-cuda], LD_LIBRARY_PATH); native Windows finds CUDA and cuDNN through
+    PATH, and only up to TensorFlow 2.10 (TensorFlow's Windows guide)."""
+    from tfdoctor.facts.tensorflow_build import tensorflow_build
+
+    build = tensorflow_build(facts)
+    wanted = (f"CUDA {build['cuda']} and cuDNN {build['cudnn']}" if build.get("cuda") and build.get("cudnn")
+              else "the CUDA and cuDNN it was built with")
+    return replace(fix, url=WINDOWS_NATIVE_URL, advice=(
+        f"On native Windows TensorFlow loads {wanted} from the directories on PATH: install them (TensorFlow's "
+        "Windows guide does it with `conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0` for 2.10, the last "
+        "release with GPU support on native Windows) and open a new terminal. TensorFlow 2.11 and later use the "
+        "GPU only under WSL2."))
+
+
 def _naming_unloaded(fix: Remediation, tf: Mapping[str, Any]) -> Remediation:
     """The advice names what the log says is missing, so the user knows which library (and whose package) to
     look for whatever the installer (issue 29 round 2: a conda-forge build missing libcublas.so.12)."""
@@ -212,6 +230,8 @@ def _expected_but_missing(facts: Facts, tf: Mapping[str, Any], expectation: Mapp
         lines = [f"matched ({primary.where}): {tensorflow_child.first_line(primary.evidence, 300)}"]
         lines += [f"also: {m.signature.summary}" for m in matches[1:]]
         fix = remediation_for(primary, facts)
+        if host_system(facts) == "Windows" and primary.signature.diagnosis == "cuda-libs-missing":
+            fix = _windows_cuda_fix(facts, fix)
         if and_cuda and not fix.repairs:
             fix = replace(fix, advice=f"{fix.advice} {AND_CUDA_ADVICE}".strip(), repairs=and_cuda)
         fix = _naming_unloaded(fix, tf)

@@ -132,6 +132,20 @@ def test_a_required_gpu_stands_in_for_nvidia_facts_a_report_lacks():
     assert arm_result.status is Status.FAIL and "NGC" in arm_result.remediation.advice
 
 
+def test_native_windows_missing_cuda_dlls_get_windows_advice_not_linux_s():
+    # TensorFlow 2.10 on native Windows: cudart64_110.dll not found. The signature's advice is Linux's ([and-cuda],
+    # LD_LIBRARY_PATH); Windows finds CUDA 11.2 and cuDNN 8.1 on PATH (https://www.tensorflow.org/install/pip)
+    facts = _required_gpu_report("Windows", "2.10.1")
+    facts["tensorflow"]["stderr_tail"] = (
+        "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+        "'cudart64_110.dll'; dlerror: cudart64_110.dll not found")
+    result = gpu_visible.run(facts)
+    assert result.status is Status.FAIL
+    assert "CUDA 11.2 and cuDNN 8.1 from the directories on PATH" in result.remediation.advice
+    assert "LD_LIBRARY_PATH" not in result.remediation.advice and "and-cuda" not in result.remediation.advice
+    assert "cudart64_110.dll" in result.remediation.advice
+
+
 def test_a_required_gpu_never_outranks_the_probe_nor_asks_for_metal_off_a_mac():
     # a live run's NVIDIA facts found no GPU: a CPU-only machine is not blamed (the requirements check says so)
     probed = _required_gpu_report("Linux", "2.16.1", nvidia={"smi": None, "smi_query": None,
