@@ -153,6 +153,11 @@ def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
         kept = [u for u in unmet if not (moved and requires_dist.is_tensorflow_build(u.requirer))]
         return Remediation(f"{advice} {clash}".strip(), url=PIP_URL,
                            repairs=install_repairs(kept) + moves)
+    # a missing companion with no release for this TensorFlow that installs here: `pip install` would fail or move
+    # TensorFlow, so no command; the advice says so
+    stranded = {u.name: made_for.made_but_not_installable(facts, u.name) for u in unmet if u.installed is None}
+    stranded = {name: made for name, made in stranded.items() if made}
+    unmet = [u for u in unmet if u.name not in stranded]
     repairs = install_repairs(unmet)
     clashes = clashing(unmet)
     resolvable = any(u.name not in clashes for u in unmet)
@@ -162,8 +167,14 @@ def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
     # and the advice still says what this check found wanting
     named = ", ".join(dict.fromkeys(f"{u.name}{u.specifier}" for u in unmet))
     advice = (f"Install what the metadata declares ({named}), every unmet pin in one command so the resolver "
-              f"satisfies them together{keep}." if resolvable else "")
-    return Remediation(f"{advice} {clash}".strip(), url=PIP_URL, repairs=repairs)
+              f"satisfies them together{keep}." if resolvable and unmet else "")
+    for name, made in stranded.items():
+        tensorflow = (made_for.installed_tensorflow(facts) or ("TensorFlow", ""))[1]
+        advice += (f" No release of {name} made for TensorFlow {tensorflow} ({', '.join(f'{name} {r.version}' for r in made[:3])}) "
+                   f"has a wheel for this platform and Python ({', '.join(sorted({p for r in made for p in r.platforms}))} "
+                   "only), so no command installs it here: use the package that requires it where those wheels "
+                   "exist (WSL2 on Windows), or do without it.")
+    return Remediation(advice.strip() + (f" {clash}" if clash else ""), url=PIP_URL, repairs=repairs)
 
 
 def _who(entries: list[Mapping[str, Any]]) -> str:

@@ -659,3 +659,26 @@ def test_a_report_without_its_python_is_still_judged_on_what_it_records():
     # a marker the report cannot decide (no Python recorded) is never held against it
     facts["distributions"][0]["requires"] = ['numpy<2.1.0,>=1.26.0; python_version >= "3.10"']
     assert run(facts).status is not Status.FAIL
+
+
+def test_a_missing_companion_with_no_wheel_here_gets_no_install_command():
+    # keras-nlp 0.8.2 requires tensorflow-text on Windows, whose releases made for TensorFlow 2.16 have Linux and
+    # macOS wheels only: `pip install tensorflow-text` finds nothing there (or drags TensorFlow back to 2.10)
+    from tests.plan_support import as_result, plan_of
+
+    facts = {"host": {"system": "Windows", "machine": "AMD64"},
+             "python": {"machine": "AMD64", "version": "3.11.5", "distribution_count": 3},
+             "distributions": [
+                 {"name": "tensorflow", "version": "2.16.1", "requires": ['tensorflow-intel==2.16.1; platform_system == "Windows"']},
+                 {"name": "tensorflow-intel", "version": "2.16.1", "requires": []},
+                 {"name": "keras-nlp", "version": "0.8.2", "requires": ['tensorflow-text ; platform_system != "Darwin"']}],
+             "tensorflow": {"status": "ok", "imported": True, "version": "2.16.1"}}
+    result = run(facts)
+    assert result.status is Status.WARN and "requires tensorflow-text, which is not installed" in result.summary
+    assert result.remediation.repairs == ()
+    assert "No release of tensorflow-text made for TensorFlow 2.16.1" in result.remediation.advice
+    assert not plan_of(facts, as_result("dependencies", result)).steps
+    # on Linux the same requirement is installable: the install stays
+    linux = {**facts, "host": {"system": "Linux", "machine": "x86_64"},
+             "python": {**facts["python"], "machine": "x86_64"}}
+    assert any("tensorflow-text" in " ".join(r.packages) for r in run(linux).remediation.repairs)

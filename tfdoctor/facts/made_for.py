@@ -58,6 +58,18 @@ def release_for(facts: Facts, name: str, via_extras: bool = False) -> Optional[C
                                   via_extras=via_extras)
 
 
+def made_but_not_installable(facts: Facts, name: str) -> list[CompanionRelease]:
+    """The releases of companion `name` made for the installed TensorFlow, when none of them has a wheel for this
+    target's platform and Python (tensorflow-text for TensorFlow 2.16 on Windows); [] when one installs here, when
+    the table knows none made for it, or when the target's platform or Python is not recorded (nothing is claimed)."""
+    installed = installed_tensorflow(facts)
+    if installed is None or not knows_releases(name):
+        return []
+    environment = requires_dist.marker_environment(facts)
+    made = [r for r in companions.releases(canonical_name(name)) if r.fits(installed[1], environment) is True]
+    return made if made and all(r.installs_on(environment) is False for r in made) else []
+
+
 def tf_keras_requirement(facts: Facts) -> Optional[str]:
     """'tf-keras==2.21.0': the tf-keras release made for the installed TensorFlow; where the table knows
     none (a TensorFlow newer than it), the release line of the same minor, as tf-keras follows TensorFlow's
