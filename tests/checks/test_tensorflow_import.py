@@ -123,6 +123,20 @@ def test_a_numpy_alias_numpy_1_24_removed_gets_an_older_numpy_where_tensorflows_
     assert "upgrade that module" in newer.remediation.advice
 
 
+def test_an_unknown_error_in_a_saved_report_is_tied_to_the_pins_the_release_publishes():
+    # a thread's report: TensorFlow 2.15.0 beside protobuf 5.26.1 and an error no rule knows; the report records no
+    # Requires-Dist, but 2.15.0's published METADATA pins protobuf<5.0.0dev: the dependencies check's finding
+    facts = {"host": {"system": "Linux", "machine": "x86_64"}, "python": {"machine": "x86_64", "version": "3.11.8"},
+             "distributions": [{"name": "tensorflow", "version": "2.15.0"}, {"name": "protobuf", "version": "5.26.1"}],
+             "tensorflow": {"status": "import_error", "imported": False, "exception": {
+                 "type": "TypeError", "message": "Unable to convert function return value to a Python type! The "
+                                                 "signature was\n\t() -> handle"}}}
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL and outcome.evidence.get("explained_by") == "dependencies", outcome.summary
+    assert "protobuf 5.26.1 is outside tensorflow 2.15.0's" in outcome.summary
+    assert any("protobuf" in p and "<5.0.0dev" in p for r in outcome.remediation.repairs for p in r.packages)
+
+
 def test_a_library_missing_from_the_install_is_reinstalled_exactly():
     integrity = {"distributions": [{"name": "tensorflow-cpu", "version": "2.21.0", "record": True, "problems": [
         {"path": "tensorflow/libtensorflow_framework.so.2", "problem": "missing", "expected_size": 40000000}]}]}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import Facts, integrity
+from tfdoctor.facts import Facts, integrity, published_requires
 from tfdoctor.facts.import_causes import what_explains
 from tfdoctor.model import Remediation
 from tfdoctor.remedies.integrity import REINSTALL_URL, clash_fix, reinstall_fix
@@ -39,6 +39,8 @@ def import_error_cause(facts: Facts, error: Optional[Mapping[str, Any]], extra_t
     could not open), and pins violated by a distribution it names. With `broad`, an error that names
     none of them is still tied to pins the environment violates (the import failed and the environment's
     own metadata says it is inconsistent: repairing that comes first). None when nothing explains it."""
+    # a saved report without Requires-Dist is judged on the release's published pins, as the dependencies check does
+    facts = published_requires.with_published(facts)[0]
     found = what_explains(facts, error, extra_text)
     damaged, unmet, named_unmet = list(found.damaged), list(found.unmet), list(found.named_unmet)
     if not damaged and not named_unmet and not (broad and unmet):
