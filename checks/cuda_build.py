@@ -33,6 +33,7 @@ from tfdoctor.facts.requires_dist import marker_environment
 from tfdoctor.findings import Findings
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.registry import check
+from tfdoctor.facts.build_names import ROCM_BUILDS
 from tfdoctor.remedies.cuda import cuda_tensorflow, pip_cuda_trap
 from tfdoctor.repairs import Repair
 from tfdoctor.specifiers import satisfies
@@ -642,6 +643,8 @@ def cuda_build(facts: Facts) -> Outcome:
     key = machine_platform(facts)
     if cuda is False:
         name = (dist or {}).get("name", "tensorflow")
+        if canonical_name(str(name)) in ROCM_BUILDS:
+            return Outcome.skip(f"{name} {version} is AMD's ROCm build: CUDA does not apply", **evidence)
         if key == "linux-aarch64":
             return Outcome.skip("Linux aarch64 TensorFlow wheels are CPU-only builds (see platform-support)",
                                 **evidence)

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from tfdoctor.facts import autograph, made_for, owners, published_requires, requires_dist, section, tensorflow_child
-from tfdoctor.facts import tested_locks
+from tfdoctor.facts import import_causes, tested_locks
 from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requires_dist import Unmet
 from tfdoctor.model import Outcome, Remediation
@@ -202,7 +202,9 @@ def _judge(facts: Facts) -> Outcome:
         if requires_dist.family_recorded(facts):
             return Outcome.skip("Requires-Dist of the TensorFlow distributions was not recorded in this report")
         return Outcome.skip("no TensorFlow-family distribution is installed (see tensorflow-install)")
-    unmet = requires_dist.unmet_requirements(facts)
+    # a module the import error says is not installed counts as missing even from a partial list
+    absent = import_causes.missing_distributions(section(facts, "tensorflow").get("exception"))
+    unmet = requires_dist.unmet_requirements(facts, known_missing=absent)
     environment = requires_dist.marker_environment(facts)
     evidence: dict[str, Any] = {
         "requirers": [f"{e.get('name')} {e.get('version')}" for e in declaring],

@@ -310,7 +310,13 @@ def tensorflow_install(facts: Facts) -> Outcome:
     real = reals[0] if reals else None
     if real and tf:
         row = installable_wheels.wheel_for(real.name, tf, platform) if platform else None
-        if row and python and not installable_wheels.within(python, row["python_min"], row["python_max"]):
+        # conda's own build (INSTALLER says conda): PyPI's wheels are not where it came from, nor a fault of it
+        from_conda = str((requires_dist.first_copy(facts, real.name) or {}).get("installer") or "").strip() == "conda"
+        if from_conda and (not row or (python and not installable_wheels.within(python, row["python_min"],
+                                                                               row["python_max"]))):
+            findings.note(f"{real.name} {tf} was installed by conda (its own build for {platform or 'this platform'}), "
+                          "not from a PyPI wheel")
+        elif row and python and not installable_wheels.within(python, row["python_min"], row["python_max"]):
             findings.warn(f"{real.name} {tf} has no wheel for Python {python} on {platform} "
                           f"(Python {row['python_min']}-{row['python_max']})",
                           "It was built from source, by conda, or forced in; pip would not pick it.",

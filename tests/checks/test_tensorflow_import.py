@@ -295,3 +295,42 @@ def test_an_error_no_rule_explains_names_its_suspects_without_a_plan_step_and_fi
     assert doctor.experiment_goals(facts, [result]) == [{"kind": "import"}]  # the offline experiments still run first
     assert [c.requirement for c in trials.candidates([result])] == ["typing-extensions>4.5.0", "optree>0.14.0",
                                                                   "keras>3.8.0"]
+
+
+def test_a_module_the_error_says_is_missing_is_missing_even_from_a_partial_list():
+    # a thread's report lists only TensorFlow; "No module named 'ml_dtypes'" says what its list leaves out
+    from tfdoctor.registry import all_checks
+    from tfdoctor.runner import run_checks
+    from tests.plan_support import plan_of
+
+    facts = {"host": {"system": "Linux", "machine": "x86_64"}, "python": {"machine": "x86_64", "version": "3.12.3"},
+             "distributions": [{"name": "tensorflow", "version": "2.18.1"}],
+             "tensorflow": {"status": "import_error", "imported": False, "exception": {
+                 "type": "ModuleNotFoundError", "message": "No module named 'ml_dtypes'"}}}
+    results = {r.check_id: r for r in run_checks(
+        [c for c in all_checks() if c.id in ("dependencies", "tensorflow-import")], facts)}
+    assert results["dependencies"].status is Status.FAIL
+    assert "requires ml-dtypes<1.0.0,>=0.4.0, which is not installed" in results["dependencies"].summary
+    assert results["tensorflow-import"].evidence.get("explained_by") == "dependencies"
+    steps = [s.command for s in plan_of(facts, list(results.values())).steps]
+    assert steps == ["python3 -m pip install 'ml-dtypes<1.0.0,>=0.4.0' 'tensorflow==2.18.1'"]
+
+
+def test_a_rocm_build_is_a_tensorflow_build_judged_on_its_releases_python_dependencies():
+    # fixtures/fresh/aside8 (opendatahub-io/notebooks#2184): tensorflow-rocm 2.18.1 from AMD's repository, installed
+    # without its dependencies; the pasted traceback lost the message, its last line imports ml_dtypes
+    from tfdoctor.registry import all_checks
+    from tfdoctor.runner import run_checks
+
+    facts = {"host": {"system": "Linux", "machine": "x86_64"}, "python": {"version": "3.12"},
+             "distributions": [{"name": "tensorflow-rocm", "version": "2.18.1"}],
+             "tensorflow": {"status": "import_error", "imported": False, "exception": {
+                 "type": "ModuleNotFoundError", "traceback": [
+                     "File /opt/app-root/lib64/python3.12/site-packages/tensorflow/__init__.py:49",
+                     "----> 8 from tensorflow.python.autograph.core.ag_ctx import control_status_ctx",
+                     "---> 21 import ml_dtypes"]}}}
+    results = {r.check_id: r for r in run_checks(
+        [c for c in all_checks() if c.id in ("tensorflow-install", "dependencies", "cuda-build")], facts)}
+    assert results["tensorflow-install"].status is Status.PASS, results["tensorflow-install"].summary
+    assert results["cuda-build"].status is Status.SKIP and "ROCm" in results["cuda-build"].summary
+    assert "requires ml-dtypes" in results["dependencies"].summary

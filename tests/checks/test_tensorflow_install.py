@@ -234,3 +234,22 @@ def test_no_install_is_planned_where_pypi_has_no_wheel_and_the_way_out_is_said(s
     assert words in results[0].remediation.advice
     assert f"{system} {machine}" in results[1].details[0]
     assert not plan_of(facts, results).steps  # `pip install tensorflow` finds no wheel here: no such step
+
+
+def test_a_conda_build_where_pypi_has_no_wheel_is_not_warned_about():
+    # fixtures/fresh/aside7 (an Intel Mac, October 2024): conda-forge's TensorFlow 2.17.0, which works; PyPI's
+    # x86_64 macOS wheels end at 2.16.2, which says nothing against a build conda made
+    from tfdoctor.registry import all_checks
+    from tfdoctor.runner import run_checks
+
+    def judged(installer):
+        facts = {"host": {"system": "Darwin", "machine": "x86_64"},
+                 "python": {"version": "3.10", "machine": "x86_64", "conda": True},
+                 "distributions": [{"name": "tensorflow", "version": "2.17.0", "installer": installer}],
+                 "tensorflow": {"status": "ok", "imported": True, "version": "2.17.0"}}
+        return run_checks([c for c in all_checks() if c.id == "tensorflow-install"], facts)[0]
+
+    conda = judged("conda")
+    assert conda.status is Status.PASS, conda.summary
+    assert any("installed by conda" in d for d in conda.details)
+    assert judged("pip").status is Status.WARN  # a pip install of it came from somewhere else: worth saying

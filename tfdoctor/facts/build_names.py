@@ -8,9 +8,11 @@ from __future__ import annotations
 TENSORFLOW_BUILDS = (
     "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tf-nightly-cpu", "tf-nightly-gpu",
     "tensorflow-intel", "intel-tensorflow", "tensorflow-aarch64", "tensorflow-cpu-aws", "tensorflow-macos",
-    "intel-tensorflow-avx512", "tf-nightly-macos", "tf-nightly-intel",
+    "intel-tensorflow-avx512", "tf-nightly-macos", "tf-nightly-intel", "tensorflow-rocm",
 )
 # Builds without CUDA whatever the machine (their names say so, or their wheels ship no CUDA libraries).
+# AMD's ROCm builds: a GPU build, but not a CUDA one (NVIDIA's checks do not apply to them).
+ROCM_BUILDS = ("tensorflow-rocm",)
 CPU_ONLY_BUILDS = ("tensorflow-cpu", "tf-nightly-cpu", "tensorflow-cpu-aws", "tensorflow-intel",
                    "intel-tensorflow", "tensorflow-aarch64", "tensorflow-macos")
 

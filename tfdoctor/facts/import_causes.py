@@ -150,6 +150,34 @@ def _integrity_problems(facts: Facts, names: list[str], libraries: list[str]) ->
     return list(dict.fromkeys(found))
 
 
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
+_IMPORT_LINE = re.compile(r"^\s*(?:-*>\s*\d+\s+)?(?:import|from)\s+([A-Za-z_][\w.]*)")
+# top-level modules whose distribution is not named like them (only those TensorFlow's own pins name)
+_MODULE_DISTRIBUTION = {"google": "protobuf", "absl": "absl-py", "grpc": "grpcio", "pasta": "google-pasta"}
+
+
+def missing_modules(error: Optional[Mapping[str, Any]]) -> list[str]:
+    """The modules a ModuleNotFoundError says are not installed: its message ("No module named 'ml_dtypes'"),
+    or, where a pasted traceback lost the message, the import on its innermost line."""
+    if not error or "ModuleNotFound" not in str(error.get("type") or "") and "No module named" not in str(
+            error.get("message") or ""):
+        return []
+    named = _NO_MODULE.findall(str(error.get("message") or ""))
+    if not named and error.get("traceback"):
+        last = _IMPORT_LINE.match(str(list(error["traceback"])[-1]))
+        named = [last.group(1)] if last else []
+    return named
+
+
+def missing_distributions(error: Optional[Mapping[str, Any]]) -> list[str]:
+    """Canonical names of the distributions that provide the missing modules ('ml_dtypes' -> 'ml-dtypes')."""
+    names = []
+    for module in missing_modules(error):
+        top = module.split(".")[0]
+        names.append(canonical_name(_MODULE_DISTRIBUTION.get(top, top)))
+    return list(dict.fromkeys(names))
+
+
 def what_explains(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = "") -> Explaining:
     """Missing or altered files of a distribution the error names (or of the library it could not open), when
     the integrity collector ran; every unmet pin that keeps TensorFlow where it is, and those of a distribution
@@ -157,6 +185,9 @@ def what_explains(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: 
     names = named_distributions(facts, error)
     libraries = named_libraries(error, extra_text)
     damaged = _integrity_problems(facts, names, libraries) if integrity.recorded(facts) else []
-    unmet = [u for u in requires_dist.unmet_requirements(facts) if not u.moves_tensorflow]
-    named_unmet = [u for u in unmet if u.name in names or (u.top_level and any(t in names for t in u.top_level))]
+    # a module the error says is not installed is missing even from a list that names only some distributions
+    absent = missing_distributions(error)
+    unmet = [u for u in requires_dist.unmet_requirements(facts, known_missing=absent) if not u.moves_tensorflow]
+    named_unmet = [u for u in unmet if u.name in names or u.name in absent
+                   or (u.top_level and any(t in names for t in u.top_level))]
     return Explaining(tuple(damaged), tuple(unmet), tuple(named_unmet))

@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional
 from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import Facts, canonical_name, releases
+from tfdoctor.facts.build_names import ROCM_BUILDS
 from tfdoctor.facts.platform import wheel_platform
 from tfdoctor.facts.requires_dist import is_family
 
@@ -86,6 +87,10 @@ def with_published(facts: Facts) -> tuple[Facts, tuple[Published, ...]]:
         if platform and isinstance(entry, Mapping) and entry.get("requires") is None and entry.get("name") \
                 and entry.get("version") and is_family(str(entry["name"])):
             row = release_row(str(entry["name"]), entry["version"], platform)
+            if row is None and canonical_name(str(entry["name"])) in ROCM_BUILDS:
+                # AMD builds its ROCm wheels (not on PyPI since 2.14) from the same release's source, whose
+                # Python dependencies are TensorFlow's own at that release
+                row = release_row("tensorflow", entry["version"], platform)
             if row is not None:
                 pins = list(row["pins"])
                 filled.append(Published(str(row["distribution"]), str(row["version"]), platform, str(row["source"])))

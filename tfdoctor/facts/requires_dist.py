@@ -342,9 +342,11 @@ def _requested_extras(copies: Mapping[str, Mapping[str, Any]], environment: Mapp
     return found
 
 
-def unmet_requirements(facts: Facts) -> list[Unmet]:
+def unmet_requirements(facts: Facts, known_missing: Iterable[str] = ()) -> list[Unmet]:
     """Every Requires-Dist line of the family and its dependents that applies to the target (markers,
-    active extras) and is not satisfied by what is installed, in recorded order."""
+    active extras) and is not satisfied by what is installed, in recorded order. A partial list's absent
+    distributions are not judged, except `known_missing` (canonical names an error says are not installed)."""
+    known_missing = set(known_missing)
     environment = marker_environment(facts)
     copies = _first_copies(facts)
     imported_build = _imported_build(copies)
@@ -376,7 +378,7 @@ def unmet_requirements(facts: Facts) -> list[Unmet]:
             version = str(installed.get("version")) if installed and installed.get("version") else None
             if installed is not None and holds(version, requirement.specifier) is not False:
                 continue
-            if installed is None and not complete:
+            if installed is None and not complete and name not in known_missing:
                 continue  # a hand-written or trimmed list: absent is not the same as not installed
             found.append(Unmet(requirer, entry.get("version"), str(text), name, written_specifier(text, requirement), version,
                                tuple((installed or {}).get("top_level") or ()), extra, provided_by))

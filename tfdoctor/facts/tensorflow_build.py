@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
-from tfdoctor.facts.build_names import CPU_ONLY_BUILDS, TENSORFLOW_BUILDS
+from tfdoctor.facts.build_names import CPU_ONLY_BUILDS, ROCM_BUILDS, TENSORFLOW_BUILDS
 from tfdoctor.facts.platform import detect_wsl
 from tfdoctor.versions import compare, minor, release
 
@@ -60,7 +60,7 @@ def is_cuda_build(facts: Facts) -> bool | None:
     if dist is None:
         return None
     name = canonical_name(str(dist.get("name", "")))
-    if name in CPU_ONLY_BUILDS:
+    if name in CPU_ONLY_BUILDS or name in ROCM_BUILDS:
         return False
     version = tensorflow_version(facts)
     machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")

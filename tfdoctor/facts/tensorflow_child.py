@@ -59,7 +59,8 @@ def fate(tf: Mapping[str, Any]) -> str:
         return how
     exception = tf.get("exception")
     if exception:
-        return f"raised {short_type(exception.get('type'))}: {first_line(exception.get('message'))}"
+        message = first_line(exception.get("message"))
+        return f"raised {short_type(exception.get('type'))}" + (f": {message}" if message else "")
     if tf.get("exit_code") is None:  # a hand-written or older report that kept only the error text
         return "failed"
     return f"exited with code {tf.get('exit_code')}"
