@@ -295,6 +295,21 @@ def tf_keras_user(distribution: str, version: Optional[str]) -> Optional[Mapping
     return row if row["imports_tf_keras"] or declared else None
 
 
+def moved_to_tf_keras_after(distribution: str, version: Optional[str]) -> Optional[Mapping[str, Any]]:
+    """The oldest generated row of a release *newer* than `version` that imports tf_keras, when the table holds
+    no row saying `version` (or an older release) imports it: the installed release predates the library's move
+    to tf_keras, so it was written for Keras 2 as tf.keras (tensorflow-hub 0.15, deepface 0.0.87). None else."""
+    installed = requires_dist.version_of(version)
+    if installed is None:
+        return None
+    later = [row for row in knowledge_rows("tf_keras_users", "release")
+             if canonical_name(row["distribution"]) == distribution and row["imports_tf_keras"]
+             and (requires_dist.version_of(row["release"]) or installed) > installed]
+    if not later:
+        return None
+    return min(later, key=lambda r: requires_dist.version_of(r["release"]))
+
+
 def _keras2_library_under_keras3(facts: Facts, distribution: str) -> Optional[Mapping[str, Any]]:
     """The newest tf_keras_users row of a library whose releases import tf_keras (it moved to Keras 2's tf_keras
     when tf.keras became Keras 3), when tf.keras is Keras 3 here and tf-keras is not installed; else None. Keras 3
@@ -389,6 +404,20 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                 + (f" For tf.keras itself to be Keras 2 too (a model mixing tf.keras and {name} layers), also set "
                    "TF_USE_LEGACY_KERAS=1 before TensorFlow is imported." if _keras3_by_tensorflow(facts) else ""),
                 tf_keras_repairs(facts, reason), user["source"], kind="needs-tf-keras"))
+            continue
+        moved = moved_to_tf_keras_after(name, version) if user is None else None
+        if moved is not None and "tf-keras" not in have and _keras3(facts) and _keras3_by_tensorflow(facts):
+            reason = (f"{named} predates {name}'s move to tf_keras ({moved['release']} imports it): it was written "
+                      f"for Keras 2 as tf.keras, which is Keras 3 in {tensorflow}")
+            problems.append(Problem(
+                name, Status.FAIL, f"{named} was made for Keras 2 as tf.keras, which is Keras 3 here",
+                [f"{name} {moved['release']} and later import tf_keras instead (read from its wheel: {moved['source']})"],
+                f"Install {made_for.tf_keras_requirement(facts) or 'tf-keras'}, the tf-keras made for {tensorflow}, and "
+                "set TF_USE_LEGACY_KERAS=1 (in this shell and your shell profile) so that tf.keras is Keras 2 again; "
+                f"or upgrade {name} to {moved['release']} or later, which imports tf_keras itself (tf-keras still "
+                "needed).",
+                tf_keras_repairs(facts, reason) + (Repair.set_env("TF_USE_LEGACY_KERAS", "1", reason=reason),),
+                moved["source"], kind="needs-tf-keras"))
             continue
         accepted = accepts_at_import(name, version, installed[1])
         if accepted is False:

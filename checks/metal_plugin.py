@@ -221,6 +221,8 @@ def _duplicates(facts: Facts, findings: Findings, dirs: list[dict]) -> None:
 
 @check("metal-plugin", "Metal plugin (tensorflow-metal)", needs=('python', 'distributions'), platforms=('Darwin',))
 def metal_plugin(facts: Facts) -> Outcome:
+    if not apple_silicon.is_mac(facts) and apple_silicon.apple_silicon(facts) is None:
+        return Outcome.skip("not recorded: host (whether this is a Mac)", missing=["host"])
     python = section(facts, "python").get("version")
     tf = tensorflow_distributions.tensorflow_version(facts)
     entries = tensorflow_distributions.installed(facts, tensorflow_distributions.METAL)

@@ -279,10 +279,25 @@ def test_every_library_whose_wheel_imports_tf_keras_is_flagged_under_keras_3_wit
     table_facts(HUB_160, installed("tf-keras", "2.21.0")),  # tf-keras installed: nothing to flag
     table_facts(HUB_160, tf_version="2.15.1"),  # TensorFlow 2.15: tf.keras is Keras 2
     table_facts(HUB_160, environment={"TF_USE_LEGACY_KERAS": "1"}),  # the keras check's case, not this one
-    table_facts(installed("tensorflow-hub", "0.15.0")),  # a release that never imports tf_keras
-], ids=["tf-keras-installed", "keras-2", "legacy-variable-set", "hub-0.15"])
+    table_facts(installed("tensorflow-hub", "0.15.0"), tf_version="2.15.1"),  # before Keras 3: Keras 2 tf.keras
+], ids=["tf-keras-installed", "keras-2", "legacy-variable-set", "hub-0.15-under-keras-2"])
 def test_no_warning_where_the_library_has_what_it_needs(facts):
     assert companions.run(facts).status is Status.SKIP
+
+
+@pytest.mark.parametrize("library, moved", [
+    (installed("tensorflow-hub", "0.15.0"), "0.16.0"),  # tensorflow/hub#903 (0.12 under 2.16), #901 (0.15 under 2.16)
+    (installed("deepface", "0.0.87"), "0.0.88"),        # serengil's own issue: 'tf 2.16 causes ... KerasTensor'
+])
+def test_a_release_older_than_its_librarys_move_to_tf_keras_needs_keras_2_as_tf_keras(library, moved):
+    # the table reads each library's wheels: from `moved` on it imports tf_keras; an older release was written for
+    # Keras 2 as tf.keras, which TensorFlow 2.16+ makes Keras 3: tf-keras and TF_USE_LEGACY_KERAS=1 repair it
+    outcome = companions.run(table_facts(library))
+    assert outcome.status is Status.FAIL and "made for Keras 2 as tf.keras" in outcome.summary, outcome.summary
+    assert any(f"{moved} and later import tf_keras" in d for d in outcome.details)
+    assert [r.action for r in outcome.remediation.repairs] == [Action.INSTALL, Action.SET_ENV]
+    switched = table_facts(library, installed("tf-keras", "2.21.0"), environment={"TF_USE_LEGACY_KERAS": "1"})
+    assert companions.run(switched).status is not Status.FAIL
 
 
 def test_a_tfp_release_whose_import_check_refuses_the_installed_tensorflow_fails_without_the_child():
