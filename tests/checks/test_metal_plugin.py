@@ -257,3 +257,11 @@ def test_an_unknown_build_is_judged_by_version_alone():
     assert metal_pairing.metal_pairing("0.5.0", "2.9.0", "tensorflow-macos")["outcome"] == "loads"
     assert metal_pairing.metal_pairing("0.5.0", "2.9.0", "tensorflow")["outcome"] == "import_fails"
     assert metal_pairing.metal_pairing("1.2.0", "2.19.0", "tensorflow")["outcome"] == "loads"
+
+
+def test_a_report_that_does_not_say_it_is_a_mac_is_not_told_its_python_runs_as_x86_64():
+    # fixtures/fresh/aside8 (a deepface thread): no host, an empty python section: nothing says Mac or x86_64
+    facts = {"python": {}, "distributions": [{"name": "tensorflow", "version": "2.16.1"}]}
+    outcome = metal_plugin.run(facts)
+    assert outcome.status is Status.SKIP and "not recorded: host" in outcome.summary
+    assert "x86_64" not in outcome.summary
