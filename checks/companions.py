@@ -340,11 +340,13 @@ def _keras3(facts: Facts) -> bool:
     (keras-hub#1417: tensorflow-hub 0.16.0 under TensorFlow 2.15 and Keras 3)."""
     from tfdoctor.facts import tensorflow_pins
 
-    if _keras3_by_tensorflow(facts) is False:
+    by_tensorflow = _keras3_by_tensorflow(facts)
+    if by_tensorflow is False:
         keras = requires_dist.version_of(_installed(facts).get("keras") or "")
         return keras is not None and keras.major >= 3
-    return bool(_keras3_by_tensorflow(facts)) and str(section(facts, "environment").get(
-        tensorflow_pins.legacy_keras()["variable"]) or "") not in tensorflow_pins.legacy_keras()["true_values"]
+    legacy = tensorflow_pins.legacy_keras()
+    return bool(by_tensorflow) and str(section(facts, "environment").get(legacy["variable"]) or "") \
+        not in legacy["true_values"]
 
 
 def _keras3_by_tensorflow(facts: Facts) -> Optional[bool]:

@@ -76,8 +76,8 @@ def _judge_requirements(facts: Facts, version: str | None, gpu_present: bool, fi
     """The [and-cuda] libraries: present, at the pinned versions; PyTorch's cuDNN pin; 2.16.1's RUNPATH."""
     requirements = [(n, s) for n, s in and_cuda_requirements(facts) if n.startswith("nvidia-")]
     pip_libraries = _pip_cuda(facts)
-    if version in _trap("tf-2.16.1-pip-cuda-not-found")["tf_versions"] and pip_libraries:
-        trap = _trap("tf-2.16.1-pip-cuda-not-found")
+    trap = pip_cuda_trap(version)
+    if trap and pip_libraries:
         findings.fail(
             f"TensorFlow {version} does not find its own pip-installed CUDA libraries: no GPU",
             trap["note"],

@@ -168,8 +168,8 @@ def _remediation(facts: Facts, unmet: list[Unmet]) -> Remediation:
     named = ", ".join(dict.fromkeys(f"{u.name}{u.specifier}" for u in unmet))
     advice = (f"Install what the metadata declares ({named}), every unmet pin in one command so the resolver "
               f"satisfies them together{keep}." if resolvable and unmet else "")
+    tensorflow = (made_for.installed_tensorflow(facts) or ("TensorFlow", ""))[1]
     for name, made in stranded.items():
-        tensorflow = (made_for.installed_tensorflow(facts) or ("TensorFlow", ""))[1]
         advice += (f" No release of {name} made for TensorFlow {tensorflow} ({', '.join(f'{name} {r.version}' for r in made[:3])}) "
                    f"has a wheel for this platform and Python ({', '.join(sorted({p for r in made for p in r.platforms}))} "
                    "only), so no command installs it here: use the package that requires it where those wheels "

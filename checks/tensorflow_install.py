@@ -29,7 +29,7 @@ from tfdoctor.registry import Facts, check
 from tfdoctor.repairs import Repair
 from tfdoctor.specifiers import satisfies
 from tfdoctor.versions import minor, release
-from tfdoctor.facts.platform import wheel_platform
+from tfdoctor.facts.platform import target_machine, wheel_platform
 
 INSTALL_URL = "https://www.tensorflow.org/install/pip"
 APPLE_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
@@ -106,8 +106,7 @@ def _install_fix(facts: Facts, installer: Installer, why: str, first: tuple[Repa
     """Install TensorFlow as this platform and Python take it (`why`: the reason the plan shows); `first`:
     repairs that come before it (uninstall a build pip would not pick)."""
     requirements, advice, url = install_plan(facts)
-    if wheel_platform(facts) is None and host_system(facts) and (section(facts, "python").get("machine")
-                                                                  or section(facts, "host").get("machine")):
+    if wheel_platform(facts) is None and host_system(facts) and target_machine(facts):
         # a recorded platform with no TensorFlow wheel: no install here repairs it (platform-support says where)
         return Remediation("PyPI has no TensorFlow wheel for this platform: platform-support says where TensorFlow "
                            "runs from this machine.", (), url)
@@ -233,7 +232,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
                           "none (a partial list)".replace("  ", " "), **evidence)
     if not copies:
         fix = _install_fix(facts, installer, "TensorFlow is not installed for this Python")
-        machine = section(facts, "python").get("machine") or section(facts, "host").get("machine")
+        machine = target_machine(facts)
         where = platform or (f"{host_system(facts)} {machine}" if host_system(facts) and machine else "an unknown platform")
         details = [f"Python {python or '(version not recorded)'} ({installer.label}) on {where}."]
         shortfall = windows_paths.long_path_shortfall(facts)
@@ -310,13 +309,14 @@ def tensorflow_install(facts: Facts) -> Outcome:
     real = reals[0] if reals else None
     if real and tf:
         row = installable_wheels.wheel_for(real.name, tf, platform) if platform else None
+        other_python = bool(row and python and not installable_wheels.within(python, row["python_min"],
+                                                                            row["python_max"]))
         # conda's own build (INSTALLER says conda): PyPI's wheels are not where it came from, nor a fault of it
         from_conda = str((requires_dist.first_copy(facts, real.name) or {}).get("installer") or "").strip() == "conda"
-        if from_conda and (not row or (python and not installable_wheels.within(python, row["python_min"],
-                                                                               row["python_max"]))):
+        if from_conda and (not row or other_python):
             findings.note(f"{real.name} {tf} was installed by conda (its own build for {platform or 'this platform'}), "
                           "not from a PyPI wheel")
-        elif row and python and not installable_wheels.within(python, row["python_min"], row["python_max"]):
+        elif other_python:
             findings.warn(f"{real.name} {tf} has no wheel for Python {python} on {platform} "
                           f"(Python {row['python_min']}-{row['python_max']})",
                           "It was built from source, by conda, or forced in; pip would not pick it.",

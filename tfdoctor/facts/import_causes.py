@@ -22,8 +22,9 @@ from tfdoctor.facts import Facts, canonical_name, integrity, requires_dist
 _FRAME = re.compile(r'File "([^"]+)"')
 # A name starts where a run of its characters starts (not at every \b inside 'a.a.a...'): an error text
 # comes from a saved report too, and a pattern tried at every dot of a long run is quadratic.
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 _MESSAGE_MODULES = (
-    re.compile(r"No module named '([\w.]+)'"),
+    _NO_MODULE,
     re.compile(r"cannot import name '\w+' from '([\w.]+)'"),
     re.compile(r"module '([\w.]+)' has no attribute"),
     re.compile(r"(?<![\w.])([\w.]+) failed to import"),
@@ -150,7 +151,6 @@ def _integrity_problems(facts: Facts, names: list[str], libraries: list[str]) ->
     return list(dict.fromkeys(found))
 
 
-_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 _IMPORT_LINE = re.compile(r"^\s*(?:-*>\s*\d+\s+)?(?:import|from)\s+([A-Za-z_][\w.]*)")
 # top-level modules whose distribution is not named like them (only those TensorFlow's own pins name)
 _MODULE_DISTRIBUTION = {"google": "protobuf", "absl": "absl-py", "grpc": "grpcio", "pasta": "google-pasta"}
@@ -159,8 +159,8 @@ _MODULE_DISTRIBUTION = {"google": "protobuf", "absl": "absl-py", "grpc": "grpcio
 def missing_modules(error: Optional[Mapping[str, Any]]) -> list[str]:
     """The modules a ModuleNotFoundError says are not installed: its message ("No module named 'ml_dtypes'"),
     or, where a pasted traceback lost the message, the import on its innermost line."""
-    if not error or "ModuleNotFound" not in str(error.get("type") or "") and "No module named" not in str(
-            error.get("message") or ""):
+    if not error or ("ModuleNotFound" not in str(error.get("type") or "")
+                     and "No module named" not in str(error.get("message") or "")):
         return []
     named = _NO_MODULE.findall(str(error.get("message") or ""))
     if not named and error.get("traceback"):

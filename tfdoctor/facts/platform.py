@@ -21,9 +21,14 @@ PLATFORMS = {
 }
 
 
+def target_machine(facts: Facts) -> str:
+    """The target interpreter's machine (platform.machine()), else the host's; '' when neither is recorded."""
+    return str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
+
+
 def wheel_platform(facts: Facts) -> Optional[str]:
     """'macos-arm64' etc.: the OS with the *interpreter's* architecture (what pip picks wheels for)."""
-    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
+    machine = target_machine(facts)
     return PLATFORMS.get((host_system(facts), machine))
 
 
@@ -46,7 +51,7 @@ def machine_platform(facts: Facts) -> str | None:
     """'linux-x86_64', 'linux-aarch64', 'windows-x86_64', 'macos-x86_64', 'macos-arm64', or None
     (an OS or architecture TensorFlow publishes no wheels for). Uses the interpreter's architecture."""
     system = host_system(facts)
-    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "").lower()
+    machine = target_machine(facts).lower()
     arch = "x86_64" if machine in _X86 else "arm64" if machine in _ARM else machine
     if system == "Darwin":
         if rosetta(facts):

@@ -21,6 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import Facts, canonical_name, host_system, section
 from tfdoctor.facts import build_names
+from tfdoctor.facts.platform import target_machine
 
 # The family: TensorFlow's builds and the packages released in step with it. A distribution that
 # requires any of these is checked too (tensorflow-text, -io, -datasets, -probability, keras-hub...).
@@ -90,7 +91,7 @@ def marker_environment(facts: Facts) -> dict[str, str]:
         "python_version": ".".join(version.split(".")[:2]),
         "python_full_version": version,
         "sys_platform": _SYS_PLATFORM.get(system, system.lower()),
-        "platform_machine": str(python.get("machine") or section(facts, "host").get("machine") or ""),
+        "platform_machine": target_machine(facts),
         "platform_system": system,
         "implementation_name": implementation.lower(),
         "platform_python_implementation": implementation,

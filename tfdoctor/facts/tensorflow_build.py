@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
 from tfdoctor.facts.build_names import CPU_ONLY_BUILDS, ROCM_BUILDS, TENSORFLOW_BUILDS
-from tfdoctor.facts.platform import detect_wsl
+from tfdoctor.facts.platform import detect_wsl, target_machine
 from tfdoctor.versions import compare, minor, release
 
 def minor_string(version: str | None) -> str | None:
@@ -63,7 +63,7 @@ def is_cuda_build(facts: Facts) -> bool | None:
     if name in CPU_ONLY_BUILDS or name in ROCM_BUILDS:
         return False
     version = tensorflow_version(facts)
-    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
+    machine = target_machine(facts)
     system = host_system(facts)
     if system == "Linux" and machine in ("aarch64", "arm64"):
         return False
@@ -111,7 +111,7 @@ def wheel_build_info(facts: Facts) -> Mapping[str, Any]:
     generated from the wheels): for a saved report or an import that failed, where the child recorded none.
     {} for another build or platform, or a release the table does not hold."""
     dist = tensorflow_distribution(facts)
-    machine = str(section(facts, "python").get("machine") or section(facts, "host").get("machine") or "")
+    machine = target_machine(facts)
     if host_system(facts) != "Linux" or machine != "x86_64" or dist is None \
             or canonical_name(str(dist.get("name"))) != "tensorflow":
         return {}
