@@ -19,7 +19,7 @@ def fixture_paths() -> list[Path]:
 
 
 # The held-out sets of fresh cases, one per round (each set's ASIDE.md says how it was drawn); only the lead scores them.
-HELD_OUT_SETS = ("aside", "aside2", "aside3", "aside4", "aside5", "aside6", "aside7", "aside8")
+HELD_OUT_SETS = ("aside", "aside2", "aside3", "aside4", "aside5", "aside6", "aside7", "aside8", "aside9")
 # Later rounds keep their seen cases in a folder of their own (round 3: fixtures/fresh/round3/, round 5: round5/,
 # round 6: round6/, round 7: round7/, round 8: round8/).
 SEEN_ROUNDS = ("round3", "round5", "round6", "round7", "round8")

@@ -21,7 +21,7 @@ CHECK_IDS = {c.id for c in all_checks()}
 PATHS = fresh_fixture_paths() + [path for folder in HELD_OUT_SETS + SEEN_ROUNDS for path in fresh_fixture_paths(folder)]
 
 
-def test_seven_rounds_of_cases_ten_held_out_from_each():
+def test_nine_rounds_of_cases_ten_held_out_from_each():
     # round 1: 40 cases, 10 held out in aside/; round 2: 20 cases, 10 held out in aside2/;
     # round 3: 20 cases, 10 seen in round3/ and 10 held out in aside3/; rounds 4 to 7: 10 held out each (aside4/,
     # aside5/, aside6/, aside7/); round 5 also has 10 seen cases in round5/; round 6 also has 5 seen cases in round6/;
@@ -41,6 +41,9 @@ def test_seven_rounds_of_cases_ten_held_out_from_each():
     assert len(fresh_fixture_paths("aside7")) == 10
     assert len([p for p in fresh_fixture_paths("aside8") if p.name.startswith("a-")]) == 5
     assert len([p for p in fresh_fixture_paths("aside8") if p.name.startswith("b-")]) == 5
+    # round 9: two helpers at once, five held out each (aside9/, a- and b- files), none seen
+    assert len([p for p in fresh_fixture_paths("aside9") if p.name.startswith("a-")]) == 5
+    assert len([p for p in fresh_fixture_paths("aside9") if p.name.startswith("b-")]) == 5
     names = [path.name for path in PATHS]
     assert len(names) == len(set(names)), "a case is in one set only"
 
@@ -50,14 +53,14 @@ def test_each_held_out_set_says_how_it_was_drawn():
     # rounds 1-3 drew their held-out ten at random; rounds 4 to 7 held out every case they found, none diagnosed
     method_files = {"aside": FIXTURES / "fresh" / "ASIDE.md",
                     **{name: FIXTURES / "fresh" / name / "ASIDE.md"
-                       for name in ("aside2", "aside3", "aside4", "aside5", "aside6", "aside7", "aside8")}}
+                       for name in ("aside2", "aside3", "aside4", "aside5", "aside6", "aside7", "aside8", "aside9")}}
     drawn_whole = {"aside4", "aside5", "aside6", "aside7"}
     assert set(method_files) == set(HELD_OUT_SETS)
     for held_out, method_file in method_files.items():
-        if held_out == "aside8":
-            # aside8 is gathered by two helpers at once (a- and b- files), each writing its own ASIDE-<part>.md
+        if held_out in ("aside8", "aside9"):
+            # gathered by two helpers at once (a- and b- files), each writing its own ASIDE-<part>.md
             parts = sorted(method_file.parent.glob("ASIDE-*.md"))
-            assert len(parts) == 2, "aside8/ says how it was drawn in ASIDE-a.md and ASIDE-b.md"
+            assert len(parts) == 2, f"{held_out}/ says how it was drawn in ASIDE-a.md and ASIDE-b.md"
             text = "\n".join(path.read_text(encoding="utf-8") for path in parts)
             assert "all 5 found were set aside" in text and "none was diagnosed" in text
             for path in fresh_fixture_paths(held_out):
