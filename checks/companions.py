@@ -24,6 +24,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, is_recorded, made_for, requires_dist, section, tensorflow_child
 from tfdoctor.facts import companions as companions_table
+from tfdoctor.facts import import_causes
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
 from tfdoctor.facts import experiments as experiment_facts
@@ -211,18 +212,12 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
     how = fate or ("fails" if failed else "imports, but warns")
     through = f" (in {at_fault}, which it imports)" if at_fault != module else ""
     details = [f"error: {error}"] if error else []
-    keras2 = _keras2_library_under_keras3(facts, distribution) if found is None and failed and not fate else None
-    if keras2 is not None:  # issue 29: an unknown error of a Keras 2 library, under Keras 3, without tf-keras
-        reason = f"{named} is a Keras 2 library (its releases import tf_keras); tf.keras here is Keras 3"
-        advice, repairs = _release_fix(facts, distribution, installed, f"{named} fails under Keras 3")
-        wanted = made_for.tf_keras_requirement(facts) or "tf-keras"
-        return Problem(module, Status.FAIL, f"`import {module}` {how}{through} under Keras 3, and tf-keras is not "
-                       f"installed" + (f": {error}" if error else ""),
-                       details + [f"{distribution} moved to tf_keras (Keras 2) for Keras 3: {keras2['source']}"],
-                       f"Install {wanted}, the Keras 2 that {distribution} uses under Keras 3 (pip install "
-                       f"'{distribution}[tf]' where it offers that extra), with {distribution}'s release made for "
-                       f"{tensorflow}. {advice if repairs else ''}".strip(),
-                       tf_keras_repairs(facts, reason) + repairs, keras2["source"])
+    unexplained = found is None and failed and not fate
+    keras2 = _keras2_library_under_keras3(facts, distribution) if unexplained else None
+    providers = import_causes.missing_providers(facts, exception) if unexplained else []
+    if keras2 is not None or providers:
+        return _undeclared_needs(facts, module, distribution, installed, f"`import {module}` {how}{through}",
+                                 error, details, keras2, providers)
     if found is None:
         why = f"{named} fails to import beside {tensorflow}"
         advice, repairs = _release_fix(facts, distribution, installed, why)
@@ -252,6 +247,66 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
     advice, repairs = _release_fix(facts, distribution, installed, f"{named} is not made for {tensorflow}")
     status = Status.WARN if found.cause == "tensorflow-unsupported" and not failed else Status.FAIL
     return Problem(module, status, summary, details, advice, repairs, found.source.split(" ", 1)[0])
+
+
+def _undeclared_needs(facts: Facts, module: str, distribution: str, installed: Optional[str], what: str, error: str,
+                      details: list[str], keras2: Optional[Mapping[str, Any]],
+                      providers: list[import_causes.MissingProvider]) -> Problem:
+    """An import that fails on what the library needs and does not declare: tf_keras under Keras 3 (a Keras 2
+    library without tf-keras; one older than the library's move to tf_keras is upgraded past it), a module its
+    provider no longer has (pkg_resources, removed in setuptools 82: tensorflow/hub#934). Every need found is
+    in the one repair, so the pasted plan gets past each error in turn, not only the first."""
+    named = f"{distribution} {installed}" if installed else distribution
+    causes, advice, intents, url = [], [], [], None
+    tf_keras: tuple[Repair, ...] = ()
+    for provider in providers:
+        has = f"{provider.distribution} {provider.installed}, installed here, has not" if provider.installed \
+            else f"{provider.distribution} is not installed"
+        causes.append(f"{named} imports {provider.module}, which {provider.provided_by} provides ({has}; "
+                      f"{distribution}'s Requires-Dist does not name {provider.distribution})")
+        advice.append(f"Install '{provider.provided_by}', which provides {provider.module} ({distribution} imports "
+                      f"it without requiring {provider.distribution}).")
+        intents.append(Repair.install(provider.provided_by, reason=causes[-1]))
+        details.append(f"{provider.module} is provided by {provider.provided_by}: {provider.source}")
+        url = url or provider.source
+    if keras2 is not None:
+        reason = f"{named} is a Keras 2 library (its releases import tf_keras); tf.keras here is Keras 3"
+        upgrade = _past_the_move(facts, distribution, installed)
+        release_advice, release_repairs = ((f"Upgrade {distribution} to {upgrade[1]} or later: {named} predates its "
+                                            "move to tf_keras, and no setting makes it work under Keras 3.",
+                                            (upgrade[0],))
+                                           if upgrade else _release_fix(facts, distribution, installed,
+                                                                        f"{named} fails under Keras 3"))
+        wanted = made_for.tf_keras_requirement(facts) or "tf-keras"
+        advice.append(f"Install {wanted}, the Keras 2 that {distribution} uses under Keras 3 (pip install "
+                      f"'{distribution}[tf]' where it offers that extra)."
+                      + (f" {release_advice}" if release_repairs else ""))
+        tf_keras = tf_keras_repairs(facts, reason) + tuple(release_repairs)
+        details.append(f"{distribution} moved to tf_keras (Keras 2) for Keras 3: {keras2['source']}")
+        url = url or keras2["source"]
+    # once it imports, a Keras 2 layer it exports (hub's KerasLayer) needs tf.keras to be tf-keras as well
+    layered = _legacy_keras_fix(facts, distribution, tf_keras)
+    if layered is not None:
+        advice.append(layered.advice)
+    intents.extend(layered.repairs if layered is not None else tf_keras)
+    under = " under Keras 3, and tf-keras is not installed" if keras2 is not None else ""
+    summary = (f"{what}{under}: " + "; ".join(causes) if causes
+               else f"{what}{under}" + (f": {error}" if error else ""))
+    return Problem(module, Status.FAIL, summary, details, " ".join(advice), tuple(intents), url)
+
+
+def _past_the_move(facts: Facts, distribution: str, installed: Optional[str]) -> Optional[tuple[Repair, str]]:
+    """(repair, release): install the library's first release that imports tf_keras itself, when the installed
+    one predates that move. tf-keras and TF_USE_LEGACY_KERAS alone do not repair it: tensorflow-hub 0.15 imports
+    tf.estimator, which TensorFlow 2.16 removed (tensorflow/hub#901). None when the installed release has moved."""
+    if tf_keras_user(distribution, installed) is not None:
+        return None
+    moved = moved_to_tf_keras_after(distribution, installed)
+    if moved is None:
+        return None
+    reason = (f"{distribution} {installed} predates {distribution}'s move to tf_keras ({moved['release']} imports "
+              f"it): it was written for Keras 2 as tf.keras, which is Keras 3 in {_tensorflow_words(facts)}")
+    return Repair.install(f"{distribution}>={moved['release']}", reason=reason), str(moved["release"])
 
 
 def keras2_layers(distribution: str) -> list[tuple[str, str]]:
@@ -407,19 +462,22 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                    "TF_USE_LEGACY_KERAS=1 before TensorFlow is imported." if _keras3_by_tensorflow(facts) else ""),
                 tf_keras_repairs(facts, reason), user["source"], kind="needs-tf-keras"))
             continue
-        moved = moved_to_tf_keras_after(name, version) if user is None else None
-        if moved is not None and "tf-keras" not in have and _keras3(facts) and _keras3_by_tensorflow(facts):
-            reason = (f"{named} predates {name}'s move to tf_keras ({moved['release']} imports it): it was written "
-                      f"for Keras 2 as tf.keras, which is Keras 3 in {tensorflow}")
+        upgrade = _past_the_move(facts, name, version) if user is None else None
+        if upgrade is not None and "tf-keras" not in have and _keras3(facts) and _keras3_by_tensorflow(facts):
+            repair, release = upgrade
+            moved = moved_to_tf_keras_after(name, version) or {}
+            reason = f"{name} {release} and later import tf_keras; {named} was written for Keras 2 as tf.keras"
+            intents = tf_keras_repairs(facts, reason) + (repair,)
+            layered = _legacy_keras_fix(facts, name, intents)
             problems.append(Problem(
                 name, Status.FAIL, f"{named} was made for Keras 2 as tf.keras, which is Keras 3 here",
-                [f"{name} {moved['release']} and later import tf_keras instead (read from its wheel: {moved['source']})"],
-                f"Install {made_for.tf_keras_requirement(facts) or 'tf-keras'}, the tf-keras made for {tensorflow}, and "
-                "set TF_USE_LEGACY_KERAS=1 (in this shell and your shell profile) so that tf.keras is Keras 2 again; "
-                f"or upgrade {name} to {moved['release']} or later, which imports tf_keras itself (tf-keras still "
-                "needed).",
-                tf_keras_repairs(facts, reason) + (Repair.set_env("TF_USE_LEGACY_KERAS", "1", reason=reason),),
-                moved["source"], kind="needs-tf-keras"))
+                [f"{name} {release} and later import tf_keras instead (read from its wheel: {moved.get('source')})"],
+                f"Upgrade {name} to {release} or later, which imports tf_keras itself, and install "
+                f"{made_for.tf_keras_requirement(facts) or 'tf-keras'}, the tf-keras made for {tensorflow}: {named} "
+                "predates that move, and no setting makes it work under Keras 3."
+                + (f" {layered.advice}" if layered is not None else ""),
+                layered.repairs if layered is not None else intents,
+                layered.url if layered is not None else moved.get("source"), kind="needs-tf-keras"))
             continue
         accepted = accepts_at_import(name, version, installed[1])
         if accepted is False:

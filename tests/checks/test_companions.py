@@ -285,19 +285,23 @@ def test_no_warning_where_the_library_has_what_it_needs(facts):
     assert companions.run(facts).status is Status.SKIP
 
 
-@pytest.mark.parametrize("library, moved", [
-    (installed("tensorflow-hub", "0.15.0"), "0.16.0"),  # tensorflow/hub#903 (0.12 under 2.16), #901 (0.15 under 2.16)
-    (installed("deepface", "0.0.87"), "0.0.88"),        # serengil's own issue: 'tf 2.16 causes ... KerasTensor'
+@pytest.mark.parametrize("library, moved, layer", [
+    (installed("tensorflow-hub", "0.15.0"), "0.16.0", True),  # tensorflow/hub#903 (0.12 under 2.16), #901 (0.15 under 2.16)
+    (installed("deepface", "0.0.87"), "0.0.88", False),       # serengil's own issue: 'tf 2.16 causes ... KerasTensor'
 ])
-def test_a_release_older_than_its_librarys_move_to_tf_keras_needs_keras_2_as_tf_keras(library, moved):
+def test_a_release_older_than_its_librarys_move_to_tf_keras_is_upgraded_past_it(library, moved, layer):
     # the table reads each library's wheels: from `moved` on it imports tf_keras; an older release was written for
-    # Keras 2 as tf.keras, which TensorFlow 2.16+ makes Keras 3: tf-keras and TF_USE_LEGACY_KERAS=1 repair it
+    # Keras 2 as tf.keras, which TensorFlow 2.16+ makes Keras 3. tf-keras and TF_USE_LEGACY_KERAS=1 do not repair
+    # hub 0.15 (it imports tf.estimator, gone in 2.16: hub#901, and measured): the repair upgrades past the move,
+    # with tf-keras; a library exporting a Keras 2 layer (hub's KerasLayer) also needs tf.keras to be tf-keras
     outcome = companions.run(table_facts(library))
     assert outcome.status is Status.FAIL and "made for Keras 2 as tf.keras" in outcome.summary, outcome.summary
     assert any(f"{moved} and later import tf_keras" in d for d in outcome.details)
-    assert [r.action for r in outcome.remediation.repairs] == [Action.INSTALL, Action.SET_ENV]
-    switched = table_facts(library, installed("tf-keras", "2.21.0"), environment={"TF_USE_LEGACY_KERAS": "1"})
-    assert companions.run(switched).status is not Status.FAIL
+    repairs = outcome.remediation.repairs
+    assert [r.packages for r in repairs if r.action is Action.INSTALL] == [("tf-keras==2.21.0",),
+                                                                           (f"{library['name']}>={moved}",)]
+    assert [r.variable for r in repairs if r.action is Action.SET_ENV] == (["TF_USE_LEGACY_KERAS"] if layer else [])
+    assert f"Upgrade {library['name']} to {moved} or later" in outcome.remediation.advice
 
 
 def test_a_tfp_release_whose_import_check_refuses_the_installed_tensorflow_fails_without_the_child():
@@ -478,3 +482,52 @@ def test_a_library_with_only_patch_releases_finds_its_own_row():
     (aside6's deepface 0.0.92 under TensorFlow 2.16.2 without tf-keras, scored before this change)."""
     outcome = companions.run(table_facts(installed("deepface", "0.0.92"), tf_version="2.16.2"))
     assert outcome.status is Status.FAIL and "deepface 0.0.92 needs tf-keras" in outcome.summary
+
+
+# --- an undeclared need: a module its provider no longer has; a release from before the move to tf_keras --------
+
+NO_PKG_RESOURCES = {"message": "No module named 'pkg_resources'", "kind": "ModuleNotFoundError"}
+HUB_161 = installed("tensorflow-hub", "0.16.1", requires=["numpy >=1.12.0", "protobuf >=3.19.6", "tf-keras >=2.14.1"])
+
+
+@pytest.mark.parametrize("setuptools, has", [(installed("setuptools", "84.2.1"), "setuptools 84.2.1, installed here, has not"),
+                                             (None, "setuptools is not installed")])
+def test_a_module_its_provider_removed_gets_the_providers_releases_that_have_it(setuptools, has):
+    # tensorflow/hub#934: hub 0.16.1 imports pkg_resources without requiring setuptools, and setuptools 82 removed it
+    # (knowledge/module_providers.toml); tf-keras is there, so only setuptools and, for hub's KerasLayer under
+    # Keras 3, TF_USE_LEGACY_KERAS are asked for
+    facts = facts_with(entry("tensorflow_hub", **NO_PKG_RESOURCES),
+                       distributions=(HUB_161, installed("tf-keras", "2.21.0"), *([setuptools] if setuptools else [])))
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL and "does not know" not in outcome.remediation.advice
+    assert "tensorflow-hub 0.16.1 imports pkg_resources, which setuptools<82 provides" in outcome.summary
+    assert has in outcome.summary
+    assert [(r.action, r.packages, r.variable) for r in outcome.remediation.repairs] == [
+        (Action.INSTALL, ("setuptools<82",), None), (Action.SET_ENV, (), "TF_USE_LEGACY_KERAS")]
+
+
+def test_a_provider_that_still_has_the_module_is_not_blamed():
+    # setuptools 81 has pkg_resources: the module went missing some other way, which no rule here names
+    facts = facts_with(entry("tensorflow_hub", **NO_PKG_RESOURCES),
+                       distributions=(HUB_161, installed("tf-keras", "2.21.0"), installed("setuptools", "81.0.0")))
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL and "setuptools<82" not in outcome.summary
+    assert not any(r.packages == ("setuptools<82",) for r in outcome.remediation.repairs)
+
+
+def test_hub_0_15_failing_under_keras_3_is_upgraded_past_the_move_with_each_need_in_one_repair():
+    # measured: hub 0.15.0 beside TensorFlow 2.21 fails on pkg_resources (setuptools 84), and with setuptools 81 on
+    # `tensorflow.compat.v1.estimator` (gone since 2.16, hub#901); tf-keras with TF_USE_LEGACY_KERAS does not repair
+    # it, hub 0.16 and later with tf-keras do: every need is in the repair, so the pasted plan gets past both errors
+    facts = facts_with(entry("tensorflow_hub", **NO_PKG_RESOURCES),
+                       distributions=(installed("tensorflow-hub", "0.15.0"), installed("setuptools", "84.2.1")))
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL and "under Keras 3, and tf-keras is not installed" in outcome.summary
+    assert [(r.action, r.packages, r.variable) for r in outcome.remediation.repairs] == [
+        (Action.INSTALL, ("setuptools<82",), None), (Action.INSTALL, ("tf-keras==2.21.0",), None),
+        (Action.INSTALL, ("tensorflow-hub>=0.16.0",), None), (Action.SET_ENV, (), "TF_USE_LEGACY_KERAS")]
+    assert "Upgrade tensorflow-hub to 0.16.0 or later" in outcome.remediation.advice
+    estimator = entry("tensorflow_hub", message="cannot import name 'estimator' from 'tensorflow.compat.v1'")
+    later = companions.run(facts_with(estimator, distributions=(installed("tensorflow-hub", "0.15.0"),)))
+    assert [r.packages for r in later.remediation.repairs if r.action is Action.INSTALL] == [
+        ("tf-keras==2.21.0",), ("tensorflow-hub>=0.16.0",)]
