@@ -102,11 +102,22 @@ CASES = (
     Case("tensorflow-hub-without-tf-keras", "tensorflow-hub 0.16.0 (its Requires-Dist names no tf-keras, its own source "
          "imports tf_keras under Keras 3) beside tensorflow-cpu {tf} without tf-keras: import tensorflow_hub fails",
          FAIL, causes=(("tensorflow-hub 0.16.0", "tf-keras"),),
-         # setuptools: hub also imports pkg_resources, which it does not declare either (a venv made by `python -m
-         # venv` on 3.11 has it; the live base has not): that second mechanism is not this case's
+         # setuptools below 82: hub also imports pkg_resources, which it does not declare either (the base's
+         # `python -m venv` setuptools has it; tensorflow-hub-without-pkg-resources is that mechanism's case)
          # the plan: tf-keras, and `export TF_USE_LEGACY_KERAS=1` (hub's KerasLayer is a tf-keras layer under Keras 3),
          # a step for the shell: pasted into it, and named by `tfdoctor fix` (exit 3) as left to the user
          install=("tensorflow-hub==0.16.0", "setuptools==80.9.0"), imports=("tensorflow_hub",)),
+    Case("tensorflow-hub-0.15-under-keras-3", "tensorflow-hub 0.15.0 (before hub moved to tf_keras; it imports "
+         "tf.estimator, gone since TensorFlow 2.16) beside tensorflow-cpu {tf} without tf-keras: import tensorflow_hub fails",
+         FAIL, causes=(("tensorflow-hub 0.15.0", "tf-keras"),),
+         # the plan: tf-keras, tensorflow-hub>=0.16.0 (no setting makes 0.15 work under Keras 3: tensorflow/hub#901)
+         # and `export TF_USE_LEGACY_KERAS=1` for hub's KerasLayer
+         install=("tensorflow-hub==0.15.0",), imports=("tensorflow_hub",)),
+    Case("tensorflow-hub-without-pkg-resources", "tensorflow-hub 0.16.1 and tf-keras beside tensorflow-cpu {tf}, with "
+         "setuptools 84 (82 removed pkg_resources, which hub imports without declaring setuptools): import "
+         "tensorflow_hub fails", FAIL, causes=(("tensorflow-hub 0.16.1", "pkg_resources", "setuptools<82"),),
+         # tensorflow/hub#934; the plan: setuptools<82, and `export TF_USE_LEGACY_KERAS=1` for hub's KerasLayer
+         install=("tensorflow-hub==0.16.1", "tf-keras=={tf}", "setuptools==84.2.1"), imports=("tensorflow_hub",)),
     Case("uv-venv-protobuf-too-old", "a uv venv (no pip inside) with protobuf below TensorFlow's pin: the import fails",
          FAIL, causes=(("protobuf 5.29",),), origin=UV, install=("protobuf==5.29.5",), violates="protobuf"),
     *(Case(f"healthy-tensorflow-cpu-{release}", f"control: pip install tensorflow-cpu=={release} into a fresh Python 3.11 venv",
