@@ -26,6 +26,7 @@ def test_nine_rounds_of_cases_ten_held_out_from_each():
     # round 3: 20 cases, 10 seen in round3/ and 10 held out in aside3/; rounds 4 to 7: 10 held out each (aside4/,
     # aside5/, aside6/, aside7/); round 5 also has 10 seen cases in round5/; round 6 also has 5 seen cases in round6/;
     # round 7 has 4 seen cases in round7/; round 8 has 7 seen cases in round8/ (threads first posted in 2025-2026)
+    # round 9 has none seen: its ten are held out in aside9/
     assert len(fresh_fixture_paths()) == 30 + 10
     assert len(fresh_fixture_paths("aside")) == 10
     assert len(fresh_fixture_paths("aside2")) == 10
