@@ -24,7 +24,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, is_recorded, made_for, requires_dist, section, tensorflow_child
 from tfdoctor.facts import companions as companions_table
-from tfdoctor.facts import import_causes
+from tfdoctor.facts import module_providers
 from tfdoctor.model import Outcome, Remediation, Status
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
 from tfdoctor.facts import experiments as experiment_facts
@@ -214,7 +214,7 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
     details = [f"error: {error}"] if error else []
     unexplained = found is None and failed and not fate
     keras2 = _keras2_library_under_keras3(facts, distribution) if unexplained else None
-    providers = import_causes.missing_providers(facts, exception) if unexplained else []
+    providers = module_providers.missing_providers(facts, exception) if unexplained else []
     if keras2 is not None or providers:
         return _undeclared_needs(facts, module, distribution, installed, f"`import {module}` {how}{through}",
                                  error, details, keras2, providers)
@@ -251,7 +251,7 @@ def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: O
 
 def _undeclared_needs(facts: Facts, module: str, distribution: str, installed: Optional[str], what: str, error: str,
                       details: list[str], keras2: Optional[Mapping[str, Any]],
-                      providers: list[import_causes.MissingProvider]) -> Problem:
+                      providers: list[module_providers.MissingProvider]) -> Problem:
     """An import that fails on what the library needs and does not declare: tf_keras under Keras 3 (a Keras 2
     library without tf-keras; one older than the library's move to tf_keras is upgraded past it), a module its
     provider no longer has (pkg_resources, removed in setuptools 82: tensorflow/hub#934). Every need found is

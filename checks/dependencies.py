@@ -21,7 +21,7 @@ from typing import Any, Mapping, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from tfdoctor.facts import autograph, made_for, owners, published_requires, requires_dist, section, tensorflow_child
-from tfdoctor.facts import import_causes, tested_locks
+from tfdoctor.facts import import_causes, module_providers, tested_locks
 from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requires_dist import Unmet
 from tfdoctor.model import Outcome, Remediation
@@ -226,6 +226,16 @@ def _judge(facts: Facts) -> Outcome:
                             *[b.describe() for b in behind[1:]],
                             fix=Remediation(f"Install the releases TensorFlow's CI tested ({behind[0].source}).",
                                             url=behind[0].source, repairs=repairs), **evidence)
+    stranded = module_providers.stranded_importers(facts)
+    if stranded:
+        evidence["stranded_importers"] = [{"name": s.name, "version": s.version, "module": s.provider.module,
+                                           "provided_by": s.provider.provided_by, "installed": s.provider.installed}
+                                          for s in stranded]
+    if not unmet and stranded:  # issue 29: every pin holds, yet an installed release imports what nothing provides
+        lines = [_stranded_line(s) for s in stranded]
+        return Outcome.warn(lines[0] + (f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""),
+                            "TensorFlow itself does not import it: only what the line names fails", *lines[1:],
+                            fix=_stranded_fix(stranded), **evidence)
     if not unmet:
         partial = () if requires_dist.complete_record(facts) else (
             "This report lists only some distributions: a required one it does not list was not judged.",)
@@ -266,10 +276,30 @@ def _judge(facts: Facts) -> Outcome:
         details.insert(0, "The TensorFlow import was not tried in this run: the declared incompatibility stands "
                           "(`pip check` reports it too); a run that imports TensorFlow shows whether it survives it")
     fix = _remediation(facts, unmet)
+    if stranded:  # the unmet pins' install alone brings the newest provider, which lacks the module
+        extra = _stranded_fix(stranded)
+        fix = replace(fix, advice=f"{fix.advice} {extra.advice}".strip(), repairs=fix.repairs + extra.repairs)
+        details.extend(_stranded_line(s) for s in stranded)
     summary = first.describe() + more
     if failing:
         return Outcome.fail(summary, *details, fix=fix, **evidence)
     return Outcome.warn(summary, *details, fix=fix, **evidence)
+
+
+def _stranded_line(stranded: module_providers.StrandedImporter) -> str:
+    provider = stranded.provider
+    has = (f"{provider.distribution} {provider.installed}, installed here, has not" if provider.installed
+           else f"{provider.distribution} is not installed")
+    return (f"{stranded.name} {stranded.version} imports {provider.module}, which {provider.provided_by} provides "
+            f"({has}): {stranded.uses} fails")
+
+
+def _stranded_fix(stranded: list[module_providers.StrandedImporter]) -> Remediation:
+    wanted = dict.fromkeys(s.provider.provided_by for s in stranded)
+    return Remediation(" ".join(f"Install '{w}' (TensorFlow stays where it is)." for w in wanted),
+                       url=stranded[0].provider.source,
+                       repairs=tuple(Repair.install(s.provider.provided_by, reason=_stranded_line(s))
+                                     for s in stranded))
 
 
 def _markers_line(environment: Mapping[str, Any]) -> str:

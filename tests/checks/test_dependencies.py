@@ -682,3 +682,56 @@ def test_a_missing_companion_with_no_wheel_here_gets_no_install_command():
     linux = {**facts, "host": {"system": "Linux", "machine": "x86_64"},
              "python": {**facts["python"], "machine": "x86_64"}}
     assert any("tensorflow-text" in " ".join(r.packages) for r in run(linux).remediation.repairs)
+
+
+# --- an installed release that imports what nothing here provides (knowledge/module_providers.toml) ------------
+
+def tensorboard_beside(tensorboard: str, setuptools: str | None, versions: dict | None = None):
+    extra = [{"name": "tensorboard", "version": tensorboard, "location": "/venv/lib/python3.11/site-packages",
+              "top_level": ["tensorboard"], "requires": ["setuptools>=41.0.0", "numpy>=1.12.0"]}]
+    if setuptools:
+        extra.append({"name": "setuptools", "version": setuptools, "location": "/venv/lib/python3.11/site-packages",
+                      "top_level": ["setuptools", "pkg_resources"][:1 if setuptools.startswith("8") else 2]})
+    return tensorflow_environment(versions, extra=extra, tensorflow=IMPORTED)
+
+
+def test_tensorboard_before_2_21_beside_setuptools_82_or_later_warns_and_pins_setuptools_below_it():
+    # measured: tensorflow-cpu 2.20.0 installed today brings tensorboard 2.20.0 and setuptools 84.2.1 (tensorboard
+    # asks only setuptools>=41.0.0); `tensorboard --version` then dies on `import pkg_resources`, which
+    # setuptools 82 removed (tensorboard#7107), while TensorFlow imports; 'setuptools<82' repairs it
+    facts = tensorboard_beside("2.20.0", "84.2.1")
+    result = run(facts)
+    assert result.status is Status.WARN
+    assert result.summary.startswith("tensorboard 2.20.0 imports pkg_resources, which setuptools<82 provides "
+                                     "(setuptools 84.2.1, installed here, has not): the `tensorboard` command")
+    assert [r.packages for r in result.remediation.repairs] == [("setuptools<82",)]
+    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "setuptools<82", "tensorflow-cpu==2.21.0"]]
+
+
+@pytest.mark.parametrize("tensorboard, setuptools", [("2.20.0", "80.9.0"), ("2.21.0", "84.2.1")],
+                         ids=["setuptools-with-pkg-resources", "tensorboard-without-the-import"])
+def test_no_warning_where_the_provider_has_the_module_or_tensorboard_does_not_import_it(tensorboard, setuptools):
+    assert run(tensorboard_beside(tensorboard, setuptools)).status is Status.PASS
+
+
+def test_an_absent_provider_counts_only_in_a_complete_list():
+    # tensorboard's own pin asks for setuptools (unmet); installing the newest would still lack pkg_resources, so
+    # the provider's bound joins the pin's step
+    facts = tensorboard_beside("2.19.0", None)
+    result = run(facts)
+    assert result.status is Status.WARN and result.summary.startswith("tensorboard 2.19.0 requires setuptools>=41.0.0")
+    assert any("setuptools is not installed): the `tensorboard` command" in d for d in result.details)
+    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "setuptools>=41.0.0,<82",
+                                        "tensorflow-cpu==2.21.0"]]
+    del facts["python"]["distribution_count"]  # a hand-written or partial list says nothing of what it leaves out
+    assert run(facts).status is Status.PASS
+
+
+def test_unmet_pins_and_a_stranded_importer_are_repaired_in_one_step():
+    # the unmet pin's install alone would leave the newest setuptools: the provider's bound joins the same step
+    facts = tensorboard_beside("2.20.0", "84.2.1", {"protobuf": "5.28.0"})
+    result = run(facts)
+    assert result.status is Status.WARN and result.summary.startswith("protobuf 5.28.0")
+    assert any("imports pkg_resources" in d for d in result.details)
+    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1",
+                                        "setuptools<82", "tensorflow-cpu==2.21.0"]]

@@ -17,11 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
-from packaging.specifiers import SpecifierSet
-from packaging.requirements import Requirement
-
 from tfdoctor.facts import Facts, canonical_name, integrity, requires_dist
-from tfdoctor.knowledge import rows as knowledge_rows
 
 _FRAME = re.compile(r'File "([^"]+)"')
 # A name starts where a run of its characters starts (not at every \b inside 'a.a.a...'): an error text
@@ -180,37 +176,6 @@ def missing_distributions(error: Optional[Mapping[str, Any]]) -> list[str]:
         top = module.split(".")[0]
         names.append(canonical_name(_MODULE_DISTRIBUTION.get(top, top)))
     return list(dict.fromkeys(names))
-
-
-@dataclass(frozen=True)
-class MissingProvider:
-    """A module the error says is missing, imported without its provider being declared, and the releases of the
-    provider that have it (knowledge/module_providers.toml): pkg_resources, which setuptools 82 removed."""
-
-    module: str
-    distribution: str
-    provided_by: str  # the requirement that puts it back ("setuptools<82")
-    installed: Optional[str]  # the provider's installed version, None when it is absent
-    source: str
-
-
-def missing_providers(facts: Facts, error: Optional[Mapping[str, Any]]) -> list[MissingProvider]:
-    """The missing modules of the error whose provider is absent here, or installed at a release without them."""
-    found = []
-    for module in missing_modules(error):
-        top = module.split(".")[0]
-        for row in knowledge_rows("module_providers", "providers"):
-            if row["module"] != top:
-                continue
-            wanted = Requirement(row["provided_by"])
-            copy = requires_dist.first_copy(facts, wanted.name) or {}
-            installed = str(copy["version"]) if copy.get("version") else None
-            version = requires_dist.version_of(installed)
-            if version is not None and SpecifierSet(str(wanted.specifier)).contains(version, prereleases=True):
-                continue  # the provider has it: something else removed the module
-            found.append(MissingProvider(top, canonical_name(wanted.name), row["provided_by"], installed,
-                                         row["source"].split(" ", 1)[0]))
-    return found
 
 
 def what_explains(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: str = "") -> Explaining:
