@@ -118,6 +118,11 @@ CASES = (
          "tensorflow_hub fails", FAIL, causes=(("tensorflow-hub 0.16.1", "pkg_resources", "setuptools<82"),),
          # tensorflow/hub#934; the plan: setuptools<82, and `export TF_USE_LEGACY_KERAS=1` for hub's KerasLayer
          install=("tensorflow-hub==0.16.1", "tf-keras=={tf}", "setuptools==84.2.1"), imports=("tensorflow_hub",)),
+    Case("tensorboard-without-pkg-resources", "tensorboard 2.20.0 (TensorFlow 2.20's, whose default.py imports "
+         "pkg_resources) beside setuptools 84 (82 removed it): the `tensorboard` command fails while TensorFlow works",
+         WARN, causes=(("tensorboard 2.20.0", "pkg_resources", "setuptools<82"),),
+         # tensorboard#7107; installed --no-deps, so its own requirements missing here join the plan's one step
+         install=("tensorboard==2.20.0", "setuptools==84.2.1"), imports=("tensorboard.main",)),
     Case("uv-venv-protobuf-too-old", "a uv venv (no pip inside) with protobuf below TensorFlow's pin: the import fails",
          FAIL, causes=(("protobuf 5.29",),), origin=UV, install=("protobuf==5.29.5",), violates="protobuf"),
     *(Case(f"healthy-tensorflow-cpu-{release}", f"control: pip install tensorflow-cpu=={release} into a fresh Python 3.11 venv",
