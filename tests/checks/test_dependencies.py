@@ -177,13 +177,15 @@ TEXT_215 = {"name": "tensorflow-text", "version": "2.15.0", "top_level": ["tenso
 HUB = {"name": "tensorflow-hub", "version": "0.16.1", "top_level": ["tensorflow_hub"],
        "requires": ["numpy>=1.12.0", "protobuf>=3.19.6", "tf-keras>=2.14.1"]}
 TF_KERAS_221 = {"name": "tf-keras", "version": "2.21.0", "top_level": ["tf_keras"], "requires": ["tensorflow<2.22,>=2.21"]}
+# hub imports pkg_resources without requiring setuptools: a listing without a setuptools that has it is a broken hub
+SETUPTOOLS_80 = {"name": "setuptools", "version": "80.9.0", "top_level": ["setuptools", "pkg_resources"]}
 
 
 def test_a_dependent_made_for_another_tensorflow_gets_its_release_made_for_the_installed_one():
     """tensorflow-text 2.15.0 beside tensorflow-cpu 2.21.0 (issue 17): the tensorflow-text release made for 2.21
     (companion table), exact, installed --no-deps since it requires `tensorflow`: never `tensorflow<2.16` and
     never the extra's `tensorflow-cpu<2.14` (an extra nobody asked for)."""
-    facts = tensorflow_environment(extra=[TEXT_215, HUB, TF_KERAS_221], tensorflow=IMPORTED)
+    facts = tensorflow_environment(extra=[TEXT_215, HUB, TF_KERAS_221, SETUPTOOLS_80], tensorflow=IMPORTED)
     result = run(facts)
     assert result.status is Status.WARN
     assert result.summary == "tensorflow-cpu 2.21.0 is outside tensorflow-text 2.15.0's tensorflow<2.16,>=2.15.0"
@@ -706,6 +708,18 @@ def test_tensorboard_before_2_21_beside_setuptools_82_or_later_warns_and_pins_se
                                      "(setuptools 84.2.1, installed here, has not): the `tensorboard` command")
     assert [r.packages for r in result.remediation.repairs] == [("setuptools<82",)]
     assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "setuptools<82", "tensorflow-cpu==2.21.0"]]
+
+
+def test_tensorflow_hub_beside_a_setuptools_without_pkg_resources_warns_before_it_is_imported():
+    # hub 0.13.0-0.16.1 import pkg_resources and require no setuptools (hub#934): a saved report without the child's
+    # imports still gets the repair the live run's companions check gives
+    facts = tensorflow_environment(extra=[HUB, TF_KERAS_221, {"name": "setuptools", "version": "82.0.0"}],
+                                   tensorflow=IMPORTED)
+    result = run(facts)
+    assert result.status is Status.WARN and "`import tensorflow_hub` fails" in result.summary
+    assert [r.packages for r in result.remediation.repairs] == [("setuptools<82",)]
+    facts["distributions"][-1]["version"] = "81.0.0"
+    assert run(facts).status is Status.PASS
 
 
 @pytest.mark.parametrize("tensorboard, setuptools", [("2.20.0", "80.9.0"), ("2.21.0", "84.2.1")],
