@@ -260,9 +260,7 @@ def _undeclared_needs(facts: Facts, module: str, distribution: str, installed: O
     causes, advice, intents, url = [], [], [], None
     tf_keras: tuple[Repair, ...] = ()
     for provider in providers:
-        has = f"{provider.distribution} {provider.installed}, installed here, has not" if provider.installed \
-            else f"{provider.distribution} is not installed"
-        causes.append(f"{named} imports {provider.module}, which {provider.provided_by} provides ({has}; "
+        causes.append(f"{named} imports {provider.module}, which {provider.provided_by} provides ({provider.lack()}; "
                       f"{distribution}'s Requires-Dist does not name {provider.distribution})")
         advice.append(f"Install '{provider.provided_by}', which provides {provider.module} ({distribution} imports "
                       f"it without requiring {provider.distribution}).")
@@ -272,11 +270,14 @@ def _undeclared_needs(facts: Facts, module: str, distribution: str, installed: O
     if keras2 is not None:
         reason = f"{named} is a Keras 2 library (its releases import tf_keras); tf.keras here is Keras 3"
         upgrade = _past_the_move(facts, distribution, installed)
-        release_advice, release_repairs = ((f"Upgrade {distribution} to {upgrade[1]} or later: {named} predates its "
-                                            "move to tf_keras, and no setting makes it work under Keras 3.",
-                                            (upgrade[0],))
-                                           if upgrade else _release_fix(facts, distribution, installed,
-                                                                        f"{named} fails under Keras 3"))
+        if upgrade is not None:
+            repair, moved = upgrade
+            release_advice, release_repairs = (f"Upgrade {distribution} to {moved['release']} or later: {named} "
+                                               "predates its move to tf_keras, and no setting makes it work under "
+                                               "Keras 3.", (repair,))
+        else:
+            release_advice, release_repairs = _release_fix(facts, distribution, installed,
+                                                           f"{named} fails under Keras 3")
         wanted = made_for.tf_keras_requirement(facts) or "tf-keras"
         advice.append(f"Install {wanted}, the Keras 2 that {distribution} uses under Keras 3 (pip install "
                       f"'{distribution}[tf]' where it offers that extra)."
@@ -295,10 +296,12 @@ def _undeclared_needs(facts: Facts, module: str, distribution: str, installed: O
     return Problem(module, Status.FAIL, summary, details, " ".join(advice), tuple(intents), url)
 
 
-def _past_the_move(facts: Facts, distribution: str, installed: Optional[str]) -> Optional[tuple[Repair, str]]:
-    """(repair, release): install the library's first release that imports tf_keras itself, when the installed
-    one predates that move. tf-keras and TF_USE_LEGACY_KERAS alone do not repair it: tensorflow-hub 0.15 imports
-    tf.estimator, which TensorFlow 2.16 removed (tensorflow/hub#901). None when the installed release has moved."""
+def _past_the_move(facts: Facts, distribution: str, installed: Optional[str]
+                   ) -> Optional[tuple[Repair, Mapping[str, Any]]]:
+    """(repair, the moved release's row): install the library's first release that imports tf_keras itself, when
+    the installed one predates that move. tf-keras and TF_USE_LEGACY_KERAS alone do not repair it: tensorflow-hub
+    0.15 imports tf.estimator, which TensorFlow 2.16 removed (tensorflow/hub#901). None when the installed release
+    has moved."""
     if tf_keras_user(distribution, installed) is not None:
         return None
     moved = moved_to_tf_keras_after(distribution, installed)
@@ -306,7 +309,7 @@ def _past_the_move(facts: Facts, distribution: str, installed: Optional[str]) ->
         return None
     reason = (f"{distribution} {installed} predates {distribution}'s move to tf_keras ({moved['release']} imports "
               f"it): it was written for Keras 2 as tf.keras, which is Keras 3 in {_tensorflow_words(facts)}")
-    return Repair.install(f"{distribution}>={moved['release']}", reason=reason), str(moved["release"])
+    return Repair.install(f"{distribution}>={moved['release']}", reason=reason), moved
 
 
 def keras2_layers(distribution: str) -> list[tuple[str, str]]:
@@ -462,22 +465,22 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                    "TF_USE_LEGACY_KERAS=1 before TensorFlow is imported." if _keras3_by_tensorflow(facts) else ""),
                 tf_keras_repairs(facts, reason), user["source"], kind="needs-tf-keras"))
             continue
-        upgrade = _past_the_move(facts, name, version) if user is None else None
+        upgrade = _past_the_move(facts, name, version)  # None where the release itself imports tf_keras
         if upgrade is not None and "tf-keras" not in have and _keras3(facts) and _keras3_by_tensorflow(facts):
-            repair, release = upgrade
-            moved = moved_to_tf_keras_after(name, version) or {}
+            repair, moved = upgrade
+            release = moved["release"]
             reason = f"{name} {release} and later import tf_keras; {named} was written for Keras 2 as tf.keras"
             intents = tf_keras_repairs(facts, reason) + (repair,)
             layered = _legacy_keras_fix(facts, name, intents)
             problems.append(Problem(
                 name, Status.FAIL, f"{named} was made for Keras 2 as tf.keras, which is Keras 3 here",
-                [f"{name} {release} and later import tf_keras instead (read from its wheel: {moved.get('source')})"],
+                [f"{name} {release} and later import tf_keras instead (read from its wheel: {moved['source']})"],
                 f"Upgrade {name} to {release} or later, which imports tf_keras itself, and install "
                 f"{made_for.tf_keras_requirement(facts) or 'tf-keras'}, the tf-keras made for {tensorflow}: {named} "
                 "predates that move, and no setting makes it work under Keras 3."
                 + (f" {layered.advice}" if layered is not None else ""),
                 layered.repairs if layered is not None else intents,
-                layered.url if layered is not None else moved.get("source"), kind="needs-tf-keras"))
+                layered.url if layered is not None else moved["source"], kind="needs-tf-keras"))
             continue
         accepted = accepts_at_import(name, version, installed[1])
         if accepted is False:

@@ -288,10 +288,8 @@ def _judge(facts: Facts) -> Outcome:
 
 def _stranded_line(stranded: module_providers.StrandedImporter) -> str:
     provider = stranded.provider
-    has = (f"{provider.distribution} {provider.installed}, installed here, has not" if provider.installed
-           else f"{provider.distribution} is not installed")
     return (f"{stranded.name} {stranded.version} imports {provider.module}, which {provider.provided_by} provides "
-            f"({has}): {stranded.uses} fails")
+            f"({provider.lack()}): {stranded.uses} fails")
 
 
 def _stranded_fix(stranded: list[module_providers.StrandedImporter]) -> Remediation:

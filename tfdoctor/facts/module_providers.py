@@ -29,6 +29,12 @@ class MissingProvider:
     installed: Optional[str]  # the provider's installed version, None when it is absent
     source: str
 
+    def lack(self) -> str:
+        """How the provider here lacks the module, in words."""
+        if self.installed:
+            return f"{self.distribution} {self.installed}, installed here, has not"
+        return f"{self.distribution} is not installed"
+
 
 @dataclass(frozen=True)
 class StrandedImporter:
