@@ -10,6 +10,7 @@ older reports rebuilt from the recorded Python and host).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
@@ -116,7 +117,11 @@ def first_copy(facts: Facts, name: str) -> Optional[Mapping[str, Any]]:
     return _first_copies(facts).get(canonical_name(name))
 
 
+@functools.lru_cache(maxsize=16384)
 def parse(line: str) -> Optional[Requirement]:
+    """A Requires-Dist line parsed, or None. Parsed once per process: every check, and the server for every stored
+    report, reads the same few thousand lines again (issue 36: 15,191 parses of 65 distributions' lines in one run).
+    The Requirement returned is shared: callers read it, never change it."""
     try:
         return Requirement(str(line))
     except InvalidRequirement:
@@ -210,6 +215,7 @@ def _requirers(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str
     unconditionally, or under an extra evidently installed (transformers[tf] yes, a bare transformers no);
     with `closure`, then every distribution their Requires-Dist reaches (optree, typing-extensions...)."""
     chosen = []
+    requested = _requested_extras(copies, environment)
     for name, entry in copies.items():
         requires = entry.get("requires")
         if requires is None:
@@ -223,20 +229,20 @@ def _requirers(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str
         naming = [req for req in parsed if is_family(req.name)]
         if not naming:
             continue
-        extras = _active_extras(name, parsed, environment, copies) if any(_extra_of(r) for r in naming) else set()
+        extras = _active_extras(name, parsed, environment, copies, requested) if any(_extra_of(r) for r in naming) else set()
         if any(_extra_of(req) is None or _extra_of(req) in extras for req in naming):
             chosen.append(entry)
     if closure:
-        chosen += _closure(copies, environment, chosen)
+        chosen += _closure(copies, environment, chosen, requested)
     return chosen
 
 
 def _closure(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str, str],
-             roots: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+             roots: Iterable[Mapping[str, Any]], requested: Optional[Mapping[str, set[str]]] = None) -> list[Mapping[str, Any]]:
     """Every recorded distribution the roots' Requires-Dist reaches, transitively, with markers evaluated
     for the target and only requested extras followed (issue 29: the closure `pip check` judges, on
     TensorFlow's import path). Entries without recorded Requires-Dist end the walk (older reports)."""
-    requested = _requested_extras(copies, environment)
+    requested = _requested_extras(copies, environment) if requested is None else requested
     seen = {canonical_name(str(entry["name"])) for entry in roots}
     queue = list(roots)
     found: list[Mapping[str, Any]] = []
@@ -246,7 +252,7 @@ def _closure(copies: Mapping[str, Mapping[str, Any]], environment: Mapping[str, 
         if name == "tfdoctor":
             continue
         parsed = [req for req in map(parse, entry.get("requires") or ()) if req]
-        extras = _active_extras(name, parsed, environment, copies) | requested.get(name, set())
+        extras = _active_extras(name, parsed, environment, copies, requested) | requested.get(name, set())
         for requirement in parsed:
             extra = _extra_of(requirement)
             if (extra and extra not in extras) or not _applies(requirement, environment, extra or ""):
@@ -314,13 +320,14 @@ def family_recorded(facts: Facts) -> list[Mapping[str, Any]]:
 
 
 def _active_extras(requirer: str, lines: Iterable[Requirement], environment: Mapping[str, str],
-                   copies: Mapping[str, Mapping[str, Any]]) -> set[str]:
+                   copies: Mapping[str, Mapping[str, Any]], requested_extras: Mapping[str, set[str]]) -> set[str]:
     """The requirer's extras that are evidently requested (pip records none): another installed
     distribution's Requires-Dist asks for `requirer[extra]`, or, for `and-cuda`, one of its nvidia-*
     libraries is installed. A distribution that happens to share an extra's name is no request:
     tensorflow-io-gcs-filesystem's `tensorflow-cpu` extra is not asked for because tensorflow-cpu
-    is installed (issue 17)."""
-    requested = _requested_extras(copies, environment).get(canonical_name(requirer), set())
+    is installed (issue 17). `requested_extras`: `_requested_extras` of the same copies, computed once by the caller
+    (computing it here, once per requirer, made every run quadratic in the number of distributions)."""
+    requested = requested_extras.get(canonical_name(requirer), set())
     active = set()
     for requirement in lines:
         extra = _extra_of(requirement)
@@ -352,12 +359,13 @@ def unmet_requirements(facts: Facts, known_missing: Iterable[str] = ()) -> list[
     copies = _first_copies(facts)
     imported_build = _imported_build(copies)
     complete = complete_record(facts)
+    requested = _requested_extras(copies, environment)
     found: list[Unmet] = []
     for entry in _requirers(copies, environment):
         requirer = canonical_name(str(entry["name"]))
         lines = [(text, parse(text)) for text in entry.get("requires") or ()]
         parsed = [req for _, req in lines if req]
-        extras = _active_extras(requirer, parsed, environment, copies)
+        extras = _active_extras(requirer, parsed, environment, copies, requested)
         for text, requirement in lines:
             if requirement is None:
                 continue
