@@ -273,7 +273,7 @@ def test_an_id_the_database_cannot_hold_is_404_not_500(db_url, healthy, beyond):
         assert client.get(f"/api/v1/reports/{posted['report']}").status_code == 200
 
 
-def take_the_database_away(db_url: str, request, away: bool) -> None:
+def take_the_database_away(db_url: str, request, away: bool, store) -> None:
     """The database stops answering (away) or answers again. PostgreSQL: the database refuses connections and
     its sessions are ended. SQLite: its directory is moved away and the pool let go (its open connections
     would keep the moved file: what fails is the next connection, as after a restart of the pool)."""
@@ -293,6 +293,8 @@ def take_the_database_away(db_url: str, request, away: bool) -> None:
     folder = Path(parsed.database).parent
     moved = folder.with_name(folder.name + "-away")
     (folder if away else moved).rename(moved if away else folder)
+    if away:
+        store.engine.dispose()
 
 
 def test_a_database_that_does_not_answer_is_503_with_retry_after(db_url, healthy, request, tmp_path):
@@ -301,14 +303,14 @@ def test_a_database_that_does_not_answer_is_503_with_retry_after(db_url, healthy
         db_url = f"sqlite:///{tmp_path / 'db' / 'server.sqlite3'}"
     with client_for(db_url, raise_server_exceptions=False) as client:
         posted = post(client, healthy, "machine-outage", {"team": "vision"}).json()
-        take_the_database_away(db_url, request, away=True)
-        client.app.state.server.store.engine.dispose()
+        store = client.app.state.server.store
+        take_the_database_away(db_url, request, True, store)  # PostgreSQL: the pool's connections are ended
         try:
             answers = {"post": post(client, healthy, "machine-outage"), "read": client.get("/api/v1/environments"),
                        "report": client.get(f"/api/v1/reports/{posted['report']}"), "metrics": client.get("/metrics"),
                        "page": client.get("/"), "environment": client.get(f"/environments/{posted['environment']}")}
         finally:
-            take_the_database_away(db_url, request, away=False)
+            take_the_database_away(db_url, request, False, store)
         for door, answer in answers.items():
             assert (answer.status_code, answer.headers.get("retry-after")) == (503, "30"), door
         assert answers["post"].json() == {"error": "the database is unavailable: try again later"}

@@ -13,6 +13,7 @@ Who may do what is written once, in the route table (`create_app`): with a token
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import logging
 import re
@@ -44,7 +45,7 @@ LOG = logging.getLogger(__name__)
 
 # Who may call a route (create_app's table): anyone; a reader (anyone, unless private); a writer (the token).
 OPEN, READ, WRITE = "open", "read", "write"
-Handler = Callable[[Request], Awaitable[Response]]
+Handler = Callable[[Request], Any]  # async, or a plain function run in Starlette's thread pool
 
 
 @dataclass(frozen=True)
@@ -122,12 +123,15 @@ class TeamServer:
             return security.bearer_ok(self.settings.token, request.headers.get("authorization"))
         return self._signed_in(request)
 
-    def guarded(self, handler: Handler, need: str, api: bool) -> Handler:
+    def guarded(self, handler: Handler, need: str, api: bool) -> Callable[[Request], Awaitable[Response]]:
         """`handler` behind its guard: the API answers 401 to whoever lacks the token; a page sends a browser
-        to the sign-in form (a form post answers 401 with that form: its action is not replayed)."""
+        to the sign-in form (a form post answers 401 with that form: its action is not replayed). The guard
+        reads only headers and cookies (no database): it never blocks the event loop."""
+        is_async = inspect.iscoroutinefunction(handler)
+
         async def endpoint(request: Request) -> Response:
             if self._allowed(request, need, api):
-                return await handler(request)
+                return await handler(request) if is_async else await run_in_threadpool(handler, request)
             if api:
                 return JSONResponse({"error": "a valid bearer token is needed"}, status_code=401,
                                     headers={"www-authenticate": "Bearer"})
