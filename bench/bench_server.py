@@ -98,6 +98,7 @@ def load(db: str, reports: list[dict], environments: int, per_environment: int, 
 
     token_file = workdir / "token"
     token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o600)  # tfdoctor serve refuses a token file every user may read
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = subprocess.Popen([sys.executable, "-m", "tfdoctor", "serve", "--db", db, "--port", str(port),

@@ -119,12 +119,12 @@ def start_postgres(durable: bool = False) -> PostgresCluster:
 class RunningServer:
     """The real application served by uvicorn on 127.0.0.1 in a thread, on a free port."""
 
-    def __init__(self, db_url: str, token: Optional[str] = None) -> None:
+    def __init__(self, db_url: str, token: Optional[str] = None, private: bool = False) -> None:
         import uvicorn
 
         from tfdoctor.servers.team.app import Settings, create_app
 
-        self.app = create_app(Settings(db_url, token))
+        self.app = create_app(Settings(db_url, token, private=private))
         self.port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
                                                     lifespan="on"))
@@ -168,3 +168,30 @@ def envelope(report: dict[str, Any], machine: str, labels: Optional[dict[str, st
 
 HEALTHY_FIXTURE = "linux/t4-driver-580-tensorflow-2.21-and-cuda"  # passes
 BROKEN_FIXTURE = "linux/tensorflow-2.16.1-and-cuda-no-gpu"  # fails: cuda-build
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def client_for(db_url: str, token: Optional[str] = TOKEN, private: bool = False, **options: Any) -> Any:
+    """The application in-process (Starlette's TestClient; `options` go to it)."""
+    from starlette.testclient import TestClient
+
+    from tfdoctor.servers.team.app import Settings, create_app
+
+    return TestClient(create_app(Settings(db_url, token, private=private)), **options)
+
+
+def post(client: Any, report: dict[str, Any], machine: str, labels: Optional[dict[str, str]] = None,
+         hostname: Optional[str] = None, headers: Optional[dict[str, str]] = AUTH) -> Any:
+    return client.post("/api/v1/reports", json=envelope(report, machine, labels, hostname), headers=headers or {})
+
+
+def csrf_of(html: str) -> str:
+    """The CSRF field of a page's form (the cookie beside it is the client's)."""
+    return html.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+
+
+def sign_in(client: Any, token: str = TOKEN, next_path: str = "/") -> Any:
+    """The browser's way in: the sign-in form, its CSRF field, the token. Returns the form post's answer."""
+    form = client.get("/login", params={"next": next_path}).text
+    return client.post("/login", data={"csrf": csrf_of(form), "next": next_path, "token": token},
+                       follow_redirects=False)

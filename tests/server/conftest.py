@@ -1,10 +1,21 @@
-"""The team server's backends: every API test runs on SQLite and on a real PostgreSQL (tests/server_support.py)."""
+"""The team server's backends: every API test runs on SQLite and on a real PostgreSQL (tests/server_support.py);
+and the two reports the tests post."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.server_support import start_postgres
+from tests.server_support import BROKEN_FIXTURE, HEALTHY_FIXTURE, fixture_report, start_postgres
+
+
+@pytest.fixture(scope="session")
+def healthy():
+    return fixture_report(HEALTHY_FIXTURE)
+
+
+@pytest.fixture(scope="session")
+def broken():
+    return fixture_report(BROKEN_FIXTURE)
 
 
 @pytest.fixture(scope="session")

@@ -4,33 +4,11 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import pytest
-from starlette.testclient import TestClient
 
-from tests.server_support import (BROKEN_FIXTURE, HEALTHY_FIXTURE, TOKEN, RunningServer, envelope,
-                                  fixture_report)
-from tfdoctor.servers.team.app import Settings, create_app
-
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-@pytest.fixture(scope="module")
-def healthy():
-    return fixture_report(HEALTHY_FIXTURE)
-
-
-@pytest.fixture(scope="module")
-def broken():
-    return fixture_report(BROKEN_FIXTURE)
-
-
-def client_for(db_url: str, token: str | None = TOKEN) -> TestClient:
-    return TestClient(create_app(Settings(db_url, token)))
-
-
-def post(client: TestClient, report: dict, machine: str, labels=None, hostname=None, headers=AUTH):
-    return client.post("/api/v1/reports", json=envelope(report, machine, labels, hostname), headers=headers)
+from tests.server_support import AUTH, TOKEN, RunningServer, client_for, csrf_of, envelope, post, sign_in
 
 
 def test_the_fleet_lists_each_environment_worst_first_with_its_key_facts(db_url, healthy, broken):
@@ -146,6 +124,7 @@ def test_each_label_has_a_baseline_its_newest_passing_report_or_the_one_marked(d
 def test_form_posts_need_the_csrf_token_of_the_page(db_url, healthy):
     with client_for(db_url) as client:
         posted = post(client, healthy, "machine-csrf", {"team": "vision"}).json()
+        assert sign_in(client).status_code == 303  # a write: the token too (tests/server/test_access.py)
         client.get(f"/environments/{posted['environment']}")  # sets the cookie
         form = {"label": "team=vision"}
         refused = client.post(f"/reports/{posted['report']}/known-good", data=form, follow_redirects=False)
@@ -273,3 +252,68 @@ def test_the_fleet_page_shows_the_worst_first_a_page_at_a_time(db_url, healthy, 
     assert 'class="row-fail"' in first and 'class="row-fail"' not in second  # worst first across pages
     assert "3 environments" in first and 'href="/?label=team%3Dvision&amp;page=2" id="next"' in first
     assert 'id="previous"' in second and 'id="next"' not in second
+
+
+@pytest.mark.parametrize("beyond", [0, 2**31, 2**63, 10**30])
+def test_an_id_the_database_cannot_hold_is_404_not_500(db_url, healthy, beyond):
+    with client_for(db_url, raise_server_exceptions=False) as client:
+        posted = post(client, healthy, "machine-range", {"team": "vision"}).json()
+        answers = {
+            "report": client.get(f"/api/v1/reports/{beyond}"),
+            "history": client.get(f"/api/v1/environments/{beyond}/reports"),
+            "page": client.get(f"/environments/{beyond}"),
+            "diff": client.get("/api/v1/diff", params={"a": beyond, "b": posted["report"]}),
+            "put": client.put("/api/v1/baselines/team=vision", json={"report": beyond}, headers=AUTH),
+        }
+        assert {door: answer.status_code for door, answer in answers.items()} == dict.fromkeys(answers, 404)
+        assert sign_in(client).status_code == 303
+        csrf = csrf_of(client.get(f"/environments/{posted['environment']}").text)
+        assert client.post(f"/reports/{beyond}/known-good", data={"label": "team=vision", "csrf": csrf},
+                           follow_redirects=False).status_code == 404
+        assert client.get(f"/api/v1/reports/{posted['report']}").status_code == 200
+
+
+def take_the_database_away(db_url: str, request, away: bool, store) -> None:
+    """The database stops answering (away) or answers again. PostgreSQL: the database refuses connections and
+    its sessions are ended. SQLite: its directory is moved away and the pool let go (its open connections
+    would keep the moved file: what fails is the next connection, as after a restart of the pool)."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(db_url)
+    if parsed.get_backend_name() == "postgresql":
+        import psycopg
+
+        cluster = request.getfixturevalue("postgres")
+        with psycopg.connect(f"host=127.0.0.1 port={cluster.port} user=tfdoctor dbname=postgres",
+                             autocommit=True) as admin:
+            admin.execute(f"ALTER DATABASE {parsed.database} WITH ALLOW_CONNECTIONS {'false' if away else 'true'}")
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                          (parsed.database,))
+        return
+    folder = Path(parsed.database).parent
+    moved = folder.with_name(folder.name + "-away")
+    (folder if away else moved).rename(moved if away else folder)
+    if away:
+        store.engine.dispose()
+
+
+def test_a_database_that_does_not_answer_is_503_with_retry_after(db_url, healthy, request, tmp_path):
+    if db_url.startswith("sqlite"):
+        (tmp_path / "db").mkdir()
+        db_url = f"sqlite:///{tmp_path / 'db' / 'server.sqlite3'}"
+    with client_for(db_url, raise_server_exceptions=False) as client:
+        posted = post(client, healthy, "machine-outage", {"team": "vision"}).json()
+        store = client.app.state.server.store
+        take_the_database_away(db_url, request, True, store)  # PostgreSQL: the pool's connections are ended
+        try:
+            answers = {"post": post(client, healthy, "machine-outage"), "read": client.get("/api/v1/environments"),
+                       "report": client.get(f"/api/v1/reports/{posted['report']}"), "metrics": client.get("/metrics"),
+                       "page": client.get("/"), "environment": client.get(f"/environments/{posted['environment']}")}
+        finally:
+            take_the_database_away(db_url, request, False, store)
+        for door, answer in answers.items():
+            assert (answer.status_code, answer.headers.get("retry-after")) == (503, "30"), door
+        assert answers["post"].json() == {"error": "the database is unavailable: try again later"}
+        assert "The database is unavailable" in answers["page"].text and "127.0.0.1" not in answers["page"].text
+        assert post(client, healthy, "machine-outage").status_code == 201  # back: nothing to restart
+        assert len(client.get(f"/api/v1/environments/{posted['environment']}/reports").json()) == 2

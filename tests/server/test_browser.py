@@ -129,3 +129,34 @@ def test_a_pasted_hostile_report_is_shown_inert(fleet, page):
     page.wait_for_timeout(300)
     assert page.dialogs == []
     assert "cuda-build" in page.inner_text("#verdict")
+
+
+def test_a_private_server_asks_a_browser_for_the_token_once(browser, tmp_path):
+    """--private in Chromium: every page leads to the sign-in form, which sets a session cookie that script cannot
+    read (HttpOnly) and no other site sends (SameSite=Strict), and brings the browser back where it was going."""
+    with RunningServer(f"sqlite:///{tmp_path / 'private.sqlite3'}", TOKEN, private=True) as server:
+        body = report_to.envelope(fixture_report(HEALTHY_FIXTURE), {"team": "vision"}, "secret-box-01")
+        assert report_to.post(server.url, body, TOKEN) == 201
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            page.goto(server.url + "/baselines")
+            assert page.url.startswith(server.url + "/login?next=") and "secret-box-01" not in page.content()
+            page.fill("#token", "not-the-token")
+            page.click("#sign-in")
+            assert page.inner_text("#error") == "That is not this server's token."
+            page.fill("#token", TOKEN)
+            page.click("#sign-in")
+            page.wait_for_url(server.url + "/baselines")
+            assert "secret-box-01" in page.inner_text("main")
+            session = [c for c in context.cookies() if c["name"] == "tfdoctor_session"]
+            assert len(session) == 1 and session[0]["httpOnly"] and session[0]["sameSite"] == "Strict"
+            assert "tfdoctor_session" not in page.evaluate("document.cookie") and TOKEN not in session[0]["value"]
+            page.goto(server.url + "/")
+            assert fleet_rows(page)[0][1] == "secret-box-01"
+            page.click("#sign-out")
+            page.wait_for_url(server.url + "/login")
+            page.goto(server.url + "/")
+            assert page.url.startswith(server.url + "/login")
+        finally:
+            context.close()

@@ -22,7 +22,9 @@ SERVE_HELP = (
     "Run the team server (needs the extra: pip install 'tfdoctor[server]'): machines post their reports "
     "with `tfdoctor --report-to URL`; the pages show the fleet worst first, what changed since a machine last "
     "passed, and each label's known-good baseline; /metrics serves Prometheus. See docs/server.md.\n\n"
-    "Exit codes: 0 stopped; 2 cannot run (the extra is missing, an unreadable --token-file or --db)."
+    "Exit codes: 0 stopped (SIGTERM included) or --new-token written; 2 cannot run (the extra is missing, an "
+    "unreadable or world-readable --token-file, --private without a token, an unreachable --db, --new-token "
+    "FILE exists); 130 Ctrl-C."
 )
 
 
@@ -50,17 +52,32 @@ def serve_command(
                                      help="SQLAlchemy URL or SQLite file (default: a SQLite file in the user's data "
                                           "directory); postgresql+psycopg://... for a team."),
     token_file: Optional[str] = typer.Option(None, "--token-file", metavar="FILE",
-                                             help="Posts must carry this bearer token (the file's first line)."),
+                                             help="Every write (posts, marking known-good) needs this token (the "
+                                                  "file's first line; refused when every user may read it)."),
+    private: bool = typer.Option(False, "--private",
+                                 help="Reads need the token too: the API and /metrics as a bearer token, the pages "
+                                      "through a sign-in form."),
+    new_token: Optional[str] = typer.Option(None, "--new-token", metavar="FILE",
+                                            help="Write a fresh random token to FILE (a new file, mode 0600) and "
+                                                 "exit; then serve with --token-file FILE."),
 ) -> None:
     from tfdoctor.servers.team.serve import INSTALL_LINE, missing_module  # stdlib only until serve() runs
 
+    if new_token:  # a token is made with the standard library alone: before the extra is installed too
+        from tfdoctor.servers.team.serve import new_token as write_token
+
+        try:
+            code = write_token(new_token)
+        except (OSError, ValueError) as exc:
+            raise fail(str(exc))
+        raise typer.Exit(code)
     missing = missing_module()
     if missing:
         raise fail(f"tfdoctor serve needs {missing}: {INSTALL_LINE}")
     from tfdoctor.servers.team.serve import serve
 
     try:
-        code = serve(host, port, db, token_file)
+        code = serve(host, port, db, token_file, private)
     except (OSError, ValueError) as exc:
         raise fail(str(exc))
     raise typer.Exit(code)

@@ -4,16 +4,22 @@ API (versioned, JSON): POST /api/v1/reports, GET /api/v1/environments, /environm
 /reports/{id}, /diff?a=&b=, /baselines, PUT /baselines/{label}; GET /metrics (Prometheus text).
 Pages (server-rendered, no script): the fleet table, an environment, the baselines, "paste a report".
 The server only receives and shows: nothing it answers makes a client run anything.
+
+Who may do what is written once, in the route table (`create_app`): with a token set, every write needs it
+(scripts as a bearer token, browsers through the session cookie the sign-in form sets from it); with
+`private`, so does every read. A database that does not answer is 503 with Retry-After, never 500.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
+import logging
 import re
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Optional
-from urllib.parse import parse_qs, urlencode
+from typing import Any, AsyncIterator, Awaitable, Callable, Optional
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -24,7 +30,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from tfdoctor.servers.team import security
-from tfdoctor.servers.team.store import Store, passed
+from tfdoctor.servers.team.store import BaselineRefused, NoSuchReport, Store, passed
 from tfdoctor.servers.team.summary import KEY_FACTS, STATUS_ORDER, diff_rows_first
 
 MACHINE_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
@@ -34,13 +40,24 @@ MAX_LABELS = 20
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 HISTORY_SHOWN = 50
 FLEET_PAGE_ROWS = 100  # worst first: the first page is the one to act on; the rest a click away
+RETRY_AFTER_S = 30  # a database restart or failover takes about this long; clients keep the report meanwhile
+LOG = logging.getLogger(__name__)
+
+# Who may call a route (create_app's table): anyone; a reader (anyone, unless private); a writer (the token).
+OPEN, READ, WRITE = "open", "read", "write"
+Handler = Callable[[Request], Any]  # async, or a plain function run in Starlette's thread pool
 
 
 @dataclass(frozen=True)
 class Settings:
     db_url: str
-    token: Optional[str] = None  # None: posts need no token (the server listens on loopback)
+    token: Optional[str] = None  # None: nothing needs a token (the server listens on loopback)
     max_body: int = security.MAX_BODY_BYTES
+    private: bool = False  # reads and pages need the token too
+
+    def __post_init__(self) -> None:
+        if self.private and self.token is None:
+            raise ValueError("--private needs --token-file: it is the token readers sign in with")
 
 
 class BadPost(Exception):
@@ -92,11 +109,55 @@ class TeamServer:
 
         self.metrics, self.reports_received = registry_for(self.store)
 
+    # --- who may ------------------------------------------------------------------------------------
+    def _signed_in(self, request: Request) -> bool:
+        """The token came with the request: as a bearer token, or as the browser's session cookie."""
+        token = self.settings.token
+        return (token is None or security.bearer_ok(token, request.headers.get("authorization"))
+                or security.session_ok(token, request.cookies.get(security.SESSION_COOKIE)))
+
+    def _allowed(self, request: Request, need: str, api: bool) -> bool:
+        if need == OPEN or self.settings.token is None or (need == READ and not self.settings.private):
+            return True
+        if need == WRITE and api:  # the API's writes take the bearer token only: a cookie never writes by itself
+            return security.bearer_ok(self.settings.token, request.headers.get("authorization"))
+        return self._signed_in(request)
+
+    def guarded(self, handler: Handler, need: str, api: bool) -> Callable[[Request], Awaitable[Response]]:
+        """`handler` behind its guard: the API answers 401 to whoever lacks the token; a page sends a browser
+        to the sign-in form (a form post answers 401 with that form: its action is not replayed). The guard
+        reads only headers and cookies (no database): it never blocks the event loop."""
+        is_async = inspect.iscoroutinefunction(handler)
+
+        async def endpoint(request: Request) -> Response:
+            if self._allowed(request, need, api):
+                return await handler(request) if is_async else await run_in_threadpool(handler, request)
+            if api:
+                return JSONResponse({"error": "a valid bearer token is needed"}, status_code=401,
+                                    headers={"www-authenticate": "Bearer"})
+            if request.method in ("GET", "HEAD"):
+                return RedirectResponse("/login?" + urlencode({"next": _path_of(request)}), status_code=303)
+            referer = urlsplit(request.headers.get("referer", ""))
+            back = referer.path if referer.netloc == request.headers.get("host") else "/"
+            return self._page(request, "login.html", status_code=401, error="Sign in first: this needs the "
+                              "server's token.", next=security.local_path(back))
+
+        return endpoint
+
+    async def database_unavailable(self, request: Request, exc: Exception) -> Response:
+        """503 with Retry-After: the database is down or unreachable (the reason goes to the log, not the
+        client: it may name hosts)."""
+        LOG.warning("tfdoctor serve: the database did not answer: %s: %s", type(exc).__name__,
+                    str(exc).splitlines()[0] if str(exc) else "")
+        headers = {"retry-after": str(RETRY_AFTER_S)}
+        if request.url.path.startswith("/api/") or request.url.path == "/metrics":
+            return JSONResponse({"error": "the database is unavailable: try again later"}, status_code=503,
+                                headers=headers)
+        html = self.templates.get_template("unavailable.html").render(retry_after=RETRY_AFTER_S, token_set=False)
+        return HTMLResponse(html, status_code=503, headers=headers)
+
     # --- API -----------------------------------------------------------------------------------------
     async def post_report(self, request: Request) -> Response:
-        if not security.bearer_ok(self.settings.token, request.headers.get("authorization")):
-            return JSONResponse({"error": "a valid bearer token is needed"}, status_code=401,
-                                headers={"www-authenticate": "Bearer"})
         try:
             body = await security.read_body(request.stream(), request.headers.get("content-length"),
                                             self.settings.max_body)
@@ -190,8 +251,6 @@ class TeamServer:
         return JSONResponse([self.store.baseline(label) for label in self.store.label_names()])
 
     async def put_baseline(self, request: Request) -> Response:
-        if not security.bearer_ok(self.settings.token, request.headers.get("authorization")):
-            return JSONResponse({"error": "a valid bearer token is needed"}, status_code=401)
         try:
             label = "=".join(parse_label(request.path_params["label"]))
             body = json.loads(await security.read_body(request.stream(), request.headers.get("content-length"),
@@ -202,8 +261,12 @@ class TeamServer:
         except (BadPost, ValueError, KeyError, TypeError) as exc:
             return JSONResponse({"error": f"PUT {{\"report\": ID}} to /api/v1/baselines/KEY=VALUE ({exc})"},
                                 status_code=422)
-        if not self.store.mark_baseline(label, report_id):
+        try:
+            self.store.mark_baseline(label, report_id)
+        except NoSuchReport:
             return JSONResponse({"error": "no such report"}, status_code=404)
+        except BaselineRefused as exc:
+            return JSONResponse({"error": str(exc)}, status_code=422)
         return JSONResponse(self.store.baseline(label))
 
     async def metrics_endpoint(self, request: Request) -> Response:
@@ -214,7 +277,9 @@ class TeamServer:
     # --- pages ---------------------------------------------------------------------------------------
     def _page(self, request: Request, template: str, status_code: int = 200, **values: Any) -> HTMLResponse:
         csrf = request.cookies.get(security.CSRF_COOKIE) or security.new_csrf_token()
-        html = self.templates.get_template(template).render(csrf=csrf, **values)
+        token_set = self.settings.token is not None
+        html = self.templates.get_template(template).render(
+            csrf=csrf, token_set=token_set, signed_in=token_set and self._signed_in(request), **values)
         response = HTMLResponse(html, status_code=status_code)
         response.set_cookie(security.CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/")
         return response
@@ -274,8 +339,12 @@ class TeamServer:
             label = "=".join(parse_label(fields.get("label", "")))
         except BadPost as exc:
             return PlainTextResponse(str(exc), status_code=422)
-        if not self.store.mark_baseline(label, report_id):
+        try:
+            self.store.mark_baseline(label, report_id)
+        except NoSuchReport:
             return PlainTextResponse("no such report", status_code=404)
+        except BaselineRefused as exc:
+            return PlainTextResponse(str(exc), status_code=422)
         return RedirectResponse("/baselines?" + urlencode({"label": label}), status_code=303)
 
     async def baselines_page(self, request: Request) -> Response:
@@ -311,25 +380,69 @@ class TeamServer:
         document = Redactor.for_this_machine().learning_from(document).document(document)
         return self._page(request, "paste.html", document=document, error=None, pasted="")
 
+    # --- signing in (browsers; scripts send the bearer token) ---------------------------------------------
+    async def login_page(self, request: Request) -> Response:
+        token = self.settings.token
+        if token is None:
+            return RedirectResponse("/", status_code=303)  # nothing to sign in to
+        if request.method == "GET":
+            return self._page(request, "login.html", error=None,
+                              next=security.local_path(request.query_params.get("next")))
+        fields = await self._form(request)
+        if fields is None:
+            return PlainTextResponse("The form's CSRF token is missing or wrong: reload the page.", status_code=403)
+        target = security.local_path(fields.get("next"))
+        if not security.token_ok(token, fields.get("token", "")):
+            return self._page(request, "login.html", status_code=401, error="That is not this server's token.",
+                              next=target)
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(security.SESSION_COOKIE, security.new_session(token), max_age=security.SESSION_SECONDS,
+                            httponly=True, samesite="strict", secure=request.url.scheme == "https", path="/")
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        if await self._form(request) is None:
+            return PlainTextResponse("The form's CSRF token is missing or wrong: reload the page.", status_code=403)
+        response = RedirectResponse("/login" if self.settings.private else "/", status_code=303)
+        response.delete_cookie(security.SESSION_COOKIE, httponly=True, samesite="strict", path="/")
+        return response
+
+
+def _path_of(request: Request) -> str:
+    query = request.url.query
+    return request.url.path + (f"?{query}" if query else "")
+
 
 def create_app(settings: Settings) -> Starlette:
     from importlib import resources
 
+    from sqlalchemy.exc import InterfaceError, OperationalError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
     server = TeamServer(settings)
+
+    def api(path: str, handler: Handler, need: str, methods: tuple[str, ...] = ("GET",)) -> Route:
+        return Route(path, server.guarded(handler, need, api=True), methods=list(methods))
+
+    def page(path: str, handler: Handler, need: str, methods: tuple[str, ...] = ("GET",)) -> Route:
+        return Route(path, server.guarded(handler, need, api=False), methods=list(methods))
+
     routes = [
-        Route("/api/v1/reports", server.post_report, methods=["POST"]),
-        Route("/api/v1/reports/{report_id:int}", server.get_report),
-        Route("/api/v1/environments", server.list_environments),
-        Route("/api/v1/environments/{environment_id:int}/reports", server.environment_reports),
-        Route("/api/v1/diff", server.diff),
-        Route("/api/v1/baselines", server.list_baselines),
-        Route("/api/v1/baselines/{label:str}", server.put_baseline, methods=["PUT"]),
-        Route("/metrics", server.metrics_endpoint),
-        Route("/", server.fleet_page),
-        Route("/environments/{environment_id:int}", server.environment_page),
-        Route("/reports/{report_id:int}/known-good", server.mark_known_good, methods=["POST"]),
-        Route("/baselines", server.baselines_page),
-        Route("/paste", server.paste_page, methods=["GET", "POST"]),
+        api("/api/v1/reports", server.post_report, WRITE, ("POST",)),
+        api("/api/v1/reports/{report_id:int}", server.get_report, READ),
+        api("/api/v1/environments", server.list_environments, READ),
+        api("/api/v1/environments/{environment_id:int}/reports", server.environment_reports, READ),
+        api("/api/v1/diff", server.diff, READ),
+        api("/api/v1/baselines", server.list_baselines, READ),
+        api("/api/v1/baselines/{label:str}", server.put_baseline, WRITE, ("PUT",)),
+        api("/metrics", server.metrics_endpoint, READ),
+        page("/", server.fleet_page, READ),
+        page("/environments/{environment_id:int}", server.environment_page, READ),
+        page("/reports/{report_id:int}/known-good", server.mark_known_good, WRITE, ("POST",)),
+        page("/baselines", server.baselines_page, READ),
+        page("/paste", server.paste_page, READ, ("GET", "POST")),  # judges, stores nothing: a read
+        page("/login", server.login_page, OPEN, ("GET", "POST")),
+        page("/logout", server.logout, OPEN, ("POST",)),
         Mount("/static", StaticFiles(directory=str(resources.files("tfdoctor.servers.team") / "static")),
               name="static"),
     ]
@@ -339,6 +452,8 @@ def create_app(settings: Settings) -> Starlette:
         yield
         server.store.close()
 
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(security.SecurityHeaders)])
+    unavailable = {error: server.database_unavailable for error in (OperationalError, InterfaceError, PoolTimeout)}
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(security.SecurityHeaders)],
+                    exception_handlers=unavailable)  # type: ignore[arg-type]
     app.state.server = server
     return app

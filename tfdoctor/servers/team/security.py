@@ -1,4 +1,5 @@
-"""The team server's guards: bearer token, CSRF of form posts, body size, and the headers of every response.
+"""The team server's guards: the token (bearer for scripts, a signed session cookie for browsers), CSRF of form
+posts, body size, the token file, and the headers of every response.
 
 Every report string is untrusted: templates escape everything (Jinja2 autoescape), pages carry no script
 at all, and the Content-Security-Policy forbids any (so markup that slipped through could not run either).
@@ -6,8 +7,12 @@ at all, and the Content-Security-Policy forbids any (so markup that slipped thro
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import os
 import secrets
+import stat
+import time
 from typing import Any, Awaitable, Callable, Mapping, Optional
 
 MAX_BODY_BYTES = 5 * 1024 * 1024  # a report is ~50 KB; tfdoctor reads at most this much of a saved one too
@@ -23,6 +28,10 @@ SECURITY_HEADERS = (
 )
 CSRF_COOKIE = "tfdoctor_csrf"
 CSRF_FIELD = "csrf"
+SESSION_COOKIE = "tfdoctor_session"
+SESSION_SECONDS = 7 * 24 * 3600  # a browser signs in once a week; rotating the token ends every session at once
+TOKEN_BYTES = 32  # 256 random bits: no guessing, so the sign-in form needs no rate limit
+OTHERS_ACCESS = stat.S_IROTH | stat.S_IWOTH
 
 
 class BodyTooLarge(Exception):
@@ -30,12 +39,81 @@ class BodyTooLarge(Exception):
 
 
 def read_token_file(path: str) -> str:
-    """The token: the file's first line, stripped. An empty file is an error (it would let anyone post)."""
-    with open(path, encoding="utf-8") as handle:
-        token = handle.readline().strip()
+    """The token: the file's first line, stripped. An empty file is an error (it would let anyone post), and so
+    is a file every user of the machine may read or write: the token would be anyone's (`chmod 600`). Refused,
+    not warned about: a server runs unattended, where a warning is a log line nobody reads, and the fix is one
+    chmod. Group bits are the administrator's deliberate sharing (root:tfdoctor 0640 is how a service is
+    usually handed a secret) and are left alone."""
+    handle = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(handle, encoding="utf-8") as opened:
+        status = os.fstat(handle)  # of the file read, not of whatever the name points at a moment later
+        if not stat.S_ISREG(status.st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        if os.name != "nt" and status.st_mode & OTHERS_ACCESS:
+            raise ValueError(f"{path} can be read or written by every user of this machine (mode "
+                             f"{stat.S_IMODE(status.st_mode):04o}): chmod 600 {path}")
+        token = opened.readline().strip()
     if not token:
         raise ValueError(f"{path} holds no token")
     return token
+
+
+def write_new_token(path: str) -> None:
+    """A fresh random token in `path`, a new file (0600) the user named: O_EXCL refuses an existing file and
+    any link at that name (a dangling one too), so nothing is overwritten or written through. Its directory is
+    the user's choice (unlike the doctor's own files, tfdoctor/own_files.py)."""
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        handle = os.open(path, flags, 0o600)
+    except FileExistsError:
+        raise ValueError(f"{path} exists: a new token goes to a new file (remove the old one to rotate)") from None
+    try:
+        try:
+            os.write(handle, (secrets.token_urlsafe(TOKEN_BYTES) + "\n").encode("ascii"))
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+    except BaseException:
+        os.unlink(path)  # a half-written token is worse than none
+        raise
+
+
+def _session_signature(token: str, expires: int) -> str:
+    """HMAC-SHA256 keyed by the token: a session needs no server-side state, survives a restart and dies with
+    the token."""
+    return hmac.new(token.encode("utf-8"), f"tfdoctor-session:{expires}".encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def new_session(token: str, now: Optional[float] = None) -> str:
+    """The session cookie's value: its expiry and a signature, nothing else (the token never leaves the server)."""
+    expires = int(now if now is not None else time.time()) + SESSION_SECONDS
+    return f"{expires}.{_session_signature(token, expires)}"
+
+
+def session_ok(token: Optional[str], cookie: Optional[str], now: Optional[float] = None) -> bool:
+    """A session cookie this server signed with its token, not yet expired."""
+    if token is None or not cookie:
+        return False
+    expires_text, _, signature = cookie.partition(".")
+    if not (expires_text.isascii() and expires_text.isdigit()) or len(expires_text) > 12:
+        return False
+    expires = int(expires_text)
+    if expires <= (now if now is not None else time.time()):
+        return False
+    return hmac.compare_digest(signature.encode("ascii", "replace"),
+                               _session_signature(token, expires).encode("ascii"))
+
+
+def token_ok(expected: str, given: str) -> bool:
+    """The sign-in form's token against the server's, in constant time."""
+    return hmac.compare_digest(given.strip().encode("utf-8"), expected.encode("utf-8"))
+
+
+def local_path(target: Optional[str]) -> str:
+    """Where to go after signing in: a path of this server only (`//host` and `/\\host` leave it)."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target if all(32 < ord(c) < 127 for c in target) else "/"
 
 
 def bearer_ok(expected: Optional[str], authorization: Optional[str]) -> bool:

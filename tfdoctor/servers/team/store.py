@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import zlib
 from dataclasses import dataclass
 from importlib import resources
@@ -68,6 +69,21 @@ baselines = Table(
 )
 
 WRITE = {"tfdoctor_write": True}  # execution option: SQLite takes its write lock at BEGIN (no upgrade deadlock)
+ID_MAX = 2**31 - 1  # ids are the schema's Integer: 32 bits on PostgreSQL; a larger one names nothing here
+
+
+def valid_id(value: int) -> bool:
+    """An id the database can hold: anything else (0, negative, beyond 32 bits) is no such row, not an error
+    of the driver (OverflowError on SQLite, "integer out of range" on PostgreSQL)."""
+    return 0 < value <= ID_MAX
+
+
+class NoSuchReport(LookupError):
+    pass
+
+
+class BaselineRefused(ValueError):
+    """A report that cannot be a label's known-good one; the message says why."""
 
 
 def now() -> str:
@@ -90,12 +106,17 @@ def default_sqlite_path() -> str:
 
 
 def database_url(db: Optional[str]) -> str:
-    """--db as SQLAlchemy reads it: a URL, or a path of a SQLite file; postgresql:// means psycopg 3."""
+    """--db as SQLAlchemy reads it: a URL, or a path of a SQLite file; postgresql:// means psycopg 3.
+    The default file's directory is the doctor's own, made private (0700, no link: tfdoctor/own_files.py);
+    a directory the user named is theirs, made if missing."""
     if not db:
-        db = default_sqlite_path()
-    if "://" not in db:
-        import os
+        from pathlib import Path
 
+        from tfdoctor.own_files import private_dir
+
+        db = default_sqlite_path()
+        private_dir(Path(db).parent, Path(db).parent.parent)
+    if "://" not in db:
         os.makedirs(os.path.dirname(os.path.abspath(db)), exist_ok=True)
         return f"sqlite:///{os.path.abspath(db)}"
     if db.startswith("postgresql://") or db.startswith("postgres://"):
@@ -103,10 +124,33 @@ def database_url(db: Optional[str]) -> str:
     return db
 
 
+def sqlite_file(url: str) -> Optional[str]:
+    """The file of a SQLite URL (None for another database, memory or a `file:` URI)."""
+    parsed = make_url(url)
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return database
+
+
+def create_private_file(path: str) -> None:
+    """Make the SQLite file first, empty and 0600 (an empty file is an empty database): SQLite would make it with
+    the umask's mode (0644: every local user reads every report), and it gives its -wal and -shm files the
+    database file's own mode. An existing file is left as it is (`tfdoctor serve` warns when others may read it)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        os.close(os.open(path, flags, 0o600))
+    except FileExistsError:
+        pass
+
+
 def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         return create_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+    path = sqlite_file(url)
+    if path is not None:
+        create_private_file(path)
     engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False}, pool_size=10)
 
     @event.listens_for(engine, "connect")
@@ -214,13 +258,25 @@ class Store:
         conn.execute(insert(environments).values(**row).on_conflict_do_nothing(
             index_elements=["machine_id", "python"]))
 
-    def mark_baseline(self, label: str, report_id: int) -> bool:
+    def mark_baseline(self, label: str, report_id: int) -> None:
+        """Mark the report known-good for `label` ("key=value"): a passing report (warnings allowed) of an
+        environment that carries the label; else NoSuchReport or BaselineRefused, and nothing changes."""
+        if not valid_id(report_id):
+            raise NoSuchReport(report_id)
+        key, _, value = label.partition("=")
         with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
-            if conn.execute(select(reports.c.id).where(reports.c.id == report_id)).first() is None:
-                return False
+            row = conn.execute(select(reports.c.status, reports.c.environment_id)
+                               .where(reports.c.id == report_id)).first()
+            if row is None:
+                raise NoSuchReport(report_id)
+            if not passed(row.status):
+                raise BaselineRefused(f"report {report_id} is {row.status}: only a passing report can be known-good")
+            carried = conn.execute(select(labels.c.value).where(labels.c.environment_id == row.environment_id,
+                                                                labels.c.key == key)).scalar()
+            if carried != value:
+                raise BaselineRefused(f"the environment of report {report_id} does not carry the label {label}")
             conn.execute(baselines.delete().where(baselines.c.label == label))
             conn.execute(baselines.insert().values(label=label, report_id=report_id, marked_at=now()))
-        return True
 
     # --- reading -------------------------------------------------------------------------------------
     def environments(self, label: Optional[tuple[str, str]] = None, limit: Optional[int] = None,
@@ -245,6 +301,8 @@ class Store:
             return {status: count for status, count in conn.execute(query)}
 
     def environment(self, environment_id: int) -> Optional[dict[str, Any]]:
+        if not valid_id(environment_id):
+            return None
         with self.engine.connect() as conn:
             row = conn.execute(select(environments).where(environments.c.id == environment_id)).mappings().first()
         return self._environment(row) if row is not None else None
@@ -262,6 +320,8 @@ class Store:
         }
 
     def history(self, environment_id: int, limit: int = 200) -> list[dict[str, Any]]:
+        if not valid_id(environment_id):
+            return []
         query = (select(reports.c.id, reports.c.received_at, reports.c.created_at, reports.c.status,
                         reports.c.first_failing_check, reports.c.key_facts)
                  .where(reports.c.environment_id == environment_id).order_by(reports.c.id.desc()).limit(limit))
@@ -269,6 +329,8 @@ class Store:
             return [{**dict(row), "key_facts": json.loads(row["key_facts"])} for row in conn.execute(query).mappings()]
 
     def report(self, report_id: int) -> Optional[dict[str, Any]]:
+        if not valid_id(report_id):
+            return None
         with self.engine.connect() as conn:
             row = conn.execute(select(reports.c.document).where(reports.c.id == report_id)).first()
         return _unpack(row[0]) if row is not None else None
@@ -279,6 +341,8 @@ class Store:
 
     def last_pass_before(self, environment_id: int, report_id: int) -> Optional[int]:
         """The newest passing report of the environment older than `report_id`."""
+        if not (valid_id(environment_id) and valid_id(report_id)):
+            return None
         query = (select(reports.c.id).where(reports.c.environment_id == environment_id, reports.c.id < report_id,
                                             reports.c.status.not_in(FAILING))
                  .order_by(reports.c.id.desc()).limit(1))
