@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tfdoctor import own_files
+from tfdoctor.own_files import cache_dir, config_dir, private_dir, read_private, write_private
 from tfdoctor.redact import scrub_secrets
 
 API_PATH = "/api/v1/reports"
@@ -65,18 +65,18 @@ class PostRefused(Exception):
 def machine_id(directory: Optional[Path] = None) -> str:
     """This machine's random id: read from the config directory, made there on first use (through own_files:
     never read or written through a link planted there)."""
-    home = directory or own_files.config_dir()
+    home = directory or config_dir()
     path = home / MACHINE_ID_FILE
     try:
-        existing = own_files.read_private(path, limit=128).decode("ascii").strip()
+        existing = read_private(path, limit=128).decode("ascii").strip()
         if _MACHINE_ID.match(existing):
             return existing
     except (OSError, UnicodeDecodeError):
         pass
     made = uuid.uuid4().hex
     try:
-        own_files.private_dir(home, below=home.parent)
-        own_files.write_private(path, made + "\n")
+        private_dir(home, below=home.parent)
+        write_private(path, made + "\n")
     except (OSError, ValueError):
         pass  # a read-only home, a planted link: this run posts with a fresh id rather than not at all
     return made
@@ -330,7 +330,7 @@ def post(url: str, body: Mapping[str, Any], token: Optional[str], timeout: float
 # --- reports kept to send again ------------------------------------------------------------------------
 
 def pending_dir(environ: Mapping[str, str] = os.environ) -> Path:
-    return own_files.cache_dir(environ) / PENDING_DIR
+    return cache_dir(environ) / PENDING_DIR
 
 
 def _server_key(url: str) -> str:
@@ -352,7 +352,7 @@ def _existing_pending_dir(environ: Mapping[str, str]) -> Optional[Path]:
     directory = pending_dir(environ)
     if not os.path.lexists(directory):
         return None
-    return own_files.private_dir(directory, below=directory.parent.parent)
+    return private_dir(directory, below=directory.parent.parent)
 
 
 def _pending_files(directory: Path) -> List[Path]:
@@ -365,7 +365,7 @@ def _pending_files(directory: Path) -> List[Path]:
 
 def _read_pending(path: Path) -> Optional[Pending]:
     try:
-        kept = json.loads(own_files.read_private(path, limit=MAX_PENDING_BYTES + 1))
+        kept = json.loads(read_private(path, limit=MAX_PENDING_BYTES + 1))
     except (OSError, ValueError):
         return None
     if not isinstance(kept, dict) or not isinstance(kept.get("url"), str) or not isinstance(kept.get("body"), dict):
@@ -378,13 +378,13 @@ def keep(where: Target, body: Mapping[str, Any], reason: str, environ: Mapping[s
     """Keep `body` to send to `where` later; (the directory, how many older reports were dropped to stay
     within MAX_PENDING and MAX_PENDING_BYTES). OSError (UnsafePath included) when it cannot be kept."""
     directory = pending_dir(environ)
-    own_files.private_dir(directory, below=directory.parent.parent)
+    private_dir(directory, below=directory.parent.parent)
     data = json.dumps({"format": 1, "url": where.url, "reason": reason, "kept_at": time.time(), "body": body},
                       ensure_ascii=True, separators=(",", ":")).encode("ascii")
     if len(data) > MAX_PENDING_BYTES:
         raise OSError(f"the report is larger than the {MAX_PENDING_BYTES:,} bytes the cache keeps")
     name = f"{time.time_ns():020d}-{_server_key(where.url)}-{uuid.uuid4().hex[:8]}.json"
-    own_files.write_private(directory / name, data)
+    write_private(directory / name, data)
     files = _pending_files(directory)
     sizes = {}
     for path in files:
