@@ -21,6 +21,7 @@ SCHEMA_VERSION = "1.3"
 EXIT_OK = 0  # no failures (warnings allowed unless --strict)
 EXIT_PROBLEMS = 1  # at least one fail or error (with --strict: or warn)
 EXIT_UNUSABLE = 2  # the doctor could not run: bad arguments, unknown check, unusable target or input
+EXIT_NOT_POSTED = 4  # --report-required: no check failed, but a report did not reach the server (it is kept)
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
 EXIT_TERMINATED = 143  # SIGTERM (128 + SIGTERM)
 

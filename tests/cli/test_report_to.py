@@ -32,6 +32,7 @@ def server(tmp_path):
 @pytest.fixture(autouse=True)
 def config_home(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # where a failed post keeps its report
     monkeypatch.delenv("TFDOCTOR_REPORT_TOKEN", raising=False)
     return tmp_path / "config" / "tfdoctor"
 

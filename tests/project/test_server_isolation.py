@@ -39,12 +39,14 @@ def test_the_plain_cli_imports_no_server_stack():
 
 def test_report_to_posts_with_the_standard_library_only():
     code = ("import json, sys; from tfdoctor.report_to import report_to;"
-            "line = report_to('http://127.0.0.1:9', [{}], None, ['team=x'], False);"
+            "line = report_to('http://127.0.0.1:9', [{}], None, ['team=x'], False).lines[-1];"
             "stack = json.loads(sys.argv[1]);"
             "loaded = sorted(m for m in sys.modules if any(m == s or m.startswith(s + '.') for s in stack));"
             "print(json.dumps({'line': line, 'loaded': loaded}))")
+    environ = {"XDG_CONFIG_HOME": "/nonexistent/config", "XDG_CACHE_HOME": "/nonexistent/cache",
+               "PATH": "/usr/bin:/bin"}
     completed = subprocess.run([sys.executable, "-c", code, json.dumps(SERVER_STACK)], capture_output=True,
-                               text=True, timeout=60, env={"XDG_CONFIG_HOME": "/nonexistent/config", "PATH": "/usr/bin:/bin"})
+                               text=True, timeout=60, env=environ)
     result = json.loads(completed.stdout)
     assert result["loaded"] == [] and result["line"].startswith("tfdoctor: report not posted to http://127.0.0.1:9")
 

@@ -17,7 +17,8 @@ from tfdoctor.cli.flags import (CONFIG, DEEP, EXIT_CODES_HELP, EXPERIMENTS_TIMEO
                                 NO_REDACT, ONLY, OUTPUT, PROVE, PYTHON, QUIET, REQUIRE_GPU, REQUIRE_PYTHON,
                                 REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, VERSION,
                                 settings_from)
-from tfdoctor.cli.team import LABEL, REPORT_HOSTNAME, REPORT_TO, REPORT_TOKEN_FILE, post_reports, refuse_openmetrics
+from tfdoctor.cli.team import (LABEL, REPORT_HOSTNAME, REPORT_REQUIRED, REPORT_TIMEOUT, REPORT_TO, REPORT_TOKEN_FILE,
+                               post_reports, posted_exit_code, refuse_openmetrics)
 from tfdoctor.options import doctor_options, redact_document, text_redactor
 
 app = typer.Typer(
@@ -61,6 +62,8 @@ def run(
     report_token_file: Optional[str] = REPORT_TOKEN_FILE,
     report_hostname: bool = REPORT_HOSTNAME,
     label: Optional[List[str]] = LABEL,
+    report_timeout: float = REPORT_TIMEOUT,
+    report_required: bool = REPORT_REQUIRED,
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return
@@ -98,8 +101,8 @@ def run(
         from tfdoctor.fixer.trials import prove_report
 
         prove_report(report, lambda line: typer.echo(line, err=True))
-    post_reports(report_to, [document], report_token_file, label, report_hostname)
-    raise typer.Exit(report.exit_code(strict))
+    posted = post_reports(report_to, [document], report_token_file, label, report_hostname, report_timeout)
+    raise typer.Exit(posted_exit_code(report.exit_code(strict), posted, report_required))
 
 
 @app.command(
@@ -165,7 +168,8 @@ def fix_command(
     "holding a pyvenv.cfg a few levels under the working and home directories. With PATHs: only what is "
     "under them (a PATH may also be an environment or an interpreter). Each is diagnosed as "
     "'tfdoctor --python ENV --no-probe' would, several at once (one per core).\n\n"
-    "Exit codes: 0 at least one environment passes; 1 none does (or none was found); 2 bad arguments.",
+    "Exit codes: 0 at least one environment passes; 1 none does (or none was found); 2 bad arguments; "
+    "4 with --report-required, 0 but a report was not posted.",
 )
 def scan_command(
     paths: Optional[List[str]] = typer.Argument(None, metavar="PATH", help="Where to look (default: see above)."),
@@ -187,6 +191,8 @@ def scan_command(
     report_token_file: Optional[str] = REPORT_TOKEN_FILE,
     report_hostname: bool = REPORT_HOSTNAME,
     label: Optional[List[str]] = LABEL,
+    report_timeout: float = REPORT_TIMEOUT,
+    report_required: bool = REPORT_REQUIRED,
 ) -> None:
     import os
     from contextlib import nullcontext
@@ -225,9 +231,10 @@ def scan_command(
         rendered = scan_table.render_text(rows, color=None if terminal else False,
                                           width=terminal_columns() if terminal else None)
     write(rendered, output)
-    post_reports(report_to, [d.document for d in diagnosed if d.document is not None], report_token_file, label,
-                 report_hostname)
-    raise typer.Exit(summary.exit_code(rows))
+    posting = [d for d in diagnosed if d.document is not None]  # every environment's, each failure named
+    posted = post_reports(report_to, [d.document for d in posting], report_token_file, label, report_hostname,
+                          report_timeout, names=[text(d.environment.python) for d in posting])
+    raise typer.Exit(posted_exit_code(summary.exit_code(rows), posted, report_required))
 
 
 # The commands on saved reports (explain, diff) and the optional extras' (mcp, and the team server's)

@@ -1,4 +1,5 @@
-"""The commands of the optional extras ([mcp], [server]): their SDKs load only inside the command."""
+"""The commands of the optional extras ([mcp], [server]): their SDKs load only inside the command; and the team
+server's client side, `tfdoctor report send`."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import typer
 
 from tfdoctor.cli.app import app
 from tfdoctor.cli.emit import fail
-from tfdoctor.cli.team import SERVE_HELP, serve_command
+from tfdoctor.cli.team import SERVE_HELP, report_app, serve_command
 
 
 @app.command("mcp", help="Serve the doctor to AI assistants: a Model Context Protocol server on stdin/stdout "
@@ -24,3 +25,4 @@ def mcp_command(allow_fix: bool = typer.Option(False, "--allow-fix", help="Also 
 
 
 app.command("serve", help=SERVE_HELP)(serve_command)
+app.add_typer(report_app, name="report")

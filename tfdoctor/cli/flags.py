@@ -10,16 +10,17 @@ from tfdoctor.cli.emit import Format, fail
 from tfdoctor.options import OptionsError, load_settings
 
 
-def _exit_codes_help(cannot_run: str) -> str:
+def _exit_codes_help(cannot_run: str, more: str = "") -> str:
     return f"""\
 Exit codes: 0 no failures (warnings allowed); 1 at least one check failed or crashed
 (with --strict, a warning too; an unmet requirement is a failure); 2 the doctor could not run
-({cannot_run});
+({cannot_run});{more}
 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
 
 
 EXIT_CODES_HELP = _exit_codes_help(
-    "bad arguments, unknown check id, unusable --python, unreadable report, bad configuration")
+    "bad arguments, unknown check id, unusable --python, unreadable report, bad configuration",
+    "\n4 with --report-required: no check failed, but the report was not posted (it is kept);")
 EXPLAIN_EXIT_CODES_HELP = _exit_codes_help("bad arguments, unknown check id, unreadable report, bad configuration")
 REPORT_HELP = "A report saved with --json (any 1.x schema), a fixture, or a hand-written facts file; '-' reads stdin."
 

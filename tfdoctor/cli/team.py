@@ -1,6 +1,6 @@
 """The command line's side of the team server (issue 28): `--report-to` and its options (run and scan post
-their reports with tfdoctor/report_to.py, stdlib only), and `tfdoctor serve`, which imports the server
-stack only when it runs."""
+their reports with tfdoctor/report_to.py, stdlib only), `tfdoctor report send` (what a failed post kept), and
+`tfdoctor serve`, which imports the server stack only when it runs."""
 
 from __future__ import annotations
 
@@ -9,14 +9,23 @@ from typing import List, Optional
 import typer
 
 from tfdoctor.cli.emit import Format, fail, one_line
+from tfdoctor.report import EXIT_NOT_POSTED
 
+DEFAULT_REPORT_TIMEOUT = 15.0  # tfdoctor.report_to.TIMEOUT_S, which loads only when a post is made
 REPORT_TO = typer.Option(None, "--report-to", metavar="URL",
-                         help="After printing the report, post it (redacted as printed) to a `tfdoctor serve` server.")
+                         help="After printing the report, post it (redacted as printed) to a `tfdoctor serve` server. "
+                              "A redirect is not followed; a report not stored is kept for `tfdoctor report send`.")
 REPORT_TOKEN_FILE = typer.Option(None, "--report-token-file", metavar="FILE",
                                  help="The server's token, from FILE (default: $TFDOCTOR_REPORT_TOKEN).")
 REPORT_HOSTNAME = typer.Option(False, "--report-hostname",
                                help="Send this machine's hostname with --report-to (default: only a random id).")
 LABEL = typer.Option(None, "--label", metavar="KEY=VALUE", help="A label for --report-to (repeatable), e.g. team=vision.")
+REPORT_TIMEOUT = typer.Option(DEFAULT_REPORT_TIMEOUT, "--report-timeout", metavar="SECONDS", min=1.0,
+                              help="The time all of --report-to's posts may take together, pending ones included; "
+                                   "what is not posted by then is kept.")
+REPORT_REQUIRED = typer.Option(False, "--report-required",
+                               help=f"Exit {EXIT_NOT_POSTED} when no check failed but a report was not posted "
+                                    "(CI: the server must have it).")
 
 SERVE_HELP = (
     "Run the team server (needs the extra: pip install 'tfdoctor[server]'): machines post their reports "
@@ -29,15 +38,23 @@ SERVE_HELP = (
 
 
 def post_reports(url: Optional[str], documents: List[dict], token_file: Optional[str], labels: Optional[List[str]],
-                 hostname: bool) -> None:
-    """Post the reports; a failure is one line on stderr and leaves the exit code alone."""
+                 hostname: bool, timeout: float = DEFAULT_REPORT_TIMEOUT, names: Optional[List[str]] = None) -> bool:
+    """Post the reports (and first what is kept for that server); each failure, warning or pending report sent
+    is one line on stderr. True when every report was posted (or there was nothing to post)."""
     if not url or not documents:
-        return
+        return True
     from tfdoctor.report_to import report_to
 
-    failure = report_to(url, documents, token_file, labels or [], hostname)
-    if failure:
-        typer.echo(one_line(failure), err=True)
+    outcome = report_to(url, documents, token_file, labels or [], hostname, timeout, names)
+    for line in outcome.lines:
+        typer.echo(one_line(line, True), err=True)
+    return outcome.not_posted == 0
+
+
+def posted_exit_code(code: int, posted: bool, required: bool) -> int:
+    """The diagnosis's exit code, or EXIT_NOT_POSTED for --report-required when it was 0 and a post failed:
+    a failed check or a doctor that could not run says more than a report that did not reach the server."""
+    return EXIT_NOT_POSTED if required and not posted and code == 0 else code
 
 
 def refuse_openmetrics(fmt: Format, command: str) -> None:
@@ -81,3 +98,37 @@ def serve_command(
     except (OSError, ValueError) as exc:
         raise fail(str(exc))
     raise typer.Exit(code)
+
+
+report_app = typer.Typer(
+    help="Reports a failed --report-to kept in the user's cache (the server down, a redirect, no answer in "
+         "time): `tfdoctor report send` posts them.",
+    no_args_is_help=True,
+)
+
+
+@report_app.command(
+    "send",
+    help="Post the reports kept after failed --report-to posts to the server they were meant for (with "
+    "--report-to, only those kept for that server), oldest first, within --report-timeout; each one stored "
+    "is removed. The token comes from $TFDOCTOR_REPORT_TOKEN or --report-token-file, as for --report-to; when "
+    "reports are kept for several servers, name one with --report-to (the token goes only where you point it).\n\n"
+    f"Exit codes: 0 every kept report was posted (or none is kept); {EXIT_NOT_POSTED} some were not (they stay "
+    "kept); 2 cannot run (a bad URL, reports kept for several servers and no --report-to).",
+)
+def report_send_command(
+    report_to: Optional[str] = typer.Option(None, "--report-to", metavar="URL",
+                                            help="Only the reports kept for this server (its URL may carry "
+                                                 "user:password)."),
+    report_token_file: Optional[str] = REPORT_TOKEN_FILE,
+    report_timeout: float = REPORT_TIMEOUT,
+) -> None:
+    from tfdoctor.report_to import Ambiguous, PostRefused, send_pending
+
+    try:
+        outcome = send_pending(report_to, report_token_file, report_timeout)
+    except (Ambiguous, PostRefused) as exc:
+        raise fail(str(exc))
+    for line in outcome.lines:
+        typer.echo(one_line(line, True), err=True)
+    raise typer.Exit(EXIT_NOT_POSTED if outcome.not_posted else 0)
