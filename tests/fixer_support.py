@@ -61,7 +61,9 @@ def wheel(directory: Path, name: str, version: str, files: dict[str, str], requi
 
 def offline_environ(wheels: Path | str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"} and not k.startswith("PIP_")}
-    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), PIP_NO_CACHE_DIR="1", FAKE_TF_MODE="cpu", NO_COLOR="1")
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), PIP_NO_CACHE_DIR="1", FAKE_TF_MODE="cpu", NO_COLOR="1",
+               # the doctor's own cache (locks, the rollback records' seals) beside the wheels, never the user's
+               XDG_CACHE_HOME=str(Path(wheels).parent / "cache"))
     return env
 
 
