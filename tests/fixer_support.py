@@ -100,6 +100,51 @@ def build_world(root: Path) -> tuple[Path, Path, dict[str, str]]:
     return wheels, base, env
 
 
+# What the trials' script (tfdoctor/fixer/trials.TRIAL_SCRIPT) needs beyond the fake's Dense layer: tf.function
+# (a plain call) and the few tensor operations its Python control flow uses.
+_TRIAL_READY = """
+def reduce_sum(x):
+    return Tensor(np.sum(x.value), x.device)
+
+
+def function(f):
+    return f
+
+
+Tensor.__add__ = lambda self, other: Tensor(self.value + other, self.device)
+Tensor.__sub__ = lambda self, other: Tensor(self.value - other, self.device)
+Tensor.__gt__ = lambda self, other: bool(self.value > other)
+"""
+
+
+def build_protobuf_world(root: Path) -> tuple[Path, Path, dict[str, str]]:
+    """wheels/ (a fake tensorflow-cpu 2.21.0 requiring protobuf>=5.28.0,<7.0.0 whose import fails as the real one's
+    does under protobuf 4: no google.protobuf.runtime_version; and that passes the trials' script otherwise;
+    protobuf 4.25.3 and 5.29.5) and base/, a venv holding that TensorFlow and protobuf 4.25.3."""
+    wheels = root / "wheels"
+    wheels.mkdir()
+    fake = (FAKES / "functional_tensorflow.py").read_text(encoding="utf-8").replace('"2.99.0"', repr(TF_VERSION))
+    fake = "from google.protobuf import runtime_version as _runtime_version  # protobuf >= 5\n" + fake + _TRIAL_READY
+    wheel(wheels, "tensorflow-cpu", TF_VERSION, {"tensorflow/__init__.py": fake}, ("protobuf>=5.28.0,<7.0.0", "numpy"))
+    wheel(wheels, "protobuf", "4.25.3", {"google/protobuf/__init__.py": "__version__ = '4.25.3'\n"})
+    wheel(wheels, "protobuf", "5.29.5", {"google/protobuf/__init__.py": "__version__ = '5.29.5'\n",
+                                         "google/protobuf/runtime_version.py": "OSS_DOMAIN = 'PUBLIC'\n"})
+    base = root / "base"
+    python = Path(getattr(sys, "_base_executable", sys.executable))
+    assert run([python, "-m", "venv", "--without-pip", base]).returncode == 0
+    site = site_packages(base)
+    import numpy
+    import pip
+
+    for package in (numpy, pip):
+        link_distribution(Path(package.__file__).parent, site)
+    env = offline_environ(wheels)
+    installed = run([base / "bin" / "python", "-m", "pip", "install", "--no-deps", "tensorflow-cpu==" + TF_VERSION,
+                     "protobuf==4.25.3"], env=env)
+    assert installed.returncode == 0, installed.stderr
+    return wheels, base, env
+
+
 def site_packages(venv: Path) -> Path:
     return next((venv / "lib").glob("python3*/site-packages"))
 
