@@ -61,7 +61,9 @@ def wheel(directory: Path, name: str, version: str, files: dict[str, str], requi
 
 def offline_environ(wheels: Path | str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"} and not k.startswith("PIP_")}
-    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), PIP_NO_CACHE_DIR="1", FAKE_TF_MODE="cpu", NO_COLOR="1")
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), PIP_NO_CACHE_DIR="1", FAKE_TF_MODE="cpu", NO_COLOR="1",
+               # the doctor's own cache (locks, the rollback records' seals) beside the wheels, never the user's
+               XDG_CACHE_HOME=str(Path(wheels).parent / "cache"))
     return env
 
 
@@ -94,6 +96,51 @@ def build_world(root: Path) -> tuple[Path, Path, dict[str, str]]:
     env = offline_environ(wheels)
     installed = run([base / "bin" / "python", "-m", "pip", "install", "--no-deps", "tensorflow-cpu==" + TF_VERSION,
                      "fakedep==1.0"], env=env)
+    assert installed.returncode == 0, installed.stderr
+    return wheels, base, env
+
+
+# What the trials' script (tfdoctor/fixer/trials.TRIAL_SCRIPT) needs beyond the fake's Dense layer: tf.function
+# (a plain call) and the few tensor operations its Python control flow uses.
+_TRIAL_READY = """
+def reduce_sum(x):
+    return Tensor(np.sum(x.value), x.device)
+
+
+def function(f):
+    return f
+
+
+Tensor.__add__ = lambda self, other: Tensor(self.value + other, self.device)
+Tensor.__sub__ = lambda self, other: Tensor(self.value - other, self.device)
+Tensor.__gt__ = lambda self, other: bool(self.value > other)
+"""
+
+
+def build_protobuf_world(root: Path) -> tuple[Path, Path, dict[str, str]]:
+    """wheels/ (a fake tensorflow-cpu 2.21.0 requiring protobuf>=5.28.0,<7.0.0 whose import fails as the real one's
+    does under protobuf 4: no google.protobuf.runtime_version; and that passes the trials' script otherwise;
+    protobuf 4.25.3 and 5.29.5) and base/, a venv holding that TensorFlow and protobuf 4.25.3."""
+    wheels = root / "wheels"
+    wheels.mkdir()
+    fake = (FAKES / "functional_tensorflow.py").read_text(encoding="utf-8").replace('"2.99.0"', repr(TF_VERSION))
+    fake = "from google.protobuf import runtime_version as _runtime_version  # protobuf >= 5\n" + fake + _TRIAL_READY
+    wheel(wheels, "tensorflow-cpu", TF_VERSION, {"tensorflow/__init__.py": fake}, ("protobuf>=5.28.0,<7.0.0", "numpy"))
+    wheel(wheels, "protobuf", "4.25.3", {"google/protobuf/__init__.py": "__version__ = '4.25.3'\n"})
+    wheel(wheels, "protobuf", "5.29.5", {"google/protobuf/__init__.py": "__version__ = '5.29.5'\n",
+                                         "google/protobuf/runtime_version.py": "OSS_DOMAIN = 'PUBLIC'\n"})
+    base = root / "base"
+    python = Path(getattr(sys, "_base_executable", sys.executable))
+    assert run([python, "-m", "venv", "--without-pip", base]).returncode == 0
+    site = site_packages(base)
+    import numpy
+    import pip
+
+    for package in (numpy, pip):
+        link_distribution(Path(package.__file__).parent, site)
+    env = offline_environ(wheels)
+    installed = run([base / "bin" / "python", "-m", "pip", "install", "--no-deps", "tensorflow-cpu==" + TF_VERSION,
+                     "protobuf==4.25.3"], env=env)
     assert installed.returncode == 0, installed.stderr
     return wheels, base, env
 

@@ -65,15 +65,19 @@ def _check_directory(path: Path) -> None:
         raise _refuse(path, f"belongs to another user (uid {status.st_uid})")
 
 
-def private_dir(path: Union[str, Path], below: Union[str, Path]) -> Path:
+def private_dir(path: Union[str, Path], below: Union[str, Path], make: bool = True) -> Path:
     """`path`, a directory under `below`, made where missing (0700), with every component from `below` down to it
     checked: a real directory, no link, this user's (or root's); UnsafePath otherwise. `below` itself is the
-    caller's to trust (the user's cache directory, an environment's prefix): a home reached through a link is fine."""
+    caller's to trust (the user's cache directory, an environment's prefix): a home reached through a link is fine.
+    `make=False` only checks (a reader): FileNotFoundError where a component is missing, nothing made."""
     path, below = Path(path), Path(below)
     relative = path.relative_to(below)
     current = below
     for part in relative.parts:
         current = current / part
+        if not make:
+            _check_directory(current)
+            continue
         try:
             os.mkdir(current, PRIVATE_DIR)
         except FileExistsError:
@@ -144,3 +148,38 @@ def read_private(path: Union[str, Path], limit: Optional[int] = None) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(handle)
+
+
+def append_private(path: Union[str, Path], data: Union[bytes, str]) -> None:
+    """Append `data` to the regular file at `path` (made 0600 where missing) and sync it, never through a link:
+    a journal whose every line must be on disk before what it announces happens."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    handle = _open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(handle, view):]
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def touch_private(path: Union[str, Path]) -> None:
+    """The regular file at `path`, made empty (0600) where missing and left as it is otherwise, never through a
+    link (a lock file, before a locking library that may follow one opens it)."""
+    os.close(_open_regular(path, os.O_RDONLY | os.O_CREAT))
+
+
+def _open_regular(path: Union[str, Path], flags: int) -> int:
+    path = Path(path)
+    _check_directory(path.parent)
+    try:
+        handle = os.open(path, flags | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0), PRIVATE_FILE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse(path, "is a symbolic link") from None
+        raise
+    if not stat.S_ISREG(os.fstat(handle).st_mode):
+        os.close(handle)
+        raise _refuse(path, "is not a regular file")
+    return handle

@@ -97,6 +97,7 @@ def test_a_restore_killed_after_any_move_completes_when_run_again(world, monkeyp
     from tfdoctor.fixer.environment import Environment
 
     root, _, base, env = world
+    monkeypatch.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])  # the records' seals: the world's cache
     for killed_after in range(0, 12):
         target = root / f"killed-{killed_after}"
         assert fs.run(["cp", "-al", base, target]).returncode == 0  # pip replaces files by unlinking: links are safe

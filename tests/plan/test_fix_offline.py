@@ -191,7 +191,7 @@ def test_a_step_for_the_shell_is_proven_as_done_the_rest_applied_and_the_step_na
     target = _copy(world, "shell-step")
     for name in [k for k in os.environ if k.startswith("PIP_") or k == "TF_USE_LEGACY_KERAS"]:
         monkeypatch.delenv(name)
-    for name in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "PIP_NO_CACHE_DIR", "FAKE_TF_MODE"):
+    for name in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "PIP_NO_CACHE_DIR", "FAKE_TF_MODE", "XDG_CACHE_HOME"):
         monkeypatch.setenv(name, env[name])
     from tfdoctor import doctor
 

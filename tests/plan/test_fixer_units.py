@@ -99,7 +99,8 @@ def test_link_tree_links_files_copies_pth_and_leaves_the_state_directory_out(tmp
 
 
 @pytest.fixture()
-def venv(tmp_path):
+def venv(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the records' seals: never the real cache
     env = tmp_path / "venv"
     subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(env)], check=True)
     return env

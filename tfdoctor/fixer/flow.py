@@ -194,11 +194,20 @@ def _fix(options: FixOptions, ui: Ui) -> int:
 
     from tfdoctor.fixer.trials import proven_steps  # issue 29: apply the smallest change a trial proved
 
-    steps = proven_steps(report, environment, steps, ui.say) or steps
+    proven = proven_steps(report, environment, steps, ui.say)
     before = freeze(environment.python)
-    verified = _verify(steps, environment, options, ui, before, _tensorflow_the_plan_installs(plan), plan=plan)
+    wanted = _tensorflow_the_plan_installs(plan)
+    verified = _verify(proven or steps, environment, options, ui, before, wanted, plan=plan)
+    if verified is None and proven is not None and [s.command for s in proven] != [s.command for s in steps]:
+        # the trials prove only what they tried (the suspects' pins); what else the plan repairs (an altered file,
+        # another pin) is still to do, and the pasted plan does it (issue 35)
+        ui.say(f"The proven change alone leaves failures on the copy: proving the whole plan ({len(steps)} "
+               f"step{'s' if len(steps) != 1 else ''}) on a copy.", "yellow")
+        proven = None
+        verified = _verify(steps, environment, options, ui, before, wanted, plan=plan)
     if verified is None:
         return EXIT_NOT_REPAIRED
+    steps = proven or steps
     if not options.yes and not ui.confirm(f"Apply these {len(steps)} steps to {environment.prefix}?"):
         ui.say("Nothing was changed.", "yellow")
         return EXIT_NOT_REPAIRED

@@ -5,6 +5,10 @@ even by SIGKILL, so a crash never leaves a stale lock).
 The second caller does not wait: it exits 2 at once, naming the holder (pid and command line). A fix
 waiting silently behind a ten-minute TensorFlow install would look hung, and what it diagnosed before
 waiting would be stale by the time it got the environment; run it again when the first has finished.
+
+The lock and its owner file live in a private directory of the user's cache (tfdoctor/own_files.py): the owner
+file is written through a fresh file renamed over it, and the lock file is made before filelock opens it, never
+through a link (filelock follows one before 3.20.1, CVE-2025-68146, and 3.20.1 needs Python 3.10).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from tfdoctor.fixer.environment import Environment, FixError
+from tfdoctor.own_files import cache_dir, private_dir, read_private, touch_private, write_private
 
 LOCK = "lock"
 OWNER = "lock.owner"  # who holds the lock: written after it is taken, read by whoever finds it taken
@@ -27,14 +32,12 @@ def lock_home(environment: Environment) -> Path:
     """The user's cache, one directory per prefix. Never the environment itself: a fix that stops before
     touching it (the plan failed on the copy, a refusal) leaves its prefix exactly as it was, and a lock
     file deleted on release would let two callers lock two inodes of one name."""
-    from tfdoctor.fixer.rollback import _user_cache
-
-    return _user_cache().parent / "locks" / hashlib.sha256(environment.prefix.encode()).hexdigest()[:16]
+    return cache_dir() / "locks" / hashlib.sha256(environment.prefix.encode()).hexdigest()[:16]
 
 
 def _holder(home: Path) -> str:
     try:
-        owner = json.loads((home / OWNER).read_text(encoding="utf-8"))
+        owner = json.loads(read_private(home / OWNER, limit=65536))
         return f"pid {int(owner['pid'])}: {str(owner['command'])[:200]}"
     except (OSError, ValueError, KeyError, TypeError):
         return "a process that has not yet said who it is"
@@ -47,9 +50,10 @@ def owning(environment: Environment) -> Iterator[None]:
 
     home = lock_home(environment)
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        private_dir(home, below=cache_dir().parent)
+        touch_private(home / LOCK)
     except OSError as exc:
-        raise FixError(f"cannot create {home} for the environment's lock: {exc}") from exc
+        raise FixError(f"cannot use {home} for the environment's lock: {exc}") from exc
     lock = FileLock(str(home / LOCK), thread_local=False)
     try:
         lock.acquire(timeout=0)
@@ -60,7 +64,7 @@ def owning(environment: Environment) -> Iterator[None]:
         raise FixError(f"cannot lock {home / LOCK}: {exc}") from exc
     owner = home / OWNER
     try:
-        owner.write_text(json.dumps({"pid": os.getpid(), "command": " ".join(sys.argv)}), encoding="utf-8")
+        write_private(owner, json.dumps({"pid": os.getpid(), "command": " ".join(sys.argv)}))
     except OSError:
         pass  # the lock holds without it; a second caller just cannot name us
     try:
