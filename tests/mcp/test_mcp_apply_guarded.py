@@ -12,8 +12,10 @@ by a loopback index that can stop answering in the middle of a step):
 - every tool states its deadline, and verify_fix stuck in pip past it answers with an error and leaves no
   process and no copy behind (on main it waited on pip).
 
-Each was checked to fail on main at fab4259 (this file and tests/mcp_support.py copied into a worktree of
-it; `fixer_support.doctor_argv` runs the tfdoctor of the checkout the tests live in)."""
+Each was checked to fail on main at 9527ef8 (this file and tests/mcp_support.py copied into a worktree of
+it, the tests run there; `fixer_support.doctor_argv` runs the tfdoctor of the checkout the tests live in):
+apply_fix applied beside the command line's fix; the command line's fix was not refused while the orphaned
+pip wrote; explain_check served the pre-fix `warn`; verify_fix had not answered 60 s past the deadline."""
 
 from __future__ import annotations
 
