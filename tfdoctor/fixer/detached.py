@@ -115,10 +115,18 @@ def _read(path: Path) -> Optional[Dict[str, Any]]:
 
 # --- the asker's side ------------------------------------------------------------------------------------
 
+def _process_id(pid: int) -> Dict[str, Any]:
+    """A process named so that a reused pid is not taken for it: its pid and start time."""
+    import psutil
+
+    return {"pid": pid, "create_time": psutil.Process(pid).create_time()}
+
+
 def start(job: Job) -> "subprocess.Popen[bytes]":
     """Record the job as starting and start its detached child. OSError when neither can be done."""
-    _write(_path(job), {"state": "starting", "job": asdict(job), "requested_at": _now(), "requested_at_s": time.time(),
-                        "requested_by": os.getpid()})
+    asker = _process_id(os.getpid())
+    _write(_path(job), {"state": "starting", "job": asdict(job), "asker": asker, "requested_at": _now(),
+                        "requested_at_s": time.time()})
     home = str(Path(__file__).resolve().parents[2])  # the directory holding this tfdoctor package
     here = os.getcwd()
     paths = [home] + [p for p in sys.path if p and p != home and os.path.abspath(p) != here]
@@ -127,7 +135,8 @@ def start(job: Job) -> "subprocess.Popen[bytes]":
                                | getattr(subprocess, "DETACHED_PROCESS", 0)})
     # -I: no PYTHON* variables, no user site, no working directory on the child's own path (the
     # environment's variables still reach the doctor's children and the installer, as they did the asker's)
-    return subprocess.Popen([sys.executable, "-I", "-c", _LAUNCH, json.dumps(paths), json.dumps(asdict(job))],
+    return subprocess.Popen([sys.executable, "-I", "-c", _LAUNCH, json.dumps(paths),
+                             json.dumps({**asdict(job), "asker": asker})],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             close_fds=True, **detach)
 
@@ -152,19 +161,29 @@ def forget(job: Job) -> None:
         pass
 
 
-def _alive(record: Dict[str, Any]) -> bool:
-    if record.get("state") == "starting":
-        return time.time() - float(record.get("requested_at_s") or 0) < STARTING_GRACE_S
-    if record.get("state") != "running":
-        return False
+def _running(named: Any) -> bool:
+    """The process `named` (`_process_id`) still runs: same pid, same start, not a zombie."""
     import psutil
 
     try:
-        process = psutil.Process(int(record["pid"]))
-        return (abs(process.create_time() - float(record["create_time"])) < 0.01
+        process = psutil.Process(int(named["pid"]))
+        return (abs(process.create_time() - float(named["create_time"])) < 0.01
                 and process.status() != psutil.STATUS_ZOMBIE)
     except (psutil.Error, KeyError, TypeError, ValueError):
         return False
+
+
+def _alive(record: Dict[str, Any]) -> bool:
+    if record.get("state") == "starting":
+        return time.time() - float(record.get("requested_at_s") or 0) < STARTING_GRACE_S
+    return record.get("state") == "running" and _running(record)
+
+
+def _asked_elsewhere(record: Dict[str, Any]) -> bool:
+    """Another process that asked for the job still runs: it tells the outcome itself (in its answer, or
+    its next call about the environment), and a record taken from under it would read to it as lost."""
+    asker = record.get("asker")
+    return isinstance(asker, dict) and asker.get("pid") != os.getpid() and _running(asker)
 
 
 def _lost(record: Dict[str, Any], how: str) -> Dict[str, Any]:
@@ -202,11 +221,12 @@ def _records(python: str) -> list[tuple[Path, Dict[str, Any]]]:
 def settle(python: str, wait_s: float, skip: Collection[str] = (), poll_s: float = 0.2) -> list[Dict[str, Any]]:
     """How the earlier applies and undos of `python`'s environment ended, oldest first, each given once (its
     record is dropped). One still running is waited for up to `wait_s` (StillRunning after that): what is
-    asked next about the environment must see it finished. `skip`: job ids whose asker reports them itself."""
+    asked next about the environment must see it finished. `skip`: job ids whose asker reports them itself;
+    so are the jobs of another process that asked for them and still runs."""
     deadline = time.monotonic() + wait_s
     while True:
         records = [(path, record) for path, record in _records(python)
-                   if str((record.get("job") or {}).get("job_id")) not in skip]
+                   if str((record.get("job") or {}).get("job_id")) not in skip and not _asked_elsewhere(record)]
         running = [record for _, record in records if _alive(record)]
         if not running:
             break
@@ -290,9 +310,9 @@ def _undo(job: Job, ui: Any, redact: Callable[[str], str]) -> Dict[str, Any]:
 
 def main(spec: str) -> None:
     """The detached child: run the job, record how it ended, exit. Never returns."""
-    job = Job.from_dict(json.loads(spec))
+    data = json.loads(spec)
+    job = Job.from_dict(data)
     path = _path(job)
-    import psutil
 
     from tfdoctor.collect.commands import CHILDREN
     from tfdoctor.fixer.environment import FixError
@@ -300,8 +320,8 @@ def main(spec: str) -> None:
     from tfdoctor.options import text_redactor
 
     redact = text_redactor(True)
-    record: Dict[str, Any] = {"state": "running", "job": asdict(job), "pid": os.getpid(),
-                              "create_time": psutil.Process().create_time(), "started_at": _now(), "stage": "starting"}
+    record: Dict[str, Any] = {"state": "running", "job": asdict(job), "asker": data.get("asker"),
+                              **_process_id(os.getpid()), "started_at": _now(), "stage": "starting"}
     _write(path, record)
     # the holder the environment's lock names (ownership.py writes sys.argv) to a `tfdoctor fix` refused meanwhile
     sys.argv = ["tfdoctor", "mcp", f"{job.operation}_fix", "--python", job.python]
