@@ -62,11 +62,11 @@ class Deadline:
     def seconds(self, timeout: Optional[float] = None) -> float:
         return self.base_s + self.per_timeout * (timeout if timeout is not None else DEFAULT_TIMEOUT_S)
 
-    def words(self) -> str:
+    def words(self, timeout: str = "`timeout`") -> str:
         total = f"{self.seconds():g} s"
         if self.per_timeout:
             times = "" if self.per_timeout == 1 else f"{self.per_timeout:g} x "
-            total += f" ({self.base_s:g} s + {times}`timeout`, which is {DEFAULT_TIMEOUT_S:g} s by default)"
+            total += f" ({self.base_s:g} s + {times}{timeout}, which is {DEFAULT_TIMEOUT_S:g} s by default)"
         return total
 
 
@@ -653,7 +653,8 @@ def build_server(allow_fix: bool = False) -> MCPServer:
 
     if allow_fix:
         @tool(DESTRUCTIVE, deadline=(
-            f"Deadline: the apply stops at {DEADLINES['apply_fix'].words()} and puts the snapshot back; the tool "
+            f"Deadline: the apply stops at {DEADLINES['apply_fix'].words('the `timeout` verify_fix was given')} "
+            "and puts the snapshot back; the tool "
             f"answers within {PUT_BACK_S:g} s more. The apply runs in a process of its own, under the environment's "
             "lock: if this request, the client or the server goes away, it still finishes (applied and checked, "
             "or put back), and the next call about the environment says how it ended."))
