@@ -46,8 +46,10 @@ class BrokenWorld:
     base: Path  # the broken venv every test copies
 
     def environ(self) -> dict[str, str]:
-        """What the server's process needs so the plan's pip steps find the local wheels only."""
-        return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(self.wheels), "FAKE_TF_MODE": "cpu", "NO_COLOR": "1"}
+        """What the server's process needs so the plan's pip steps find the local wheels only, and its locks
+        and records of detached fixes stay in the world's own cache (never the user's)."""
+        return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(self.wheels), "FAKE_TF_MODE": "cpu", "NO_COLOR": "1",
+                "XDG_CACHE_HOME": str(self.root / "cache")}
 
     def copy(self, name: str) -> Path:
         target = self.root / name

@@ -11,28 +11,32 @@ What a server adds to the CLI's contract:
 - one job that starts children (a diagnosis, a scan, a fix) runs at a time, in a worker thread, so a
   cancelled request can kill exactly its children (tfdoctor/collect/commands.py: CHILDREN) and the
   event loop keeps answering meanwhile; a hanging TensorFlow is already a result after `timeout`;
-  applying or undoing a fix, once started, runs to its end (applied, or put back) even if cancelled;
+- every tool has one total deadline (DEADLINES, stated in its description): past it the request's
+  children are killed and the tool answers with an error saying so;
 - everything returned is redacted as the CLI's output is;
 - apply_fix and undo_fix exist only with --allow-fix, and apply_fix applies only a plan that
   verify_fix proved on a throwaway copy in this session, while the environment is still as it was.
+  Both run in a detached child under the environment's lock (tfdoctor/fixer/detached.py), which
+  finishes (applied and checked by the doctor, or put back) even when the client or this server goes
+  away, and records how it ended; the next call about that environment says so, and every verdict this
+  session kept of that environment is dropped.
 """
 
 from __future__ import annotations
 
-import hashlib
+import inspect
 import json
 import logging
 import os
 import stat
 import threading
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, TypeVar
 
 import anyio
 import anyio.to_thread
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.resources.types import FunctionResource
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
@@ -44,6 +48,38 @@ T = TypeVar("T")
 SCHEMA_URI = "tfdoctor://schema/report"
 REPORT_URI = "tfdoctor://report/{key}"
 MAX_TIMEOUT_S = 600.0  # a TensorFlow import (and probe) never gets longer than this from an assistant
+DEFAULT_TIMEOUT_S = 60.0  # the doctor's own default for the TensorFlow import (tfdoctor/options.py)
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A tool's one total deadline: `base_s`, plus `per_timeout` times the TensorFlow import's `timeout`
+    for the tools that diagnose (each diagnosis may spend that on the import alone)."""
+
+    base_s: float
+    per_timeout: float = 0.0
+
+    def seconds(self, timeout: Optional[float] = None) -> float:
+        return self.base_s + self.per_timeout * (timeout if timeout is not None else DEFAULT_TIMEOUT_S)
+
+    def words(self, timeout: str = "`timeout`") -> str:
+        total = f"{self.seconds():g} s"
+        if self.per_timeout:
+            times = "" if self.per_timeout == 1 else f"{self.per_timeout:g} x "
+            total += f" ({self.base_s:g} s + {times}{timeout}, which is {DEFAULT_TIMEOUT_S:g} s by default)"
+        return total
+
+
+# Every tool's deadline, stated in its description. apply_fix's and undo_fix's are their detached child's
+# own (it stops there and puts the snapshot back); the tool waits PUT_BACK_S longer for that to end.
+DEADLINES: Dict[str, Deadline] = {
+    "diagnose": Deadline(120.0, 1.0), "repair_plan": Deadline(120.0, 1.0), "explain_check": Deadline(180.0),
+    "list_checks": Deadline(30.0), "explain_report": Deadline(120.0), "diff_reports": Deadline(120.0),
+    "scan": Deadline(540.0, 1.0), "verify_fix": Deadline(1080.0, 2.0), "apply_fix": Deadline(1080.0, 2.0),
+    "undo_fix": Deadline(300.0),
+}
+PUT_BACK_S = 120.0
+SETTLE_MARGIN_S = 5.0  # an earlier apply still running is waited for up to this much before the deadline
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 # verify_fix writes a throwaway copy beside the environment (and removes it); the environment is untouched
@@ -86,12 +122,14 @@ class DiagnosedInterpreter:
 
 @dataclass
 class DoctorSession:
-    """What one server remembers between requests: the last report of each interpreter and the plans
+    """What one server remembers between requests: the last report of each environment and the plans
     verify_fix proved. One per server (a stdio server serves one client)."""
 
     allow_fix: bool = False
-    reports: Dict[str, DiagnosedInterpreter] = field(default_factory=dict)  # by the interpreter's real path
+    reports: Dict[str, DiagnosedInterpreter] = field(default_factory=dict)  # by environment key (_key)
+    stale: Dict[str, str] = field(default_factory=dict)  # environment key: why its report was dropped
     verified: Dict[str, VerifiedPlan] = field(default_factory=dict)  # by plan id
+    claimed: set = field(default_factory=set)  # detached jobs whose outcome this session's own request reports
     runner: threading.Lock = field(default_factory=threading.Lock)  # one job with children at a time
 
 
@@ -163,8 +201,12 @@ def _ids(values: Optional[List[str]]) -> tuple[str, ...]:
 
 
 def _key(python: str) -> str:
-    """A report resource's name for an interpreter: its real path hashed (a path would leak the home)."""
-    return hashlib.sha256(os.path.realpath(python).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    """An environment's name in this session (its report resource's too): a hash, as a path would leak
+    the home, of where its interpreter is (tfdoctor/fixer/detached.py): not the interpreter's real path
+    alone, which every venv made from one Python shares."""
+    from tfdoctor.fixer.detached import environment_key
+
+    return environment_key(python)
 
 
 def _totals_line(document: Mapping[str, Any]) -> str:
@@ -185,10 +227,61 @@ def _problems_lines(document: Mapping[str, Any], limit: int = 8) -> list[str]:
     return lines[:limit] + ([f"- ... {len(lines) - limit} more"] if len(lines) > limit else [])
 
 
-def _result(structured: Dict[str, Any], text: str) -> CallToolResult:
+def _result(structured: Dict[str, Any], text: str, earlier: Optional[List[Dict[str, Any]]] = None) -> CallToolResult:
+    """A tool's answer; how earlier applies and undos of the environment ended goes first, told once."""
     from tfdoctor.render.sanitize import clean
 
+    if earlier:
+        structured = {**structured, "earlier_fixes": earlier}
+        text = "\n".join([*_earlier_lines(earlier), text])
     return CallToolResult(content=[TextContent(type="text", text=clean(text))], structured_content=structured)
+
+
+REFUSALS = {  # tfdoctor/fixer/proven.py's Refused reasons, in this door's terms
+    "moved": "the environment or its plan changed since verify_fix proved it: run verify_fix again",
+    "system": "a system or externally managed Python is not changed from an assistant: use a virtual environment, "
+              "or run `tfdoctor fix --yes --system` yourself",
+}
+
+_ENDINGS = {
+    "repaired": "applied, and the doctor then found no failure",
+    "put back": "a step or the doctor after it failed, and the snapshot was put back",
+    "restored": "restored: the distributions are exactly as recorded before that fix",
+    "not restored": "not restored",
+    "refused": "refused, nothing changed",
+    "stopped": "stopped before its end",
+    "crashed": "crashed",
+    "lost": "ended without saying how",
+}
+
+
+def _earlier(record: Mapping[str, Any]) -> Dict[str, Any]:
+    """A detached apply's or undo's record (tfdoctor/fixer/detached.py) as a tool tells it: no pid or path."""
+    job = record.get("job") or {}
+    return {"operation": f"{job.get('operation')}_fix", "result": record.get("result"),
+            "verified": bool(record.get("verified")), "plan_id": job.get("plan_id") or None,
+            "started_at": record.get("started_at"), "finished_at": record.get("finished_at"),
+            "changes": list(record.get("changes") or ()), "left_to_you": list(record.get("left_to_you") or ()),
+            "error": record.get("error"), "messages": list(record.get("messages") or ())}
+
+
+def _told_text(record: Mapping[str, Any]) -> str:
+    """A detached apply's or undo's lines, and why it stopped if it did."""
+    lines = [str(line) for line in record.get("messages") or ()]
+    return "\n".join(lines + ([str(record["error"])] if record.get("error") else []))
+
+
+def _earlier_lines(entries: List[Dict[str, Any]]) -> list[str]:
+    lines = []
+    for entry in entries:
+        line = (f"The {entry['operation']} of this environment started at {entry['started_at'] or '?'}: "
+                f"{_ENDINGS.get(str(entry['result']), str(entry['result']))}")
+        if entry["changes"]:
+            line += " (" + "; ".join(entry["changes"]) + ")"
+        if entry["error"]:
+            line += f". {entry['error']}"
+        lines.append(_redact_text(line.rstrip(".")) + ".")
+    return lines
 
 
 def _report_schema() -> Dict[str, Any]:
@@ -215,38 +308,6 @@ def _saved(report: Optional[Dict[str, Any]], path: Optional[str], argument: str)
         raise ToolError(_redact_text(str(exc))) from None
 
 
-class RecordingUi:
-    """The fixer flow's Ui (tfdoctor/fixer/flow.py) for a server: nothing on a terminal, the lines kept
-    (redacted) for the tool's result; never asks (the server's gate is --allow-fix and the plan id)."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self._redact = _redact_text
-
-    def progress(self, text: str) -> Any:
-        LOG.info("%s", self._redact(text))
-        return nullcontext()
-
-    def say(self, text: str, style: str = "") -> None:
-        self.lines.append(self._redact(text))
-
-    def plan(self, document: Mapping[str, Any]) -> None:
-        pass
-
-    def confirm(self, question: str) -> bool:
-        return False
-
-    def can_ask(self) -> bool:
-        return False
-
-
-def _plan_id(python: str, plan: Mapping[str, Any], freeze: list[str]) -> str:
-    """The proof's name: the interpreter, the plan (unredacted) and the environment's freeze. Any change
-    to the environment or the plan after verify_fix gives another id, and apply_fix refuses."""
-    blob = json.dumps({"python": os.path.realpath(python), "plan": plan, "freeze": sorted(freeze)}, sort_keys=True)
-    return "plan-" + hashlib.sha256(blob.encode("utf-8", "surrogateescape")).hexdigest()[:20]
-
-
 def _step_changes(plan: Mapping[str, Any]) -> list[Dict[str, Any]]:
     """What each step of a (redacted) plan changes, in a line, beside the step itself."""
     described = []
@@ -265,15 +326,30 @@ def _step_changes(plan: Mapping[str, Any]) -> list[Dict[str, Any]]:
 
 def build_server(allow_fix: bool = False) -> MCPServer:
     """A new server with its own session: the tools, and apply_fix/undo_fix only when `allow_fix`."""
+    from tfdoctor.fixer import detached
+
     session = DoctorSession(allow_fix=allow_fix)
     server: MCPServer = MCPServer("tfdoctor", version=__version__, instructions=INSTRUCTIONS)
+    published: set = set()  # environment keys whose report resource is registered
 
-    async def run_job(work: Callable[[], T], shielded: bool = False) -> T:
-        """`work` in a worker thread, one job at a time. Cancelled (the client's notifications/cancelled,
-        or the connection closing): the job's children are killed at once, so its thread ends within
-        moments and the next job starts clean; a job cancelled while it waited never starts. A `shielded`
-        job (applying or undoing a fix) that has started runs to its end instead: killing pip halfway, then
-        the put-back's own children, would leave half a change, worse than either state."""
+    def tool(annotations: ToolAnnotations, deadline: str = "") -> Callable[[Callable[..., Any]], Any]:
+        """Register a tool, its deadline stated at the end of its description (what an assistant reads)."""
+
+        def register(fn: Callable[..., Any]) -> Any:
+            words = deadline or (f"Deadline: {DEADLINES[fn.__name__].words()} in all; past it the tool stops what it "
+                                 "started and returns an error saying so.")
+            return server.tool(annotations=annotations, structured_output=False,
+                               description=inspect.cleandoc(fn.__doc__ or "") + "\n\n" + words)(fn)
+
+        return register
+
+    async def run_job(work: Callable[[], T], name: str, seconds: float, shielded: bool = False,
+                      late: Optional[Callable[[], str]] = None) -> T:
+        """`work` in a worker thread, one job at a time, within the tool's deadline (`seconds`). Cancelled
+        (the client's notifications/cancelled, the connection closing, or the deadline): the job's
+        children are killed at once, so its thread ends within moments and the next job starts clean; a
+        job cancelled while it waited never starts. A `shielded` job (waiting for a detached apply or undo)
+        waits on instead: the change finishes in its own process whatever happens here."""
         from tfdoctor.collect.commands import CHILDREN
 
         job = Job()
@@ -287,53 +363,105 @@ def build_server(allow_fix: bool = False) -> MCPServer:
                 CHILDREN.reopen()  # a job cancelled before this one closed the registry
                 return work()
 
-        try:
-            return await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            with job.lock:
-                job.cancelled = True
-                started = job.started
-            if started and shielded:
-                LOG.warning("request cancelled while it changes an environment: it runs to its end")
-            elif started:
-                LOG.info("request cancelled: killing its children")
-                CHILDREN.kill_all()
-            raise
+        with anyio.move_on_after(seconds):
+            try:
+                return await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                with job.lock:
+                    job.cancelled = True
+                    started = job.started
+                if started and shielded:
+                    LOG.warning("%s cancelled while an environment changes: that goes on in its own process", name)
+                elif started:
+                    LOG.info("%s cancelled: killing its children", name)
+                    CHILDREN.kill_all()
+                raise
+        raise ToolError(late() if late is not None else
+                        f"{name} ran past its deadline of {seconds:g} s: stopped, and every process it started killed")
 
-    async def in_thread(work: Callable[[], T]) -> T:
-        """Pure work (re-judging a saved report) off the event loop; it starts no child."""
-        return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    async def in_thread(work: Callable[[], T], name: str) -> T:
+        """Pure work (re-judging a saved report) off the event loop, within the tool's deadline; it starts
+        no child (a thread past the deadline is abandoned, its answer dropped)."""
+        seconds = DEADLINES[name].seconds()
+        with anyio.move_on_after(seconds):
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        raise ToolError(f"{name} ran past its deadline of {seconds:g} s")
+
+    def settled(target: str, seconds: float) -> list[Dict[str, Any]]:
+        """In the worker thread, first: how earlier applies and undos of the environment ended (each told
+        once); one still running is waited for, within the deadline (what follows must see it finished)."""
+        try:
+            return detached.settle(target, max(0.0, seconds - SETTLE_MARGIN_S), skip=set(session.claimed))
+        except detached.StillRunning as exc:
+            raise ToolError(_redact_text(str(exc)) + ": ask again when it has finished") from None
+
+    def changed(target: str, why: str) -> None:
+        """An apply or undo changed (or may have changed) the environment: every verdict kept of it goes,
+        its report resource says why until the next diagnosis, and proofs of it are void."""
+        key = _key(target)
+        session.reports.pop(key, None)
+        session.stale[key] = why
+        for plan_id, proof in list(session.verified.items()):
+            if _key(proof.python) == key:
+                del session.verified[plan_id]
+
+    def told(target: str, outcomes: list[Dict[str, Any]]) -> list[Dict[str, Any]]:
+        entries = [_earlier(record) for record in outcomes]
+        if entries:
+            changed(target, f"{entries[-1]['operation']} changed it at {entries[-1]['finished_at']}")
+        return entries
 
     def remember(python: str, document: Dict[str, Any]) -> Dict[str, Any]:
-        """Keep the last report of each interpreter, offered as a resource from its first diagnosis on."""
-        real = os.path.realpath(python)
+        """Keep the last report of each environment, offered as a resource from its first diagnosis on."""
         key = _key(python)
         label = _redact_text(python)
-        first = real not in session.reports
-        session.reports[real] = DiagnosedInterpreter(key, label, document)
-        if first:
+        session.reports[key] = DiagnosedInterpreter(key, label, document)
+        session.stale.pop(key, None)
+        if key not in published:
+            published.add(key)
+
+            def read() -> str:
+                current = session.reports.get(key)
+                if current is None:
+                    raise ResourceError(f"no current report of {label}: {session.stale.get(key, 'dropped')}; "
+                                        "diagnose it again")
+                return json.dumps(current.document, indent=1, ensure_ascii=False)
+
             server.add_resource(FunctionResource(
                 uri=REPORT_URI.format(key=key), name=f"report-{key}", title=f"Last tfdoctor report of {label}",
-                description=f"The last report (JSON, redacted) of {label} diagnosed in this session.",
-                mime_type="application/json",
-                fn=lambda: json.dumps(session.reports[real].document, indent=1, ensure_ascii=False)))
+                description=f"The last report (JSON, redacted) of {label} diagnosed in this session; none once "
+                            "apply_fix or undo_fix changed the environment, until it is diagnosed again.",
+                mime_type="application/json", fn=read))
         return document
 
-    def diagnosis(python: Optional[str], only: tuple[str, ...], skip: tuple[str, ...], probe: bool, deep: bool,
-                  timeout: Optional[float]) -> tuple[str, Dict[str, Any]]:
-        """(the interpreter, its report) in the worker thread; the caller remembers it, on the event loop."""
+    def diagnosis(target: str, only: tuple[str, ...], skip: tuple[str, ...], probe: bool, deep: bool,
+                  timeout: Optional[float]) -> Dict[str, Any]:
+        """The interpreter's report, in the worker thread; the caller remembers it, on the event loop."""
         from tfdoctor.api import DoctorError, diagnose as api_diagnose
 
-        target = _interpreter(python)
         try:
             report = api_diagnose(target, only=only, skip=skip, probe=probe, deep=deep, timeout=timeout)
         except DoctorError as exc:
             raise ToolError(_redact_text(str(exc))) from None
-        return target, report.to_dict()
+        return report.to_dict()
+
+    async def diagnosed(name: str, python: Optional[str], only: tuple[str, ...], skip: tuple[str, ...], probe: bool,
+                        deep: bool, timeout: Optional[float], seconds: Optional[float] = None,
+                        ) -> tuple[Dict[str, Any], List[Dict[str, Any]]]:
+        """A new diagnosis of `python` within the tool's deadline (or what is left of it: `seconds`),
+        remembered; and how earlier applies or undos of that environment ended (told here first)."""
+        target = _interpreter(python)
+        stated = DEADLINES[name].seconds(timeout)
+        seconds = stated if seconds is None else seconds
+        outcomes, document = await run_job(
+            lambda: (settled(target, seconds), diagnosis(target, only, skip, probe, deep, timeout)), name, seconds,
+            late=lambda: f"{name} ran past its deadline of {stated:g} s: stopped, and every process it started killed")
+        earlier = told(target, outcomes)
+        return remember(target, document), earlier
 
     # --- read-only tools --------------------------------------------------------------------------
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(READ_ONLY)
     async def diagnose(python: Optional[str] = None, only: Optional[List[str]] = None, skip: Optional[List[str]] = None,
                        deep: bool = False, probe: bool = False, timeout: Optional[float] = None) -> CallToolResult:
         """Diagnose a TensorFlow install: every check's verdict (pass/warn/fail/error/skip) with its cause,
@@ -343,40 +471,52 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         seconds the TensorFlow import may take (default 60); a hang or crash is a finding, not an error.
         Returns the report as tfdoctor's versioned JSON schema describes it, redacted."""
         only_ids, skip_ids, limit = _ids(only), _ids(skip), _timeout(timeout)
-        document = remember(*await run_job(lambda: diagnosis(python, only_ids, skip_ids, probe, deep, limit)))
+        document, earlier = await diagnosed("diagnose", python, only_ids, skip_ids, probe, deep, limit)
         text = "\n".join([f"tfdoctor: {_totals_line(document)}.", *_problems_lines(document)])
-        return _result(document, text)
+        return _result(document, text, earlier)
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(READ_ONLY)
     async def list_checks() -> CallToolResult:
         """The checks tfdoctor runs: id, title, tags, platforms (empty: all), the fact sections each
         reads, and its documentation link. Ids and tags are what `only` and `skip` take."""
         from tfdoctor.doctor import selected_checks
 
-        checks = [{"id": c.id, "title": c.title, "tags": list(c.tags), "platforms": list(c.platforms),
-                   "needs": list(c.needs), "uses": list(c.uses), "doc_url": c.doc_url} for c in selected_checks()]
+        def listed() -> list[Dict[str, Any]]:
+            return [{"id": c.id, "title": c.title, "tags": list(c.tags), "platforms": list(c.platforms),
+                     "needs": list(c.needs), "uses": list(c.uses), "doc_url": c.doc_url} for c in selected_checks()]
+
+        checks = await in_thread(listed, "list_checks")
         return _result({"checks": checks}, f"{len(checks)} checks: " + ", ".join(c["id"] for c in checks))
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(READ_ONLY)
     async def explain_check(check_id: str, python: Optional[str] = None, report: Optional[Dict[str, Any]] = None,
                             report_path: Optional[str] = None) -> CallToolResult:
         """One check of a report in full: its result (status, summary, details, remediation), the facts
         it judged, and the plan steps that carry out its repairs. The report: `report` (JSON) or
         `report_path` (a saved --json report, re-judged with today's checks), else the last report of
-        `python` in this session, else a new diagnosis of `python` (no probe)."""
+        `python` in this session (none once apply_fix or undo_fix changed the environment), else a new
+        diagnosis of `python` (no probe)."""
         from tfdoctor.doctor import selected_checks
 
         known = {c.id: c for c in selected_checks()}
         if check_id not in known:
             raise ToolError(f"check_id: unknown check {check_id!r} (list_checks gives the ids)")
+        earlier: list[Dict[str, Any]] = []
         if report is not None or report_path is not None:
             saved = _saved(report, report_path, "report")
-            document = await in_thread(lambda: _explained(saved, (), ()))
+            document = await in_thread(lambda: _explained(saved, (), ()), "explain_check")
         else:
             target = _interpreter(python)
-            remembered = session.reports.get(os.path.realpath(target))
-            document = remembered.document if remembered else remember(*await run_job(
-                lambda: diagnosis(target, (), (), False, False, None)))
+            seconds = DEADLINES["explain_check"].seconds()
+            until = anyio.current_time() + seconds  # one deadline for the look and, if needed, the diagnosis
+            earlier = told(target, await run_job(lambda: settled(target, seconds), "explain_check", seconds))
+            remembered = session.reports.get(_key(target))
+            if remembered is not None:
+                document = remembered.document
+            else:
+                document, more = await diagnosed("explain_check", target, (), (), False, False, None,
+                                                 max(1.0, until - anyio.current_time()))
+                earlier += more
         result = next((r for r in document.get("results") or () if r.get("id") == check_id), None)
         if result is None:
             raise ToolError(f"check_id: {check_id} was not run in that report (it was skipped by only/skip)")
@@ -392,9 +532,9 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         text = f"{check_id}: {result.get('status')}: {result.get('summary')}"
         if steps:
             text += "\nRepaired by: " + "; ".join(f"step {s['number']}: {s['command']}" for s in steps)
-        return _result(structured, text)
+        return _result(structured, text, earlier)
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(READ_ONLY)
     async def explain_report(report: Optional[Dict[str, Any]] = None, report_path: Optional[str] = None,
                              only: Optional[List[str]] = None, skip: Optional[List[str]] = None) -> CallToolResult:
         """Re-judge a saved report (a `tfdoctor --json` output, given as JSON in `report` or by absolute
@@ -402,39 +542,44 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         Returns a report of the same schema."""
         saved = _saved(report, report_path, "report")
         only_ids, skip_ids = _ids(only), _ids(skip)
-        document = await in_thread(lambda: _explained(saved, only_ids, skip_ids))
+        document = await in_thread(lambda: _explained(saved, only_ids, skip_ids), "explain_report")
         return _result(document, f"tfdoctor explain: {_totals_line(document)}.\n" + "\n".join(_problems_lines(document)))
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(READ_ONLY)
     async def repair_plan(python: Optional[str] = None, only: Optional[List[str]] = None,
                           skip: Optional[List[str]] = None, timeout: Optional[float] = None) -> CallToolResult:
         """Only the repair plan of `python`'s environment (a fresh diagnosis, no probe): the ordered steps,
         each with its exact command for the environment's installer, what it changes, and the checks it
         repairs. Pasting the non-manual steps in order repairs the environment; `verify_fix` proves it."""
         only_ids, skip_ids, limit = _ids(only), _ids(skip), _timeout(timeout)
-        document = remember(*await run_job(lambda: diagnosis(python, only_ids, skip_ids, False, False, limit)))
+        document, earlier = await diagnosed("repair_plan", python, only_ids, skip_ids, False, False, limit)
         plan = document.get("plan") or {}
         structured = {"plan": plan, "changes": _step_changes(plan)}
         lines = [f"step {s['number']}: {s['command']}" for s in plan.get("steps") or ()]
-        return _result(structured, "\n".join(lines) if lines else "Nothing to repair: the plan has no steps.")
+        return _result(structured, "\n".join(lines) if lines else "Nothing to repair: the plan has no steps.", earlier)
 
-    @server.tool(annotations=PROVES_ON_A_COPY, structured_output=False)
+    @tool(PROVES_ON_A_COPY)
     async def verify_fix(python: Optional[str] = None, only: Optional[List[str]] = None,
                          skip: Optional[List[str]] = None, timeout: Optional[float] = None) -> CallToolResult:
         """Prove the repair plan on a throwaway hard-link copy of the environment (as `tfdoctor fix` does
         before it changes anything): run every step there, diagnose the copy, and say what would change.
-        The real environment is not changed. When the copy comes out with no failed check, the result
-        has a `plan_id` that `apply_fix` takes (if the server allows fixes)."""
+        The real environment is not changed; it is locked meanwhile, as `tfdoctor fix` locks it (a fix
+        already running there is named, and this is refused). When the copy comes out with no failed
+        check, the result has a `plan_id` that `apply_fix` takes (if the server allows fixes)."""
         only_ids, skip_ids, limit = _ids(only), _ids(skip), _timeout(timeout)
         target = _interpreter(python)
-        outcome = await run_job(lambda: _verify(target, only_ids, skip_ids, limit or 60.0))
+        seconds = DEADLINES["verify_fix"].seconds(limit)
+        outcomes, outcome = await run_job(lambda: (settled(target, seconds),
+                                                   _verify(target, only_ids, skip_ids, limit or DEFAULT_TIMEOUT_S)),
+                                          "verify_fix", seconds)
+        earlier = told(target, outcomes)
         if outcome.get("plan_id"):
             session.verified[outcome["plan_id"]] = VerifiedPlan(target, outcome["plan_id"], only_ids, skip_ids,
-                                                                limit or 60.0)
+                                                                limit or DEFAULT_TIMEOUT_S)
             outcome["apply_allowed"] = session.allow_fix and outcome["isolated"]
-        return _result(outcome, "\n".join(outcome["messages"]) or outcome["verdict"])
+        return _result(outcome, "\n".join(outcome["messages"]) or outcome["verdict"], earlier)
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(READ_ONLY)
     async def diff_reports(a: Optional[Dict[str, Any]] = None, b: Optional[Dict[str, Any]] = None,
                            a_path: Optional[str] = None, b_path: Optional[str] = None) -> CallToolResult:
         """What differs between two saved reports (two machines, or one machine then and now): platform,
@@ -443,13 +588,13 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         from tfdoctor.diff import compare
 
         first, second = _saved(a, a_path, "a"), _saved(b, b_path, "b")
-        document = await in_thread(lambda: _redacted_document(compare(first, second, redacted=True)))
-        changed = [c for c in document.get("checks") or () if c.get("a") != c.get("b")]
+        document = await in_thread(lambda: _redacted_document(compare(first, second, redacted=True)), "diff_reports")
+        changed_checks = [c for c in document.get("checks") or () if c.get("a") != c.get("b")]
         text = ("The reports do not differ." if document.get("identical") else
-                f"{len(document.get('differences') or ())} facts and {len(changed)} check verdicts differ.")
+                f"{len(document.get('differences') or ())} facts and {len(changed_checks)} check verdicts differ.")
         return _result(document, text)
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(READ_ONLY)
     async def scan(paths: Optional[List[str]] = None, depth: int = 4, probe: bool = False,
                    timeout: Optional[float] = None) -> CallToolResult:
         """Find the Python environments on this machine (or under `paths`: absolute directories,
@@ -466,34 +611,88 @@ def build_server(allow_fix: bool = False) -> MCPServer:
                 raise ToolError(f"paths: {_redact_text(expanded)}: no such file or directory")
             checked.append(expanded)
         limit = _timeout(timeout)
-        document = await run_job(lambda: _scan(checked, depth, probe, limit))
+        document = await run_job(lambda: _scan(checked, depth, probe, limit), "scan", DEADLINES["scan"].seconds(limit))
         rows = document["environments"]
         text = document["summary"] if isinstance(document.get("summary"), str) else f"{len(rows)} environments"
         return _result(document, text + "".join(f"\n- {r['environment']}: {r['verdict']}" for r in rows[:20]))
 
     # --- destructive tools, only with --allow-fix ----------------------------------------------------
 
+    async def detached_job(job: Any, name: str) -> tuple[Dict[str, Any], list[Dict[str, Any]]]:
+        """Run an apply or undo in its detached child and wait for how it ended, within the tool's deadline
+        (the child's own, and PUT_BACK_S for a put-back after it). Refused (nothing changed): a tool error."""
+        seconds = job.deadline_s + PUT_BACK_S
+        started: Dict[str, int] = {}
+
+        def work() -> tuple[list[Dict[str, Any]], Dict[str, Any]]:
+            earlier = settled(job.python, seconds - job.deadline_s)
+            try:
+                return earlier, detached.run(job, started=lambda process: started.update(pid=process.pid))
+            except OSError as exc:
+                raise ToolError(f"{name}: cannot start the process that changes the environment: {exc}") from None
+
+        def late() -> str:
+            return (f"{name} ran past its deadline of {seconds:g} s; its change goes on in its own process (pid "
+                    f"{started.get('pid', '?')}), which stops at its own deadline and puts the snapshot back; the next "
+                    "call about this environment says how it ended")
+
+        session.claimed.add(job.job_id)
+        try:
+            outcomes, record = await run_job(work, name, seconds, shielded=True, late=late)
+            detached.forget(job)  # told now, in this answer
+        finally:
+            # its record, if not told here, is told by the next call: none can look before this job's thread
+            # has ended, as each looks in the worker thread this job holds until then
+            session.claimed.discard(job.job_id)
+            changed(job.python, f"{name} changed it")
+        earlier = told(job.python, outcomes)
+        if record.get("result") == "refused":
+            why = REFUSALS.get(str(record.get("refused_for")), str(record.get("error")))
+            raise ToolError("".join(line + "\n" for line in _earlier_lines(earlier)) + f"{name}: {why}")
+        return record, earlier
+
     if allow_fix:
-        @server.tool(annotations=DESTRUCTIVE, structured_output=False)
+        @tool(DESTRUCTIVE, deadline=(
+            f"Deadline: the apply stops at {DEADLINES['apply_fix'].words('the `timeout` verify_fix was given')} "
+            "and puts the snapshot back; the tool "
+            f"answers within {PUT_BACK_S:g} s more. The apply runs in a process of its own, under the environment's "
+            "lock: if this request, the client or the server goes away, it still finishes (applied and checked, "
+            "or put back), and the next call about the environment says how it ended."))
         async def apply_fix(plan_id: str) -> CallToolResult:
             """Apply a repair plan that `verify_fix` proved in this session, by its `plan_id`, to the real
             environment: a rollback record and snapshot are written first; if any step or the doctor
             afterwards fails, the snapshot is put back. Refused when the environment or the plan changed
-            since the proof, and for a system or externally managed Python. `undo_fix` reverts it."""
+            since the proof, while another tfdoctor changes the environment (named), and for a system or
+            externally managed Python. `undo_fix` reverts it."""
             proven = session.verified.get(plan_id)
             if proven is None:
                 raise ToolError(f"plan_id: {plan_id!r} was not proven by verify_fix in this session")
-            outcome = await run_job(lambda: _apply(proven), shielded=True)
+            job = detached.Job("apply", proven.python, DEADLINES["apply_fix"].seconds(proven.timeout), plan_id,
+                               list(proven.only), list(proven.skip), proven.timeout)
+            record, earlier = await detached_job(job, "apply_fix")
             session.verified.pop(plan_id, None)  # a proof is used once
-            return _result(outcome, "\n".join(outcome["messages"]))
+            outcome: Dict[str, Any] = {
+                "applied": record.get("result") == "repaired", "result": record.get("result"),
+                "verified": bool(record.get("verified")), "exit_code": record.get("exit_code"), "plan_id": plan_id,
+                "changes": record.get("changes") or [], "left_to_you": record.get("left_to_you") or [],
+                "error": record.get("error"), "messages": record.get("messages") or []}
+            return _result(outcome, _told_text(record), earlier)
 
-        @server.tool(annotations=DESTRUCTIVE, structured_output=False)
+        @tool(DESTRUCTIVE, deadline=(
+            f"Deadline: the restore stops at {DEADLINES['undo_fix'].words()}; the tool answers within {PUT_BACK_S:g} s "
+            "more. It runs in a process of its own, under the environment's lock, and finishes even if the client "
+            "goes away; the next call about the environment says how it ended."))
         async def undo_fix(python: Optional[str] = None) -> CallToolResult:
             """Restore `python`'s environment as it was before the last fix (tfdoctor fix --undo): the
             snapshot goes back and the distributions are checked against the record."""
             target = _interpreter(python)
-            outcome = await run_job(lambda: _undo(target), shielded=True)
-            return _result(outcome, "\n".join(outcome["messages"]))
+            job = detached.Job("undo", target, DEADLINES["undo_fix"].seconds())
+            record, earlier = await detached_job(job, "undo_fix")
+            outcome: Dict[str, Any] = {
+                "restored": record.get("result") == "restored", "result": record.get("result"),
+                "exit_code": record.get("exit_code"), "error": record.get("error"),
+                "messages": record.get("messages") or []}
+            return _result(outcome, _told_text(record), earlier)
 
     # --- resources --------------------------------------------------------------------------------
 
@@ -569,99 +768,27 @@ def _scan(paths: list[str], depth: int, probe: bool, timeout: Optional[float]) -
     return json.loads(render_json(rows, redacted=True))
 
 
-def _fix_options(python: str, only: tuple[str, ...], skip: tuple[str, ...], timeout: float) -> Any:
-    from tfdoctor.fixer.flow import FixOptions
-
-    return FixOptions(python, only, skip, yes=True, system=False, timeout=timeout)
-
-
-def _diagnosed_plan(options: Any) -> tuple[Any, Any, Any, list[str]]:
-    """The fixer's own diagnosis of the environment: (report, plan, environment, freeze)."""
-    from tfdoctor.fixer.environment import Environment, freeze
-    from tfdoctor.fixer.flow import diagnose
-
-    report = diagnose(options)
-    environment = Environment.from_facts(report.facts)
-    return report, report.plan, environment, freeze(environment.python)
-
-
 def _verify(python: str, only: tuple[str, ...], skip: tuple[str, ...], timeout: float) -> Dict[str, Any]:
-    from tfdoctor.fixer import flow
     from tfdoctor.fixer.environment import FixError
+    from tfdoctor.fixer.flow import FixOptions
+    from tfdoctor.fixer.proven import RecordingUi, prove
 
-    ui = RecordingUi()
-    options = _fix_options(python, only, skip, timeout)
+    ui = RecordingUi(_redact_text, lambda stage: LOG.info("%s", stage))
     try:
-        report, plan, environment, before = _diagnosed_plan(options)
+        proof = prove(FixOptions(python, only, skip, yes=True, system=False, timeout=timeout), ui)
     except FixError as exc:
         raise ToolError(_redact_text(str(exc))) from None
-    redacted_plan = _redacted_document(report.to_dict()).get("plan") or {}
-    outcome: Dict[str, Any] = {"verified": False, "plan_id": None, "plan": redacted_plan,
-                               "changes": [], "isolated": environment.isolated,
-                               "environment": _redact_text(environment.prefix), "messages": ui.lines}
-    steps = list(plan.runnable)
-    if plan.conflicts:
-        outcome["verdict"] = "The plan cannot be carried out: no install satisfies the conflicting requirements."
-    elif not steps:
-        failures = [r for r in report.results if r.status.value in ("fail", "error")]
-        outcome["verdict"] = ("Nothing to fix: no check asks for a change to this environment." if not plan.steps
-                              and not failures else "No step tfdoctor can run repairs what is left "
-                              "(manual steps, or advice only).")
-    else:
-        try:
-            after = flow._verify(steps, environment, options, ui, before,  # noqa: SLF001 - the fixer's proof
-                                 flow._tensorflow_the_plan_installs(plan), plan=plan)  # noqa: SLF001
-        except FixError as exc:
-            ui.say(str(exc))
-            after = None
-        if after is not None:
-            outcome.update(verified=True, plan_id=_plan_id(python, plan.to_dict(), before),
-                           changes=[_redact_text(line) for line in flow.changes(before, after)])
-            outcome["verdict"] = "Verified on a throwaway copy: apply_fix can apply it by plan_id."
-        else:
-            outcome["verdict"] = "The plan did not work on a copy: nothing was changed."
-    if not environment.isolated and outcome["verified"]:
+    outcome: Dict[str, Any] = {"verified": proof.verified, "plan_id": proof.plan_id,
+                               "plan": _redacted_document(proof.report.to_dict()).get("plan") or {},
+                               "changes": [_redact_text(line) for line in proof.changes],
+                               "isolated": proof.environment.isolated,
+                               "environment": _redact_text(proof.environment.prefix), "messages": ui.lines,
+                               "verdict": proof.verdict + (" apply_fix can apply it by plan_id." if proof.verified
+                                                           else "")}
+    if not proof.environment.isolated and proof.verified:
         ui.say("This is a system or externally managed Python: apply_fix will not change it (use a virtual "
                "environment, or `tfdoctor fix --yes --system` yourself).")
     return outcome
-
-
-def _apply(proven: VerifiedPlan) -> Dict[str, Any]:
-    from tfdoctor.fixer import flow
-    from tfdoctor.fixer.environment import FixError
-
-    ui = RecordingUi()
-    options = _fix_options(proven.python, proven.only, proven.skip, proven.timeout)
-    try:
-        report, plan, environment, before = _diagnosed_plan(options)
-        if _plan_id(proven.python, plan.to_dict(), before) != proven.plan_id:
-            raise ToolError("the environment or its plan changed since verify_fix proved it: run verify_fix again")
-        if not environment.isolated:
-            raise ToolError("a system or externally managed Python is not changed from an assistant: "
-                            "use a virtual environment, or run `tfdoctor fix --yes --system` yourself")
-        code = flow._apply(list(plan.runnable), environment, options, ui,  # noqa: SLF001 - the fixer's apply
-                           _redacted_document(report.to_dict()).get("plan") or {}, plan=plan)
-    except FixError as exc:
-        raise ToolError(_redact_text(str(exc))) from None
-    from tfdoctor.fixer.environment import freeze
-
-    after = freeze(environment.python)
-    left = [_redact_text(step.command) for step in plan.manual] if code == flow.EXIT_SHELL_STEPS_LEFT else []
-    return {"applied": code in (flow.EXIT_REPAIRED, flow.EXIT_SHELL_STEPS_LEFT), "exit_code": code,
-            "plan_id": proven.plan_id, "changes": [_redact_text(line) for line in flow.changes(before, after)],
-            "left_to_you": left, "messages": ui.lines}
-
-
-def _undo(python: str) -> Dict[str, Any]:
-    from tfdoctor.fixer import flow
-    from tfdoctor.fixer.environment import FixError
-
-    ui = RecordingUi()
-    try:
-        code = flow.undo(python, ui, yes=True)
-    except FixError as exc:
-        raise ToolError(_redact_text(str(exc))) from None
-    return {"restored": code == flow.EXIT_REPAIRED, "exit_code": code, "messages": ui.lines}
 
 
 def serve(allow_fix: bool = False) -> None:
