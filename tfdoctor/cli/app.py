@@ -97,7 +97,10 @@ def run(
     if prove:  # issue 29: the trials, on stderr so that --json keeps stdout to the report
         from tfdoctor.fixer.trials import prove_report
 
-        prove_report(report, lambda line: typer.echo(line, err=True))
+        from tfdoctor.render.sanitize import clean
+
+        shown = text_redactor(not no_redact)  # a candidate's name, pip's words: what the environment says
+        prove_report(report, lambda line: typer.echo(clean(shown(line)), err=True))
     post_reports(report_to, [document], report_token_file, label, report_hostname)
     raise typer.Exit(report.exit_code(strict))
 
