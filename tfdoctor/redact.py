@@ -6,9 +6,9 @@ output, dictionary keys), in this order:
 1. Secrets (`scrub_secrets`, also applied when environment values are collected, so they are never
    recorded at all): PEM private-key blocks, credentials in URLs, parsed (`https://user:p@ss@host` ->
    `https://<redacted>@host`, `?sig=...`, `?key=...`, `&token=...` -> `?sig=<redacted>`, also in a query
-   that follows a bare path, as pip's retry warnings print it: `/simple?key=...`), `NAME=value` where NAME looks secret (`HF_TOKEN=...`, `?api_key=...`,
-   `db_pass=...`, Azure's `AccountKey=...`), `"NAME": value` in quoted keys (JSON, a dict's repr), an
-   AWS secret access key after a name holding `secret` (`aws_secret_access_key = ...`,
+   that follows a bare path, as pip's retry warnings print it: `/simple?key=...`), `NAME=value` where
+   NAME looks secret (`HF_TOKEN=...`, `?api_key=...`, `db_pass=...`, Azure's `AccountKey=...`), `"NAME": value`
+   in quoted keys (JSON, a dict's repr), an AWS secret access key after a name holding `secret` (`aws_secret_access_key = ...`,
    `"SecretAccessKey": "..."`), `Bearer`/`Basic` credentials, and values shaped like well-known tokens
    (TOKEN_SHAPES, each with its public definition: Hugging Face `hf_`, GitHub `ghp_`/`github_pat_`,
    GitLab `glpat-`, OpenAI/Anthropic `sk-`, AWS `AKIA`/`ASIA`, Slack `xoxb-`..., Google `AIza`, npm,

@@ -164,7 +164,8 @@ def argv(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no
     if action is Action.REMOVE_METADATA:
         # the environment's own interpreter finds the metadata (so it runs on `tfdoctor fix`'s clone too); after
         # `-c CODE` Python reads no option: every word is the script's
-        return [s.python, "-c", REMOVE_METADATA_SCRIPT, *(word for p in _checked(action, packages) for word in p.split("==", 1))]
+        pins = _checked(action, packages)
+        return [s.python, "-c", REMOVE_METADATA_SCRIPT, *(word for pin in pins for word in pin.split("==", 1))]
     if action is Action.UPGRADE_INSTALLER:
         if missing:
             return [s.python, "-m", "ensurepip", "--upgrade"]
