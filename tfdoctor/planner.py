@@ -27,7 +27,7 @@ TensorFlow build) is a conflict naming both sides, never a command.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -38,11 +38,12 @@ from packaging.version import InvalidVersion, Version
 from tfdoctor.facts import Facts
 from tfdoctor.model import CheckResult, Status
 from tfdoctor.environment.kinds import InstallerKind
-from tfdoctor.environment.spell import POSIX, Spelling, argv, command, spelling_for
+from tfdoctor.environment.spell import POSIX, Spelling, argv, command, refusal, spelling_for
 from tfdoctor.repairs import Action, Repair
 
 PLANNED = (Status.WARN, Status.FAIL, Status.ERROR)
 MANUAL = (Action.SET_ENV, Action.UNSET_ENV, Action.RENAME)
+SCREENED = (Action.INSTALL, Action.REINSTALL, Action.UNINSTALL, Action.REMOVE_METADATA)  # their words reach an installer
 KEEP_TENSORFLOW = "keeps TensorFlow where it is (the resolver may not move it to satisfy the rest)"
 
 
@@ -255,13 +256,21 @@ def _planned(results: Iterable[CheckResult]) -> list[tuple[str, Repair]]:
 
 
 class _Builder:
-    """Collects the steps in plan order, numbering them at the end."""
+    """Collects the steps in plan order, numbering them at the end. The last guard before the speller: a
+    package word that is no plain requirement (read from metadata somewhere upstream: a distribution named
+    `-rhttp://host/req`, a version `1.0; rm -rf ~`) leaves the step and is said in `refused`."""
 
     def __init__(self, spelling: Spelling) -> None:
         self.spelling = spelling
         self.steps: list[dict[str, Any]] = []
+        self.refused: list[str] = []
 
     def add(self, action: Action, packages: Sequence[str], reasons: Sequence[Reason], **how: Any) -> None:
+        if action in SCREENED:
+            kept = [word for word in packages if self.screen(action, word, reasons)]
+            if not kept:
+                return
+            packages = tuple(kept)
         line = command(self.spelling, action, packages, **how)
         kept = {key: how[key] for key in ("no_deps", "pre", "manager", "prefix", "missing") if how.get(key)}
         if action in (Action.SET_ENV, Action.UNSET_ENV):
@@ -271,6 +280,20 @@ class _Builder:
 
     def build(self) -> tuple[Step, ...]:
         return tuple(Step(number, **step) for number, step in enumerate(self.steps, 1))
+
+    def screen(self, action: Action, word: str, reasons: Sequence[Reason] = ()) -> bool:
+        """Whether `word` may be spelled for `action`; if not, the plan says what it refused and for whom."""
+        why = refusal(action, word)
+        if why is not None:
+            asked = ", ".join(dict.fromkeys(r.check for r in reasons if r.check))
+            self.refused.append(refused_line(word, why, asked))
+        return why is None
+
+
+def refused_line(word: str, why: str, asked: str = "") -> str:
+    """The plan's note for a word it will not pass to an installer (repr: a newline or a quote stays visible)."""
+    return (f"refused {word!r}{f' (asked by {asked})' if asked else ''}: {why}; read from the environment's "
+            "metadata, it is passed to no installer and written in no command")
 
 
 def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
@@ -283,6 +306,7 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
     if not planned:
         return Plan(installer=spelling.kind, shell=spelling.shell)
     builder = _Builder(spelling)
+    planned = _screened(planned, builder)
     conflicts: list[Conflict] = []
     notes: list[str] = []
     hidden = list(dict.fromkeys(module for _, repair in planned for module in repair.unhides))
@@ -313,6 +337,8 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
     installs = _without_replaced_requirements(facts, by_action.get(Action.INSTALL, ()), uninstalled, notes)
     resolver, no_deps, pre = _merge_installs(installs, conflicts)
     tf_pin = reqs.tensorflow_pin(facts)
+    if tf_pin and not builder.screen(Action.INSTALL, tf_pin):
+        tf_pin = None  # a TensorFlow whose metadata is no requirement is pinned nowhere
     move = _keep_tensorflow(resolver, tf_pin, uninstalled, conflicts, _cannot_import(facts))
     _companions_fit_tensorflow(facts, resolver, no_deps, tf_pin if not move else None, conflicts, notes)
     _companions_without_second_build(facts, resolver, no_deps, tf_pin if not move else None, uninstalled, notes)
@@ -361,7 +387,23 @@ def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
         for (variable, value, path, new_path), reasons in manual.items():
             builder.add(action, (), reasons, variable=variable, value=value, path=path, new_path=new_path)
 
-    return Plan(builder.build(), tuple(conflicts), move, spelling.kind, spelling.shell, tuple(notes))
+    notes += builder.refused
+    return Plan(builder.build(), tuple(conflicts), move, spelling.kind, spelling.shell, tuple(dict.fromkeys(notes)))
+
+
+def _screened(planned: Sequence[tuple[str, Repair]], builder: _Builder) -> list[tuple[str, Repair]]:
+    """The intents with every package word an installer may take; the others are refused (said in the plan's
+    notes), and an intent left with none is dropped. Before any merging, so a refused word neither joins a
+    step nor hides as a 'conflict'."""
+    kept = []
+    for check_id, repair in planned:
+        if repair.action in SCREENED:
+            words = tuple(w for w in repair.packages if builder.screen(repair.action, w, (Reason(check_id, ""),)))
+            if not words:
+                continue
+            repair = replace(repair, packages=words)
+        kept.append((check_id, repair))
+    return kept
 
 
 def _remove_record_less(builder: _Builder, facts: Facts, resolver: Mapping[str, _Wanted],

@@ -5,9 +5,10 @@ output, dictionary keys), in this order:
 
 1. Secrets (`scrub_secrets`, also applied when environment values are collected, so they are never
    recorded at all): PEM private-key blocks, credentials in URLs, parsed (`https://user:p@ss@host` ->
-   `https://<redacted>@host`, `?sig=...`, `?key=...`, `&token=...` -> `?sig=<redacted>`), `NAME=value` where NAME looks secret (`HF_TOKEN=...`, `?api_key=...`,
-   `db_pass=...`, Azure's `AccountKey=...`), `"NAME": value` in quoted keys (JSON, a dict's repr), an
-   AWS secret access key after a name holding `secret` (`aws_secret_access_key = ...`,
+   `https://<redacted>@host`, `?sig=...`, `?key=...`, `&token=...` -> `?sig=<redacted>`, also in a query
+   that follows a bare path, as pip's retry warnings print it: `/simple?key=...`), `NAME=value` where
+   NAME looks secret (`HF_TOKEN=...`, `?api_key=...`, `db_pass=...`, Azure's `AccountKey=...`), `"NAME": value`
+   in quoted keys (JSON, a dict's repr), an AWS secret access key after a name holding `secret` (`aws_secret_access_key = ...`,
    `"SecretAccessKey": "..."`), `Bearer`/`Basic` credentials, and values shaped like well-known tokens
    (TOKEN_SHAPES, each with its public definition: Hugging Face `hf_`, GitHub `ghp_`/`github_pat_`,
    GitLab `glpat-`, OpenAI/Anthropic `sk-`, AWS `AKIA`/`ASIA`, Slack `xoxb-`..., Google `AIza`, npm,
@@ -192,6 +193,26 @@ def _scrub_parameters(query: str) -> str:
     return "".join(pieces)
 
 
+# A query outside a URL: pip's retry warnings and urllib3's errors name the index by its path alone
+# ("Retrying (...) after connection broken by ...: /simple?key=.../numpy/", "Max retries exceeded with url:
+# /simple/?token=..."), with no scheme for _URL to find. After '?' or '&', a parameter named like a credential
+# (the URL's own rule) has its value hidden up to the next '&', '#', space or quote. An attempt starts only at
+# '?' or '&', which no name or hidden value holds, so no stretch of text is scanned twice.
+_QUERY_PARAMETER = re.compile(r"[?&](?P<name>[A-Za-z0-9_.-]+)=")
+_QUERY_VALUE = re.compile(r"[^&#\s\"'<>`]*")
+
+
+def _query_spans(text: str) -> Iterator[tuple[int, int]]:
+    position = 0
+    while (match := _QUERY_PARAMETER.search(text, position)) is not None:
+        value = _QUERY_VALUE.match(text, match.end())
+        if _is_credential_parameter(match["name"]) and value is not None and value.group():
+            yield value.span()
+            position = value.end()
+        else:
+            position = match.end()
+
+
 # Authorization credentials: a bearer token is b64token, 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" )
 # *"=" (https://www.rfc-editor.org/rfc/rfc6750#section-2.1); Basic is base64 (https://www.rfc-editor.org/rfc/rfc7617).
 _AUTH_HEADER = re.compile(r"(?i)\b(?P<kind>bearer|basic)\s+[A-Za-z0-9._~+/-]{12,}=*")
@@ -277,6 +298,7 @@ def _hidden(spans: Callable[[str], Iterator[tuple[int, int]]]) -> Callable[[str]
 SCRUBBERS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("private keys", _hidden(_private_key_spans)),
     ("URLs", lambda text: _URL.sub(lambda match: _scrub_url(match[0]), text)),
+    ("queries outside a URL", _hidden(_query_spans)),
     ("NAME=value", _hidden(_assignment_spans)),
     ("Authorization", lambda text: _AUTH_HEADER.sub(lambda m: f"{m['kind']} {REDACTED}", text)),
     ("JSON Web Tokens", _hidden(_jwt_spans)),

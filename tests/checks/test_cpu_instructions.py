@@ -41,7 +41,7 @@ def test_tensorflow_2_4_0_without_avx2_moves_to_2_4_1_and_says_why():
     facts = fixture_facts("linux/tensorflow-2.4.0-ivy-bridge-no-avx2.json")
     result = check_result("cpu-instructions", facts)
     plan = plan_of(facts, result)
-    assert [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow==2.4.1'"]
+    assert [s.command for s in plan.steps] == ["python3 -m pip install -- 'tensorflow==2.4.1'"]
     assert plan.moves_tensorflow.source == "tensorflow==2.4.0" and "AVX2" in plan.moves_tensorflow.why
 
 

@@ -33,8 +33,8 @@ def test_cpu_only_tensorflow_with_an_nvidia_gpu_warns_with_the_fix():
     assert result.status is Status.WARN and "CPU-only" in result.summary
     assert result.remediation.commands == ()
     plan = plan_of(facts, result)  # the build switch: the CPU build out, the CUDA build of the same version in
-    assert [s.command for s in plan.steps] == ["python3 -m pip uninstall -y tensorflow-cpu",
-                                               "python3 -m pip install 'tensorflow[and-cuda]==2.21.0'"]
+    assert [s.command for s in plan.steps] == ["python3 -m pip uninstall -y -- tensorflow-cpu",
+                                               "python3 -m pip install -- 'tensorflow[and-cuda]==2.21.0'"]
     assert not plan.conflicts and plan.moves_tensorflow.target == "tensorflow[and-cuda]==2.21.0"
     assert "CPU-only build" in plan.moves_tensorflow.why
 
@@ -69,7 +69,7 @@ def test_maxwell_hint_pins_the_last_release_with_its_kernels():
     facts = {"host": LINUX_HOST, "distributions": [tensorflow_distribution("2.18.0", requires=lines), *packages],
              "nvidia": query_only("name, driver_version, memory.total [MiB], compute_cap\nTesla M60, 535.1, 7618 MiB, 5.2\n")}
     result = check_result("cuda-build", facts)
-    assert plan_commands(facts, result) == ["python3 -m pip install 'tensorflow[and-cuda]==2.16.*'"]
+    assert plan_commands(facts, result) == ["python3 -m pip install -- 'tensorflow[and-cuda]==2.16.*'"]
     assert "no kernels for Tesla M60" in plan_of(facts, result).moves_tensorflow.why
 
 
@@ -91,7 +91,7 @@ def test_missing_cuda_libraries_fail_only_when_the_loader_was_inspected():
     result = check_result("cuda-build", facts)
     assert result.status is Status.FAIL
     plan = plan_of(facts, result)  # TensorFlow stays: the same version with its libraries
-    assert [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow[and-cuda]==2.21.0'"]
+    assert [s.command for s in plan.steps] == ["python3 -m pip install -- 'tensorflow[and-cuda]==2.21.0'"]
     assert plan.moves_tensorflow is None
     facts["nvidia"]["ldconfig"]["libraries"] = ["libcudnn.so.9 => /usr/lib/x86_64-linux-gnu/libcudnn.so.9",
                                                 "libcudart.so.12 => /usr/local/cuda/lib64/libcudart.so.12"]
@@ -212,8 +212,8 @@ def test_kernels_the_table_says_run_but_the_log_proves_cannot_move_to_the_cpu_bu
     assert result.summary == ("TensorFlow 2.18.0's GPU kernels cannot run on NVIDIA GeForce RTX 3090 "
                               "(compute capability 8.6)")
     assert any("no kernel image is available" in d for d in result.details)
-    assert plan_commands(facts, result) == ["python3 -m pip uninstall -y tensorflow",
-                                            "python3 -m pip install 'tensorflow-cpu==2.18.0'"]
+    assert plan_commands(facts, result) == ["python3 -m pip uninstall -y -- tensorflow",
+                                            "python3 -m pip install -- 'tensorflow-cpu==2.18.0'"]
 
 
 def test_a_jit_warning_becomes_a_failure_when_the_jit_fails_and_names_the_release_with_native_kernels():
@@ -245,8 +245,8 @@ def test_blackwell_with_proof_offers_the_cpu_build_without_proof_only_advice():
     facts = gpu_facts("12.0", "2.21.0", "NVIDIA GeForce RTX 5080", stderr=INVALID_PTX)
     proven = check_result("cuda-build", facts)
     assert proven.status is Status.FAIL and "which fails here" in proven.summary
-    assert plan_commands(facts, proven) == ["python3 -m pip uninstall -y tensorflow",
-                                            "python3 -m pip install 'tensorflow-cpu==2.21.0'"]
+    assert plan_commands(facts, proven) == ["python3 -m pip uninstall -y -- tensorflow",
+                                            "python3 -m pip install -- 'tensorflow-cpu==2.21.0'"]
 
 
 def test_the_cpu_build_on_a_gpu_no_release_runs_passes_and_on_a_supported_gpu_still_warns():
@@ -469,4 +469,4 @@ def test_tensorflow_2_16_1_that_could_not_load_its_cuda_libraries_gets_2_16_2_fr
     assert asked == {"tensorflow[and-cuda]==2.16.2"}
     plan = plan_of(facts, results)
     assert not plan.conflicts
-    assert [step.command for step in plan.steps] == ["python3 -m pip install 'tensorflow[and-cuda]==2.16.2'"]
+    assert [step.command for step in plan.steps] == ["python3 -m pip install -- 'tensorflow[and-cuda]==2.16.2'"]

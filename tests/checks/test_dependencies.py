@@ -52,7 +52,7 @@ def test_pin_violated_below_warns_while_tensorflow_imports_and_names_the_pin():
     (repair,) = result.remediation.repairs
     assert (repair.packages, repair.reason) == (("protobuf<8.0.0,>=6.31.1",), result.summary)
     # the plan keeps TensorFlow where it is by pinning the installed build into the same step
-    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
+    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "--", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
 
 
 def test_pin_violated_above_fails_when_the_import_fails():
@@ -72,7 +72,7 @@ def test_every_unmet_pin_is_one_repair_and_all_go_into_one_step():
         ("protobuf<8.0.0,>=6.31.1",), ("numpy>=1.26.0",), ("ml-dtypes<1.0.0,>=0.5.1",)]
     assert all("tensorflow-cpu 2.21.0's" in r.reason for r in result.remediation.repairs)
     (step,) = commands(result, facts)
-    assert step[4:] == ["protobuf<8.0.0,>=6.31.1", "numpy>=1.26.0", "ml-dtypes<1.0.0,>=0.5.1", "tensorflow-cpu==2.21.0"]
+    assert step[4:] == ["--", "protobuf<8.0.0,>=6.31.1", "numpy>=1.26.0", "ml-dtypes<1.0.0,>=0.5.1", "tensorflow-cpu==2.21.0"]
     assert result.summary.endswith("(and 2 more unmet pins)")
     assert [u["name"] for u in result.evidence["unmet"]] == ["protobuf", "numpy", "ml-dtypes"]
 
@@ -197,7 +197,7 @@ def test_a_dependent_made_for_another_tensorflow_gets_its_release_made_for_the_i
     plan = plan_of(facts, [result])
     assert plan.moves_tensorflow is None and not plan.conflicts
     installs = [words for words in argvs(plan) if "install" in words]
-    assert installs[-1] == [ENV_PYTHON, "-m", "pip", "install", "--no-deps", f"tensorflow-text=={release.version}"]
+    assert installs[-1] == [ENV_PYTHON, "-m", "pip", "install", "--no-deps", "--", f"tensorflow-text=={release.version}"]
     named = {Requirement(w).name for words in installs for w in words[4:] if not w.startswith("-")}
     assert "tensorflow" not in named and "tensorflow-macos" not in named  # no second build
 
@@ -231,14 +231,14 @@ def test_a_dependent_only_another_tensorflow_satisfies_moves_tensorflow_and_says
     assert "TensorFlow must move" in repair.reason
     assert "only another TensorFlow" in result.remediation.advice and "moves TensorFlow" in result.remediation.advice
     plan = plan_of(facts, [result])
-    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]
+    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "--", "tensorflow<2.16,>=2.15"]]
     move = plan.moves_tensorflow
     assert (move.source, move.target, move.why) == ("tensorflow==2.21.0", "tensorflow<2.16,>=2.15", repair.reason)
     # the moved TensorFlow brings its own pins: the old one's unmet protobuf pin stays out of the step
     facts = tensorflow_environment({"protobuf": "4.25.3"}, tf_name="tensorflow", extra=[MY_MODEL], tensorflow=IMPORTED)
     result = run(facts)
     assert [r.packages for r in result.remediation.repairs] == [("tensorflow<2.16,>=2.15",)]
-    assert argvs(plan_of(facts, [result])) == [[ENV_PYTHON, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]
+    assert argvs(plan_of(facts, [result])) == [[ENV_PYTHON, "-m", "pip", "install", "--", "tensorflow<2.16,>=2.15"]]
 
 
 def test_tensorflow_moves_under_the_installed_builds_name_never_a_second_build():
@@ -249,7 +249,7 @@ def test_tensorflow_moves_under_the_installed_builds_name_never_a_second_build()
     assert [r.packages for r in result.remediation.repairs] == [("tensorflow-cpu<2.16,>=2.15",)]
     assert "as tensorflow-cpu, the build installed" in result.remediation.repairs[0].reason
     plan = plan_of(facts, [result])
-    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "tensorflow-cpu<2.16,>=2.15"]]
+    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "--", "tensorflow-cpu<2.16,>=2.15"]]
     assert not plan.conflicts and plan.moves_tensorflow.source == "tensorflow-cpu==2.21.0"
 
 
@@ -276,7 +276,7 @@ def test_tensorflow_cpu_stands_in_for_tensorflow_at_a_fitting_version():
     assert result.summary == "tensorflow-cpu 2.21.0 is outside tf-keras 2.15.1's tensorflow<2.16,>=2.15"
     assert [r.packages for r in result.remediation.repairs] == [("tf-keras==2.21.0",)]
     # tf-keras 2.21.0 requires only `tensorflow`, which tensorflow-cpu provides: --no-deps, no second build
-    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "--no-deps", "tf-keras==2.21.0"]]
+    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "--no-deps", "--", "tf-keras==2.21.0"]]
 
 
 def test_numpy_past_the_abi_tensorflow_was_built_for_fails_even_without_an_import():
@@ -289,7 +289,7 @@ def test_numpy_past_the_abi_tensorflow_was_built_for_fails_even_without_an_impor
 def test_uv_and_conda_environments_get_their_installer():
     uv = tensorflow_environment({"protobuf": "5.28.0"})
     uv["python"]["uv_version"] = "0.4.0"
-    assert commands(run(uv), uv) == [["uv", "pip", "install", "--python", ENV_PYTHON, "protobuf<8.0.0,>=6.31.1",
+    assert commands(run(uv), uv) == [["uv", "pip", "install", "--python", ENV_PYTHON, "--", "protobuf<8.0.0,>=6.31.1",
                                       "tensorflow-cpu==2.21.0"]]
     conda = tensorflow_environment({"protobuf": "5.28.0"})
     conda["python"].update(conda=True, in_venv=False)
@@ -419,7 +419,7 @@ def test_requirers_that_disagree_get_no_impossible_command_but_the_reason():
         ("protobuf<8.0.0,>=6.31.1",), ("protobuf<4,>=3.20.3",), ("absl-py<2.0.0,>=0.9",)]
     plan = plan_of(both, [result])
     # what can be done is done (absl-py), the clash is not
-    assert [step.command for step in plan.steps] == [f"{ENV_PYTHON} -m pip install 'absl-py<2.0.0,>=0.9' 'tensorflow-cpu==2.21.0'"]
+    assert [step.command for step in plan.steps] == [f"{ENV_PYTHON} -m pip install -- 'absl-py<2.0.0,>=0.9' 'tensorflow-cpu==2.21.0'"]
     (conflict,) = plan.conflicts
     assert conflict.distribution == "protobuf"
     assert [(check, requirement) for check, requirement, _ in conflict.wants] == [
@@ -495,7 +495,7 @@ def test_a_shim_without_its_real_build_gets_that_build_and_no_second_one():
     assert [r.status for r in results] == [Status.FAIL, Status.FAIL]  # untried, a missing real build is unmet
     assert [r.remediation.repairs[0].packages for r in results] == [("tensorflow-intel==2.15.0",)] * 2
     plan = plan_of(facts, results)
-    assert [step.command for step in plan.steps] == [f"{ENV_PYTHON} -m pip install 'tensorflow-intel==2.15.0'"]  # PowerShell: literal single quotes
+    assert [step.command for step in plan.steps] == [f"{ENV_PYTHON} -m pip install '--' 'tensorflow-intel==2.15.0'"]  # PowerShell: literal single quotes (a quoted --)
     assert not plan.conflicts and plan.moves_tensorflow is None
 
 
@@ -707,7 +707,7 @@ def test_tensorboard_before_2_21_beside_setuptools_82_or_later_warns_and_pins_se
     assert result.summary.startswith("tensorboard 2.20.0 imports pkg_resources, which setuptools<82 provides "
                                      "(setuptools 84.2.1, installed here, has not): the `tensorboard` command")
     assert [r.packages for r in result.remediation.repairs] == [("setuptools<82",)]
-    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "setuptools<82", "tensorflow-cpu==2.21.0"]]
+    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "--", "setuptools<82", "tensorflow-cpu==2.21.0"]]
 
 
 def test_tensorflow_hub_beside_a_setuptools_without_pkg_resources_warns_before_it_is_imported():
@@ -735,7 +735,7 @@ def test_an_absent_provider_counts_only_in_a_complete_list():
     result = run(facts)
     assert result.status is Status.WARN and result.summary.startswith("tensorboard 2.19.0 requires setuptools>=41.0.0")
     assert any("setuptools is not installed): the `tensorboard` command" in d for d in result.details)
-    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "setuptools>=41.0.0,<82",
+    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "--", "setuptools>=41.0.0,<82",
                                         "tensorflow-cpu==2.21.0"]]
     del facts["python"]["distribution_count"]  # a hand-written or partial list says nothing of what it leaves out
     assert run(facts).status is Status.PASS
@@ -747,5 +747,5 @@ def test_unmet_pins_and_a_stranded_importer_are_repaired_in_one_step():
     result = run(facts)
     assert result.status is Status.WARN and result.summary.startswith("protobuf 5.28.0")
     assert any("imports pkg_resources" in d for d in result.details)
-    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1",
+    assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "--", "protobuf<8.0.0,>=6.31.1",
                                         "setuptools<82", "tensorflow-cpu==2.21.0"]]

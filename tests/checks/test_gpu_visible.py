@@ -58,7 +58,7 @@ def test_nvidia_gpu_missing_with_libraries_missing_names_the_extra():
     # metadata) cannot find its pip CUDA libraries whatever is installed, so the release that does (2.16.2)
     assert intents(outcome) == [("install", ("tensorflow[and-cuda]==2.16.2",))]
     assert [s.command for s in plan_of(facts, [as_result("gpu-visible", outcome)]).steps] == [
-        "/venv/bin/python -m pip install 'tensorflow[and-cuda]==2.16.2'"]
+        "/venv/bin/python -m pip install -- 'tensorflow[and-cuda]==2.16.2'"]
 
 
 def test_nvidia_gpu_hidden_by_cuda_visible_devices_warns():
@@ -177,7 +177,7 @@ def test_metal_installed_but_no_gpu_fails_with_a_reinstall():
     assert outcome.status is Status.FAIL and "did not load the plugin" in outcome.summary
     result = CheckResult("gpu-visible", "GPU", outcome.status, outcome.summary, remediation=outcome.remediation)
     assert outcome.remediation.commands == () and plan_commands(facts, result) == [
-        "/venv/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-metal==1.2.0'"]
+        "/venv/bin/python -m pip install --force-reinstall --no-deps -- 'tensorflow-metal==1.2.0'"]
 
 
 def test_apple_silicon_without_metal_expects_no_gpu():

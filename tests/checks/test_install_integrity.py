@@ -27,7 +27,7 @@ def test_a_missing_file_fails_and_reinstalls_exactly_that_distribution():
     (repair,) = outcome.remediation.repairs
     assert (repair.action, repair.packages, repair.manager) == (Action.REINSTALL, ("tensorflow-cpu==2.21.0",), None)
     assert repair.reason == ("tensorflow-cpu 2.21.0: tensorflow/libtensorflow_framework.so.2 is missing (RECORD)")
-    assert planned(found, outcome) == [f"{PYTHON} -m pip install --force-reinstall --no-deps 'tensorflow-cpu==2.21.0'"]
+    assert planned(found, outcome) == [f"{PYTHON} -m pip install --force-reinstall --no-deps -- 'tensorflow-cpu==2.21.0'"]
 
 
 def test_problems_in_two_distributions_give_one_reinstall_of_both():
@@ -37,7 +37,7 @@ def test_problems_in_two_distributions_give_one_reinstall_of_both():
     outcome = integrity_check.run(found)
     assert intents(outcome) == [("reinstall", ("tensorflow-cpu==2.21.0", "numpy==2.4.6"))]
     assert planned(found, outcome) == [
-        f"{PYTHON} -m pip install --force-reinstall --no-deps 'tensorflow-cpu==2.21.0' 'numpy==2.4.6'"]
+        f"{PYTHON} -m pip install --force-reinstall --no-deps -- 'tensorflow-cpu==2.21.0' 'numpy==2.4.6'"]
     assert any("numpy 2.4.6" in line for line in outcome.details)
 
 
@@ -54,12 +54,12 @@ def test_what_conda_installed_conda_reinstalls_and_pip_the_rest():
     assert (conda.packages, conda.manager, conda.prefix) == (("numpy==2.4.6",), "conda", "/opt/conda/envs/tf")
     assert (pip.packages, pip.manager) == (("tensorflow-cpu==2.21.0",), None)
     assert planned(found, outcome) == [
-        "conda install -p /opt/conda/envs/tf --force-reinstall --no-deps -y 'numpy=2.4.6'",
-        f"{PYTHON} -m pip install --force-reinstall --no-deps 'tensorflow-cpu==2.21.0'"]
+        "conda install -p /opt/conda/envs/tf --force-reinstall --no-deps -y -- 'numpy=2.4.6'",
+        f"{PYTHON} -m pip install --force-reinstall --no-deps -- 'tensorflow-cpu==2.21.0'"]
     only_conda = integrity_facts(verified_distribution("numpy", "2.4.6", truncated, installer="conda"), verified_distribution("tensorflow-cpu", "2.21.0"))
     only_conda["python"].update(conda=True, prefix="/opt/my envs/tf")
     outcome = integrity_check.run(only_conda)
-    assert planned(only_conda, outcome) == ["conda install -p '/opt/my envs/tf' --force-reinstall --no-deps -y 'numpy=2.4.6'"]
+    assert planned(only_conda, outcome) == ["conda install -p '/opt/my envs/tf' --force-reinstall --no-deps -y -- 'numpy=2.4.6'"]
     assert "docs.conda.io" in outcome.remediation.url
 
 def test_only_a_missing_console_script_warns():
@@ -68,7 +68,7 @@ def test_only_a_missing_console_script_warns():
     outcome = integrity_check.run(found)
     assert outcome.status is Status.WARN
     assert intents(outcome) == [("reinstall", ("tensorboard==2.20.0",))]
-    assert planned(found, outcome) == [f"{PYTHON} -m pip install --force-reinstall --no-deps 'tensorboard==2.20.0'"]
+    assert planned(found, outcome) == [f"{PYTHON} -m pip install --force-reinstall --no-deps -- 'tensorboard==2.20.0'"]
 
 
 def test_intact_files_pass_and_say_what_was_verified_and_what_not():
@@ -114,8 +114,8 @@ def test_two_builds_sharing_files_fail_without_a_reinstall_that_would_bring_the_
     assert intents(alone) == [("uninstall", ("tensorflow", "tensorflow-cpu")), ("install", ("tensorflow==2.21.0",))]
     assert not any(r.action is Action.REINSTALL for r in alone.remediation.repairs)
     plan = plan_of(alone_facts, [as_result("install-integrity", alone)])
-    assert [step.command for step in plan.steps] == [f"{PYTHON} -m pip uninstall -y tensorflow tensorflow-cpu",
-                                                     f"{PYTHON} -m pip install 'tensorflow==2.21.0'"]
+    assert [step.command for step in plan.steps] == [f"{PYTHON} -m pip uninstall -y -- tensorflow tensorflow-cpu",
+                                                     f"{PYTHON} -m pip install -- 'tensorflow==2.21.0'"]
     assert not plan.conflicts
 
 
@@ -133,8 +133,8 @@ def test_a_clash_is_repaired_as_tensorflow_install_repairs_the_same_two_builds()
     assert [r.status for r in results] == [Status.FAIL, Status.FAIL]
     assert intents(results[0])[1:] == intents(results[1])[1:] == [("install", ("tensorflow==2.21.0",))]
     plan = plan_of(found, results)
-    assert [step.command for step in plan.steps] == [f"{PYTHON} -m pip uninstall -y tensorflow tensorflow-cpu",
-                                                     f"{PYTHON} -m pip install 'tensorflow==2.21.0'"]
+    assert [step.command for step in plan.steps] == [f"{PYTHON} -m pip uninstall -y -- tensorflow tensorflow-cpu",
+                                                     f"{PYTHON} -m pip install -- 'tensorflow==2.21.0'"]
     assert plan.steps_for("tensorflow-install") == plan.steps_for("install-integrity") == [1, 2]
     # the installed build (tensorflow-cpu, first on the path) is replaced: the plan says so, and why
     move = plan.moves_tensorflow

@@ -137,7 +137,7 @@ def test_an_externally_managed_python_is_told_the_policy_its_plan_follows():
     plan = plan_of(managed, [as_result("installer", outcome), as_result("dependencies", pinned)])
     assert plan.installer == "managed"
     assert len(plan.steps) == 1  # the Python diagnosed is repaired in place (TensorFlow pinned where it is)
-    assert plan.steps[0].command.startswith(f"{PYTHON} -m pip install --break-system-packages 'numpy<2' ")
+    assert plan.steps[0].command.startswith(f"{PYTHON} -m pip install --break-system-packages -- 'numpy<2' ")
 
 
 def test_uv_environments_install_with_uv():
@@ -227,7 +227,7 @@ def test_old_pip_and_a_deleted_tensorflow_library_upgrade_pip_then_reinstall_exa
     assert statuses["tensorflow-import"] is Status.FAIL
     plan = plan_of(document, results)
     assert [step.command for step in plan.steps] == [
-        UPGRADE, f"{PYTHON} -m pip install --force-reinstall --no-deps 'tensorflow-cpu==2.21.0'"]
+        UPGRADE, f"{PYTHON} -m pip install --force-reinstall --no-deps -- 'tensorflow-cpu==2.21.0'"]
     assert not plan.conflicts and plan.moves_tensorflow is None
     assert {r.check for r in plan.steps[1].reasons} == {"install-integrity", "tensorflow-import"}
     assert plan.steps_for("installer") == [1]

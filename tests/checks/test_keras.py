@@ -44,7 +44,7 @@ def test_legacy_keras_without_tf_keras_fails_naming_the_matching_release():
     # tf-keras requires `tensorflow` by that name (companion table): with tensorflow-cpu, the plan installs it
     # --no-deps after its other requirements, so pip adds no second build
     plan = plan_of(facts, [as_result("keras", outcome)])
-    assert shlex.split(plan.steps[-1].command)[-2:] == ["--no-deps", TF_KERAS_221]
+    assert shlex.split(plan.steps[-1].command)[-3:] == ["--no-deps", "--", TF_KERAS_221]
     assert "tensorflow" not in {shlex.split(step.command)[-1].split("=")[0] for step in plan.steps}
 
 

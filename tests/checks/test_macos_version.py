@@ -29,7 +29,7 @@ def test_metal_below_apples_minor_minimum_warns_and_hard_minimum_fails():
     result = check_result(macos_version_check, facts)
     assert result.status is Status.FAIL and "MPSGraphCompilationDescriptor" in " ".join(result.details)
     assert result.remediation.commands == ("softwareupdate --list",)  # the OS update is manual
-    assert plan_commands(facts, result) == [f"{MAC_VENV}/bin/python -m pip uninstall -y tensorflow-metal"]
+    assert plan_commands(facts, result) == [f"{MAC_VENV}/bin/python -m pip uninstall -y -- tensorflow-metal"]
 
 
 def test_macos_version_falls_back_to_mac_ver_but_not_to_10_16():

@@ -54,7 +54,7 @@ def test_two_plugin_copies_inside_the_environment_uninstall_all_but_one():
     facts["distributions"] = [site_distribution("tensorflow", "2.19.0"), site_distribution("tensorflow-metal", "1.2.0")]
     result = check_result(metal_plugin, facts)
     assert result.status is Status.FAIL and result.summary.startswith("3 copies")
-    uninstall = f"{MAC_VENV}/bin/python -m pip uninstall -y tensorflow-metal"
+    uninstall = f"{MAC_VENV}/bin/python -m pip uninstall -y -- tensorflow-metal"
     assert plan_commands(facts, result) == [uninstall, uninstall]  # pip removes one copy per call; one stays
 
 
@@ -75,7 +75,7 @@ def test_plugin_built_for_the_other_architecture_fails():
     assert result.status is Status.FAIL and "x86_64 but Python runs as arm64" in result.summary
     plan = plan_of(facts, result)  # the same release again, from this interpreter: pip picks the arm64 wheel
     assert [s.command for s in plan.steps] == [
-        f"{MAC_VENV}/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-metal==1.0.0'"]
+        f"{MAC_VENV}/bin/python -m pip install --force-reinstall --no-deps -- 'tensorflow-metal==1.0.0'"]
 
 
 def test_matching_plugin_with_matching_architecture_passes():
@@ -109,7 +109,7 @@ def test_tensorflow_2_20_with_metal_uninstalls_the_plugin_in_one_step_with_tenso
     import_failed = CheckResult("tensorflow-import", "import", Status.FAIL, "x", remediation=Remediation(
         "x", repairs=(Repair.uninstall("tensorflow-metal", reason="the plugin breaks import tensorflow"),)))
     plan = plan_of(facts, result, import_failed)
-    assert [s.command for s in plan.steps] == [f"{MAC_VENV}/bin/python -m pip uninstall -y tensorflow-metal"]
+    assert [s.command for s in plan.steps] == [f"{MAC_VENV}/bin/python -m pip uninstall -y -- tensorflow-metal"]
     assert plan.steps_for("metal-plugin") == plan.steps_for("tensorflow-import") == [1]
     assert plan.moves_tensorflow is None and not plan.conflicts
 
@@ -120,7 +120,7 @@ def test_a_stock_tensorflow_without_a_fitting_plugin_moves_forward_to_the_newest
     result = check_result(metal_plugin, facts)
     assert result.status is Status.WARN and "untested" in result.summary
     plan = plan_of(facts, result)
-    assert [s.command for s in plan.steps] == [f"{MAC_VENV}/bin/python -m pip install 'tensorflow==2.19.*' "
+    assert [s.command for s in plan.steps] == [f"{MAC_VENV}/bin/python -m pip install -- 'tensorflow==2.19.*' "
                                                "'tensorflow-metal==1.2.0'"]
     assert plan.moves_tensorflow.source == "tensorflow==2.16.1"
     assert "TensorFlow must move to 2.19" in plan.moves_tensorflow.why
@@ -132,7 +132,7 @@ def test_keras_3_slowdown_installs_tf_keras_and_sets_the_switch_as_a_manual_step
     result = check_result(metal_plugin, facts)
     plan = plan_of(facts, result)
     assert [(s.command, s.manual) for s in plan.steps] == [
-        (f"{MAC_VENV}/bin/python -m pip install 'tf-keras~=2.16.0' 'tensorflow==2.16.1'", False),
+        (f"{MAC_VENV}/bin/python -m pip install -- 'tf-keras~=2.16.0' 'tensorflow==2.16.1'", False),
         ("export TF_USE_LEGACY_KERAS=1", True)]
 
 
@@ -209,7 +209,7 @@ def test_a_hint_never_denies_a_plugin_the_table_lists(metal, tf_minor, python):
     facts = metal_mac(f"{python}.10", tf_build(tf_minor))
     missing = run_check(metal_plugin, facts)
     assert f"No tensorflow-metal loads into TensorFlow {tf_minor}" not in fix_text(missing)
-    assert f"{PYTHON} -m pip install 'tensorflow-metal==" in plan_commands(facts, missing)[0]
+    assert f"{PYTHON} -m pip install -- 'tensorflow-metal==" in plan_commands(facts, missing)[0]
     for other in metal_pairing.metal_versions():
         pairing = metal_pairing.metal_pairing(other, f"{tf_minor}.0")
         if pairing and pairing["outcome"] == "import_fails" and metal_pairing.metal_supports_python(metal_pairing.metal_release(other), python):
@@ -219,7 +219,7 @@ def test_a_hint_never_denies_a_plugin_the_table_lists(metal, tf_minor, python):
             text = fix_text(broken)
             assert f"No tensorflow-metal loads into TensorFlow {tf_minor}" not in text, (other, text)
             plan = plan_of(facts, broken)
-            assert f"{PYTHON} -m pip install 'tensorflow-metal==" in plan.steps[0].command, (other, text)
+            assert f"{PYTHON} -m pip install -- 'tensorflow-metal==" in plan.steps[0].command, (other, text)
             assert not plan.conflicts and plan.moves_tensorflow is None, (other, plan.to_dict())
 
 
@@ -227,7 +227,7 @@ def test_tf_2_11_gets_metal_0_7_with_the_optimizer_caveat():
     facts = metal_mac("3.10.11", [("tensorflow-macos", "2.11.0"), ("tensorflow-metal", "0.8.0")])
     result = run_check(metal_plugin, facts)
     assert result.status is Status.FAIL
-    assert plan_commands(facts, result) == [f"{PYTHON} -m pip install 'tensorflow-metal==0.7.1' 'tensorflow-macos==2.11.0'"]
+    assert plan_commands(facts, result) == [f"{PYTHON} -m pip install -- 'tensorflow-metal==0.7.1' 'tensorflow-macos==2.11.0'"]
     assert "legacy optimizers" in result.remediation.advice
     assert metal_pairing.metal_for("2.11.0", "3.10") == "0.7.1"
 
@@ -244,8 +244,8 @@ def test_an_early_plugin_in_stock_tensorflow_fails_and_swaps_the_build(row):
     assert stock.status is Status.FAIL, stock.summary
     plan = plan_of(facts, stock)  # the build switch: uninstall and install in one remediation, no conflict
     assert [s.command for s in plan.steps] == [
-        f"{PYTHON} -m pip uninstall -y tensorflow",
-        f"{PYTHON} -m pip install 'tensorflow-macos=={row['apple_tf']}.*'"]
+        f"{PYTHON} -m pip uninstall -y -- tensorflow",
+        f"{PYTHON} -m pip install -- 'tensorflow-macos=={row['apple_tf']}.*'"]
     assert not plan.conflicts and plan.moves_tensorflow.source == f"tensorflow=={tf}"
     assert "built for tensorflow-macos, not for the stock tensorflow wheel" in plan.moves_tensorflow.why
     apple = run_check(metal_plugin, metal_mac(python, [("tensorflow-macos", tf), ("tensorflow-metal", metal)]))

@@ -21,7 +21,7 @@ def test_driver_too_old_for_tensorflow_cuda_12():
     result = check_result("nvidia-driver", facts)
     assert result.status is Status.FAIL and "525.60.13" in result.summary
     plan = plan_of(facts, result)
-    assert [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow[and-cuda]==2.14.*'"]
+    assert [s.command for s in plan.steps] == ["python3 -m pip install -- 'tensorflow[and-cuda]==2.14.*'"]
     assert plan.moves_tensorflow.source == "tensorflow==2.21.0" and "driver 470" in plan.moves_tensorflow.why
 
 

@@ -36,7 +36,7 @@ def test_prerelease_hint_installs_the_pre_release_where_no_tensorflow_is_install
     assert result.status is Status.WARN
     assert [r.to_dict() for r in result.remediation.repairs] == [
         {"action": "install", "reason": result.remediation.repairs[0].reason, "packages": ["tensorflow"], "pre": True}]
-    assert plan_commands(facts, result) == ["python3 -m pip install --pre tensorflow"]
+    assert plan_commands(facts, result) == ["python3 -m pip install --pre -- tensorflow"]
     # an installed TensorFlow stays: the pre-release is then advice, not a plan step
     facts["distributions"] = [tensorflow_distribution("2.22.0rc0")]
     kept = check_result("platform-support", facts)
@@ -77,7 +77,7 @@ def test_native_windows_gpu_points_to_wsl2_without_a_plan_step():
 
 
 @pytest.mark.parametrize("installed, plan", [
-    ([], ["python3 -m pip install 'tensorflow==2.16.2'"]),  # nothing installed: the last Intel Mac release
+    ([], ["python3 -m pip install -- 'tensorflow==2.16.2'"]),  # nothing installed: the last Intel Mac release
     ([tensorflow_distribution("2.15.1")], []),  # an installed TensorFlow stays where it is
 ])
 def test_intel_mac_pins_the_last_release_only_where_none_is_installed(installed, plan):
@@ -102,7 +102,7 @@ def test_intel_mac_pin_is_bounded_by_the_pythons_last_wheel():
     from tfdoctor.runner import run_checks
 
     plan = RunReport(facts, run_checks(all_checks(), facts)).plan
-    assert not plan.conflicts and [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow==2.13.1'"]
+    assert not plan.conflicts and [s.command for s in plan.steps] == ["python3 -m pip install -- 'tensorflow==2.13.1'"]
 
 
 def test_windows_tensorflow_2_10_with_gpu_is_fine():

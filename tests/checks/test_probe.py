@@ -117,7 +117,7 @@ def test_probe_skipped_and_probe_died():
 
 @pytest.mark.parametrize("system, step, manual", [
     ("Linux", "export CUDA_VISIBLE_DEVICES=-1", True),  # the shell's part: hides the GPU from CUDA
-    ("Darwin", "python3 -m pip uninstall -y tensorflow-metal", False),  # the plugin is the GPU path
+    ("Darwin", "python3 -m pip uninstall -y -- tensorflow-metal", False),  # the plugin is the GPU path
 ])
 def test_a_gpu_probe_that_died_keeps_tensorflow_off_the_gpu_in_the_plan(system, step, manual):
     died = probe_facts(None, None, system=system, status="crashed", stage="probe:GPU:warmup", signal="SIGSEGV",

@@ -57,7 +57,7 @@ def test_apple_silicon_without_metal_names_the_metal_release_that_fits():
     assert result.status is Status.FAIL
     assert "tensorflow-metal is not installed" in result.summary
     assert result.remediation.commands == ()
-    assert plan_commands(facts, result) == ["python3 -m pip install 'tensorflow-metal==1.1.0' 'tensorflow==2.15.0'"]
+    assert plan_commands(facts, result) == ["python3 -m pip install -- 'tensorflow-metal==1.1.0' 'tensorflow==2.15.0'"]
 
 
 def test_linux_nvidia_gpu_unused_by_a_cpu_build_names_the_cuda_build():
@@ -65,7 +65,7 @@ def test_linux_nvidia_gpu_unused_by_a_cpu_build_names_the_cuda_build():
     facts["tensorflow"]["devices"] = [{"name": "/physical_device:CPU:0", "device_type": "CPU"}]
     result = judge(facts)
     assert result.status is Status.FAIL and "nvidia-smi lists" in result.summary
-    assert plan_commands(facts, result) == ["python3 -m pip install 'tensorflow[and-cuda]==2.11.0'"]
+    assert plan_commands(facts, result) == ["python3 -m pip install -- 'tensorflow[and-cuda]==2.11.0'"]
 
 
 def test_cpu_only_linux_fails_without_a_command_no_command_adds_a_gpu():
@@ -101,7 +101,7 @@ def test_an_installable_tensorflow_specifier_gets_the_install_command():
     result = judge(facts)
     assert result.status is Status.FAIL and "2.15.0 is installed" in result.summary
     plan = plan_of(facts, result)  # the requirement moves TensorFlow, and the plan says why
-    assert [s.command for s in plan.steps] == ["python3 -m pip install 'tensorflow>=2.16,<2.18'"]
+    assert [s.command for s in plan.steps] == ["python3 -m pip install -- 'tensorflow>=2.16,<2.18'"]
     assert plan.moves_tensorflow.why == "the team requires TensorFlow >=2.16,<2.18 (pyproject.toml)"
 
 

@@ -42,7 +42,7 @@ def test_import_of_an_incomplete_package_directory():
     assert outcome.remediation.commands == ()
     assert intents(outcome) == [("reinstall", ("tensorflow-macos==2.13.0",))]
     assert [s.command for s in plan_of(facts, [as_result("tensorflow-import", outcome)]).steps] == [
-        "/venv/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-macos==2.13.0'"]
+        "/venv/bin/python -m pip install --force-reinstall --no-deps -- 'tensorflow-macos==2.13.0'"]
 
 
 def test_protobuf_below_the_pin_names_the_pin_and_repairs_it_keeping_tensorflow():
@@ -144,12 +144,12 @@ def test_a_library_missing_from_the_install_is_reinstalled_exactly():
     outcome = tensorflow_import.run(facts)
     assert outcome.status is Status.FAIL and outcome.evidence["explained_by"] == "install-integrity"
     assert "tensorflow/libtensorflow_framework.so.2 is missing" in outcome.summary
-    assert install_command(facts, outcome)[-3:] == ["--force-reinstall", "--no-deps", "tensorflow-cpu==2.21.0"]
+    assert install_command(facts, outcome)[-4:] == ["--force-reinstall", "--no-deps", "--", "tensorflow-cpu==2.21.0"]
     # without the integrity facts (an older report) the signature gives the same repair
     facts = tensorflow_environment(tensorflow=LIBRARY_MISSING)
     outcome = tensorflow_import.run(facts)
     assert outcome.evidence["signatures"][0] == "tensorflow-library-missing"
-    assert install_command(facts, outcome)[-3:] == ["--force-reinstall", "--no-deps", "tensorflow-cpu==2.21.0"]
+    assert install_command(facts, outcome)[-4:] == ["--force-reinstall", "--no-deps", "--", "tensorflow-cpu==2.21.0"]
 
 
 def test_an_unknown_error_with_unmet_pins_is_tied_to_them_not_unknown():
@@ -199,12 +199,12 @@ def test_import_check_names_the_fix_for_the_installer_in_use():
     assert "2.20" in outcome.remediation.repairs[0].reason
     assert "tensorflow-metal==1.2.0" in outcome.remediation.advice and "pip install" not in outcome.remediation.advice
     plan = plan_of(facts, [as_result("tensorflow-import", outcome)])
-    assert [step.command for step in plan.steps] == ["/venv/bin/python -m pip uninstall -y tensorflow-metal"]
+    assert [step.command for step in plan.steps] == ["/venv/bin/python -m pip uninstall -y -- tensorflow-metal"]
 
 
 @pytest.mark.parametrize("tf_version, command", [
-    ("2.19.0", "/venv/bin/python -m pip install 'tensorflow-metal==1.2.0' 'tensorflow==2.19.0'"),  # blog-tf219-metal110-symbol's fix
-    ("2.17.0", "/venv/bin/python -m pip uninstall -y tensorflow-metal"),
+    ("2.19.0", "/venv/bin/python -m pip install -- 'tensorflow-metal==1.2.0' 'tensorflow==2.19.0'"),  # blog-tf219-metal110-symbol's fix
+    ("2.17.0", "/venv/bin/python -m pip uninstall -y -- tensorflow-metal"),
 ])
 def test_fix_steps_follow_the_installed_tensorflow_version(tf_version, command):
     from tfdoctor.checks.tensorflow_import import tensorflow_import
@@ -313,7 +313,7 @@ def test_a_module_the_error_says_is_missing_is_missing_even_from_a_partial_list(
     assert "requires ml-dtypes<1.0.0,>=0.4.0, which is not installed" in results["dependencies"].summary
     assert results["tensorflow-import"].evidence.get("explained_by") == "dependencies"
     steps = [s.command for s in plan_of(facts, list(results.values())).steps]
-    assert steps == ["python3 -m pip install 'ml-dtypes<1.0.0,>=0.4.0' 'tensorflow==2.18.1'"]
+    assert steps == ["python3 -m pip install -- 'ml-dtypes<1.0.0,>=0.4.0' 'tensorflow==2.18.1'"]
 
 
 def test_a_rocm_build_is_a_tensorflow_build_judged_on_its_releases_python_dependencies():

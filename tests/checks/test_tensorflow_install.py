@@ -29,7 +29,7 @@ def test_nothing_installed_on_linux_fails_with_the_install_command():
     result = check_result(tensorflow_install, facts)
     assert result.status is Status.FAIL
     assert result.remediation.commands == ()
-    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install tensorflow"]
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install -- tensorflow"]
 
 
 def test_nothing_installed_on_a_python_without_wheels_creates_a_new_environment():
@@ -45,7 +45,7 @@ def test_nothing_installed_on_a_python_without_wheels_creates_a_new_environment(
 def test_nothing_installed_on_apple_silicon_installs_the_gpu_pair():
     facts = mac()
     result = check_result(tensorflow_install, facts)
-    assert planned(result, facts) == [f"{MAC_VENV}/bin/python -m pip install 'tensorflow==2.19.*' 'tensorflow-metal==1.2.0'"]
+    assert planned(result, facts) == [f"{MAC_VENV}/bin/python -m pip install -- 'tensorflow==2.19.*' 'tensorflow-metal==1.2.0'"]
 
 
 def test_nothing_installed_under_rosetta_never_pip_installs_there():
@@ -73,7 +73,7 @@ def test_shim_without_its_real_package_fails():
     facts["python"]["distribution_count"] = 1  # the collector's complete list: what it lacks is not installed
     result = check_result(tensorflow_install, facts)
     assert result.status is Status.FAIL and "only a shim for tensorflow-macos" in result.summary
-    assert planned(result, facts) == [f"{MAC_VENV}/bin/python -m pip install 'tensorflow-macos==2.15.0'"]
+    assert planned(result, facts) == [f"{MAC_VENV}/bin/python -m pip install -- 'tensorflow-macos==2.15.0'"]
 
 
 def test_shim_and_target_at_different_versions_fail():
@@ -166,7 +166,7 @@ def test_keras_3_with_tensorflow_2_15_fails():
     facts["distributions"] = [site_distribution("tensorflow", "2.15.0"), site_distribution("numpy", "1.26.4"), site_distribution("keras", "3.0.5")]
     result = check_result(tensorflow_install, facts)
     assert result.status is Status.FAIL
-    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install 'keras>=2.15.0,<2.16' 'tensorflow==2.15.0'"]
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install -- 'keras>=2.15.0,<2.16' 'tensorflow==2.15.0'"]
 
 
 def test_legacy_keras_switch_without_tf_keras_fails():
@@ -177,7 +177,7 @@ def test_legacy_keras_switch_without_tf_keras_fails():
     assert result.status is Status.FAIL
     # the tf-keras release made for TensorFlow 2.16 (companion table); `tensorflow` is installed, so no --no-deps
     assert [(r.action.value, r.packages) for r in result.remediation.repairs] == [("install", ("tf-keras==2.16.0",))]
-    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install 'tf-keras==2.16.0' 'tensorflow==2.16.1'"]
+    assert planned(result, facts) == ["/srv/venv/bin/python -m pip install -- 'tf-keras==2.16.0' 'tensorflow==2.16.1'"]
 
 
 def test_tensorflow_without_a_wheel_for_this_python_warns():

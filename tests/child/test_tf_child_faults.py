@@ -50,8 +50,8 @@ def test_import_aborts_on_a_duplicate_metal_platform(tmp_path):
     assert [(r["action"], r["packages"]) for r in result["remediation"]["repairs"]] == [("uninstall", ["tensorflow-metal"])]
     steps = [run.report["plan"]["steps"][n - 1]["command"] for n in result["remediation"]["plan_steps"]]
     # pip's spelling in a pip-made venv, uv's in a uv-made one (the test environment may be either)
-    assert len(steps) == 1 and ("-m pip uninstall -y tensorflow-metal" in steps[0]
-                                or re.search(r"^uv pip uninstall --python \S+ tensorflow-metal$", steps[0])), steps
+    assert len(steps) == 1 and ("-m pip uninstall -y -- tensorflow-metal" in steps[0]
+                                or re.search(r"^uv pip uninstall --python \S+ -- tensorflow-metal$", steps[0])), steps
 
 
 def test_import_aborts_in_the_cpu_feature_guard(tmp_path):

@@ -16,12 +16,12 @@ def facts(system="Darwin", **python):
 @pytest.mark.parametrize(
     "python, expected",
     [
-        ({"in_venv": True}, "/opt/py/bin/python3 -m pip install 'tensorflow==2.19.*' tensorflow-metal"),
-        ({"conda": True}, "/opt/py/bin/python3 -m pip install 'tensorflow==2.19.*' tensorflow-metal"),
+        ({"in_venv": True}, "/opt/py/bin/python3 -m pip install -- 'tensorflow==2.19.*' tensorflow-metal"),
+        ({"conda": True}, "/opt/py/bin/python3 -m pip install -- 'tensorflow==2.19.*' tensorflow-metal"),
         ({"in_venv": True, "uv_version": "0.5.1"},
-         "uv pip install --python /opt/py/bin/python3 'tensorflow==2.19.*' tensorflow-metal"),
+         "uv pip install --python /opt/py/bin/python3 -- 'tensorflow==2.19.*' tensorflow-metal"),
         ({"externally_managed": True},
-         "/opt/py/bin/python3 -m pip install --break-system-packages 'tensorflow==2.19.*' tensorflow-metal"),
+         "/opt/py/bin/python3 -m pip install --break-system-packages -- 'tensorflow==2.19.*' tensorflow-metal"),
     ],
 )
 def test_install_command_per_environment_kind(python, expected):
@@ -44,15 +44,15 @@ def test_an_externally_managed_python_has_one_policy_the_plan_line_and_what_fix_
 def test_windows_quotes_for_powershell():
     spelling = spelling_for(facts("Windows", in_venv=True))
     assert spelling.shell == POWERSHELL
-    assert command(spelling, Action.INSTALL, ("numpy<2",)) == "/opt/py/bin/python3 -m pip install 'numpy<2'"  # nothing expands
+    assert command(spelling, Action.INSTALL, ("numpy<2",)) == "/opt/py/bin/python3 -m pip install '--' 'numpy<2'"  # nothing expands; PowerShell keeps a quoted --
 
 
 def test_uninstall_and_reinstall():
     venv = Spelling(InstallerKind.VENV, "/opt/py/bin/python3")
     assert command(venv, Action.UNINSTALL, ("tensorflow-macos",)) == (
-        "/opt/py/bin/python3 -m pip uninstall -y tensorflow-macos")
+        "/opt/py/bin/python3 -m pip uninstall -y -- tensorflow-macos")
     assert command(venv, Action.REINSTALL, ("tensorflow==2.19.0",)) == (
-        "/opt/py/bin/python3 -m pip install --force-reinstall --no-deps 'tensorflow==2.19.0'")
+        "/opt/py/bin/python3 -m pip install --force-reinstall --no-deps -- 'tensorflow==2.19.0'")
 
 
 def test_conda_fresh_environment_uses_conda():

@@ -43,7 +43,7 @@ def test_a_conda_step_is_respelled_for_the_clone_prefix():
     step = Step(1, Action.REINSTALL, "conda install ...", ("numpy==1.26.4",), manager="conda", prefix="/envs/tf")
     spelling = Spelling("conda", "/envs/.tf.tfdoctor-verify-1/bin/python")
     assert step.argv(spelling, "/envs/.tf.tfdoctor-verify-1") == [
-        "conda", "install", "-p", "/envs/.tf.tfdoctor-verify-1", "--force-reinstall", "--no-deps", "-y", "numpy=1.26.4"]
+        "conda", "install", "-p", "/envs/.tf.tfdoctor-verify-1", "--force-reinstall", "--no-deps", "-y", "--", "numpy=1.26.4"]
     pip_step = Step(2, Action.INSTALL, "...", ("h5py<3.15",))
     assert pip_step.argv(spelling, "/envs/.tf.tfdoctor-verify-1")[:4] == [spelling.python, "-m", "pip", "install"]
 

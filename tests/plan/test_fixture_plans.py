@@ -66,7 +66,7 @@ def test_m1_with_tensorflow_2_20_and_metal_gets_one_step_that_keeps_tensorflow()
                          capture_output=True, text=True, timeout=120)
     document = json.loads(run.stdout)
     plan = document["plan"]
-    assert [s["command"] for s in plan["steps"]] == ["/opt/miniconda3/envs/metal/bin/python -m pip uninstall -y "
+    assert [s["command"] for s in plan["steps"]] == ["/opt/miniconda3/envs/metal/bin/python -m pip uninstall -y -- "
                                                      "tensorflow-metal"]
     assert plan["moves_tensorflow"] is None and plan["conflicts"] == []
     metal = next(r for r in document["results"] if r["id"] == "metal-plugin")

@@ -46,7 +46,7 @@ def test_pins_of_one_distribution_from_two_requirers_are_intersected_into_one_re
     facts = tensorflow_environment({"numpy": "1.25.2", "protobuf": "5.28.0"}, extra=[jax_like], tensorflow=IMPORTED)
     plan = plan_for_checks(facts, "dependencies")
     (step,) = plan.steps
-    assert shlex.split(step.command) == [ENV_PYTHON, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "numpy<2.3,>=2.0.0",
+    assert shlex.split(step.command) == [ENV_PYTHON, "-m", "pip", "install", "--", "protobuf<8.0.0,>=6.31.1", "numpy<2.3,>=2.0.0",
                                          "tensorflow-cpu==2.21.0"]
     # each requirer is named in the step's reasons
     reasons = " ".join(r.reason for r in step.reasons)
@@ -58,7 +58,7 @@ def test_two_checks_asking_for_the_same_install_share_one_step():
         "status": "import_error", "imported": False, "stage": "import_failed", "exit_code": 1,
         "exception": {"type": "ImportError", "message": "cannot import name 'runtime_version' from 'google.protobuf'"}})
     plan = plan_for_checks(facts, "dependencies", "tensorflow-import")
-    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
+    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "--", "protobuf<8.0.0,>=6.31.1", "tensorflow-cpu==2.21.0"]]
     assert plan.steps_for("dependencies") == plan.steps_for("tensorflow-import") == [1]
 
 
@@ -147,7 +147,7 @@ def test_a_repair_that_excludes_the_installed_tensorflow_moves_it_with_the_reaso
     move = plan.to_dict()["moves_tensorflow"]
     assert move["from"] == "tensorflow==2.21.0" and move["to"] == "tensorflow<2.16,>=2.15"
     assert "my-model 1.0's tensorflow<2.16,>=2.15" in move["why"] and "TensorFlow must move" in move["why"]
-    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "tensorflow<2.16,>=2.15"]]  # no pin of the old one
+    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "install", "--", "tensorflow<2.16,>=2.15"]]  # no pin of the old one
 
 
 def test_a_second_build_without_uninstalling_the_installed_one_is_a_conflict():
@@ -161,8 +161,8 @@ def test_a_second_build_without_uninstalling_the_installed_one_is_a_conflict():
     plan = plan_of(facts, [asked("gpu-visible", Repair.uninstall("tensorflow-cpu", reason="a CPU-only build"),
                                  Repair.install("tensorflow[and-cuda]==2.21.0", reason="CUDA wanted"))])
     assert not plan.conflicts and plan.moves_tensorflow.why == "CUDA wanted"
-    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "uninstall", "-y", "tensorflow-cpu"],
-                           [ENV_PYTHON, "-m", "pip", "install", "tensorflow[and-cuda]==2.21.0"]]
+    assert argvs(plan) == [[ENV_PYTHON, "-m", "pip", "uninstall", "-y", "--", "tensorflow-cpu"],
+                           [ENV_PYTHON, "-m", "pip", "install", "--", "tensorflow[and-cuda]==2.21.0"]]
 
 
 def test_legacy_keras_without_tf_keras_is_one_no_deps_step_both_checks_point_at():
@@ -176,7 +176,7 @@ def test_legacy_keras_without_tf_keras_is_one_no_deps_step_both_checks_point_at(
         Repair.install("tf-keras==2.21.0", reason=r.reason) for r in results["keras"].remediation.repairs)
     plan = build_plan(list(results.values()), facts)
     (step,) = plan.steps
-    assert step.no_deps and step.packages == ("tf-keras==2.21.0",) and step.command.endswith("--no-deps 'tf-keras==2.21.0'")
+    assert step.no_deps and step.packages == ("tf-keras==2.21.0",) and step.command.endswith("--no-deps -- 'tf-keras==2.21.0'")
     assert plan.steps_for("tensorflow-install") == plan.steps_for("keras") == [1]
     assert not plan.conflicts and plan.moves_tensorflow is None
 
@@ -188,7 +188,7 @@ def test_a_pip_too_old_is_upgraded_before_every_other_step():
     plan = plan_for_checks(facts, "dependencies", "installer")
     assert [s.command for s in plan.steps] == [
         f"{ENV_PYTHON} -m pip install --upgrade pip",
-        f"{ENV_PYTHON} -m pip install 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'"]
+        f"{ENV_PYTHON} -m pip install -- 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'"]
     assert plan.steps_for("installer") == [1] and plan.steps_for("dependencies") == [2]
     # the planner does it by itself when the installer check is not run
     alone = plan_for_checks(facts, "dependencies")
@@ -214,7 +214,7 @@ def test_uv_installs_with_uv_and_needs_no_pip():
     plan = plan_for_checks(facts, "dependencies", "installer")
     assert plan.installer == "uv"
     assert [s.command for s in plan.steps] == [
-        f"uv pip install --python {ENV_PYTHON} 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'"]
+        f"uv pip install --python {ENV_PYTHON} -- 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'"]
 
 
 # ---- spellings -------------------------------------------------------------------------------------
@@ -228,8 +228,8 @@ def test_what_conda_installed_is_reinstalled_with_conda_into_its_prefix():
     plan = plan_for_checks(facts, "install-integrity")
     assert plan.installer == "conda"
     assert [s.command for s in plan.steps] == [
-        "conda install -p /opt/conda/envs/tf --force-reinstall --no-deps -y 'numpy=2.4.6'",
-        "/venv/bin/python -m pip install --force-reinstall --no-deps 'tensorflow-cpu==2.21.0'"]
+        "conda install -p /opt/conda/envs/tf --force-reinstall --no-deps -y -- 'numpy=2.4.6'",
+        "/venv/bin/python -m pip install --force-reinstall --no-deps -- 'tensorflow-cpu==2.21.0'"]
     assert plan.steps[0].manager == "conda" and plan.steps[0].argv(plan_spelling(facts))[:2] == ["conda", "install"]
 
 
@@ -240,7 +240,7 @@ def test_a_windows_host_gets_powershell_lines():
     plan = plan_for_checks(facts, "dependencies")
     assert plan.shell == "powershell"
     assert [s.command for s in plan.steps] == [
-        f"& '{python}' -m pip install 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'"]  # single quotes: nothing expands
+        f"& '{python}' -m pip install '--' 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'"]  # single quotes: nothing expands
     assert "&&" not in plan.steps[0].command
 
 
@@ -251,7 +251,7 @@ def test_environment_variables_are_manual_steps_after_the_installs():
         asked("gpu-visible", Repair.set_env("CUDA_VISIBLE_DEVICES", "0", reason="the only GPU is 0"))]
     plan = plan_of(facts, results)
     assert [(s.command, s.manual) for s in plan.steps] == [
-        (f"{ENV_PYTHON} -m pip install 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'", False),
+        (f"{ENV_PYTHON} -m pip install -- 'protobuf<8.0.0,>=6.31.1' 'tensorflow-cpu==2.21.0'", False),
         ("export CUDA_VISIBLE_DEVICES=0", True), ("unset TF_USE_LEGACY_KERAS", True)]
     assert [s.number for s in plan.runnable] == [1]
     facts["host"]["system"] = "Windows"
@@ -348,6 +348,6 @@ def test_a_companion_that_requires_a_companion_requiring_tensorflow_goes_no_deps
     plan = plan_of(facts, asked("dependencies", Repair.install("tensorflow-hub>=0.13.0", reason="my-app requires it"),
                                 status=Status.WARN))
     assert [shlex.split(step.command)[3:] for step in plan.steps] == [
-        ["install", "numpy>=1.12.0", "protobuf>=3.19.6", "tensorflow-cpu==2.21.0"],
-        ["install", "--no-deps", "tensorflow-hub==0.16.1", "tf-keras==2.21.0"]]
+        ["install", "--", "numpy>=1.12.0", "protobuf>=3.19.6", "tensorflow-cpu==2.21.0"],
+        ["install", "--no-deps", "--", "tensorflow-hub==0.16.1", "tf-keras==2.21.0"]]
     assert not plan.conflicts and not plan.moves_tensorflow

@@ -69,7 +69,7 @@ def test_quiet_prints_only_the_problems_the_plan_and_the_summary_line():
     # what to do stays in a quiet report: the plan, once, after the summary line (the last thing to paste)
     assert run.stdout.count("To fix this environment: 1 step") == 1
     summary, _, plan = run.stdout.partition("problems found:")
-    assert "uninstall -y tensorflow-metal" in plan and "To fix this environment" in plan
+    assert "uninstall -y -- tensorflow-metal" in plan and "To fix this environment" in plan
     assert "tfdoctor 0.1.0" not in run.stdout
 
 

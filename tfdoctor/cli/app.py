@@ -100,7 +100,10 @@ def run(
     if prove:  # issue 29: the trials, on stderr so that --json keeps stdout to the report
         from tfdoctor.fixer.trials import prove_report
 
-        prove_report(report, lambda line: typer.echo(line, err=True))
+        from tfdoctor.render.sanitize import clean
+
+        shown = text_redactor(not no_redact)  # a candidate's name, pip's words: what the environment says
+        prove_report(report, lambda line: typer.echo(clean(shown(line)), err=True))
     posted = post_reports(report_to, [document], report_token_file, label, report_hostname, report_timeout)
     raise typer.Exit(posted_exit_code(report.exit_code(strict), posted, report_required))
 

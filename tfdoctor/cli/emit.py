@@ -30,9 +30,13 @@ def fail(message: str, verbose: Optional[bool] = None) -> "typer.Exit":
 
 
 def one_line(message: str, verbose: Optional[bool] = None) -> str:
-    from tfdoctor.render.sanitize import clean  # messages can quote a report or a config file
+    """The message on one line, without control characters (it can quote a report or a config file) and
+    without secrets: it can quote a tool's output too (an installer's, an interpreter's last line), and an
+    error line is no report that --no-redact would ask to see whole."""
+    from tfdoctor.redact import scrub_secrets
+    from tfdoctor.render.sanitize import clean
 
-    line = " ".join(clean(message).split("\n"))
+    line = " ".join(clean(scrub_secrets(message)).split("\n"))
     if verbose or len(line) <= ERROR_LINE_LIMIT:
         return line
     return line[:ERROR_LINE_LIMIT] + (" … (-v shows all)" if verbose is False else " …")

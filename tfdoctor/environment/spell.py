@@ -5,6 +5,13 @@ conda for what conda installed) and for its shell (POSIX shells, or PowerShell o
 does not exist before PowerShell 7: every step is one line).
 
 Nothing else in tfdoctor writes an install, uninstall, reinstall or environment-creating command.
+
+Every package word of a step comes from the environment's own metadata somewhere upstream (a distribution's
+name and version, a Requires-Dist specifier, an import error's suspect), so it is data, never an option: it
+must be a PEP 508 name with PEP 440 versions and nothing else (`refusal`; no URL, no marker, no path, no
+character outside a requirement's), and it is passed after `--`, which pip (optparse), uv (clap) and conda
+(argparse) all read as the end of their options. A word that fails is never spelled: `argv` and `command`
+raise RefusedWord; the planner and the trials screen their words first and say what they refused.
 """
 
 from __future__ import annotations
@@ -12,6 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
 
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.repairs import Action
@@ -30,9 +40,16 @@ _PLAIN = {POSIX: re.compile(r"[\w@%+=:,./-]+", re.ASCII), POWERSHELL: re.compile
 _POWERSHELL_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
 
 
+END_OF_OPTIONS = "--"
+
+
 def quote(word: str, shell: str = POSIX) -> str:
     """`word` as one argument for `shell`, read back exactly: POSIX single quotes (shlex.quote's form), or
-    PowerShell's single-quoted string, where nothing expands and a quote is doubled."""
+    PowerShell's single-quoted string, where nothing expands and a quote is doubled. PowerShell reads a bare
+    `--` as the end of its own parameters and may drop it (a `.ps1` wrapper always does), so there it is
+    quoted too."""
+    if shell == POWERSHELL and word == END_OF_OPTIONS:
+        return "'--'"
     if word and _PLAIN[shell].fullmatch(word) and not any(ch in _NEEDS_QUOTES for ch in word):
         return word
     if shell == POWERSHELL:
@@ -73,6 +90,59 @@ class Spelling:
         return ["--break-system-packages"] if self.kind == InstallerKind.MANAGED else []
 
 
+class RefusedWord(ValueError):
+    """A package word that is no plain requirement: it is never passed to an installer nor written in a plan."""
+
+
+# PEP 508's name (https://packaging.python.org/en/latest/specifications/name-normalization/), and the only
+# characters a plain requirement needs: a name, [extras], version clauses (<>=!~ , .* and a local +label).
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", re.ASCII)
+_REQUIREMENT_CHARACTERS = re.compile(r"[A-Za-z0-9._\-\[\],<>=!~*+]+", re.ASCII)
+
+
+def refusal(action: Action, word: str) -> Optional[str]:
+    """Why `word` may not be a package argument of `action` (None: it may). An install takes a PEP 508
+    requirement of a name, extras and PEP 440 version clauses (no URL, marker or `===`); a reinstall and a
+    metadata removal `name==version`, the version PEP 440's; an uninstall a name."""
+    if action is Action.UNINSTALL:
+        return None if _NAME.fullmatch(word) else "not a distribution name (PEP 508)"
+    if action in (Action.REINSTALL, Action.REMOVE_METADATA):
+        name, equals, version = word.partition("==")
+        if not equals or not _NAME.fullmatch(name):
+            return "not name==version with a distribution name (PEP 508)"
+        return None if _pep440(version) else "the version is not a PEP 440 version"
+    if action is not Action.INSTALL:
+        return None
+    if not _REQUIREMENT_CHARACTERS.fullmatch(word):
+        return "not a plain requirement (PEP 508): it holds characters no name, extra or version clause has"
+    try:
+        requirement = Requirement(word)
+    except InvalidRequirement:
+        return "not a requirement (PEP 508)"
+    for clause in requirement.specifier:
+        version = clause.version[:-2] if clause.version.endswith(".*") and clause.operator in ("==", "!=") \
+            else clause.version
+        if clause.operator == "===" or not _pep440(version):
+            return f"{clause} is not a PEP 440 version clause"
+    return None
+
+
+def _pep440(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def _checked(action: Action, packages: Sequence[str]) -> list[str]:
+    for word in packages:
+        why = refusal(action, word)
+        if why is not None:
+            raise RefusedWord(f"{word!r}: {why}")
+    return list(packages)
+
+
 # Removes the metadata directory (or egg-info file) of one distribution and version that has neither RECORD
 # nor installed-files.txt: what pip needs before it can install over it ("Cannot uninstall ... no RECORD
 # file was found"; "It is a distutils installed project"), and what uv leaves behind when it goes ahead.
@@ -90,31 +160,38 @@ def argv(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no
     s = spelling
     python = [s.python, "-m", "pip"]
     uv = ["uv", "pip"]
+    end = END_OF_OPTIONS
     if action is Action.REMOVE_METADATA:
-        # the environment's own interpreter finds the metadata (so it runs on `tfdoctor fix`'s clone too)
-        return [s.python, "-c", REMOVE_METADATA_SCRIPT, *(word for p in packages for word in p.split("==", 1))]
+        # the environment's own interpreter finds the metadata (so it runs on `tfdoctor fix`'s clone too); after
+        # `-c CODE` Python reads no option: every word is the script's
+        pins = _checked(action, packages)
+        return [s.python, "-c", REMOVE_METADATA_SCRIPT, *(word for pin in pins for word in pin.split("==", 1))]
     if action is Action.UPGRADE_INSTALLER:
         if missing:
             return [s.python, "-m", "ensurepip", "--upgrade"]
         return [*python, "install", *s._system_flag(), "--upgrade", "pip"]
     if action is Action.UNINSTALL:
+        names = _checked(action, packages)
         if s.uv:
-            return [*uv, "uninstall", "--python", s.python, *packages]
-        return [*python, "uninstall", *s._system_flag(), "-y", *packages]
+            return [*uv, "uninstall", "--python", s.python, end, *names]
+        return [*python, "uninstall", *s._system_flag(), "-y", end, *names]
     if action is Action.REINSTALL:
+        pins = _checked(action, packages)
         if manager == InstallerKind.CONDA:
             # conda's own packages: conda lays its files down again ('name==1.2' is conda's 'name=1.2')
             where = ["-p", prefix] if prefix else []
-            return ["conda", "install", *where, "--force-reinstall", "--no-deps", "-y",
-                    *(p.replace("==", "=", 1) for p in packages)]
+            return ["conda", "install", *where, "--force-reinstall", "--no-deps", "-y", end,
+                    *(p.replace("==", "=", 1) for p in pins)]
         if s.uv:
-            return [*uv, "install", "--python", s.python, "--reinstall", "--no-deps", *packages]
-        return [*python, "install", *s._system_flag(), "--force-reinstall", "--no-deps", *packages]
+            return [*uv, "install", "--python", s.python, "--reinstall", "--no-deps", end, *pins]
+        return [*python, "install", *s._system_flag(), "--force-reinstall", "--no-deps", end, *pins]
     if action is Action.INSTALL:
+        requirements = _checked(action, packages)
         flags = ["--no-deps"] if no_deps else []
         if s.uv:
-            return [*uv, "install", "--python", s.python, *flags, *(["--prerelease=allow"] if pre else []), *packages]
-        return [*python, "install", *s._system_flag(), *flags, *(["--pre"] if pre else []), *packages]
+            return [*uv, "install", "--python", s.python, *flags, *(["--prerelease=allow"] if pre else []), end,
+                    *requirements]
+        return [*python, "install", *s._system_flag(), *flags, *(["--pre"] if pre else []), end, *requirements]
     raise ValueError(f"{action.value} is not an installer step")
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 
 from tfdoctor.environment.kinds import detect
-from tfdoctor.environment.spell import POSIX, POWERSHELL, Spelling, quote
+from tfdoctor.environment.spell import POSIX, POWERSHELL, RefusedWord, Spelling, quote
 from tfdoctor.fixer import ownership, rollback
 from tfdoctor.fixer.environment import (Environment, FixError, child_json, clone, freeze, installer_available,
                                         remove, run_step)
@@ -117,7 +117,10 @@ def _run_plan(steps: list[Any], spelling: Spelling, options: FixOptions, ui: Ui,
     (one line and the output's tail). On a clone, `never_touch` is the real environment's prefix: a step
     that names it is refused, whatever built it."""
     for step in steps:
-        argv = step.argv(spelling, prefix)
+        try:
+            argv = step.argv(spelling, prefix)
+        except RefusedWord as exc:  # the planner screens its words; a step built elsewhere is held to the same
+            return f"step {step.number} refused: {exc}"
         if never_touch and any(word == never_touch or word.startswith(never_touch.rstrip(os.sep) + os.sep)
                                for word in argv):
             return f"step {step.number} would reach the real environment ({never_touch}); refused on the copy"

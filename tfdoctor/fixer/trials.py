@@ -90,6 +90,28 @@ def candidates(results: Iterable[Any]) -> list[Candidate]:
     return list(found.values())
 
 
+def screened(found: Sequence[Candidate], tensorflow_pin: Optional[str] = None
+             ) -> tuple[list[Candidate], Optional[str], list[str]]:
+    """(the candidates pip may be given, the TensorFlow pin if it may be, a line for each refused word). A
+    candidate is read from the environment's metadata (a distribution named `-rhttp://host/req` that owns
+    the failing file): only a plain requirement is ever an installer's argument (environment/spell.py)."""
+    from tfdoctor.environment.spell import refusal
+
+    kept, lines = [], []
+    for candidate in found:
+        why = refusal(Action.INSTALL, candidate.requirement)
+        if why is None:
+            kept.append(candidate)
+        else:
+            lines.append(f"refused candidate {candidate.requirement!r}: {why}; read from the environment's metadata, "
+                         "it is tried on no copy and passed to no installer")
+    why_not_pinned = refusal(Action.INSTALL, tensorflow_pin) if tensorflow_pin else None
+    if why_not_pinned is not None:
+        lines.append(f"refused TensorFlow's pin {tensorflow_pin!r}: {why_not_pinned}; the trials do not pin it")
+        tensorflow_pin = None
+    return kept, tensorflow_pin, lines
+
+
 def _violated_pins(evidence: Mapping[str, Any]) -> list[Candidate]:
     """The dependencies check's unmet pins as candidates, those the error points into first; two requirers of
     one distribution make one candidate with both specifiers."""
@@ -169,15 +191,17 @@ def prove_report(report: Any, say: Any) -> Optional[Proof]:
     from tfdoctor.facts.requires_dist import tensorflow_pin
     from tfdoctor.fixer.environment import Environment
 
-    found = candidates(report.results)
+    found, pin, refused = screened(candidates(report.results), tensorflow_pin(report.facts))
+    for line in refused:
+        say(f"--prove: {line}")
     if not found:
-        say("--prove: no suspect to try (nothing in the report points at a distribution).")
+        say("--prove: no suspect to try (" + ("every candidate was refused" if refused else
+                                              "nothing in the report points at a distribution") + ").")
         return None
     say("--prove: trying " + ", ".join(c.requirement for c in found) + " on throwaway copies of the environment "
         "(this uses the package index, as `tfdoctor fix --dry-run` does; the environment is not changed)")
     prelude = [step for step in report.plan.steps if step.action is Action.REMOVE_METADATA]
-    proof = run_trials(Environment.from_facts(report.facts), found, tensorflow_pin(report.facts), say=say,
-                       prelude=prelude)
+    proof = run_trials(Environment.from_facts(report.facts), found, pin, say=say, prelude=prelude)
     for line in describe(proof):
         say(line)
     return proof
@@ -192,11 +216,14 @@ def proven_steps(report: Any, environment: Any, steps: Sequence[Any], say: Any) 
     from tfdoctor.environment.spell import command, spelling_for
     from tfdoctor.planner import Step
 
-    found = candidates(report.results)
-    if not found or not any((r.evidence or {}).get("suspects") for r in report.results if r.check_id == "dependencies"):
+    if not any((r.evidence or {}).get("suspects") for r in report.results if r.check_id == "dependencies"):
+        return None
+    found, pin, refused = screened(candidates(report.results), tensorflow_pin(report.facts))
+    for line in refused:
+        say(line)
+    if not found:
         return None
     prelude = [step for step in steps if step.action is Action.REMOVE_METADATA]
-    pin = tensorflow_pin(report.facts)
     proof = run_trials(environment, found, pin, say=say, prelude=prelude)
     proven = proof.proven
     for line in describe(proof):

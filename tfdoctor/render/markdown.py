@@ -136,7 +136,7 @@ def _plan(plan: dict[str, Any]) -> list[str]:
     """'To fix this environment: N steps': the commands once, in order, in one block to paste."""
     steps = plan.get("steps") or []
     conflicts = plan.get("conflicts") or []
-    if not steps and not conflicts:
+    if not steps and not conflicts and not plan.get("notes"):  # a note alone: what the plan refused
         return []
     lines = []
     if steps:

@@ -50,7 +50,7 @@ def plan_lines(plan: dict[str, Any]) -> list[str]:
 
     steps = plan.get("steps") or []
     conflicts = plan.get("conflicts") or []
-    if not steps and not conflicts:
+    if not steps and not conflicts and not plan.get("notes"):  # a note alone: what the plan refused
         return []
     lines = []
     if steps:
