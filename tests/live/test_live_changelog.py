@@ -1,0 +1,216 @@
+"""Issue 38, Build item 7: the changelog watch. Breakages found by reading the 2025-2026 release notes of
+TensorFlow's dependencies and companions, each confirmed by building the real environment from the index.
+
+Each case is made as a user makes it: a fresh venv of a pyenv Python and `pip install <requirements>` with pip's own
+resolver (the releases it picks today), then releases installed `--no-deps` where the case needs them. Each case
+carries what was written from the experiment before the doctor saw it: `use`, the code that fails in the broken
+environment and works after a repair; `causes`, what a finding of the doctor must name; `hints`, what its advice or
+plan must say; and `repair`, the commands proven to repair it while keeping TensorFlow. The tests:
+
+- test_premise_and_the_use_fails: the environment is what the case says (its `premise` script) and `use` fails;
+- test_the_proven_repair_works: `repair` pasted into a copy makes `use` work, TensorFlow kept at its version;
+- test_verdict: a `fail` or `warn` of the doctor names every token of a cause, and the hints are in its advice;
+- test_pasted_plan_repairs: the doctor's plan pasted into a copy (support.paste) makes `use` work, TensorFlow kept
+  at its version (or moved where the plan's moves_tensorflow says), and the doctor then names the cause no more.
+
+`tfdoctor fix` is not run here: it would repeat the pasted plan on a third copy (CI's time), and
+test_live_environments.py covers the fixer. Cases the doctor of this branch gets wrong are xfail(strict=True) with the
+reason in the case (the `xfail` field of test_live_environments.py's Case: "verdict: why", "plan: why"), so the suite
+passes and turns red when one gets fixed.
+
+The held-out half (tests/live/changelog_aside.py, drawn before any scoring) joins only with TFDOCTOR_LIVE_ASIDE=1.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+from tests.live import changelog_aside, support
+
+pytestmark = [pytest.mark.live, pytest.mark.integration]
+
+FAIL, WARN, PROBLEM = "fail", "warn", "fail-or-warn"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    mechanism: str
+    expect: str
+    causes: tuple[tuple[str, ...], ...]  # each group: every token in one finding
+    python: str  # the Python minor of the fresh venv
+    requirements: tuple[str, ...]  # what `pip install` is asked for (pip's resolver)
+    use: str  # fails before any repair, works after one
+    premise: str  # asserts the environment is the case's (the release the changelog names is the one installed)
+    repair: tuple[str, ...]  # proven by the experiment: pasted, it repairs and keeps TensorFlow
+    hints: tuple[str, ...] = ()  # in the advice or commands of a finding naming a cause, or in the plan
+    no_deps: tuple[str, ...] = ()  # then installed --no-deps
+    sources: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    xfail: str | None = None  # "verdict: why", "plan: why": the doctor of this branch is wrong there
+
+
+SEEN = (
+    Case("tensorflow-2.20-protobuf-7-write-graph-text",
+         "pip install tensorflow-cpu==2.20.0 on Python 3.11 today: TensorFlow 2.20 declares protobuf>=5.28.0 with no "
+         "ceiling, so pip picks protobuf 7.x, whose text_format.MessageToString no longer takes float_format (protobuf "
+         "v34.0, February 2026); TensorFlow and tf.keras work, tf.io.write_graph(..., as_text=True), the default, "
+         "raises TypeError (TensorFlow 2.21, made for protobuf 7, no longer passes it)",
+         PROBLEM, causes=(("protobuf 7",),), hints=("protobuf<7",), python="3.11",
+         requirements=("tensorflow-cpu==2.20.0",),
+         use="import tempfile, tensorflow as tf\n"
+             "g = tf.function(lambda x: x + 1).get_concrete_function(tf.TensorSpec([2])).graph.as_graph_def()\n"
+             "tf.io.write_graph(g, tempfile.mkdtemp(), 'g.pbtxt', as_text=True)\nprint('works')",
+         premise="import google.protobuf as p, importlib.metadata as m\n"
+                 "assert p.__version__.split('.')[0] == '7', p.__version__\n"
+                 "assert m.version('tensorflow-cpu') == '2.20.0'",
+         # proven on 2026-11-29: protobuf 6.33.6 (inside TensorFlow 2.20's pin and tensorboard 2.20's); TensorFlow kept
+         repair=('python -m pip install "protobuf<7"',),
+         sources=("https://github.com/protocolbuffers/protobuf/releases/tag/v34.0",
+                  "https://pypi.org/project/tensorflow/2.20.0/"),
+         xfail="verdict, plan: protobuf 7.36.2 satisfies TensorFlow 2.20's own protobuf>=5.28.0, TensorFlow and tf.keras "
+               "import, and no table says protobuf 7 dropped what graph_io.write_graph passes: the doctor reports no "
+               "finding and prints no plan (scored on main fab4259)"),
+)
+
+ASIDE = tuple(Case(**spec) for spec in changelog_aside.CASES) if os.environ.get("TFDOCTOR_LIVE_ASIDE") == "1" else ()
+CASES = SEEN + ASIDE
+
+
+def _params(phase: str) -> list:
+    def phases(case: Case) -> list[str]:
+        return [p.strip() for p in case.xfail.split(":", 1)[0].split(",")] if case.xfail else []
+
+    return [pytest.param(case, id=case.id,
+                         marks=[pytest.mark.xfail(strict=True, reason=case.xfail)] if phase in phases(case) else [])
+            for case in CASES]
+
+
+class Built:
+    """Each selected case's environment, built once (pip's resolver, then the --no-deps releases), and its report."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._made: dict[str, tuple[Path, dict]] = {}
+
+    def broken(self, case: Case) -> tuple[Path, dict]:
+        if case.id not in self._made:
+            started, env = time.monotonic(), self.root / case.id
+            fetched = support.build_resolved(env, support.python_of(case.python), case.requirements)
+            if case.no_deps:
+                completed = support.pip(env / "bin" / "python", "install", "--no-deps", *case.no_deps)
+                fetched += support.downloaded_bytes(completed.stdout + completed.stderr)
+                support.require(completed, f"{case.id}: install --no-deps")
+            report = support.run_doctor(env, case.env, self.root / "reports" / f"{case.id}.json")
+            support.LEDGER.note(case.id, mechanism=case.mechanism[:120], expect=case.expect,
+                                before=support.verdict_line(report), build_seconds=time.monotonic() - started,
+                                build_download=fetched)
+            self._made[case.id] = (env, report)
+        return self._made[case.id]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, request):
+    reason = support.platform_reason()
+    if reason:
+        pytest.skip(reason)
+    root = tmp_path_factory.mktemp("changelog")
+    support.LEDGER.started = time.monotonic()
+    outer, support.LEDGER.workdir = support.LEDGER.workdir, str(root)
+    yield Built(root)
+    if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
+        shutil.rmtree(root, ignore_errors=True)
+    support.LEDGER.workdir = outer
+
+
+def _use(env: Path, case: Case, extra: dict[str, str]) -> tuple[bool, str]:
+    """The case's `use`, run as a file beside the environment."""
+    path = env.parent / f"{env.name}-use.py"
+    path.write_text(case.use, encoding="utf-8")
+    completed = support.run([str(env / "bin" / "python"), str(path)], env=support.clean_environ(**case.env, **extra),
+                            timeout=support.DOCTOR_TIMEOUT)
+    return completed.returncode == 0, "\n".join((completed.stdout + completed.stderr).strip().splitlines()[-6:])
+
+
+def _naming(report: dict, case: Case) -> list[dict]:
+    """The doctor's fail/warn findings that name a cause of the case."""
+    return [r for r in support.problems(report, "fail", "error", "warn")
+            if any(all(support._normal(t) in support.result_text(r) for t in tokens) for tokens in case.causes)]
+
+
+def _after(built: Built, case: Case, how: str, commands: list[str]) -> tuple[list[dict], dict, Path]:
+    """Paste the commands into one shell on a fresh copy of the case's environment: what ran, the shell's variables."""
+    broken, _ = built.broken(case)
+    env = support.clone(broken, built.root / f"{case.id}-{how}")
+    ran, shell_env = support.paste([c.replace(str(broken), str(env)) for c in commands], env, case.env)
+    support.LEDGER.note(case.id, ran=[(r["command"][:100], r["exit"]) for r in ran])
+    return ran, shell_env, env
+
+
+@pytest.mark.parametrize("case", _params("premise"))
+def test_premise_and_the_use_fails(built, case):
+    env, _ = built.broken(case)
+    premise = support.run([str(env / "bin" / "python"), "-c", case.premise], env=support.clean_environ(**case.env))
+    assert premise.returncode == 0, f"premise of {case.id} no longer holds:\n{premise.stderr[-2000:]}"
+    works, tail = _use(env, case, {})
+    assert not works, f"{case.id}: the use works before any repair, the case is gone:\n{tail}"
+
+
+@pytest.mark.parametrize("case", _params("repair"))
+def test_the_proven_repair_works(built, case):
+    broken, _ = built.broken(case)
+    ran, shell_env, env = _after(built, case, "repair", list(case.repair))
+    try:
+        assert all(r["exit"] == 0 for r in ran) and len(ran) == len(case.repair), ran
+        works, tail = _use(env, case, shell_env)
+        assert works, tail
+        assert support.tensorflow_builds(env) == support.tensorflow_builds(broken), "the proven repair moved TensorFlow"
+    finally:
+        shutil.rmtree(env, ignore_errors=True)
+
+
+@pytest.mark.parametrize("case", _params("verdict"))
+def test_verdict(built, case):
+    _, report = built.broken(case)
+    named = _naming(report, case)
+    seen = support.verdict_line(report)
+    assert named, f"no fail or warn names {case.causes}; got: {seen}"
+    if case.expect == FAIL:
+        assert any(r["status"] in ("fail", "error") for r in named), f"expected a fail naming the cause; got: {seen}"
+    advice = " ".join(support.result_text(r) for r in named) + " " + support._normal(
+        " ".join(step["command"] for step in report["plan"]["steps"]))
+    for hint in case.hints:
+        assert support._normal(hint) in advice, f"the advice lacks {hint!r}: {advice[:800]}"
+
+
+@pytest.mark.parametrize("case", _params("plan"))
+def test_pasted_plan_repairs(built, case):
+    broken, report = built.broken(case)
+    commands = support.pasted_commands(report)
+    assert commands, f"the report has no plan to paste: {support.verdict_line(report)}"
+    ran, shell_env, env = _after(built, case, "pasted", commands)
+    try:
+        failed = [r for r in ran if r["exit"] != 0]
+        assert not failed, f"a step of the plan failed: {failed[0]['command']}\n{failed[0]['output']}"
+        works, tail = _use(env, case, shell_env)
+        support.LEDGER.note(case.id, pasted_works=works)
+        assert works, f"after the pasted plan the use still fails:\n{tail}"
+        builds, before = support.tensorflow_builds(env), support.tensorflow_builds(broken)
+        moves = report["plan"]["moves_tensorflow"]
+        if moves is None:
+            assert builds == before, f"TensorFlow moved from {before} to {builds} though the plan said it stays"
+        else:
+            (version,) = builds.values()
+            assert Requirement(moves["to"]).specifier.contains(version, prereleases=True), (builds, moves)
+        after = support.run_doctor(env, shell_env, built.root / "reports" / f"{case.id}-pasted.json")
+        support.LEDGER.note(case.id, pasted_after=support.verdict_line(after))
+        assert not _naming(after, case), f"after the plan the doctor still names the cause: {support.verdict_line(after)}"
+    finally:
+        shutil.rmtree(env, ignore_errors=True)
