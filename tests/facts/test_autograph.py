@@ -71,7 +71,7 @@ def test_dependencies_fails_naming_the_suspect_the_proof_and_a_plan_that_keeps_t
     assert result.summary.startswith("AutoGraph cannot convert Python control flow") and "suspect gast 0.2.2" in result.summary
     text = "\n".join(result.details)
     assert CAUSE in text and "tfdoctor --prove" in text
-    assert argvs(plan_of(facts, [result])) == [[ENV_PYTHON, "-m", "pip", "install", "gast>0.2.2,!=0.5.0,!=0.5.1,!=0.5.2",
+    assert argvs(plan_of(facts, [result])) == [[ENV_PYTHON, "-m", "pip", "install", "--", "gast>0.2.2,!=0.5.0,!=0.5.1,!=0.5.2",
                                                "tensorflow-cpu==2.21.0"]]
     found = trials.candidates([result])
     assert [(c.name, c.requirement) for c in found] == [("gast", "gast>0.2.2,!=0.5.0,!=0.5.1,!=0.5.2,>=0.2.1"),
