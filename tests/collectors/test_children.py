@@ -1,7 +1,8 @@
 """How the doctor waits on its children (tfdoctor/collect/commands.py, tfdoctor/deadline.py, issue 35): a
 descendant that leaves the child's session with setsid() and keeps its pipes open neither holds the wait
-nor outlives it; the operation's deadline bounds every child. The same defect end to end:
-tests/attack/test_escaped_children.py."""
+nor outlives it; the operation's deadline bounds every child; children run from an empty directory of
+their own, never from the project folder. The same defects end to end: tests/attack/test_escaped_children.py
+and tests/attack/test_project_folder.py."""
 
 from __future__ import annotations
 
@@ -112,6 +113,20 @@ def test_a_child_carries_a_mark_of_its_own():
     first = commands.run_process([sys.executable, "-c", f"import os; print(os.environ[{commands.CHILD_MARK!r}])"], 30)
     second = commands.run_process([sys.executable, "-c", f"import os; print(os.environ[{commands.CHILD_MARK!r}])"], 30)
     assert first.stdout.strip() and first.stdout != second.stdout
+
+
+def test_children_run_from_an_empty_directory_not_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "json.py").write_text("raise SystemExit('the project folder was imported')\n")
+    finished = commands.run_process([sys.executable, "-c", "import json, os; print(os.getcwd()); print(os.listdir())"], 30)
+    assert finished.returncode == 0, finished.stderr
+    where, listing = finished.stdout.decode().splitlines()
+    assert where == commands.neutral_directory() != str(tmp_path) and listing == "[]"
+    relative = Path("bin") / "python"
+    (tmp_path / "bin").mkdir()
+    (tmp_path / relative).symlink_to(sys.executable)
+    # a relative interpreter path means the doctor's working directory's, not the child's
+    assert commands.run_process([str(relative), "-c", "print(1)"], 30).stdout == b"1\n"
 
 
 def test_a_deadline_bounds_every_child_started_under_it():

@@ -12,7 +12,8 @@ same process (`tfdoctor scan`).
 A child ends with everything it started: its session is killed when it exits or times out, and so is any
 descendant that left that session (each child carries a mark of its own, CHILD_MARK); the wait returns once
 the child itself has ended, reading its pipes a moment longer at most, never for as long as an escaped
-descendant holds them.
+descendant holds them. Children run from an empty directory of their own (`neutral_directory`): the
+user's project folder is read by the doctor, never run by its probes.
 """
 
 from __future__ import annotations
@@ -103,15 +104,56 @@ DRAIN_GRACE_S = 1.0
 POLL_S = 0.01
 
 
+class NeutralDirectory:
+    """An empty private directory to run the target's children in: the working directory is first on
+    sys.path of `python -c` (and of `python -m pip`), so a json.py of the user's project folder would be
+    imported by the doctor's own probes. `-I` would drop PYTHONPATH and the user site, which the doctor
+    must see, and `-P` needs Python 3.11: an empty working directory covers every version. One per
+    process, made on first use (again if a cleaner took it), removed at exit."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._path: str | None = None
+
+    def path(self) -> str:
+        with self._lock:
+            if self._path is None or not os.path.isdir(self._path):
+                import atexit
+                import tempfile
+
+                self._path = tempfile.mkdtemp(prefix="tfdoctor-cwd-")
+                atexit.register(self.remove)
+            return self._path
+
+    def remove(self) -> None:
+        """At exit (os._exit after an interrupt skips atexit: the CLI calls this itself then)."""
+        with self._lock:
+            if self._path is not None:
+                try:
+                    os.rmdir(self._path)  # empty unless a child wrote there; then it is left, never walked
+                except OSError:
+                    pass
+                self._path = None
+
+
+NEUTRAL = NeutralDirectory()
+
+
+def neutral_directory() -> str:
+    return NEUTRAL.path()
+
+
 def start_child(argv: Sequence[str], env: Mapping[str, str] | None = None, stdin: int = subprocess.DEVNULL,
                 cwd: str | None = None) -> subprocess.Popen:
     """argv in its own session (its own process group; a new process group on Windows), stdout and stderr
-    piped, marked with a token of its own (CHILD_MARK), run from `cwd` (by default this process's working
-    directory). OSError when it cannot start."""
+    piped, marked with a token of its own (CHILD_MARK) and run from `cwd`, by default the neutral
+    directory. OSError when it cannot start."""
     import secrets
 
     mark = secrets.token_hex(8)
     argv = list(argv)
+    if argv and os.path.dirname(argv[0]) and not os.path.isabs(argv[0]):
+        argv[0] = os.path.abspath(argv[0])  # a path relative to the doctor's working directory, not the child's
     environ = dict(os.environ if env is None else env)
     environ[CHILD_MARK] = mark
     isolation: dict[str, Any] = (
@@ -119,7 +161,7 @@ def start_child(argv: Sequence[str], env: Mapping[str, str] | None = None, stdin
         else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
     )
     process = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env=environ, cwd=cwd, **isolation)
+                               env=environ, cwd=cwd or neutral_directory(), **isolation)
     process.tfdoctor_mark = mark  # type: ignore[attr-defined]
     return process
 
@@ -297,7 +339,7 @@ class Collected:
 
 def run_process(argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None, *,
                 cwd: str | None = None, registered: bool = True) -> Finished:
-    """argv in its own session (start_child: marked, run from `cwd` if given),
+    """argv in its own session (start_child: marked, run from the neutral directory unless `cwd` says),
     listed in CHILDREN while it runs (unless `registered` is False: a restore's own check, which an
     interrupt must not cut), and `finish`ed: the whole group and its escaped descendants killed at the
     timeout (or the operation's deadline, if that comes first), or when an interrupt unwinds through the
