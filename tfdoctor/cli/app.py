@@ -214,18 +214,21 @@ def scan_command(
     if missing:
         raise fail(f"{missing[0]}: no such file or directory")
     fmt = Format.json if as_json else fmt
-    environments = find_environments(Places.default(paths or (), depth))
 
     def options_for(environment):
         return doctor_options(settings, environment.python, timeout=timeout, probe=probe or deep, deep=deep)
 
     text = text_redactor(not no_redact)
-    bar = scan_table.ProgressBar(len(environments)) if environments and sys.stderr.isatty() else None
-    with bar if bar is not None else nullcontext(), within(deadline):
-        # timings need the machine to themselves: with --probe or --deep one environment at a time
-        diagnosed = diagnose_all(environments, options_for, lambda document: redact_document(document, not no_redact),
-                                 strict=strict or bool(settings.strict), workers=jobs or (1 if probe or deep else None),
-                                 done=(lambda d: bar(text(d.environment.prefix))) if bar is not None else None)
+    with within(deadline):  # finding them (conda's list) and diagnosing them
+        environments = find_environments(Places.default(paths or (), depth))
+        bar = scan_table.ProgressBar(len(environments)) if environments and sys.stderr.isatty() else None
+        with bar if bar is not None else nullcontext():
+            # timings need the machine to themselves: with --probe or --deep one environment at a time
+            diagnosed = diagnose_all(environments, options_for,
+                                     lambda document: redact_document(document, not no_redact),
+                                     strict=strict or bool(settings.strict),
+                                     workers=jobs or (1 if probe or deep else None),
+                                     done=(lambda d: bar(text(d.environment.prefix))) if bar is not None else None)
     rows = summary.sorted_rows([summary.row(d, text(d.environment.prefix), text(d.environment.python),
                                             text(d.reason) if d.reason else None) for d in diagnosed])
     if fmt is Format.json:
