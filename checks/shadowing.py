@@ -1,6 +1,8 @@
 """Modules that hide the installed ones: what `import tensorflow` (numpy, keras, google.protobuf,
 ml_dtypes) gets in the user's code, located the way the import system looks, from the folder the
-doctor runs in.
+doctor runs in; and files of that folder that replace a module of the standard library (a json.py,
+which every `import json` there gets: the user's code, TensorFlow's, pip's). Found by reading names on
+disk: the doctor never imports from the project folder.
 
 A tensorflow.py (or numpy.py, keras/, google.py) in the project folder comes first on sys.path for
 `python script.py` run there: the user sees `module 'tensorflow' has no attribute 'constant'` while
@@ -26,7 +28,10 @@ RENAMED_PREFIX = "my_"
 
 
 def _installed_copy(facts: Facts, hiding: Hiding) -> str:
-    """'numpy 2.1.3 in site-packages' for the copy it hides, or 'the installed tensorflow'."""
+    """'numpy 2.1.3 in site-packages' for the copy it hides, 'the standard library's json', or 'the
+    installed tensorflow'."""
+    if hiding.stdlib:
+        return f"the standard library's {hiding.module}"
     for entry in hiding.hidden_entries:
         installed = installed_at(facts, hiding.module, entry)
         if installed:
@@ -79,10 +84,13 @@ def _remediation(facts: Facts, hidings: list[Hiding]) -> Remediation:
     repairs: list[Repair] = []
     for hiding in (h for h in hidings if h.kind == PROJECT_KIND):
         new_path = _renamed(hiding.path)
+        instead = (f"the standard library's {hiding.imported_as} (for your code, TensorFlow and pip run from there)"
+                   if hiding.stdlib else "the installed package")
         advice.append(f"Rename {hiding.path} (and the imports of it in your code): Python puts the folder a script "
-                      f"runs from first on sys.path, so `import {hiding.imported_as}` finds that file instead of the "
-                      f"installed package.")
-        repairs.append(Repair.rename(hiding.path, new_path, f"{hiding.path} hides the installed "
+                      f"runs from first on sys.path, so `import {hiding.imported_as}` finds that file instead of "
+                      f"{instead}.")
+        whose = "the standard library's" if hiding.stdlib else "the installed"
+        repairs.append(Repair.rename(hiding.path, new_path, f"{hiding.path} hides {whose} "
                                      f"{hiding.imported_as} from code run in {recorded.get('cwd') or 'this folder'}",
                                      unhides=(hiding.imported_as,)))
     on_pythonpath = [h for h in hidings if h.kind == "PYTHONPATH"]
@@ -113,8 +121,9 @@ def _remediation(facts: Facts, hidings: list[Hiding]) -> Remediation:
 
 
 def _installed_notes(recorded: Mapping[str, Any]) -> list[str]:
-    """Modules from outside site-packages that hide nothing (a user-site or --target install, an editable one)."""
-    notes = []
+    """Modules from outside site-packages that hide nothing (a user-site or --target install, an editable one),
+    and files named like a module of the standard library that replace nothing."""
+    notes = shadowing.harmless_stdlib_names(recorded)
     for module in recorded.get("modules") or ():
         if not isinstance(module, Mapping) or not module.get("found"):
             continue

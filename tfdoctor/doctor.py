@@ -69,6 +69,7 @@ def validate_python(path: str) -> str:
 
 def diagnose(options: DoctorOptions) -> RunReport:
     from tfdoctor.collect import CollectOptions, TargetUnusableError, gather
+    from tfdoctor.deadline import run_s, within
 
     only = options.only
     if only and options.requirements and "requirements" not in only:
@@ -87,16 +88,18 @@ def diagnose(options: DoctorOptions) -> RunReport:
         progress=EarlyResults(checks, options.requirements, options.progress) if options.progress else None,
         environ=options.environ,
     )
-    try:
-        # the checks' knowledge tables are parsed, and the report's planner imported, while the children
-        # work, not after them
-        facts = gather(collect_options, alongside=_prepare_report)
-    except TargetUnusableError as exc:
-        raise CannotRun(f"the target interpreter is unusable: {exc}") from exc
-    facts = with_requirements(facts, options.requirements)
-    results = run_checks(checks, facts)
-    if options.experiments:
-        facts, results = with_experiments(checks, facts, results, options)
+    # one deadline for every child of the run (tfdoctor/deadline.py): it ends when --help says it does
+    with within(run_s(options.timeout, options.experiments_timeout, options.experiments)):
+        try:
+            # the checks' knowledge tables are parsed, and the report's planner imported, while the children
+            # work, not after them
+            facts = gather(collect_options, alongside=_prepare_report)
+        except TargetUnusableError as exc:
+            raise CannotRun(f"the target interpreter is unusable: {exc}") from exc
+        facts = with_requirements(facts, options.requirements)
+        results = run_checks(checks, facts)
+        if options.experiments:
+            facts, results = with_experiments(checks, facts, results, options)
     return RunReport(facts=facts, results=results)
 
 

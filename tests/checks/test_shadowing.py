@@ -181,6 +181,57 @@ def test_two_hiding_copies_are_one_remediation_with_both_steps():
     assert any(d.startswith("Also: `import numpy`") for d in outcome.details)
 
 
+def stdlib_shadow(name: str, masked_by: str | None = None, package: bool = False) -> dict:
+    origin = f"/home/user/proj/{name}/__init__.py" if package else f"/home/user/proj/{name}.py"
+    return {"module": name, "origin": origin, "masked_by": masked_by,
+            "stdlib_origin": None if masked_by == "builtin" else f"{STDLIB}/{name}.py"}
+
+
+def test_a_json_py_in_the_project_fails_with_a_rename_and_names_the_standard_library():
+    outcome = shadowing_check.run(facts_with(origins_with(stdlib_shadows=[stdlib_shadow("json")])))
+    assert outcome.status is Status.FAIL
+    assert outcome.summary == ("`import json` imports /home/user/proj/json.py from the working directory /home/user/proj "
+                               "(first on sys.path, as for `python script.py` run from this folder), not the standard "
+                               "library's json")
+    (repair,) = outcome.remediation.repairs
+    assert (repair.action, repair.path, repair.new_path, repair.unhides) == (
+        Action.RENAME, "/home/user/proj/json.py", "/home/user/proj/my_json.py", ("json",))
+    assert "the standard library's json" in repair.reason and "standard library's json" in outcome.remediation.advice
+    assert f"hidden: {STDLIB}/json.py" in outcome.details
+    assert outcome.evidence["hiding"][0]["stdlib"] is True
+
+
+def test_a_package_folder_named_like_a_stdlib_module_is_renamed_whole_beside_a_tensorflow_py():
+    outcome = shadowing_check.run(facts_with(origins_with(PROJECT_TF, stdlib_shadows=[stdlib_shadow("email", package=True)])))
+    assert outcome.summary.startswith("`import tensorflow` imports /home/user/proj/tensorflow.py")
+    assert [(r.path, r.new_path) for r in outcome.remediation.repairs] == [
+        ("/home/user/proj/tensorflow.py", "/home/user/proj/my_tensorflow.py"),
+        ("/home/user/proj/email", "/home/user/proj/my_email")]
+
+
+def test_a_name_that_replaces_nothing_passes_with_a_note():
+    """os is imported when Python starts, sys is built in, test/ is the standard library's own test suite:
+    none of these files is ever imported in place of the standard library's module."""
+    shadows = [stdlib_shadow("os", "startup"), stdlib_shadow("sys", "builtin"), stdlib_shadow("test", package=True)]
+    outcome = shadowing_check.run(facts_with(origins_with(stdlib_shadows=shadows)))
+    assert outcome.status is Status.PASS and outcome.remediation is None
+    notes = [d for d in outcome.details if "stays in place" in d]
+    assert len(notes) == 3 and "imported when Python starts" in notes[0] and "a built-in module" in notes[1]
+    assert "no library imports" in notes[2]
+
+
+def test_a_report_from_before_the_stdlib_facts_judges_as_it_did():
+    origins = origins_with()
+    assert "stdlib_shadows" not in origins
+    assert shadowing_check.run(facts_with(origins)).status is Status.PASS
+
+
+def test_a_stdlib_shadow_does_not_explain_a_failed_tensorflow_import():
+    facts = facts_with(origins_with(stdlib_shadows=[stdlib_shadow("json")]))
+    assert [h.module for h in shadowing.hiding(facts)] == ["json"]
+    assert tensorflow_import_check.hiding_tensorflow_import(facts) == []
+
+
 # --- the plan and the import check ------------------------------------------------------------------------
 
 def test_a_hiding_copy_holds_back_every_install_step_of_the_plan():

@@ -40,6 +40,24 @@ def describe(venv: Path, cwd: Path, **env: str) -> dict:
     return json.loads(completed.stdout)["python"]["module_origins"]
 
 
+def describe_from_elsewhere(venv: Path, project: Path, prelude: str = "", **env: str) -> dict:
+    """As the collector runs it (collect/target.py): from an empty directory, told the project folder."""
+    empty = project.parent / "empty"
+    empty.mkdir()
+    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONSAFEPATH")}
+    environ.update(env)
+    completed = subprocess.run([str(venv / "bin" / "python"), "-c", prelude + source("target_info"), str(project)],
+                               capture_output=True, cwd=str(empty), env=environ, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)["python"]["module_origins"]
+
+
+def planted(project: Path, *names: str) -> None:
+    """Files named like modules that write a marker when imported."""
+    for name in names:
+        (project / f"{name}.py").write_text(f"open({str(project / 'IMPORTED')!r}, 'a').write({name!r})\n")
+
+
 def module(origins: dict, name: str) -> dict:
     return next(m for m in origins["modules"] if m["module"] == name)
 
@@ -140,3 +158,43 @@ def test_a_plain_pth_line_comes_after_site_packages_and_hides_nothing(venv, tmp_
     found = module(origins, "ml_dtypes")
     assert found["kind"] == "pth" and found["copies"] == []  # an editable-style install of its own
     assert module(origins, "numpy")["kind"] == "site-packages"
+
+
+def test_told_the_project_folder_it_reads_what_is_there_and_imports_none_of_it(venv, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    planted(project, "json", "struct", "tensorflow", "os")
+    (project / "email").mkdir()
+    (project / "email" / "__init__.py").write_text("")
+    (project / "logging").mkdir()  # a folder without __init__.py: the standard library's package comes first
+    (project / "src").mkdir()
+    package(project / "src", "numpy", "0.1")
+    origins = describe_from_elsewhere(venv, project, PYTHONPATH="src")  # relative: the project folder's src
+    assert not (project / "IMPORTED").exists()
+    assert origins["cwd"] == str(project)
+    found = module(origins, "tensorflow")
+    assert found["kind"] == "working-directory" and found["origin"] == str(project / "tensorflow.py")
+    numpy = module(origins, "numpy")
+    assert numpy["kind"] == "PYTHONPATH" and numpy["origin"] == str(project / "src" / "numpy" / "__init__.py")
+    assert origins["entries"][numpy["entry_index"]] == {"path": str(project / "src"), "kind": "PYTHONPATH", "pth": None,
+                                                        "pythonpath_item": "src"}
+    shadows = {s["module"]: s for s in origins["stdlib_shadows"]}
+    assert set(shadows) == {"json", "struct", "os", "email"}
+    assert shadows["json"]["origin"] == str(project / "json.py") and shadows["json"]["masked_by"] is None
+    assert shadows["json"]["stdlib_origin"].endswith(os.path.join("json", "__init__.py"))
+    assert shadows["email"]["origin"] == str(project / "email" / "__init__.py")
+    assert shadows["os"]["masked_by"] in ("startup", "frozen")  # imported before any code of the folder runs
+    assert origins["stdlib_names_from"] == ("sys.stdlib_module_names" if sys.version_info >= (3, 10)
+                                            else "stdlib directory")
+
+
+def test_without_stdlib_module_names_the_names_are_read_from_the_standard_library(venv, tmp_path):
+    """Python 3.9 has no sys.stdlib_module_names: the standard library's own directories say the names."""
+    project = tmp_path / "project"
+    project.mkdir()
+    planted(project, "json", "binascii")
+    prelude = "import sys\nif hasattr(sys, 'stdlib_module_names'): del sys.stdlib_module_names\n"
+    origins = describe_from_elsewhere(venv, project, prelude)
+    assert origins["stdlib_names_from"] == "stdlib directory"
+    assert {s["module"] for s in origins["stdlib_shadows"]} == {"json", "binascii"}
+    assert not (project / "IMPORTED").exists()

@@ -330,3 +330,18 @@ def test_one_diagnosis_giving_up_kills_its_own_children_only():
             process.wait()
         CHILDREN.release(mine)
         CHILDREN.reopen()
+
+
+def test_the_scan_deadline_cuts_what_it_has_not_reached_into_rows_that_say_so(tmp_path):
+    """tfdoctor/deadline.py: past the scan's deadline no environment is diagnosed (none of its children start);
+    each is a row with the reason, not a verdict."""
+    from tfdoctor.deadline import within
+    from tfdoctor.doctor import DoctorOptions
+    from tfdoctor.scan.run import diagnose_all
+
+    found = [FoundEnvironment(str(tmp_path / name), sys.executable, ("given",)) for name in ("a", "b")]
+    started = time.monotonic()
+    with within(0.0):
+        diagnosed = diagnose_all(found, lambda e: DoctorOptions(python=e.python), lambda document: document)
+    assert time.monotonic() - started < 5
+    assert [(d.exit_code, d.reason) for d in diagnosed] == [(2, "not diagnosed: the scan's deadline (0 s) passed first")] * 2

@@ -47,15 +47,17 @@ def test_a_clean_folder_passes_and_plans_nothing_for_it(tmp_path):
 
 
 def test_a_tensorflow_py_in_the_project_folder_fails_naming_that_file(tmp_path):
+    """Read, never run (issue 35): the TensorFlow child imports the installation's TensorFlow from an empty
+    directory, and the shadowing check names the project's file, which nothing of the doctor executes."""
     script = tmp_path / "tensorflow.py"
-    script.write_text("import tensorflow as tf\nW = tf.Variable(tf.random_uniform([1], -1.0, 1.0))\n")
+    script.write_text("import tensorflow as tf\nW = tf.Variable(tf.random_uniform([1], -1.0, 1.0))\n"
+                      f"open({str(tmp_path / 'RAN')!r}, 'w').write('ran')\n")
     report = doctor(tmp_path)
+    assert not (tmp_path / "RAN").exists(), "the doctor ran the project folder's tensorflow.py"
     shadow = result(report, "shadowing")
     assert shadow["status"] == "fail" and str(script) in shadow["summary"]
     assert "working directory" in shadow["summary"]
-    imported = result(report, "tensorflow-import")
-    assert imported["status"] == "fail" and "(see shadowing)" in imported["summary"]
-    assert "does not know this error" not in imported["remediation"]["advice"]
+    assert result(report, "tensorflow-import")["status"] == "pass"  # the installation's TensorFlow is fine
     steps = report["plan"]["steps"]
     assert [s["action"] for s in steps] == ["rename"] and steps[0]["manual"]
     assert steps[0]["command"] == f"mv -- {script} {tmp_path / 'my_tensorflow.py'}"

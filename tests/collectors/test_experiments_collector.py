@@ -68,6 +68,33 @@ def test_a_variable_is_bisected_out_of_the_innocent_ones(python, tmp_path, home)
     assert all(t["network"] == [] for t in section["trials"])
 
 
+def test_no_trial_runs_the_project_folder_and_the_one_that_shows_the_users_view_says_so(python, tmp_path, home,
+                                                                                          monkeypatch):
+    """Issue 35: the doctor runs from the project folder; a json.py there writes a marker when imported. Every
+    trial runs from an empty directory: the variable is still proven, and nothing of the folder is run. The
+    one trial that runs there (a companion's layer used as it is) says so in its record."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "json.py").write_text(f"open({str(project / 'IMPORTED')!r}, 'a').write('json')\n")
+    monkeypatch.chdir(project)
+    site = fake_tensorflow(tmp_path, """
+        import json, os
+        if os.environ.get("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION") == "cpp":
+            raise ImportError("cannot import name '_message' from 'google.protobuf.pyext'")
+    """)
+    env = environ(site, home, PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION="cpp")
+    section = run_experiments(python, [{"kind": "import"}], {}, frozenset(), 60.0, environ=env, cwd=str(project))
+    assert section["stopped"] == "proven" and section["proofs"][0]["unset"] == ["PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"]
+    assert not (project / "IMPORTED").exists(), "a trial imported the project folder's json.py"
+    (site / "layers.py").write_text("class Layer(object):\n    def __init__(self, *a, **k):\n        pass\n")
+    section = run_experiments(python, [{"kind": "use", "module": "layers", "layer": "Layer"}], {}, frozenset(), 60.0,
+                              environ=environ(site, home), cwd=str(project))
+    (as_it_is,) = section["trials"]
+    assert as_it_is["description"].startswith(f"as it is, from your working directory {project}")
+    assert "runs the files of that folder" in as_it_is["description"]
+    assert (project / "IMPORTED").read_text() == "json"  # that trial alone: it runs what the user's `python` runs
+
+
 def test_keras_configuration_ignored_is_the_proof(python, tmp_path, home):
     (home / ".keras").mkdir()
     (home / ".keras" / "keras.json").write_text(json.dumps({"backend": "jax", "floatx": "float32"}), encoding="utf-8")
@@ -129,13 +156,10 @@ def test_the_network_is_refused_and_recorded(python, tmp_path, home):
 def test_isolation_factors_only_when_they_change_something(python, tmp_path, home):
     site_packages = tmp_path / "site-packages"
     (site_packages / "numpy").mkdir(parents=True)
-    cwd = tmp_path / "project"
-    cwd.mkdir()
     facts = {"site_packages": [str(site_packages)], "user_site": str(home / "nothing"), "user_site_enabled": True}
-    assert experiments.isolation_factors({"PYTHONUNBUFFERED": "1"}, facts, str(cwd)) == []
-    (cwd / "numpy.py").write_text("")
-    assert [f.id for f in experiments.isolation_factors({"PYTHONWARNINGS": "error"}, facts, str(cwd))] == [
-        experiments.OTHER_CWD, experiments.ISOLATED]
+    assert experiments.isolation_factors({"PYTHONUNBUFFERED": "1"}, facts) == []
+    assert [f.id for f in experiments.isolation_factors({"PYTHONWARNINGS": "error", "PYTHONPATH": "/x"}, facts)] == [
+        experiments.NO_PYTHONPATH, experiments.ISOLATED]
 
 
 def test_ctrl_c_stops_them_at_once_and_leaves_no_process(python, tmp_path, home):

@@ -34,7 +34,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plan", ("tfdoctor.planner", "tfdoctor.coexistence")),
     ("report", ("tfdoctor.report",)),
     # Above everything pure: no check, remedy, fact or plan does I/O.
-    ("collectors", ("tfdoctor.collect", "tfdoctor.child", "tfdoctor.redact", "tfdoctor.own_files")),
+    ("collectors", ("tfdoctor.collect", "tfdoctor.child", "tfdoctor.redact", "tfdoctor.own_files", "tfdoctor.deadline")),
     ("doctor", ("tfdoctor.doctor", "tfdoctor.saved_reports", "tfdoctor.config", "tfdoctor.options", "tfdoctor.diff")),
     ("render", ("tfdoctor.render",)),
     ("commands", ("tfdoctor.fixer", "tfdoctor.scan", "tfdoctor.output", "tfdoctor.report_to")),

@@ -4,7 +4,14 @@
 #
 # Describes the interpreter that runs it: version, architecture, Rosetta, environment kind, its PEP 508
 # marker environment, and the installed distributions the checks need (read from metadata, never
-# imported). Standard library only; prints JSON.
+# imported). Standard library only; prints JSON. Run as `python -c <this source> [working directory]`, from
+# an empty directory of the doctor's: the user's project folder (the argument) is read, never imported from.
+import sys
+
+# What the interpreter imported before any code of the user's runs (site, the .pth lines, the encodings): a
+# file of the project folder named like one of these cannot take its place. Read before anything else here.
+STARTUP_MODULES = frozenset(sys.modules)
+
 import binascii
 import json
 import os
@@ -12,8 +19,13 @@ import platform
 import re
 import site
 import struct
-import sys
 import sysconfig
+from importlib import machinery, util as importlib_util  # here, not later: never from the project folder
+
+# The folder the user's `python script.py` runs from (the doctor's working directory), and this child's own
+# empty one, where what the interpreter made of '' and of relative PYTHONPATH items points.
+WORKING_DIRECTORY = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] else os.getcwd()
+CHILD_DIRECTORY = os.getcwd()
 
 # Distributions whose files matter to the diagnosis: for these the Requires-Dist lines, the top-level
 # names they install and the native libraries they ship are recorded. The TensorFlow family, and every
@@ -227,23 +239,35 @@ def split_info_name(entry_name):
     return (name, version) if sep else (stem, None)
 
 
+def project_path(path):
+    """A sys.path entry as the user's own `python` run from the working directory has it: '' is that folder,
+    and what relative PYTHONPATH items became in this child's empty directory lies under it there."""
+    if path == "":
+        return WORKING_DIRECTORY
+    if WORKING_DIRECTORY != CHILD_DIRECTORY and (path == CHILD_DIRECTORY or path.startswith(CHILD_DIRECTORY + os.sep)):
+        return WORKING_DIRECTORY + path[len(CHILD_DIRECTORY):]
+    return path
+
+
 def scan_path_entries():
-    """Every *.dist-info / *.egg-info in sys.path order (what importlib.metadata.distributions() yields;
-    '' is the current directory), each path entry once."""
+    """(location as recorded, file name, directory) of every *.dist-info / *.egg-info in sys.path order (what
+    importlib.metadata.distributions() yields; '' is the working directory, recorded as '.'), each path
+    entry once."""
     found, seen = [], set()
     for entry in sys.path:
-        base = entry or "."
+        directory = project_path(entry)
+        base = "." if entry == "" else directory
         try:
-            real = os.path.realpath(base)
-            if real in seen or not os.path.isdir(base):
+            real = os.path.realpath(directory)
+            if real in seen or not os.path.isdir(directory):
                 continue
             seen.add(real)
-            names = sorted(os.listdir(base))
+            names = sorted(os.listdir(directory))
         except OSError:
             continue
         for name in names:
             if name.endswith((".dist-info", ".egg-info")):
-                found.append((base, name))
+                found.append((base, name, directory))
     return found
 
 
@@ -344,8 +368,8 @@ def describe_distributions():
     the distributions those lines name with their versions; NumPy, protobuf and the nvidia-* libraries in
     detail. Entries keep sys.path order (the first copy is the one imported)."""
     scanned = []
-    for base, entry_name in scan_path_entries():
-        info_path = os.path.join(base, entry_name)
+    for base, entry_name, directory in scan_path_entries():
+        info_path = os.path.join(directory, entry_name)
         egg = entry_name.endswith(".egg-info")
         metadata_path = info_path if egg and os.path.isfile(info_path) else \
             os.path.join(info_path, "PKG-INFO" if egg else "METADATA")
@@ -401,9 +425,10 @@ def describe_distributions():
 
 # ---------------------------------------------------------------------------------------------------
 # What the user's code imports under the names TensorFlow's stack is imported by (issue 19). This child
-# runs as `python -c` from the doctor's working directory, so its sys.path is the one `python script.py`
-# run from that folder has: the folder first ('' here, the script's folder there), PYTHONPATH, the site
-# directories and what their .pth files add. Each module is located without being imported.
+# runs as `python -c`, so its sys.path is the one `python script.py` run from the working directory has:
+# the folder first ('' here, the script's folder there; read at WORKING_DIRECTORY), PYTHONPATH, the site
+# directories and what their .pth files add. Each module is located without being imported; so are the
+# files of the working directory named like a module of the standard library (issue 35).
 
 RESOLVED_MODULES = ("tensorflow", "keras", "numpy", "google.protobuf", "ml_dtypes")
 # Shell start-up files that commonly export PYTHONPATH, under the home directory.
@@ -416,7 +441,7 @@ OTHER_COPIES_LIMIT = 5
 
 def normalized(path):
     """One spelling per directory: '' is the working directory; symbolic links resolved."""
-    return os.path.normcase(os.path.realpath(path or os.curdir))
+    return os.path.normcase(os.path.realpath(project_path(path)))
 
 
 def installation_site_dirs():
@@ -480,7 +505,8 @@ def classify_entries():
     installation's), 'user-site', 'PYTHONPATH', 'pth' (added by a .pth file), 'stdlib', 'other'."""
     site_dirs = set(normalized(p) for p in installation_site_dirs())
     user_site = user_site_dir()
-    pythonpath = dict((normalized(p), p) for p in reversed(os.environ.get("PYTHONPATH", "").split(os.pathsep)) if p)
+    pythonpath = dict((normalized(os.path.join(WORKING_DIRECTORY, p)), p)
+                      for p in reversed(os.environ.get("PYTHONPATH", "").split(os.pathsep)) if p)
     pth = pth_lines(list(site_dirs) + ([user_site] if user_site else []))
     stdlib = stdlib_dirs()
     entries = []
@@ -500,7 +526,7 @@ def classify_entries():
             kind = "stdlib"
         else:
             kind = "other"
-        entries.append({"path": raw, "kind": kind, "pth": pth.get(real) if kind == "pth" else None,
+        entries.append({"path": raw and project_path(raw), "kind": kind, "pth": pth.get(real) if kind == "pth" else None,
                         "pythonpath_item": pythonpath.get(real) if kind == "PYTHONPATH" else None})
     return entries
 
@@ -540,7 +566,7 @@ def locate(name, entries):
         locations = top["package_dirs"]
         owners = top["package_entries"]
     else:
-        locations = [entry["path"] for entry in entries]
+        locations = [project_path(entry["path"]) for entry in entries]
         owners = list(range(len(entries)))
     hits = path_hits(name, locations)
     regular = [(i, spec) for i, spec in hits if spec.loader is not None]
@@ -572,12 +598,14 @@ def locate(name, entries):
 def finder_check(name, found):
     """The import system's own answer for a top-level name (sys.meta_path: editable-install finders come
     after the path finder): when it differs from the path scan, a finder, not a sys.path entry, supplies it."""
-    import importlib.util
-
+    own = list(sys.path)
+    sys.path[:] = [project_path(p) for p in own]  # as the user's own `python` looks (a look: nothing is imported)
     try:
-        spec = importlib.util.find_spec(name)
+        spec = importlib_util.find_spec(name)
     except Exception:
         return {}
+    finally:
+        sys.path[:] = own
     if spec is None or spec.origin in (None, "namespace") or found["origin"] is None:
         return {}
     if normalized(spec.origin) == normalized(found["origin"]):
@@ -616,6 +644,85 @@ def shell_lines():
     return found
 
 
+# Read from the working directory only when they would be imported in place of the standard library's:
+# at most this many are recorded.
+STDLIB_SHADOWS_LIMIT = 50
+
+
+def stdlib_names():
+    """(names, where they come from): the target's own sys.stdlib_module_names (Python 3.10+), else what
+    its standard library directories and built-in modules offer (read, never imported)."""
+    names = getattr(sys, "stdlib_module_names", None)
+    if names:
+        return set(names), "sys.stdlib_module_names"
+    found = set(sys.builtin_module_names)
+    for directory in stdlib_locations():
+        found |= offered_names(directory)
+    found.discard("site-packages")
+    return found, "stdlib directory"
+
+
+def stdlib_locations():
+    found = []
+    for key in ("stdlib", "platstdlib"):
+        path = sysconfig.get_path(key)
+        if path:
+            found += [path, os.path.join(path, "lib-dynload")]
+    return [p for p in dict.fromkeys(found) if os.path.isdir(p)]
+
+
+def offered_names(directory):
+    """The top-level names a directory offers to `import` (modules, bytecode, extension modules, folders),
+    by their file names only."""
+    suffixes = sorted(machinery.all_suffixes(), key=len, reverse=True)
+    names = set()
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return names
+    for entry in entries:
+        for suffix in suffixes:
+            if entry.endswith(suffix):
+                names.add(entry[:-len(suffix)])
+                break
+        else:
+            if "." not in entry:
+                names.add(entry)
+    return set(name for name in names if name.isidentifier())
+
+
+def stdlib_shadows(names):
+    """Files and folders of the working directory named like a module of the standard library, each with
+    what `import` would load there (located, not imported) and what keeps the standard library's own in
+    place, if anything: a built-in or frozen module, or one imported at start-up (masked_by)."""
+    found = []
+    stdlib = stdlib_locations()
+    for name in sorted(offered_names(WORKING_DIRECTORY) & names):
+        try:
+            spec = machinery.PathFinder.find_spec(name, [WORKING_DIRECTORY])
+        except Exception:
+            continue
+        if spec is None or spec.loader is None:  # a folder without __init__: the standard library's comes first
+            continue
+        if name in sys.builtin_module_names:
+            masked_by = "builtin"
+        elif machinery.FrozenImporter.find_spec(name) is not None:
+            masked_by = "frozen"
+        elif name in STARTUP_MODULES:
+            masked_by = "startup"
+        else:
+            masked_by = None
+        try:
+            own = machinery.PathFinder.find_spec(name, stdlib)
+        except Exception:
+            own = None
+        found.append({"module": name, "origin": spec.origin, "masked_by": masked_by,
+                      "stdlib_origin": own.origin if own is not None and own.loader is not None else None})
+        if len(found) >= STDLIB_SHADOWS_LIMIT:
+            break
+    return found
+
+
 def module_origins():
     entries = classify_entries()
     modules = []
@@ -627,8 +734,9 @@ def module_origins():
         for key in ("package_dirs", "package_entries"):
             located.pop(key, None)
         modules.append(located)
+    names, names_from = stdlib_names()
     return {
-        "cwd": os.getcwd(),
+        "cwd": WORKING_DIRECTORY,
         "pythonpath": os.environ.get("PYTHONPATH"),
         "safe_path": bool(getattr(sys.flags, "safe_path", False)),
         "no_user_site": bool(sys.flags.no_user_site),
@@ -636,6 +744,8 @@ def module_origins():
         "entries": entries,
         "modules": modules,
         "shell_lines": shell_lines(),
+        "stdlib_names_from": names_from,
+        "stdlib_shadows": stdlib_shadows(names),
     }
 
 

@@ -12,21 +12,24 @@ import typer
 from tfdoctor import __version__
 from tfdoctor.cli.emit import (Format, emit, experiment_progress, fail, live_display, print_checks,
                                terminal_columns, write)
-from tfdoctor.cli.flags import (CONFIG, DEEP, EXIT_CODES_HELP, EXPERIMENTS_TIMEOUT, FORMAT,
+from tfdoctor.cli.flags import (CONFIG, DEADLINE_HELP, DEEP, EXIT_CODES_HELP, EXPERIMENTS_TIMEOUT, FORMAT,
                                 GPU_KIND, JSON, LIST_CHECKS, MIN_GFLOPS, MIN_SPEEDUP, NO_EXPERIMENTS, NO_PROBE,
                                 NO_REDACT, ONLY, OUTPUT, PROVE, PYTHON, QUIET, REQUIRE_GPU, REQUIRE_PYTHON,
                                 REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, VERSION,
                                 settings_from)
 from tfdoctor.cli.team import (LABEL, REPORT_HOSTNAME, REPORT_REQUIRED, REPORT_TIMEOUT, REPORT_TO, REPORT_TOKEN_FILE,
                                post_reports, posted_exit_code, refuse_openmetrics)
+from tfdoctor.deadline import FIX_S, SCAN_S, UNDO_S, words
 from tfdoctor.options import doctor_options, redact_document, text_redactor
+
+SCAN_DEADLINE_WORDS = words(SCAN_S)
 
 app = typer.Typer(
     add_completion=True,  # typer's own --install-completion / --show-completion
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
-    help=f"Diagnose a TensorFlow install and say how to fix it.\n\n{EXIT_CODES_HELP}",
+    help=f"Diagnose a TensorFlow install and say how to fix it.\n\n{DEADLINE_HELP}\n\n{EXIT_CODES_HELP}",
 )
 
 
@@ -123,7 +126,10 @@ def run(
     "Python without --system, no terminal to ask and no --yes, another tfdoctor fix or --undo holding the "
     "environment: it is named, pid and command; run again when it has finished); 129/130/131/143 ended by "
     "SIGHUP/SIGINT/SIGQUIT/SIGTERM (any change undone first). An --undo or fix that finds an interrupted "
-    "restore completes it first.",
+    "restore completes it first.\n\n"
+    f"Deadlines: fix ends within {words(FIX_S)} (proving and applying; a plan the deadline cuts mid-apply is put "
+    f"back); --undo within {words(UNDO_S)} of the interpreter's answers before it restores, and a restore once "
+    "begun is finished (its check at most 60 s more). No process fix started is left behind.",
 )
 def fix_command(
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
@@ -171,6 +177,9 @@ def fix_command(
     "holding a pyvenv.cfg a few levels under the working and home directories. With PATHs: only what is "
     "under them (a PATH may also be an environment or an interpreter). Each is diagnosed as "
     "'tfdoctor --python ENV --no-probe' would, several at once (one per core).\n\n"
+    f"Deadline: the scan ends within --deadline seconds (default {SCAN_DEADLINE_WORDS}), each environment "
+    "within its run's deadline (see tfdoctor --help); an environment it cuts short, or never reaches, is a row "
+    "saying so. No process a diagnosis started is left behind.\n\n"
     "Exit codes: 0 at least one environment passes; 1 none does (or none was found); 2 bad arguments; "
     "4 with --report-required, 0 but a report was not posted.",
 )
@@ -184,6 +193,8 @@ def scan_command(
     timeout: Optional[float] = typer.Option(None, "--timeout", min=1.0,
                                             help="Seconds each TensorFlow import (and probe) may take (default 60)."),
     depth: int = typer.Option(4, "--depth", min=0, help="Directory levels searched for pyvenv.cfg under each PATH."),
+    deadline: float = typer.Option(SCAN_S, "--deadline", min=1.0, metavar="SECONDS",
+                                   help=f"Seconds the whole scan may take (default {SCAN_DEADLINE_WORDS})."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1,
                                        help="Environments diagnosed at once (default: the cores; 1 with --probe or "
                                             "--deep, whose timings need the machine to themselves)."),
@@ -200,6 +211,7 @@ def scan_command(
     import os
     from contextlib import nullcontext
 
+    from tfdoctor.deadline import within
     from tfdoctor.render import scan_table
     from tfdoctor.scan import summary
     from tfdoctor.scan.find import Places, find_environments
@@ -211,18 +223,21 @@ def scan_command(
     if missing:
         raise fail(f"{missing[0]}: no such file or directory")
     fmt = Format.json if as_json else fmt
-    environments = find_environments(Places.default(paths or (), depth))
 
     def options_for(environment):
         return doctor_options(settings, environment.python, timeout=timeout, probe=probe or deep, deep=deep)
 
     text = text_redactor(not no_redact)
-    bar = scan_table.ProgressBar(len(environments)) if environments and sys.stderr.isatty() else None
-    with bar if bar is not None else nullcontext():
-        # timings need the machine to themselves: with --probe or --deep one environment at a time
-        diagnosed = diagnose_all(environments, options_for, lambda document: redact_document(document, not no_redact),
-                                 strict=strict or bool(settings.strict), workers=jobs or (1 if probe or deep else None),
-                                 done=(lambda d: bar(text(d.environment.prefix))) if bar is not None else None)
+    with within(deadline):  # finding them (conda's list) and diagnosing them
+        environments = find_environments(Places.default(paths or (), depth))
+        bar = scan_table.ProgressBar(len(environments)) if environments and sys.stderr.isatty() else None
+        with bar if bar is not None else nullcontext():
+            # timings need the machine to themselves: with --probe or --deep one environment at a time
+            diagnosed = diagnose_all(environments, options_for,
+                                     lambda document: redact_document(document, not no_redact),
+                                     strict=strict or bool(settings.strict),
+                                     workers=jobs or (1 if probe or deep else None),
+                                     done=(lambda d: bar(text(d.environment.prefix))) if bar is not None else None)
     rows = summary.sorted_rows([summary.row(d, text(d.environment.prefix), text(d.environment.python),
                                             text(d.reason) if d.reason else None) for d in diagnosed])
     if fmt is Format.json:

@@ -7,6 +7,7 @@ from typing import List, Optional
 import typer
 
 from tfdoctor.cli.emit import Format, fail
+from tfdoctor.deadline import PROVE_S, RUN_MARGIN_S, run_s, words
 from tfdoctor.options import OptionsError, load_settings
 
 
@@ -21,6 +22,11 @@ Exit codes: 0 no failures (warnings allowed); 1 at least one check failed or cra
 EXIT_CODES_HELP = _exit_codes_help(
     "bad arguments, unknown check id, unusable --python, unreadable report, bad configuration",
     "\n4 with --report-required: no check failed, but the report was not posted (it is kept);")
+DEADLINE_HELP = f"""\
+Deadline: a run ends within --timeout + --experiments-timeout + {RUN_MARGIN_S:g} s
+({run_s(60.0, 30.0):g} s by default); a child still running then is killed and reported
+as timed out, and no process it started is left behind. --prove: its trials end within
+{words(PROVE_S)} more."""
 EXPLAIN_EXIT_CODES_HELP = _exit_codes_help("bad arguments, unknown check id, unreadable report, bad configuration")
 REPORT_HELP = "A report saved with --json (any 1.x schema), a fixture, or a hand-written facts file; '-' reads stdin."
 
@@ -63,7 +69,8 @@ NO_EXPERIMENTS = typer.Option(False, "--no-experiments", help="Run no experiment
 EXPERIMENTS_TIMEOUT = typer.Option(30.0, "--experiments-timeout", min=1.0, metavar="SECONDS",
                                    help="Seconds all the offline experiments may take (default 30).")
 PROVE = typer.Option(False, "--prove", help="Try the suspects' candidate repairs on throwaway copies "
-                                            "(uses the package index, as fix --dry-run does); changes nothing.")
+                                            "(uses the package index, as fix --dry-run does); changes nothing; "
+                                            f"within {words(PROVE_S)}.")
 VERSION = typer.Option(False, "--version", help="Print the version and exit.")
 REQUIRE_GPU = typer.Option(False, "--require-gpu", help="Require a GPU that TensorFlow lists.")
 GPU_KIND = typer.Option(None, "--require-gpu-kind", metavar="metal|cuda",

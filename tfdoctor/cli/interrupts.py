@@ -52,12 +52,20 @@ def end_after_interrupt(code: int, grace_s: float = 1.0) -> None:
     for thread in threading.enumerate():
         if thread is not threading.current_thread() and not thread.daemon:
             thread.join(max(0.0, deadline - time.monotonic()))
+    _remove_neutral_directory()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+def _remove_neutral_directory() -> None:
+    """The children's empty working directory (collect/commands.py): os._exit skips the atexit that removes it."""
+    from tfdoctor.collect.commands import NEUTRAL
+
+    NEUTRAL.remove()
 
 
 class InterruptsUnwind:
@@ -112,6 +120,7 @@ def _interrupted_early(signum: int, frame: object) -> None:
     from tfdoctor.collect.commands import HEAD_STARTS
 
     HEAD_STARTS.kill_in_handler()
+    _remove_neutral_directory()
     try:
         sys.stderr.write("\ntfdoctor: interrupted\n" if sys.stderr.isatty() else "tfdoctor: interrupted\n")
         sys.stderr.flush()

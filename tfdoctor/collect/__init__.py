@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tfdoctor.collect.commands import CHILDREN, owned_by
+from tfdoctor.deadline import carried
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError
 from tfdoctor.facts import SECTIONS
@@ -81,7 +82,8 @@ def gather(options: CollectOptions, alongside: Callable[[], None] | None = None)
     owner = object()  # this gathering's children, apart from any other's in this process
     pool = ThreadPoolExecutor(max_workers=len(chosen) + 1, thread_name_prefix="collect")
     try:
-        futures = {pool.submit(owned_by, owner, _timed, c, options): c for c in chosen}
+        # each worker runs in a copy of this thread's context: the run's deadline holds there too
+        futures = {pool.submit(carried(owned_by), owner, _timed, c, options): c for c in chosen}
         if alongside is not None:
             pool.submit(alongside)
         for future in as_completed(futures):

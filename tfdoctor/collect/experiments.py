@@ -6,8 +6,13 @@ Never in the real environment and never changing it: every trial is a child proc
 user's files are only read (Keras's configuration is ignored by pointing KERAS_HOME at an empty
 temporary directory, not by touching keras.json).
 
+Every trial runs from an empty working directory (collect/commands.py neutral_directory), as the TensorFlow
+child does: the user's project folder is read by the shadowing check, never run by a trial. One trial
+alone runs from the user's working directory, and its record says so: a companion's layer used "as it is",
+which shows what the user's own `python` sees there.
+
 The conditions, in order, each tried all at once and then bisected to the culprit(s):
-1. isolation: `-I` from an empty working directory; then `-s`, no PYTHONPATH, another working directory;
+1. isolation: `-I`; then `-s`, no PYTHONPATH;
 2. configuration: Keras's configuration file ignored, and every variable that TensorFlow, Keras,
    protobuf, CUDA or the dynamic loader reads (knowledge/experiment_variables.toml, generated from their
    sources) that is set, unset;
@@ -28,6 +33,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from tfdoctor.child import source
 from tfdoctor.collect.commands import CHILDREN
+from tfdoctor.deadline import bounded
 from tfdoctor.collect.tensorflow import read_result, run_child, signal_name, with_private_temp
 
 DEFAULT_BUDGET_S = 30.0
@@ -35,7 +41,8 @@ MIN_TRIAL_S = 2.0  # less than this left: the trial could not even import Tensor
 KERAS_CONFIG = "keras.json"
 LEGACY_KERAS = "TF_USE_LEGACY_KERAS"
 # Isolation factors; "isolated" is `-I`, which also ignores every PYTHON* variable and the user site.
-ISOLATED, NO_USER_SITE, NO_PYTHONPATH, OTHER_CWD = "isolated", "no-user-site", "no-pythonpath", "other-cwd"
+# (Reports before issue 35 may name "other-cwd": a trial from another working directory, which every trial now is.)
+ISOLATED, NO_USER_SITE, NO_PYTHONPATH = "isolated", "no-user-site", "no-pythonpath"
 
 Progress = Callable[[str, Mapping[str, Any]], None]
 
@@ -49,7 +56,6 @@ class Change:
     flags: tuple[str, ...] = ()
     unset: tuple[str, ...] = ()
     set: tuple[tuple[str, str], ...] = ()
-    other_cwd: bool = False
     keras_home_empty: bool = False
 
     def describe(self) -> str:
@@ -60,7 +66,7 @@ class Change:
         if self.kind == "set-variable":
             return ", ".join(f"{name}={value}" for name, value in self.set)
         return {ISOLATED: "isolated mode (-I)", NO_USER_SITE: "without the user site (-s)",
-                NO_PYTHONPATH: "PYTHONPATH unset", OTHER_CWD: "from another working directory"}[self.id]
+                NO_PYTHONPATH: "PYTHONPATH unset"}[self.id]
 
 
 @dataclass
@@ -121,38 +127,14 @@ IMPORT_CHANGING = ("PYTHONHOME", "PYTHONPLATLIBDIR", "PYTHONUSERBASE", "PYTHONWA
                    "PYTHONSAFEPATH", "PYTHONDEVMODE", "PYTHONCASEOK")
 
 
-def module_names(directory: str) -> set[str]:
-    """The top-level names a directory on sys.path offers (modules, packages, extension modules)."""
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return set()
-    names = set()
-    for entry in entries:
-        if entry.name.endswith((".py", ".pyc")) or ".cpython-" in entry.name or entry.name.endswith((".so", ".pyd")):
-            names.add(entry.name.split(".", 1)[0])
-        elif entry.is_dir() and "." not in entry.name and entry.name != "__pycache__":
-            names.add(entry.name)
-    return names
-
-
-def cwd_hides_installed(cwd: str, python_facts: Mapping[str, Any]) -> bool:
-    """The working directory (first on sys.path of `python -c`) offers a name the installation also has."""
-    installed: set[str] = set()
-    for directory in python_facts.get("site_packages") or ():
-        installed |= module_names(str(directory))
-    return bool(module_names(cwd) & installed)
-
-
-def isolation_factors(environ: Mapping[str, str], python_facts: Mapping[str, Any], cwd: str) -> list[Change]:
-    """Only what differs here from an isolated start: a trial that changes nothing proves nothing."""
+def isolation_factors(environ: Mapping[str, str], python_facts: Mapping[str, Any]) -> list[Change]:
+    """Only what differs here from an isolated start: a trial that changes nothing proves nothing. The
+    working directory is not one: no trial runs there (the shadowing check reads what it holds)."""
     factors = []
     if user_site_present(python_facts):
         factors.append(Change(NO_USER_SITE, "isolation", flags=("-s",)))
     if environ.get("PYTHONPATH"):
         factors.append(Change(NO_PYTHONPATH, "isolation", unset=("PYTHONPATH",)))
-    if cwd_hides_installed(cwd, python_facts):
-        factors.append(Change(OTHER_CWD, "isolation", other_cwd=True))
     if any(name in environ for name in IMPORT_CHANGING):  # -I ignores these too
         factors.append(Change(ISOLATED, "isolation", flags=("-I",)))
     return factors
@@ -172,10 +154,10 @@ class Trials:
     """Runs trials for one goal within the budget and keeps every outcome."""
 
     def __init__(self, python: str, goal: Mapping[str, Any], budget: Budget, scratch: str,
-                 progress: Optional[Progress], environ: Mapping[str, str]) -> None:
+                 progress: Optional[Progress], environ: Mapping[str, str], working_directory: Optional[str] = None) -> None:
         self.python, self.goal, self.budget, self.scratch = python, dict(goal), budget, scratch
         self.progress, self.environ = progress, environ
-        self.empty_dir = tempfile.mkdtemp(prefix="empty-", dir=scratch)
+        self.working_directory = working_directory  # the user's, for the one trial that shows what they see
         self.keras_home = tempfile.mkdtemp(prefix="keras-home-", dir=scratch)
         self.autograph = os.path.join(scratch, "tfdoctor_autograph_trace.py")  # AutoGraph needs a source file
         with open(self.autograph, "w", encoding="utf-8") as handle:
@@ -183,11 +165,13 @@ class Trials:
         self.done: list[dict[str, Any]] = []
         self.out_of_time = False
 
-    def run(self, changes: list[Change]) -> Optional[bool]:
-        """Works with all these changes at once? None when the budget is spent."""
+    def run(self, changes: list[Change], as_the_user_sees_it: bool = False) -> Optional[bool]:
+        """Works with all these changes at once? None when the budget (or the run's deadline) is spent.
+        `as_the_user_sees_it`: from the user's working directory, running what is there as their own
+        `python` does (the trial's record says so); every other trial runs from an empty directory."""
         if CHILDREN.interrupted:  # Ctrl-C or SIGTERM killed the last trial: start no other
             raise KeyboardInterrupt
-        left = self.budget.left()
+        left = bounded(self.budget.left())
         if left < MIN_TRIAL_S:
             self.out_of_time = True
             return None
@@ -202,10 +186,13 @@ class Trials:
         config = {"out": out, "goal": self.goal, "autograph": self.autograph}
         argv = [self.python, *flags, "-c", source("experiments"), json.dumps(config)]
         description = " + ".join(c.describe() for c in changes) or "as it is"
+        cwd = self.working_directory if as_the_user_sees_it else None
+        if cwd is not None:
+            description += (f", from your working directory {cwd} (what your own `python` sees there: it runs the "
+                            "files of that folder)")
         if self.progress is not None:
             self.progress("experiment", {"index": len(self.done) + 1, "trial": description,
                                          "goal": self.goal.get("kind")})
-        cwd = self.empty_dir if any(c.other_cwd or ISOLATED == c.id for c in changes) else None
         fate = run_child(argv, env, left, cwd=cwd)
         result = read_result(out) or {}
         signal_, _ = signal_name(fate.returncode)
@@ -255,8 +242,8 @@ def run_experiments(python: str, goals: list[Mapping[str, Any]], python_facts: M
                                "variables_set": {n: environ[n] for n in names if n in environ}}
     with tempfile.TemporaryDirectory(prefix="tfdoctor-experiments-") as scratch:
         for goal in goals:
-            trials = Trials(python, goal, budget, scratch, progress, environ)
-            proof = _prove(trials, goal, environ, python_facts, cwd, names, installed)
+            trials = Trials(python, goal, budget, scratch, progress, environ, cwd)
+            proof = _prove(trials, goal, environ, python_facts, names, installed)
             section["trials"] += [dict(t, goal=goal.get("kind"), module=goal.get("module")) for t in trials.done]
             if proof is not None:
                 section["proofs"].append({"goal": dict(goal), **proof})
@@ -272,10 +259,10 @@ def run_experiments(python: str, goals: list[Mapping[str, Any]], python_facts: M
 
 
 def _prove(trials: Trials, goal: Mapping[str, Any], environ: Mapping[str, str], python_facts: Mapping[str, Any],
-           cwd: str, names: list[str], installed: frozenset[str]) -> Optional[dict[str, Any]]:
+           names: list[str], installed: frozenset[str]) -> Optional[dict[str, Any]]:
     if goal.get("kind") == "use":
         return _prove_use(trials, environ, installed)
-    for factors in (isolation_factors(environ, python_facts, cwd), configuration_factors(environ, names)):
+    for factors in (isolation_factors(environ, python_facts), configuration_factors(environ, names)):
         found = trials.culprits(factors)
         if found:
             return _proof(found, trials)
@@ -295,7 +282,7 @@ def _prove_use(trials: Trials, environ: Mapping[str, str], installed: frozenset[
             took = float(trials.done[-1]["seconds"] or 0.0)
             if trials.budget.left() < took + MIN_TRIAL_S:
                 return proof  # no room to reproduce the failure: the base-class fact stands for it
-    as_it_is = trials.run([])
+    as_it_is = trials.run([], as_the_user_sees_it=True)
     if as_it_is is None:
         return proof  # no time left to tell
     if as_it_is:

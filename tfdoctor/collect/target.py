@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -20,8 +21,14 @@ class TargetUnusableError(RuntimeError):
 
 
 def command(python: str) -> list[str]:
-    """The child's command line (also started early, before the command line is parsed: tfdoctor/__main__.py)."""
-    return [python, "-c", source("target_info")]
+    """The child's command line (also started early, before the command line is parsed: tfdoctor/__main__.py).
+    It runs from an empty directory (collect/commands.py) and is told the working directory, the user's
+    project folder, which it reads (what is there named like a module) and never imports from."""
+    try:
+        working_directory = os.getcwd()
+    except OSError:  # gone: the child describes the interpreter from its own empty directory
+        working_directory = ""
+    return [python, "-c", source("target_info"), working_directory]
 
 
 def collect_target(options: CollectOptions) -> dict[str, Any]:

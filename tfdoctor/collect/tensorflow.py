@@ -3,10 +3,12 @@
 Importing TensorFlow is exactly what breaks (SIGILL under Rosetta, an abort from a duplicate plugin, a
 dlopen error, a hang), so the doctor never does it itself. The child (tfdoctor/child/tf_child.py) runs
 in the target interpreter as `python -c <source>`, like collect/target.py, so its sys.path is the
-user's. It writes its findings to a file stage by stage; this side records the process's fate (exit
-code, signal, timeout) and bounded captures of its stdout and stderr, drained on threads so that a
-child printing megabytes never blocks. The child runs in its own session and the whole group is
-killed at the timeout and after the child exits, so nothing it started outlives the doctor.
+user's, but from an empty working directory (collect/commands.py neutral_directory): a tensorflow.py or
+json.py of the project folder is read by the shadowing check, never imported here. It writes its findings
+to a file stage by stage; this side records the process's fate (exit code, signal, timeout) and bounded
+captures of its stdout and stderr, read as they come so that a child printing megabytes never blocks. The
+child runs in its own session and the whole group, and whatever escaped it, is killed at the timeout and
+after the child exits, so nothing it started outlives the doctor.
 """
 
 from __future__ import annotations
@@ -15,15 +17,14 @@ import json
 import os
 import re
 import signal
-import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Mapping, Optional
 
 from tfdoctor.child import source
-from tfdoctor.collect.commands import CHILDREN
+from tfdoctor.collect.commands import CHILDREN, finish, start_child
+from tfdoctor.deadline import bounded
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError, confirm_python
 from tfdoctor.facts.tensorflow_child import COMPANION_MODULES
@@ -49,9 +50,7 @@ HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 48 * 1024
 NOTABLE_LIMIT = 80
 LINE_LIMIT = 2000
-POLL_S = 0.01
 STAGE_POLL_S = 0.1
-DRAIN_GRACE_S = 2.0
 
 # Windows reports a crash as an NTSTATUS exit code, not a signal.
 WINDOWS_CRASHES = {0xC000001D: "SIGILL", 0xC0000005: "SIGSEGV", 0xC0000409: "SIGABRT", 0xC00000FD: "SIGSEGV"}
@@ -157,69 +156,27 @@ class StageWatch:
             self.progress("tensorflow-stage", {"stage": stage})
 
 
-def _exited_without_reaping(process: subprocess.Popen, timeout: float,
-                            watch: Callable[[], None] | None = None) -> bool:
-    """Wait until the child exits, leaving it a zombie: its pid (= its process group id) cannot be
-    reused until it is reaped, so the group kill that follows cannot hit a stranger."""
-    deadline = time.monotonic() + timeout
-    if not hasattr(os, "waitid"):  # Windows
-        try:
-            process.wait(timeout)
-            return True
-        except subprocess.TimeoutExpired:
-            return False
-    while True:
-        try:
-            if os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                return True
-        except ChildProcessError:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        if watch is not None:
-            watch()
-        time.sleep(POLL_S)
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        if os.name == "posix":
-            os.killpg(process.pid, signal.SIGKILL)
-        elif process.poll() is None:
-            process.kill()
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
-
-
 def run_child(argv: list[str], env: Mapping[str, str], timeout: float,
               notable: re.Pattern[bytes] | None = None, watch: Callable[[], None] | None = None,
               cwd: str | None = None) -> ChildFate:
+    """argv as a child of its own (collect/commands.py start_child: its own session, marked, run from the
+    neutral directory unless `cwd` says), its streams captured as they come, killed with everything it
+    started at the timeout (or the operation's deadline) and after it exits (finish)."""
     started = time.perf_counter()
-    isolation: dict[str, Any] = (
-        {"start_new_session": True} if os.name == "posix"
-        else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
-    )
+    timeout = bounded(timeout)
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, env=dict(env), cwd=cwd, **isolation)
+        process = start_child(argv, env, cwd=cwd)
     except OSError as exc:
         raise TargetUnusableError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
     CHILDREN.add(process)  # an interrupt kills its group; the wait below then ends at once
     captures = {"stdout": StreamCapture(notable), "stderr": StreamCapture(notable)}
-    threads = [threading.Thread(target=captures[name].drain, args=(getattr(process, name),),
-                                name=f"tf-child-{name}", daemon=True) for name in captures]
-    for thread in threads:
-        thread.start()
-    timed_out = True
     try:
-        timed_out = not _exited_without_reaping(process, timeout, watch)
+        timed_out = finish(process, timeout, captures["stdout"], captures["stderr"], watch)
     finally:
-        _kill_group(process)  # at the timeout, and after a normal exit: whatever it started goes too
-        CHILDREN.discard(process)  # before the reaping: its pid must not be reused while listed
-        returncode = process.wait()
-        for thread in threads:
-            thread.join(DRAIN_GRACE_S)
-    return ChildFate(returncode, timed_out, round(time.perf_counter() - started, 4),
+        CHILDREN.discard(process)  # reaped by finish: listed until then, so its pid was not reused
+        for capture in captures.values():
+            capture.close()
+    return ChildFate(process.returncode, timed_out, round(time.perf_counter() - started, 4),
                      captures["stdout"].text(), captures["stderr"].text())
 
 

@@ -1,8 +1,9 @@
 """Which module the user's code gets under the names TensorFlow's stack is imported by, and whether a
 copy from outside the installation comes first: a tensorflow.py in the project folder, an old NumPy on
-PYTHONPATH, a user-site or .pth copy ahead of site-packages. Pure functions of
-`python.module_origins` (recorded by child/target_info.py); shared by the shadowing check and the
-tensorflow-import check (an import that fails because it imported the wrong copy).
+PYTHONPATH, a user-site or .pth copy ahead of site-packages; and which module of the standard library a
+file of the project folder replaces (a json.py). Pure functions of `python.module_origins` (recorded by
+child/target_info.py, which reads the folder's names and imports nothing from it); shared by the
+shadowing check and the tensorflow-import check (an import that fails because it imported the wrong copy).
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ IMPORTED_WITH_TENSORFLOW = ("tensorflow", "numpy", "google", "google.protobuf", 
 # The distribution that installs each module (tensorflow: whichever build owns tensorflow/).
 DISTRIBUTION_OF = {"keras": "keras", "numpy": "numpy", "google.protobuf": "protobuf", "google": "protobuf",
                    "ml_dtypes": "ml-dtypes"}
+# Modules of the standard library that no library imports: its own test suite ("meant for internal use by
+# Python only", https://docs.python.org/3/library/test.html) and its demos. A project's test/ package hides
+# nothing the user's code or TensorFlow reaches.
+STDLIB_UNUSED = frozenset({"test", "idlelib", "turtledemo", "this", "antigravity", "__hello__", "__phello__"})
+# Why a file named like a module of the standard library replaces nothing (recorded by the child).
+MASKED_BY = {"builtin": "a built-in module", "frozen": "a frozen module",
+             "startup": "imported when Python starts, before any code of the folder runs"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,7 @@ class Hiding:
     hidden_entries: tuple[str, ...] = ()  # their sys.path entries (site-packages)
     pth: Optional[str] = None  # kind 'pth': the .pth file that adds the entry
     pythonpath_item: Optional[str] = None  # kind 'PYTHONPATH': the item of the variable that made the entry
+    stdlib: bool = False  # the module it replaces is the standard library's
 
     @property
     def is_package(self) -> bool:
@@ -50,9 +59,12 @@ class Hiding:
         return _dirname(self.origin) if self.is_package else self.origin
 
     def to_dict(self) -> dict[str, Any]:
-        return {"module": self.module, "imported_as": self.imported_as, "origin": self.origin, "entry": self.entry,
-                "kind": self.kind, "hidden": list(self.hidden), "hidden_entries": list(self.hidden_entries), "pth": self.pth,
-                "pythonpath_item": self.pythonpath_item}
+        found = {"module": self.module, "imported_as": self.imported_as, "origin": self.origin, "entry": self.entry,
+                 "kind": self.kind, "hidden": list(self.hidden), "hidden_entries": list(self.hidden_entries), "pth": self.pth,
+                 "pythonpath_item": self.pythonpath_item}
+        if self.stdlib:
+            found["stdlib"] = True
+        return found
 
 
 def _is_windows_path(path: str) -> bool:
@@ -101,12 +113,38 @@ def _hiding_of(recorded: Mapping[str, Any], module: Mapping[str, Any]) -> Option
 
 
 def hiding(facts: Facts) -> list[Hiding]:
-    """Every module a copy from outside the installation hides, in the order they were recorded."""
+    """Every module a copy from outside the installation hides, in the order they were recorded, then the
+    modules of the standard library files of the working directory replace."""
     recorded = origins(facts)
     if recorded is None:
         return []
     found = [_hiding_of(recorded, m) for m in recorded["modules"] if isinstance(m, Mapping)]
-    return [h for h in found if h is not None]
+    return [h for h in found if h is not None] + stdlib_hiding(recorded)
+
+
+def _stdlib_shadows(recorded: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [s for s in recorded.get("stdlib_shadows") or ()
+            if isinstance(s, Mapping) and s.get("module") and s.get("origin")]
+
+
+def stdlib_hiding(recorded: Mapping[str, Any]) -> list[Hiding]:
+    """Files of the working directory that `import` loads in place of a module of the standard library (a
+    json.py: every `import json` of the user's code, of TensorFlow and of pip run from there gets it)."""
+    return [Hiding(str(s["module"]), str(s["module"]), str(s["origin"]), "", PROJECT_KIND,
+                   (str(s["stdlib_origin"]),) if s.get("stdlib_origin") else (), (), stdlib=True)
+            for s in _stdlib_shadows(recorded) if not s.get("masked_by") and s["module"] not in STDLIB_UNUSED]
+
+
+def harmless_stdlib_names(recorded: Mapping[str, Any]) -> list[str]:
+    """'os.py (imported when Python starts, ...)': files named like a module of the standard library that
+    replace nothing, and why."""
+    notes = []
+    for s in _stdlib_shadows(recorded):
+        why = MASKED_BY.get(str(s.get("masked_by"))) if s.get("masked_by") else (
+            "a module no library imports" if s["module"] in STDLIB_UNUSED else None)
+        if why:
+            notes.append(f"{s['origin']} is named like the standard library's {s['module']}, which stays in place: {why}")
+    return notes
 
 
 def where(hiding: Hiding, facts: Facts) -> str:

@@ -116,9 +116,12 @@ def child_json(python: str, code: str, timeout: float = FREEZE_TIMEOUT_S, regist
     """Run `code` (which sets `answer`) in the interpreter and return `answer`, passed back through a
     file. `registered=False` (the restore): the child is not listed in the process-wide children
     registry, which an interrupt closes, so an interrupt cannot kill it; it runs in a session of its own,
-    out of the terminal's reach, and the caller holds the signals meanwhile."""
-    import subprocess
+    out of the terminal's reach, and the caller holds the signals meanwhile. Either way it is killed with
+    whatever it started at the timeout, and the wait ends when it does, not when a descendant that escaped
+    its session lets go of its pipes (collect/commands.py run_process)."""
     import tempfile
+
+    from tfdoctor.collect.commands import run_process
 
     handle, answer_path = tempfile.mkstemp(prefix="tfdoctor-answer-", suffix=".json")
     os.close(handle)
@@ -129,12 +132,9 @@ def child_json(python: str, code: str, timeout: float = FREEZE_TIMEOUT_S, regist
             status, detail = result["status"], (result["stderr"] or result["stdout"])
         else:
             try:
-                done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                      timeout=timeout, start_new_session=os.name == "posix")
-                status = "ok" if done.returncode == 0 else "failed"
+                done = run_process(argv, timeout, registered=False)
+                status = "timed_out" if done.timed_out else "ok" if done.returncode == 0 else "failed"
                 detail = done.stderr.decode("utf-8", "replace")
-            except subprocess.TimeoutExpired:
-                status, detail = "timed_out", ""
             except OSError as exc:
                 status, detail = "error", str(exc)
         if status != "ok":

@@ -151,7 +151,9 @@ def fix(options: FixOptions, ui: Ui) -> int:
     """Diagnose, prove on a copy, apply. Every signal that ends a session (SIGHUP, SIGQUIT as well as
     SIGINT, SIGTERM) unwinds it, so what was applied is put back; the environment is locked throughout
     (not for --dry-run, which changes nothing)."""
-    with _ending_signals_unwind():
+    from tfdoctor.deadline import FIX_S, within
+
+    with _ending_signals_unwind(), within(FIX_S):  # every child ends by the deadline --help states
         if options.dry_run:
             return _fix(options, ui)
         environment = probe(options.python)
@@ -381,7 +383,9 @@ def _signals_held() -> Iterator[None]:
 
 
 def _restore(way_back: rollback.Rollback) -> rollback.Restored:
-    with _signals_held():
+    from tfdoctor.deadline import suspended
+
+    with _signals_held(), suspended():  # once begun, finished: its check keeps its own timeout
         return rollback.restore(way_back)
 
 
@@ -416,7 +420,9 @@ def _complete_restores(environment: Environment, ui: Ui) -> None:
 
 
 def undo(python: str, ui: Ui, yes: bool = False) -> int:
-    with _ending_signals_unwind():
+    from tfdoctor.deadline import UNDO_S, within
+
+    with _ending_signals_unwind(), within(UNDO_S):
         environment = probe(python)
         with ownership.owning(environment):
             return _undo(environment, python, ui, yes)

@@ -63,6 +63,7 @@ class Trial:
 @dataclass
 class Proof:
     trials: list[Trial] = field(default_factory=list)
+    out_of_time: bool = False  # the operation's deadline passed before every trial was run
 
     @property
     def proven(self) -> Optional[Trial]:
@@ -143,9 +144,16 @@ def run_trials(environment: Any, found: Sequence[Candidate], tensorflow_pin: Opt
     from tfdoctor.fixer.environment import clone, remove, run_step
     from tfdoctor.environment.spell import POSIX, Spelling
 
+    from tfdoctor.deadline import passed
+
     proof = Proof()
     groups = [(c,) for c in found] + ([tuple(found)] if len(found) > 1 else [])
     for group in groups:
+        if passed():  # the operation's deadline (fix, --prove): no trial is started after it
+            proof.out_of_time = True
+            if say is not None:
+                say(f"trial: {' '.join(c.requirement for c in group)} not tried: the deadline has passed")
+            break
         started = time.monotonic()
         copy = clone(environment)
         try:
@@ -183,6 +191,8 @@ def describe(proof: Proof) -> list[str]:
                      + f" (installing {proven.change} on a copy makes TensorFlow, tf.keras and tf.function work)")
     elif proof.trials:
         lines.append("no candidate made TensorFlow work on a copy")
+    if proven is None and proof.out_of_time:
+        lines.append("the deadline passed before every candidate was tried")
     return lines
 
 
@@ -200,8 +210,12 @@ def prove_report(report: Any, say: Any) -> Optional[Proof]:
         return None
     say("--prove: trying " + ", ".join(c.requirement for c in found) + " on throwaway copies of the environment "
         "(this uses the package index, as `tfdoctor fix --dry-run` does; the environment is not changed)")
+    from tfdoctor.deadline import PROVE_S, within
+
     prelude = [step for step in report.plan.steps if step.action is Action.REMOVE_METADATA]
-    proof = run_trials(Environment.from_facts(report.facts), found, pin, say=say, prelude=prelude)
+    with within(PROVE_S):
+        proof = run_trials(Environment.from_facts(report.facts), found, pin, say=say,
+                           prelude=prelude)
     for line in describe(proof):
         say(line)
     return proof

@@ -59,9 +59,16 @@ def expected_cost(environment: FoundEnvironment) -> int:
 
 def diagnose_one(environment: FoundEnvironment, options: DoctorOptions, prepare: Callable[[dict], dict],
                  strict: bool) -> Diagnosed:
+    """One environment's diagnosis; under the scan's deadline (tfdoctor/deadline.py) an environment it cuts
+    short is a row saying so, not a verdict on the children it killed."""
+    from tfdoctor.deadline import current, passed, words
     from tfdoctor.doctor import diagnose
 
     started = time.perf_counter()
+    scan_deadline = current()
+    if passed():
+        return Diagnosed(environment, None, 2, f"not diagnosed: the scan's deadline ({words(scan_deadline.seconds)}) "
+                         "passed first", 0.0)
     try:
         report = diagnose(options)
     except CannotRun as exc:
@@ -69,6 +76,9 @@ def diagnose_one(environment: FoundEnvironment, options: DoctorOptions, prepare:
     except Exception as exc:  # noqa: BLE001 - one environment must not end the scan
         return Diagnosed(environment, None, 2, f"internal error: {type(exc).__name__}: {exc}",
                          time.perf_counter() - started)
+    if scan_deadline is not None and scan_deadline.left() <= 0:
+        return Diagnosed(environment, None, 2, f"not finished: the scan's deadline ({words(scan_deadline.seconds)}) "
+                         "passed during its diagnosis", time.perf_counter() - started)
     return Diagnosed(environment, prepare(report.to_dict()), report.exit_code(strict), None,
                      time.perf_counter() - started)
 
@@ -78,6 +88,7 @@ def diagnose_all(environments: Sequence[FoundEnvironment], options_for: Callable
                  done: Optional[Callable[[Diagnosed], None]] = None) -> list[Diagnosed]:
     """Every environment diagnosed, in the order given; `done` is called (in this thread) as each ends."""
     from tfdoctor.collect.commands import CHILDREN
+    from tfdoctor.deadline import carried
 
     stopping = threading.Event()
 
@@ -92,7 +103,8 @@ def diagnose_all(environments: Sequence[FoundEnvironment], options_for: Callable
     futures: dict[Future, int] = {}
     try:
         slowest_first = sorted(range(len(environments)), key=lambda i: -expected_cost(environments[i]))
-        futures = {pool.submit(task, environments[index]): index for index in slowest_first}
+        # each in a copy of this thread's context: the scan's deadline holds in the workers too
+        futures = {pool.submit(carried(task), environments[index]): index for index in slowest_first}
         pending = set(futures)
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
