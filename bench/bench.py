@@ -45,7 +45,7 @@ print(json.dumps(best))
 
 
 def tensorflow_checks() -> list[str]:
-    from tfdoctor.registry import all_checks
+    from tfdoctor.checking.registry import all_checks
 
     return [c.id for c in all_checks() if "tensorflow" in (*c.needs, *c.uses)]
 

@@ -97,7 +97,7 @@ def main() -> None:
             with_fakes.append(target_child_seconds(loaded))
         base, heavy = statistics.median(w for w, _ in without), statistics.median(w for w, _ in with_fakes)
         base_cpu, heavy_cpu = statistics.median(c for _, c in without), statistics.median(c for _, c in with_fakes)
-        from tfdoctor.registry import all_checks
+        from tfdoctor.checking.registry import all_checks
 
         skip = ",".join(c.id for c in all_checks() if "tensorflow" in c.needs + c.uses)
         run_without, run_with = [], []

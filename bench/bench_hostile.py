@@ -66,7 +66,7 @@ def adversarial_strings(size: int) -> dict[str, str]:
 
 def patterns() -> dict[str, Callable[[str], str]]:
     """Every function that runs a pattern over a report's strings, by name."""
-    from tfdoctor import redact
+    from tfdoctor.report import redact
     from tfdoctor.render import github, markdown, sanitize
 
     found: dict[str, Callable[[str], str]] = {f"redact: {name}": scrub for name, scrub in redact.SCRUBBERS}

@@ -34,10 +34,10 @@ def _median_seconds(function, rounds: int) -> float:
 
 
 def bench_planning(rounds: int) -> None:
-    from tfdoctor.saved_reports import explain, read_report
-    from tfdoctor.model import CheckResult, Remediation, Status
-    from tfdoctor.planner import build_plan
-    from tfdoctor.repairs import Repair
+    from tfdoctor.report.saved import explain, read_report
+    from tfdoctor.results.model import CheckResult, Remediation, Status
+    from tfdoctor.plan.planner import build_plan
+    from tfdoctor.results.repairs import Repair
 
     reports = []
     for path in sorted((ROOT / "fixtures").rglob("*.json")):

@@ -1,7 +1,7 @@
 """The checks, one module each, installed as `tfdoctor.checks`.
 
 MODULES is the registration hook: the registry imports these modules in this order and collects
-every `Check` they define (see tfdoctor/registry.py). The order is the report order: platform first,
+every `Check` they define (see tfdoctor/checking/registry.py). The order is the report order: platform first,
 then the install, the import, the accelerators, memory, and the timing probe last.
 """
 

@@ -13,9 +13,9 @@ from typing import Optional
 from tfdoctor.facts import apple_silicon, mach_o, section
 from tfdoctor.facts import installable_wheels, metal_pairing
 from tfdoctor.remedies.arm64 import APPLE_PLUGIN_URL, combo_words, native_environment
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import Facts, check
-from tfdoctor.versions import release
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import Facts, check
+from tfdoctor.knowledge.versions import release
 
 
 def _x86_64_dead_ends() -> str:

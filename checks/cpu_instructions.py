@@ -20,9 +20,9 @@ from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.tensorflow_build import tensorflow_distribution, tensorflow_version
 from tfdoctor.environment.spell import fresh_environment, spelling_for
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import check
-from tfdoctor.repairs import Repair
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import check
+from tfdoctor.results.repairs import Repair
 from tfdoctor.facts.platform import machine_platform, rosetta
 
 HARDWARE_GUIDE = "https://www.tensorflow.org/install/pip#hardware_requirements"

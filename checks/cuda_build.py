@@ -30,15 +30,15 @@ from tfdoctor.facts.tensorflow_build import (
 from tfdoctor.facts.gpu_evidence import gpu_evidence
 from tfdoctor.facts.tensorflow_log import log_patterns, noise_kind, strip_log_prefix
 from tfdoctor.facts.requires_dist import marker_environment
-from tfdoctor.findings import Findings
-from tfdoctor.model import Outcome, Remediation, Status
-from tfdoctor.registry import check
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation, Status
+from tfdoctor.checking.registry import check
 from tfdoctor.facts.build_names import ROCM_BUILDS
 from tfdoctor.remedies.cuda import cuda_tensorflow, pip_cuda_trap
-from tfdoctor.repairs import Repair
-from tfdoctor.specifiers import satisfies
-from tfdoctor.versions import key as version_key
-from tfdoctor.versions import release
+from tfdoctor.results.repairs import Repair
+from tfdoctor.knowledge.specifiers import satisfies
+from tfdoctor.knowledge.versions import key as version_key
+from tfdoctor.knowledge.versions import release
 from tfdoctor.facts.platform import machine_platform
 
 PIP_GUIDE = "https://www.tensorflow.org/install/pip#linux"

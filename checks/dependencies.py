@@ -24,10 +24,10 @@ from tfdoctor.facts import autograph, made_for, owners, published_requires, requ
 from tfdoctor.facts import import_causes, module_providers, tested_locks
 from tfdoctor.facts import tensorflow_pins
 from tfdoctor.facts.requires_dist import Unmet
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import Facts, check
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.remedies.requires_dist import install_repairs
-from tfdoctor.repairs import Repair
+from tfdoctor.results.repairs import Repair
 
 PIP_URL = "https://pip.pypa.io/en/stable/topics/dependency-resolution/"
 AUTOGRAPH_URL = "https://www.tensorflow.org/guide/function#autograph_transformations"

@@ -16,10 +16,10 @@ from typing import Any, Mapping
 
 from tfdoctor.facts import host_system, is_recorded, section, signatures, tensorflow_child
 from tfdoctor.environment.pip import installer_for
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import Facts, check
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.remedies.signatures import remediation_for
-from tfdoctor.repairs import Repair
+from tfdoctor.results.repairs import Repair
 
 
 @check("gpu-visible", "GPU visible to TensorFlow", needs=("tensorflow",),

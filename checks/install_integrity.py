@@ -18,9 +18,9 @@ from typing import Any, Mapping
 
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.facts import integrity
-from tfdoctor.findings import Findings
-from tfdoctor.model import Outcome
-from tfdoctor.registry import Facts, check
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.remedies.integrity import clash_fix, reinstall_fix
 
 TENSORFLOW_PREFIXES = ("tensorflow", "tf-nightly", "intel-tensorflow")

@@ -22,9 +22,9 @@ from packaging.version import Version
 from tfdoctor.facts import distributions, section
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for, pip_needs, pip_too_old, pip_version
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import Facts, check
-from tfdoctor.repairs import Repair
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import Facts, check
+from tfdoctor.results.repairs import Repair
 from tfdoctor.facts.build_names import TENSORFLOW_BUILDS
 
 ENSUREPIP_URL = "https://docs.python.org/3/library/ensurepip.html"

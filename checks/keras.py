@@ -15,10 +15,10 @@ from typing import Any, Mapping, Optional
 from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import signatures, tensorflow_child, tensorflow_distributions
-from tfdoctor.findings import Findings
+from tfdoctor.results.findings import Findings
 from tfdoctor.environment.pip import installer_for
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import Facts, check
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.remedies import import_causes
 from tfdoctor.remedies import experiments as experiment_remedies
 from tfdoctor.remedies.signatures import remediation_for

@@ -13,11 +13,11 @@ from typing import Optional
 from tfdoctor.facts import apple_silicon, section, tensorflow_distributions
 from tfdoctor.facts import installable_wheels, metal_pairing
 from tfdoctor.facts.sw_vers_sysctl import product_version
-from tfdoctor.findings import Findings
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import Facts, check
-from tfdoctor.repairs import Repair
-from tfdoctor.versions import release
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import Facts, check
+from tfdoctor.results.repairs import Repair
+from tfdoctor.knowledge.versions import release
 from tfdoctor.facts.platform import wheel_platform
 
 MACOS_TOO_OLD_URL = "https://github.com/tensorflow/tensorflow/issues/53309"

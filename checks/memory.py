@@ -16,9 +16,9 @@ from tfdoctor.facts import apple_silicon, section
 
 from tfdoctor.facts.system_profiler import parse_displays
 from tfdoctor.facts.sw_vers_sysctl import sysctl_int
-from tfdoctor.findings import Findings
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import Facts, check
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.knowledge import rows as knowledge_rows
 
 MAC_URL = "https://github.com/tensorflow/tensorflow/issues/62773"

@@ -34,13 +34,13 @@ from tfdoctor.facts.tensorflow_build import (
 )
 from tfdoctor.facts.nvidia_smi import classify_smi, command_output, detected_gpus, parse_smi_query, parse_smi_table
 from tfdoctor.facts.gpu_evidence import cuda_visible_devices, tensorflow_gpu_lines
-from tfdoctor.findings import Findings
-from tfdoctor.model import Outcome, Remediation, Status
-from tfdoctor.registry import check
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation, Status
+from tfdoctor.checking.registry import check
 from tfdoctor.remedies.cuda import cuda_tensorflow
-from tfdoctor.repairs import Repair
-from tfdoctor.versions import key as version_key
-from tfdoctor.versions import release
+from tfdoctor.results.repairs import Repair
+from tfdoctor.knowledge.versions import key as version_key
+from tfdoctor.knowledge.versions import release
 
 DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
 COMPAT_GUIDE = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"

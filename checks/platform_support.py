@@ -18,9 +18,9 @@ from tfdoctor.facts import metal_pairing
 from tfdoctor.facts.tensorflow_build import compare, minor_string, platform_fact, tensorflow_version, wsl_version
 from tfdoctor.facts.nvidia_smi import detected_gpus
 from tfdoctor.environment.spell import fresh_environment, spelling_for
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import check
-from tfdoctor.repairs import Repair
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import check
+from tfdoctor.results.repairs import Repair
 from tfdoctor.facts.platform import machine_platform, rosetta
 
 WSL_GUIDE = "https://www.tensorflow.org/install/pip#windows-wsl2"

@@ -16,11 +16,11 @@ from typing import Any, Mapping
 
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import host_system, section, signatures, tensorflow_child
-from tfdoctor.findings import Findings
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import Facts, check
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.remedies.signatures import remediation_for
-from tfdoctor.repairs import Repair
+from tfdoctor.results.repairs import Repair
 
 
 @check("probe", "GPU vs CPU speed probe", needs=("tensorflow",),

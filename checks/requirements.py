@@ -1,7 +1,7 @@
 """Requirements: what a team asked of this machine (`[tool.tfdoctor]` in pyproject.toml, `--config`,
 `--require-gpu`, `--require-tensorflow`...), judged against the facts.
 
-The requirements are facts themselves (`facts.requirements`, see tfdoctor/config.py), so a saved
+The requirements are facts themselves (`facts.requirements`, see tfdoctor/diagnosis/config.py), so a saved
 report is judged again by `tfdoctor explain`. Without requirements the check skips. Every unmet
 requirement is a failure naming what is missing and how to get it: on Apple silicon the
 tensorflow-metal that loads into the installed TensorFlow (tfdoctor.facts.metal_pairing), on Linux
@@ -17,12 +17,12 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import host_system, is_recorded, section, tensorflow_child, tensorflow_distributions
-from tfdoctor.findings import Findings
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import Facts, check
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.remedies.arm64 import APPLE_PLUGIN_URL
 from tfdoctor.remedies.cuda import cuda_tensorflow
-from tfdoctor.repairs import Repair
+from tfdoctor.results.repairs import Repair
 
 PIP_GUIDE = "https://www.tensorflow.org/install/pip"
 GPU_WORDS = {"any": "a GPU", "metal": "a Metal GPU (tensorflow-metal)", "cuda": "an NVIDIA GPU with CUDA"}

@@ -21,14 +21,14 @@ from tfdoctor.remedies.tf_keras import tf_keras_repairs
 from tfdoctor.facts import installable_wheels, metal_pairing, signatures, tensorflow_pins, windows_paths
 from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.remedies.arm64 import combo_requirements, native_environment
-from tfdoctor.findings import Findings
+from tfdoctor.results.findings import Findings
 from tfdoctor.environment.pip import Installer, installer_for
 from tfdoctor.environment.spell import fresh_environment, spelling_for
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import Facts, check
-from tfdoctor.repairs import Repair
-from tfdoctor.specifiers import satisfies
-from tfdoctor.versions import minor, release
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import Facts, check
+from tfdoctor.results.repairs import Repair
+from tfdoctor.knowledge.specifiers import satisfies
+from tfdoctor.knowledge.versions import minor, release
 from tfdoctor.facts.platform import target_machine, wheel_platform
 
 INSTALL_URL = "https://www.tensorflow.org/install/pip"

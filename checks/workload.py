@@ -16,9 +16,9 @@ from typing import Any, Mapping
 
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import tensorflow_child
-from tfdoctor.findings import Findings
-from tfdoctor.model import Outcome, Remediation
-from tfdoctor.registry import Facts, check
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.checking.registry import Facts, check
 
 SECTIONS = ("crossover", "dispatch", "input_pipeline", "conv2d", "training_step", "memory")
 SOURCES = {row["id"]: row["source"] for row in knowledge_rows("workload", "threshold")}

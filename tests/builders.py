@@ -10,9 +10,9 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping
 
-from tfdoctor.model import CheckResult
-from tfdoctor.registry import Check, all_checks
-from tfdoctor.runner import run_check
+from tfdoctor.results.model import CheckResult
+from tfdoctor.checking.registry import Check, all_checks
+from tfdoctor.checking.runner import run_check
 
 from tests.fixtures_support import FIXTURES, load_fixture
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import shlex
 from typing import Any, Iterable, Mapping
 
-from tfdoctor.model import CheckResult, Outcome
-from tfdoctor.planner import Plan, build_plan
-from tfdoctor.registry import all_checks
-from tfdoctor.runner import run_check
+from tfdoctor.results.model import CheckResult, Outcome
+from tfdoctor.plan.planner import Plan, build_plan
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.checking.runner import run_check
 
 
 def check(check_id: str):

@@ -1,7 +1,7 @@
 """tfdoctor: diagnose TensorFlow installs, from the facts of the machine to a verdict per check.
 
 The Python API (tfdoctor/api.py) is loaded on first use of one of its names (PEP 562), so importing any
-lower floor (tfdoctor.facts, tfdoctor.report, a check) does not load it, and `tfdoctor.explain` is the
+lower floor (tfdoctor.facts, tfdoctor.report.run, a check) does not load it, and `tfdoctor.explain` is the
 API function whatever was imported first. No module of the package reads this one's names: they import
 the module that defines them (`from tfdoctor._version import __version__`).
 """

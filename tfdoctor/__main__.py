@@ -1,7 +1,7 @@
 """The `tfdoctor` command. A diagnosis of this interpreter starts its collectors' children before the
 command line is parsed: typer and the checks take longer to import than those children take to run,
 and a run that skips the TensorFlow checks waits for nothing else. A collector takes a child started
-here only when it would start the very same command (tfdoctor/collect/commands.py: HeadStarts), so
+here only when it would start the very same command (tfdoctor/processes/commands.py: HeadStarts), so
 the head start never changes what a run reports; anything this cheap look at the arguments does not
 recognise goes the normal way, without one."""
 
@@ -45,7 +45,7 @@ def diagnosis_asked(args: list[str]) -> Optional[Diagnosis]:
         else:
             return None
         at += 1
-    from tfdoctor.registry import split_ids
+    from tfdoctor.checking.registry import split_ids
 
     return Diagnosis(split_ids(values["--only"]), split_ids(values["--skip"]), deep)
 
@@ -53,8 +53,8 @@ def diagnosis_asked(args: list[str]) -> Optional[Diagnosis]:
 def start_children(asked: Diagnosis) -> None:
     """Start the target's and the integrity collectors' children as the run will ask for them."""
     from tfdoctor.collect import integrity, target
-    from tfdoctor.collect.commands import HEAD_STARTS
-    from tfdoctor.doctor import needed_sections, selected_checks, validate_python
+    from tfdoctor.processes.commands import HEAD_STARTS
+    from tfdoctor.diagnosis.doctor import needed_sections, selected_checks, validate_python
 
     try:
         python = validate_python(sys.executable)
@@ -77,7 +77,7 @@ def head_start(args: list[str]) -> Iterator[None]:
         yield  # (signal handlers are the main thread's to set)
         return
     from tfdoctor.cli.interrupts import head_start_handlers
-    from tfdoctor.collect.commands import HEAD_STARTS
+    from tfdoctor.processes.commands import HEAD_STARTS
 
     with head_start_handlers():
         try:

@@ -19,9 +19,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Mapping, Optional, Union
 
-from tfdoctor.model import CheckResult
-from tfdoctor.options import ConfigLike
-from tfdoctor.report import exit_code_for
+from tfdoctor.results.model import CheckResult
+from tfdoctor.diagnosis.options import ConfigLike
+from tfdoctor.report.run import exit_code_for
 
 
 
@@ -94,14 +94,14 @@ def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: It
     """Diagnose `python` (default: this interpreter), as `tfdoctor` on the command line would.
     `experiments=False` is `--no-experiments`; `experiments_timeout` is `--experiments-timeout`.
 
-    `config`: a TOML file, a [tool.tfdoctor]-like mapping or a tfdoctor.config.Config; None reads the
+    `config`: a TOML file, a [tool.tfdoctor]-like mapping or a tfdoctor.diagnosis.config.Config; None reads the
     nearest pyproject.toml from the working directory, as the CLI does. Its only/skip/timeout/strict
     apply when the arguments leave them unset. Raises DoctorError when the doctor cannot run."""
     import sys
 
-    from tfdoctor import config as config_module
-    from tfdoctor import doctor
-    from tfdoctor.options import OptionsError, doctor_options, load_settings, redact_document
+    from tfdoctor.diagnosis import config as config_module
+    from tfdoctor.diagnosis import doctor
+    from tfdoctor.diagnosis.options import OptionsError, doctor_options, load_settings, redact_document
 
     try:
         settings = load_settings(config, discover=True)
@@ -125,10 +125,10 @@ def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, 
             skip: Iterable[str] = (), strict: bool = False, redact: bool = True) -> Report:
     """Today's checks on a saved report (a path, '-' for stdin, or the parsed JSON as a dict); the
     requirements it recorded are judged again. Raises DoctorError when it is not a readable report."""
-    from tfdoctor import doctor
-    from tfdoctor.options import redact_document
-    from tfdoctor.saved_reports import UnreadableReport, parse_report, read_report
-    from tfdoctor.saved_reports import explain as explain_saved
+    from tfdoctor.diagnosis import doctor
+    from tfdoctor.diagnosis.options import redact_document
+    from tfdoctor.report.saved import UnreadableReport, parse_report, read_report
+    from tfdoctor.report.saved import explain as explain_saved
 
     if not isinstance(path_or_dict, (str, os.PathLike, Mapping)):
         raise DoctorError(f"explain() takes a path, '-' or a report as a dict, not {type(path_or_dict).__name__}")

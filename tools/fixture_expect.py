@@ -27,8 +27,8 @@ def layout(text: str, document: dict) -> tuple[int, bool, str]:
 
 
 def main(argv: list[str]) -> int:
-    from tfdoctor.registry import all_checks
-    from tfdoctor.runner import run_checks
+    from tfdoctor.checking.registry import all_checks
+    from tfdoctor.checking.runner import run_checks
 
     if not argv or argv[0].startswith("-"):
         print(__doc__.strip())

@@ -24,7 +24,7 @@ from tests.fixtures_support import HELD_OUT_SETS, SEEN_ROUNDS, fresh_fixture_pat
 
 def diagnose(path: Path) -> dict[str, Any]:
     """The report document `tfdoctor explain PATH` would print as JSON (not redacted: hints are matched)."""
-    from tfdoctor.saved_reports import explain, read_report
+    from tfdoctor.report.saved import explain, read_report
 
     return explain(read_report(str(path)), redacted=False)
 

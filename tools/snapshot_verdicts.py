@@ -21,9 +21,9 @@ SNAPSHOT = ROOT / "tests" / "snapshots" / "fixture_verdicts.json"
 
 def verdicts() -> dict[str, dict]:
     """fixture id -> the results (status, summary, evidence, remediation) and the plan, as JSON has them."""
-    from tfdoctor.registry import all_checks
-    from tfdoctor.report import RunReport
-    from tfdoctor.runner import run_checks
+    from tfdoctor.checking.registry import all_checks
+    from tfdoctor.report.run import RunReport
+    from tfdoctor.checking.runner import run_checks
 
     out = {}
     for path in fixture_paths():

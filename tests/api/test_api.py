@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import tfdoctor
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "macos" / "m1-tf220-metal120-import-fails.json"
 

@@ -27,7 +27,7 @@ BENCH = runpy.run_path(str(ROOT / "bench" / "bench_hostile.py"), run_name="bench
 
 # Patterns never searched through a text, only tried where a linear function chose (their function is swept).
 ANCHORED_ONLY = {
-    "tfdoctor.redact._JWT": "matched only at a start _jwt_spans found; a failure skips the whole first part",
+    "tfdoctor.report.redact._JWT": "matched only at a start _jwt_spans found; a failure skips the whole first part",
 }
 
 

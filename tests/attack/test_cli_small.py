@@ -17,7 +17,7 @@ import time
 import pytest
 
 from tests.fixtures_support import FIXTURES
-from tfdoctor.registry import all_checks
+from tfdoctor.checking.registry import all_checks
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="ptys")
 

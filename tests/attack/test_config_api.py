@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import tfdoctor
-from tfdoctor.config import MAX_BYTES, ConfigError, load_config, parse_table
+from tfdoctor.diagnosis.config import MAX_BYTES, ConfigError, load_config, parse_table
 
 FIXTURE = str(Path(__file__).resolve().parents[2] / "fixtures" / "linux" / "nvidia-smi-hangs.json")
 

@@ -26,7 +26,7 @@ from tests.fakes import survivors
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="setsid and sessions are POSIX")
 
 ESCAPEE_LIFETIME_S = 600
-# The stated deadlines (--help; tfdoctor/deadline.py, written out here so that this file runs on a checkout
+# The stated deadlines (--help; tfdoctor/processes/deadline.py, written out here so that this file runs on a checkout
 # from before them): a run's with the default timeouts, 60 + 30 + 30 s; --undo's 90 s, and the restore's
 # own check, 60 s.
 RUN_DEADLINE_S = 120.0

@@ -25,7 +25,7 @@ import pytest
 from tests import fixer_support as fs
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import POSIX, POWERSHELL, Spelling, argv, command
-from tfdoctor.repairs import Action
+from tfdoctor.results.repairs import Action
 
 # (distribution name, its top-level module); the names keep no dot, which PEP 503 normalisation would turn
 # into '-' (a host name with dots would then not resolve, and pip would fetch nothing on main either)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tfdoctor.own_files import UnsafePath, private_dir, read_private, write_private
+from tfdoctor.files.own_files import UnsafePath, private_dir, read_private, write_private
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="links and modes as POSIX has them")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tfdoctor.environment.spell import POSIX, POWERSHELL, Spelling, argv
-from tfdoctor.repairs import Action
+from tfdoctor.results.repairs import Action
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "fixture_verdicts.json"
 # each odd name, and the decoy an unquoted spelling of it would reach instead

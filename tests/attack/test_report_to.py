@@ -24,7 +24,7 @@ import pytest
 
 from tests.cli_support import run_cli
 from tests.server_support import free_port
-from tfdoctor import report_to
+from tfdoctor.posting import client as report_to
 
 TOKEN = "attack-token-7d2c91e5"
 PASSWORD = "S3cret-pa55word-9f1e"

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tfdoctor.collect.system import ENVIRONMENT_PREFIXES, select_environment
-from tfdoctor.redact import REDACTED, SECRET_WORDS, TOKEN_SHAPES, Redactor, drop_environment_secrets, scrub_secrets
+from tfdoctor.report.redact import REDACTED, SECRET_WORDS, TOKEN_SHAPES, Redactor, drop_environment_secrets, scrub_secrets
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # Surrounding prose that can form no secret of its own (no '-', ':', '/', '=' or '_').

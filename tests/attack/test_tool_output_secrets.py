@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests import fixer_support as fs
-from tfdoctor.redact import REDACTED, scrub_secrets
+from tfdoctor.report.redact import REDACTED, scrub_secrets
 
 PASSWORD, KEY, SIGNATURE, TOKEN = "S3CRETpassw0rd", "S3CRETkeyvalue", "S3CRETsignature", "S3CRETtokenvalue"
 SECRETS = (PASSWORD, KEY, SIGNATURE, TOKEN)

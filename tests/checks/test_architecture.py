@@ -4,7 +4,7 @@ sw_vers and Mach-O bytes)."""
 from __future__ import annotations
 
 from tfdoctor.checks.architecture import architecture
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 
 from tests.builders import METAL_100_X86_64_HEX, UNIVERSAL2_HEX, check_result, fix_text, mac
 

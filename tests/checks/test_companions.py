@@ -8,9 +8,9 @@ import pytest
 
 from checks.companions import accepts_at_import, cause_of, companions, culprit, release_made_for, static_problems
 from tfdoctor import knowledge
-from tfdoctor.model import CheckResult, Status
-from tfdoctor.planner import build_plan
-from tfdoctor.repairs import Action
+from tfdoctor.results.model import CheckResult, Status
+from tfdoctor.plan.planner import build_plan
+from tfdoctor.results.repairs import Action
 
 # --- the check ----------------------------------------------------------------------------------------------
 

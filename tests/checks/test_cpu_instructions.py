@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 
 from tests.builders import LINUX_HOST, check_result, fix_text, fixture_facts
 from tests.plan_support import plan_of

@@ -10,8 +10,8 @@ from tfdoctor.checks.cuda_build import and_cuda_requirements, kernel_support, lo
 from tfdoctor.checks.nvidia_driver import driver_for_cuda
 from tfdoctor.facts.tensorflow_build import tensorflow_build
 from tfdoctor.facts.tensorflow_log import noise_kind, strip_log_prefix
-from tfdoctor.model import Status
-from tfdoctor.repairs import Action
+from tfdoctor.results.model import Status
+from tfdoctor.results.repairs import Action
 
 from tests.builders import LINUX_HOST, check_result, fix_text, fixture_facts, tensorflow_distribution
 from tests.nvidia_support import (
@@ -451,8 +451,8 @@ def test_cudnn_that_cannot_load_a_library_fails_with_what_the_missing_name_says(
 def test_tensorflow_2_16_1_that_could_not_load_its_cuda_libraries_gets_2_16_2_from_every_check():
     # tensorflow#63362: 2.16.1's wheel does not find its own pip CUDA libraries. cuda-build asked for
     # tensorflow[and-cuda]==2.16.1 while gpu-visible asked for 2.16.2, and the plan gave up on the pair.
-    from tfdoctor.registry import all_checks
-    from tfdoctor.runner import run_checks
+    from tfdoctor.checking.registry import all_checks
+    from tfdoctor.checking.runner import run_checks
     from tests.plan_support import plan_of
 
     dlopen = ("W tensorflow/core/common_runtime/gpu/gpu_device.cc:2251] Cannot dlopen some GPU libraries. Please make "

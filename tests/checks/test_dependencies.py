@@ -16,9 +16,9 @@ from packaging.requirements import Requirement
 from tfdoctor.child import source
 from tfdoctor.facts import companions, requires_dist
 from tfdoctor.checks import dependencies as dependencies_check
-from tfdoctor.model import Status
-from tfdoctor.registry import all_checks
-from tfdoctor.runner import run_checks
+from tfdoctor.results.model import Status
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.checking.runner import run_checks
 from tests.builders import ENV_PYTHON, IMPORTED, TF_221_REQUIRES, tensorflow_environment
 from tests.plan_support import argvs, plan_of
 

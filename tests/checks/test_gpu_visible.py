@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tfdoctor.checks.gpu_visible import gpu_visible
-from tfdoctor.model import CheckResult, Status
+from tfdoctor.results.model import CheckResult, Status
 
 from tests.builders import CPU, GPU, check_result, fixture_facts, tensorflow_result
 from tests.nvidia_support import NOISE as LOGGED_NOISE, PROOF, SMI_CANNOT_REACH_DRIVER, logged_machine
@@ -68,8 +68,8 @@ def test_nvidia_gpu_hidden_by_cuda_visible_devices_warns():
     assert outcome.status is Status.WARN and "CUDA_VISIBLE_DEVICES='1'" in outcome.summary
     # nvidia-driver says the same of this machine: one manual step, both checks point to it (a TensorFlow
     # built with CUDA 12.3, which the recorded driver serves, so the variable is each check's worst finding)
-    from tfdoctor.registry import all_checks
-    from tfdoctor.runner import run_checks
+    from tfdoctor.checking.registry import all_checks
+    from tfdoctor.checking.runner import run_checks
 
     facts["tensorflow"] = tensorflow_result(build_info={"is_cuda_build": True, "cuda_version": "12.3"})
     results = run_checks([c for c in all_checks() if c.id in ("nvidia-driver", "gpu-visible")], facts)
@@ -208,7 +208,7 @@ WITHOUT_AND_CUDA = "linux/t4-tensorflow-2.21-without-and-cuda-libraries.json"
 def test_a_cuda_build_without_its_pip_cuda_libraries_gets_the_and_cuda_install_even_when_the_log_is_silent():
     """TF_CPP_MIN_LOG_LEVEL=3 hides 'Cannot dlopen some GPU libraries': the step comes from the facts (before
     this, gpu-visible failed with no step at all), and TensorFlow stays at 2.21.0."""
-    from tfdoctor.planner import build_plan
+    from tfdoctor.plan.planner import build_plan
 
     facts = fixture_facts(WITHOUT_AND_CUDA)
     result = check_result("gpu-visible", facts)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from tfdoctor.checks.install_integrity import install_integrity as integrity_check
 from tfdoctor.facts import integrity
-from tfdoctor.model import Status
-from tfdoctor.repairs import Action
+from tfdoctor.results.model import Status
+from tfdoctor.results.repairs import Action
 from tests.builders import MISSING_LIB, integrity_facts, verified_distribution
 from tests.plan_support import as_result, intents, plan_of
 

@@ -12,10 +12,10 @@ from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.plan_support import as_result, intents, plan_of
 from tfdoctor.checks.installer import installer_capability
 from tfdoctor.environment.pip import installer_for, pip_needs, wheel_need
-from tfdoctor.model import Outcome, Remediation, Status
-from tfdoctor.registry import all_checks
-from tfdoctor.repairs import Action, Repair
-from tfdoctor.runner import run_checks
+from tfdoctor.results.model import Outcome, Remediation, Status
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.results.repairs import Action, Repair
+from tfdoctor.checking.runner import run_checks
 
 PYTHON = "/venv/bin/python"
 UPGRADE = f"{PYTHON} -m pip install --upgrade pip"
@@ -146,7 +146,7 @@ def test_uv_environments_install_with_uv():
 
 
 def test_not_recorded_skips_saying_so():
-    from tfdoctor.runner import run_check
+    from tfdoctor.checking.runner import run_check
 
     result = run_check(installer_capability, {"host": {"system": "Linux"}, "python": {"executable": PYTHON}})
     assert result.status is Status.SKIP and "installers" in result.summary

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 
 from tfdoctor.checks.keras import keras, matching_tf_keras
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 
 from tests import fakes
 from tests.builders import ENV_SITE, tensorflow_environment

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tfdoctor.checks.macos_version import is_compat_version, macos_version_check
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 
 from tests.builders import MAC_VENV, check_result, fix_text, mac, site_distribution
 from tests.plan_support import plan_commands, plan_of

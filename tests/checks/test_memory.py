@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tfdoctor.checks.memory import memory, parse_swapusage, pressure_level
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 
 from tests.builders import check_result, linux, mac
 

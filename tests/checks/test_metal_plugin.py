@@ -8,10 +8,10 @@ import pytest
 
 from tfdoctor.checks.metal_plugin import metal_plugin
 from tfdoctor.facts import installable_wheels, metal_pairing
-from tfdoctor.model import CheckResult, Remediation, Status
-from tfdoctor.repairs import Repair
-from tfdoctor.runner import run_check
-from tfdoctor.versions import release
+from tfdoctor.results.model import CheckResult, Remediation, Status
+from tfdoctor.results.repairs import Repair
+from tfdoctor.checking.runner import run_check
+from tfdoctor.knowledge.versions import release
 from tfdoctor.knowledge import rows as knowledge_rows
 
 from tests.builders import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tfdoctor.checks.nvidia_driver import driver_summary, max_cuda_for_driver, parse_proc_driver_version
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 
 from tests.builders import LINUX_HOST, check_result, fixture_facts, tensorflow_distribution
 from tests.nvidia_support import NOISE as LOGGED_NOISE, PROOF, and_cuda_packages, logged_machine, query_only

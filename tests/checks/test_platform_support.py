@@ -9,7 +9,7 @@ from tfdoctor.checks.installer import installer_capability
 from tfdoctor.checks.platform_support import platform_support
 from tfdoctor.facts import releases
 from tfdoctor.environment.pip import TENSORFLOW_WHEEL_TAGS, newest_tensorflow_wheel
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 
 from tests.builders import LINUX_HOST, check_result, fix_text, fixture_facts, tensorflow_distribution
 from tests.nvidia_support import T4
@@ -97,9 +97,9 @@ def test_intel_mac_pin_is_bounded_by_the_pythons_last_wheel():
     facts["python"].pop("marker_environment", None)
     result = check_result("platform-support", facts)
     assert result.status is Status.WARN and "2.13.1" in result.remediation.advice
-    from tfdoctor.registry import all_checks
-    from tfdoctor.report import RunReport
-    from tfdoctor.runner import run_checks
+    from tfdoctor.checking.registry import all_checks
+    from tfdoctor.report.run import RunReport
+    from tfdoctor.checking.runner import run_checks
 
     plan = RunReport(facts, run_checks(all_checks(), facts)).plan
     assert not plan.conflicts and [s.command for s in plan.steps] == ["python3 -m pip install -- 'tensorflow==2.13.1'"]

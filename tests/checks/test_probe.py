@@ -10,7 +10,7 @@ import pytest
 from tfdoctor.checks.probe import cpu_peak, gpu_peak, grade, probe
 
 from tfdoctor import knowledge
-from tfdoctor.model import CheckResult, Status
+from tfdoctor.results.model import CheckResult, Status
 
 from tests.builders import probe_facts, probe_side
 from tests.plan_support import plan_of

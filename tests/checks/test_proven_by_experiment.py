@@ -10,13 +10,13 @@ import json
 import pytest
 
 from tests.builders import check_result, tensorflow_environment, tensorflow_result
-from tfdoctor import doctor
-from tfdoctor.model import Status
-from tfdoctor.planner import build_plan
-from tfdoctor.report import RunReport
-from tfdoctor.repairs import Action
-from tfdoctor.registry import all_checks
-from tfdoctor.runner import run_checks
+from tfdoctor.diagnosis import doctor
+from tfdoctor.results.model import Status
+from tfdoctor.plan.planner import build_plan
+from tfdoctor.report.run import RunReport
+from tfdoctor.results.repairs import Action
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.checking.runner import run_checks
 
 PROTOBUF_ERROR = {"type": "ImportError", "message": "cannot import name '_message' from 'google.protobuf.pyext' "
                   "(/env/lib/python3.11/site-packages/google/protobuf/pyext/__init__.py)"}

@@ -8,9 +8,9 @@ import copy
 import pytest
 
 from tfdoctor.checks.requirements import requirements as requirements_check
-from tfdoctor.config import Requirements
-from tfdoctor.model import Status
-from tfdoctor.runner import run_check
+from tfdoctor.diagnosis.config import Requirements
+from tfdoctor.results.model import Status
+from tfdoctor.checking.runner import run_check
 
 from tests.builders import fixture_facts
 from tests.plan_support import plan_commands, plan_of

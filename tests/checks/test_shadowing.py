@@ -10,11 +10,11 @@ from checks.shadowing import shadowing_check
 from tests.builders import fixture_facts
 from tfdoctor.facts import shadowing
 from tfdoctor.checks import tensorflow_import as tensorflow_import_check
-from tfdoctor.model import CheckResult, Remediation, Status
-from tfdoctor.planner import build_plan
-from tfdoctor.registry import all_checks
-from tfdoctor.repairs import Action, Repair
-from tfdoctor.runner import run_checks
+from tfdoctor.results.model import CheckResult, Remediation, Status
+from tfdoctor.plan.planner import build_plan
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.results.repairs import Action, Repair
+from tfdoctor.checking.runner import run_checks
 
 SITE = "/home/user/proj/.venv/lib/python3.11/site-packages"
 STDLIB = "/usr/lib/python3.11"
@@ -278,7 +278,7 @@ def test_a_hidden_keras_does_not_explain_a_failed_tensorflow_import():
 
 
 def test_the_two_recorded_fixtures_hold_their_steps_back():
-    from tfdoctor.report import RunReport
+    from tfdoctor.report.run import RunReport
 
     for name, command in (("project-folder-tensorflow-py-hides-tensorflow.json", "mv -- "),
                           ("pythonpath-old-numpy-hides-numpy-2.json", "unset PYTHONPATH")):

@@ -7,7 +7,7 @@ import pytest
 
 from tfdoctor.checks.tensorflow_import import tensorflow_import
 from tfdoctor.facts import Facts
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 
 from tests.builders import ENV_SITE, tensorflow_environment, tensorflow_result
 from tests.import_support import (
@@ -279,7 +279,7 @@ def test_illegal_instruction_in_a_vm_without_avx_names_the_cpu_model():
 def test_an_error_no_rule_explains_names_its_suspects_without_a_plan_step_and_fix_tries_them():
     """Issue 29: every pin holds (none recorded), no signature matches, the error names typing_extensions and its
     frames optree and keras (a thread's report). The old answer was 'does not know this error'."""
-    from tfdoctor import doctor
+    from tfdoctor.diagnosis import doctor
     from tfdoctor.fixer import trials
     from tests.import_support import TYPE_IS, partial_report
 
@@ -299,8 +299,8 @@ def test_an_error_no_rule_explains_names_its_suspects_without_a_plan_step_and_fi
 
 def test_a_module_the_error_says_is_missing_is_missing_even_from_a_partial_list():
     # a thread's report lists only TensorFlow; "No module named 'ml_dtypes'" says what its list leaves out
-    from tfdoctor.registry import all_checks
-    from tfdoctor.runner import run_checks
+    from tfdoctor.checking.registry import all_checks
+    from tfdoctor.checking.runner import run_checks
     from tests.plan_support import plan_of
 
     facts = {"host": {"system": "Linux", "machine": "x86_64"}, "python": {"machine": "x86_64", "version": "3.12.3"},
@@ -319,8 +319,8 @@ def test_a_module_the_error_says_is_missing_is_missing_even_from_a_partial_list(
 def test_a_rocm_build_is_a_tensorflow_build_judged_on_its_releases_python_dependencies():
     # fixtures/fresh/aside8 (opendatahub-io/notebooks#2184): tensorflow-rocm 2.18.1 from AMD's repository, installed
     # without its dependencies; the pasted traceback lost the message, its last line imports ml_dtypes
-    from tfdoctor.registry import all_checks
-    from tfdoctor.runner import run_checks
+    from tfdoctor.checking.registry import all_checks
+    from tfdoctor.checking.runner import run_checks
 
     facts = {"host": {"system": "Linux", "machine": "x86_64"}, "python": {"version": "3.12"},
              "distributions": [{"name": "tensorflow-rocm", "version": "2.18.1"}],

@@ -11,14 +11,14 @@ import sys
 import pytest
 
 from tfdoctor.checks.tensorflow_install import tensorflow_install
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 
 from tests.builders import MAC_USER_SITE, MAC_VENV, check_result, fix_text, linux, mac, site_distribution
 
 
 def planned(result, facts) -> list[str]:
     """The plan steps tensorflow-install's repairs make (it writes no install command itself)."""
-    from tfdoctor.planner import build_plan
+    from tfdoctor.plan.planner import build_plan
 
     assert not any(" -m pip " in command for command in result.remediation.commands)
     return [step.command for step in build_plan([result], facts).steps]
@@ -223,8 +223,8 @@ def test_a_report_without_python_is_still_judged_and_pip_picks_the_wheel():
     ("Linux", "armv7l", "64-bit"),    # a 32-bit Raspberry Pi OS
 ])
 def test_no_install_is_planned_where_pypi_has_no_wheel_and_the_way_out_is_said(system, machine, words):
-    from tfdoctor.registry import all_checks
-    from tfdoctor.runner import run_checks
+    from tfdoctor.checking.registry import all_checks
+    from tfdoctor.checking.runner import run_checks
     from tests.plan_support import plan_of
 
     facts = {"host": {"system": system, "machine": machine}, "python": {"machine": machine, "version": "3.12.1"},
@@ -239,8 +239,8 @@ def test_no_install_is_planned_where_pypi_has_no_wheel_and_the_way_out_is_said(s
 def test_a_conda_build_where_pypi_has_no_wheel_is_not_warned_about():
     # fixtures/fresh/aside7 (an Intel Mac, October 2024): conda-forge's TensorFlow 2.17.0, which works; PyPI's
     # x86_64 macOS wheels end at 2.16.2, which says nothing against a build conda made
-    from tfdoctor.registry import all_checks
-    from tfdoctor.runner import run_checks
+    from tfdoctor.checking.registry import all_checks
+    from tfdoctor.checking.runner import run_checks
 
     def judged(installer):
         facts = {"host": {"system": "Darwin", "machine": "x86_64"},

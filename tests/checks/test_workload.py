@@ -14,7 +14,7 @@ from tests.builders import probe_side
 from tests.cli_support import run_cli, write
 from tests.workload_support import contender, ladder, workload_facts
 from tfdoctor.checks.workload import workload
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 from tfdoctor.schema import report_schema
 
 SCHEMA = report_schema()

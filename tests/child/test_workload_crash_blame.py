@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from tfdoctor.facts.tensorflow_child import phase_of
-from tfdoctor.registry import all_checks
-from tfdoctor.runner import run_checks
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.checking.runner import run_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,11 +11,11 @@ import jsonschema
 import pytest
 
 from tfdoctor import __version__
-from tfdoctor.model import CheckResult
-from tfdoctor.registry import all_checks
+from tfdoctor.results.model import CheckResult
+from tfdoctor.checking.registry import all_checks
 from tfdoctor.render import STATUS_SYMBOLS
 from tfdoctor.render.markdown import EMOJI
-from tfdoctor.report import exit_code_for
+from tfdoctor.report.run import exit_code_for
 from tfdoctor.schema import report_schema
 
 CHECK_IDS = [c.id for c in all_checks()]

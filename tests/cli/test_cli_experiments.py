@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import io
 
-import tfdoctor.doctor as doctor
+import tfdoctor.diagnosis.doctor as doctor
 from tfdoctor.cli.entry import run_command_line
 from tfdoctor.render.live import ExperimentLine
-from tfdoctor.report import RunReport
+from tfdoctor.report.run import RunReport
 
 
 def _seen_options(monkeypatch, run):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tfdoctor.config import Config, ConfigError, Requirements, find_pyproject, load_config, parse_table
+from tfdoctor.diagnosis.config import Config, ConfigError, Requirements, find_pyproject, load_config, parse_table
 
 
 def test_a_full_table():

@@ -3,8 +3,8 @@ they were); named in --only, or in a saved report that holds a workload, it is."
 
 from __future__ import annotations
 
-from tfdoctor.doctor import selected_checks
-from tfdoctor.saved_reports import explain, parse_report
+from tfdoctor.diagnosis.doctor import selected_checks
+from tfdoctor.report.saved import explain, parse_report
 
 import json
 

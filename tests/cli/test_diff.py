@@ -8,10 +8,10 @@ import json
 import pytest
 
 from tests.cli_support import run_cli, write
-from tfdoctor.diff import compare
-from tfdoctor.saved_reports import parse_report
-from tfdoctor.model import Outcome
-from tfdoctor.registry import check
+from tfdoctor.report.compare import compare
+from tfdoctor.report.saved import parse_report
+from tfdoctor.results.model import Outcome
+from tfdoctor.checking.registry import check
 
 WORKS = {
     "schema_version": "1.0",
@@ -104,7 +104,7 @@ def _python_version(facts):
 
 
 def test_verdicts_are_todays_checks_on_both_reports(monkeypatch):
-    monkeypatch.setattr("tfdoctor.doctor.all_checks", lambda: [_python_version])
+    monkeypatch.setattr("tfdoctor.diagnosis.doctor.all_checks", lambda: [_python_version])
     document = compare(parse_report(json.dumps(WORKS).encode(), "a.json"), parse_report(json.dumps(broken()).encode(), "b.json"))
     assert document["checks"] == [{"id": "uses-python-version", "title": "Fake check: Python version", "a": "pass",
                                    "b": "fail", "a_summary": "old enough", "b_summary": "Python 3.12.1"}]

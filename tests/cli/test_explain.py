@@ -12,10 +12,10 @@ import pytest
 from tests.cli_support import LINUX_FACTS, old_report, run_cli, write
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.shared_run_support import PLAIN_RUN, shared_doctor_run
-from tfdoctor.saved_reports import UnreadableReport, parse_report
+from tfdoctor.report.saved import UnreadableReport, parse_report
 from tfdoctor.facts import host_system
-from tfdoctor.doctor import selected_checks
-from tfdoctor.report import SCHEMA_VERSION
+from tfdoctor.diagnosis.doctor import selected_checks
+from tfdoctor.report.run import SCHEMA_VERSION
 
 CHECKS = selected_checks(deep=False)  # what explain runs on a report that holds no --deep workload
 

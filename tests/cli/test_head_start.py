@@ -17,7 +17,7 @@ from tfdoctor import __main__ as launcher
 from tfdoctor.child import source
 from tfdoctor.cli.app import app
 from tfdoctor.collect import integrity
-from tfdoctor.collect.commands import HeadStarts, run_process
+from tfdoctor.processes.commands import HeadStarts, run_process
 from tests import fakes
 
 
@@ -63,7 +63,7 @@ def echo(*words: str) -> list[str]:
 
 def test_a_collector_takes_the_child_of_its_own_command_only(monkeypatch):
     starts = HeadStarts()
-    monkeypatch.setattr("tfdoctor.collect.commands.HEAD_STARTS", starts)
+    monkeypatch.setattr("tfdoctor.processes.commands.HEAD_STARTS", starts)
     starts.start(echo("early"))
     assert starts.take(echo("other")) is None
     assert run_process(echo("early"), 30, env=dict(os.environ)).stdout == b"early\n"  # its own env: not taken
@@ -77,7 +77,7 @@ def test_a_collector_takes_the_child_of_its_own_command_only(monkeypatch):
 
 def test_run_process_answers_with_the_child_started_early(monkeypatch, tmp_path):
     starts = HeadStarts()
-    monkeypatch.setattr("tfdoctor.collect.commands.HEAD_STARTS", starts)
+    monkeypatch.setattr("tfdoctor.processes.commands.HEAD_STARTS", starts)
     marker = tmp_path / "started"
     argv = [sys.executable, "-c", "import sys; open(sys.argv[1], 'a').write('x'); print('hi')", str(marker)]
     starts.start(argv)
@@ -141,7 +141,7 @@ def test_a_signal_before_the_command_line_has_its_handlers(tmp_path):
     script = (
         "import os, signal, sys, time\n"
         "from tfdoctor import __main__ as m\n"
-        "from tfdoctor.collect.commands import HEAD_STARTS\n"
+        "from tfdoctor.processes.commands import HEAD_STARTS\n"
         "with m.head_start(['--json']):\n"
         "    print(' '.join(str(p.pid) for p in HEAD_STARTS._started), flush=True)\n"
         "    os.kill(os.getpid(), signal.SIGTERM)\n"

@@ -98,7 +98,7 @@ class _InterruptedInsideALock:
 def children_reopened_after():
     """An interrupt in process closes the running-children registry for good (the process is ending);
     this test's process goes on to other tests."""
-    from tfdoctor.collect.commands import CHILDREN
+    from tfdoctor.processes.commands import CHILDREN
 
     yield
     CHILDREN.reopen()

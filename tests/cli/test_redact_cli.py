@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tfdoctor.redact import identifying
+from tfdoctor.report.redact import identifying
 
 USER = "zqxplanteduser"
 TOKEN = "hf_" + "PlantedToken0123456789" * 2

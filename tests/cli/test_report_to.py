@@ -12,7 +12,7 @@ import pytest
 
 from tests.cli_support import run_cli
 from tests.server_support import TOKEN, RunningServer, free_port
-from tfdoctor import report_to
+from tfdoctor.posting import client as report_to
 
 
 @pytest.fixture(scope="module")

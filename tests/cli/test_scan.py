@@ -302,7 +302,7 @@ def test_scan_support_builds_interpreters_that_cannot_start(tmp_path):
 def test_one_diagnosis_giving_up_kills_its_own_children_only():
     """Two diagnoses in one process (the scan's threads): an unusable interpreter ends the children of its
     own diagnosis, and any it starts after; the other's keep running until an interrupt kills them all."""
-    from tfdoctor.collect.commands import CHILDREN, owned_by
+    from tfdoctor.processes.commands import CHILDREN, owned_by
 
     def start(owner: object) -> subprocess.Popen:
         def spawn() -> subprocess.Popen:
@@ -333,10 +333,10 @@ def test_one_diagnosis_giving_up_kills_its_own_children_only():
 
 
 def test_the_scan_deadline_cuts_what_it_has_not_reached_into_rows_that_say_so(tmp_path):
-    """tfdoctor/deadline.py: past the scan's deadline no environment is diagnosed (none of its children start);
+    """tfdoctor/processes/deadline.py: past the scan's deadline no environment is diagnosed (none of its children start);
     each is a row with the reason, not a verdict."""
-    from tfdoctor.deadline import within
-    from tfdoctor.doctor import DoctorOptions
+    from tfdoctor.processes.deadline import within
+    from tfdoctor.diagnosis.doctor import DoctorOptions
     from tfdoctor.scan.run import diagnose_all
 
     found = [FoundEnvironment(str(tmp_path / name), sys.executable, ("given",)) for name in ("a", "b")]

@@ -1,4 +1,4 @@
-"""How the doctor waits on its children (tfdoctor/collect/commands.py, tfdoctor/deadline.py, issue 35): a
+"""How the doctor waits on its children (tfdoctor/processes/commands.py, tfdoctor/processes/deadline.py, issue 35): a
 descendant that leaves the child's session with setsid() and keeps its pipes open neither holds the wait
 nor outlives it; the operation's deadline bounds every child; children run from an empty directory of
 their own, never from the project folder. The same defects end to end: tests/attack/test_escaped_children.py
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import survivors
-from tfdoctor import deadline
+from tfdoctor.processes import deadline
 from tfdoctor.collect import commands
 from tfdoctor.collect.tensorflow import run_child
 

@@ -19,8 +19,8 @@ from tfdoctor.collect import nvidia as collector
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.checks.nvidia_driver import driver_summary
 from tfdoctor.facts.nvidia_smi import detected_gpus
-from tfdoctor.registry import all_checks
-from tfdoctor.runner import run_checks
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.checking.runner import run_checks
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="fake executables are POSIX shell scripts")
 

@@ -11,7 +11,7 @@ import pytest
 import tfdoctor.collect
 import tfdoctor.collect.tensorflow as tensorflow_collector
 from tfdoctor.collect.options import CollectOptions
-from tfdoctor.doctor import DoctorOptions, diagnose
+from tfdoctor.diagnosis.doctor import DoctorOptions, diagnose
 
 
 @pytest.mark.parametrize("deep, requirements, careful", [

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from tfdoctor.model import CheckResult, Outcome, Remediation, Status
-from tfdoctor.registry import Check, UnknownCheckError, all_checks, check, select
+from tfdoctor.results.model import CheckResult, Outcome, Remediation, Status
+from tfdoctor.checking.registry import Check, UnknownCheckError, all_checks, check, select
 from tfdoctor.render import renderer
 from tfdoctor.render.text import render as render_text
-from tfdoctor.report import EXIT_OK, EXIT_PROBLEMS, RunReport, exit_code_for
-from tfdoctor.runner import run_checks
+from tfdoctor.report.run import EXIT_OK, EXIT_PROBLEMS, RunReport, exit_code_for
+from tfdoctor.checking.runner import run_checks
 
 MISSION_CHECKS = {"architecture", "tensorflow-install", "tensorflow-import", "metal-plugin", "gpu-visible",
                   "memory", "probe"}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
-from tfdoctor.model import Status
-from tfdoctor.registry import all_checks
-from tfdoctor.report import RunReport
-from tfdoctor.runner import run_checks
+from tfdoctor.results.model import Status
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.report.run import RunReport
+from tfdoctor.checking.runner import run_checks
 
 PATHS = fixture_paths()
 CHECK_IDS = [c.id for c in all_checks()]

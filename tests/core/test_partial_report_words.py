@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from tfdoctor.registry import all_checks
-from tfdoctor.runner import run_checks
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.checking.runner import run_checks
 
 UNRECORDED = re.compile(r"\bNone\b|Python  |TensorFlow \? |\bCUDA None\b")
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tfdoctor.collect.system import select_environment
-from tfdoctor.redact import (
+from tfdoctor.report.redact import (
     HOST_PLACEHOLDER,
     REDACTED,
     USER_PLACEHOLDER,
@@ -17,7 +17,7 @@ from tfdoctor.redact import (
     scrub_secrets,
 )
 from tfdoctor.render import FORMATS, renderer
-from tfdoctor.report import RunReport
+from tfdoctor.report.run import RunReport
 
 ALICE = Redactor(home="/home/alice", user="alice", host="alices-laptop.corp.example")
 HF_TOKEN = "hf_" + "A1b2C3d4E5" * 4
@@ -161,7 +161,7 @@ def _planted_document() -> dict:
         "tensorflow": {"status": "import_error", "stderr_tail": error,
                        "exception": {"type": "ImportError", "message": error}},
     }
-    from tfdoctor.model import CheckResult, Remediation, Status
+    from tfdoctor.results.model import CheckResult, Remediation, Status
 
     result = CheckResult("tensorflow-import", "TensorFlow imports", Status.FAIL, error.splitlines()[0],
                          tuple(error.splitlines()),

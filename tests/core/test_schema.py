@@ -12,7 +12,7 @@ from tests.builders import probe_facts, probe_side
 from tests.cli_support import LINUX_FACTS, old_report, run_cli, write
 from tests.shared_run_support import PLAIN_RUN, shared_doctor_run
 from tfdoctor.facts import SECTIONS
-from tfdoctor.report import SCHEMA_VERSION
+from tfdoctor.report.run import SCHEMA_VERSION
 from tfdoctor.schema import report_schema
 
 SCHEMA = report_schema()

@@ -6,7 +6,7 @@ import pytest
 
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import POSIX, POWERSHELL, Spelling, argv, command, fresh_environment, spelling_for
-from tfdoctor.repairs import Action
+from tfdoctor.results.repairs import Action
 
 
 def facts(system="Darwin", **python):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from tfdoctor.facts import autograph
 from tfdoctor.fixer import trials
-from tfdoctor.model import Status
-from tfdoctor.registry import all_checks
-from tfdoctor.runner import run_checks
+from tfdoctor.results.model import Status
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.checking.runner import run_checks
 from tests.builders import ENV_PYTHON, ENV_SITE, IMPORTED, TF_221_REQUIRES, tensorflow_environment
 from tests.plan_support import argvs, plan_of
 

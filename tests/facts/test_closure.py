@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import checks.dependencies  # noqa: F401 - registers the check
 from tfdoctor.facts import owners, record_less, requires_dist
-from tfdoctor.planner import build_plan
-from tfdoctor.repairs import Action
+from tfdoctor.plan.planner import build_plan
+from tfdoctor.results.repairs import Action
 
 from tests.builders import ENV_SITE, check_result, tensorflow_environment
 

@@ -7,7 +7,7 @@ import pytest
 
 from tfdoctor.facts.system_profiler import parse_displays
 from tfdoctor.facts.sw_vers_sysctl import parse_sw_vers, product_version, sysctl_flag, sysctl_int
-from tfdoctor.specifiers import satisfies
+from tfdoctor.knowledge.specifiers import satisfies
 
 
 def test_sw_vers_catalina_with_tabs_and_spaces():

@@ -7,6 +7,7 @@ from __future__ import annotations
 from packaging.requirements import Requirement
 
 from tfdoctor.facts import requires_dist
+from tfdoctor.knowledge import specifiers
 
 from tests.builders import ENV_SITE, tensorflow_environment
 
@@ -34,9 +35,9 @@ def _parses(monkeypatch, facts: dict) -> int:
             made.append(text)
             super().__init__(text)
 
-    forget = getattr(requires_dist.parse, "cache_clear", lambda: None)  # however parse remembers, start afresh
+    forget = getattr(specifiers.parse_requirement, "cache_clear", lambda: None)  # however parse remembers, start afresh
     forget()
-    monkeypatch.setattr(requires_dist, "Requirement", Counting)
+    monkeypatch.setattr(specifiers, "Requirement", Counting)
     requires_dist.unmet_requirements(facts)
     requires_dist.closure_members(facts)
     requires_dist.unmet_requirements(facts)  # a second check asking again parses nothing

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from tfdoctor.facts import signatures
-from tfdoctor.report import RunReport
-from tfdoctor.runner import run_checks
-from tfdoctor.registry import all_checks
+from tfdoctor.report.run import RunReport
+from tfdoctor.checking.runner import run_checks
+from tfdoctor.checking.registry import all_checks
 
 from tests.builders import check_result, distribution, fix_text, host
 

@@ -15,8 +15,8 @@ from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tfdoctor import knowledge
 from tfdoctor.facts import releases
 from tfdoctor.facts import installable_wheels, tensorflow_distributions, tensorflow_pins
-from tfdoctor.specifiers import satisfies
-from tfdoctor.versions import release
+from tfdoctor.knowledge.specifiers import satisfies
+from tfdoctor.knowledge.versions import release
 from tfdoctor.knowledge import rows as knowledge_rows
 
 FILES = knowledge.names()

@@ -6,7 +6,7 @@ import pytest
 
 from tfdoctor import knowledge
 from tfdoctor.checks.cuda_build import and_cuda_requirements
-from tfdoctor.specifiers import satisfies
+from tfdoctor.knowledge.specifiers import satisfies
 
 from tests.builders import tensorflow_distribution
 

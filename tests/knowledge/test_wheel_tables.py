@@ -12,7 +12,7 @@ import pytest
 from tests.builders import check_result, fixture_facts
 from tfdoctor.facts.tensorflow_build import tensorflow_build, wheel_build_info
 from tfdoctor.knowledge import rows
-from tfdoctor.model import Status
+from tfdoctor.results.model import Status
 
 
 def _cc(token: str) -> str:

@@ -111,7 +111,7 @@ def test_list_checks_gives_ids_titles_tags_and_platforms():
             return structured(await client.call_tool("list_checks", {}))
 
     checks = {c["id"]: c for c in anyio.run(scenario)["checks"]}
-    from tfdoctor.registry import all_checks
+    from tfdoctor.checking.registry import all_checks
 
     assert set(checks) == {c.id for c in all_checks()}
     assert checks["metal-plugin"]["platforms"] == ["Darwin"] and checks["dependencies"]["title"]

@@ -183,9 +183,9 @@ def test_a_step_for_the_shell_is_proven_as_done_the_rest_applied_and_the_step_na
     as the shell will be once the export is done, names the export as left to the user and exits 3. Its own
     environment is as before afterwards. The variable's check is stood in for by one that fails until it is set."""
     from tfdoctor.fixer import flow
-    from tfdoctor.model import CheckResult, Remediation, Status
-    from tfdoctor.repairs import Repair
-    from tfdoctor.report import RunReport
+    from tfdoctor.results.model import CheckResult, Remediation, Status
+    from tfdoctor.results.repairs import Repair
+    from tfdoctor.report.run import RunReport
 
     _, _, _, env = world
     target = _copy(world, "shell-step")
@@ -193,7 +193,7 @@ def test_a_step_for_the_shell_is_proven_as_done_the_rest_applied_and_the_step_na
         monkeypatch.delenv(name)
     for name in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "PIP_NO_CACHE_DIR", "FAKE_TF_MODE", "XDG_CACHE_HOME"):
         monkeypatch.setenv(name, env[name])
-    from tfdoctor import doctor
+    from tfdoctor.diagnosis import doctor
 
     real = doctor.diagnose
     seen: list[str | None] = []  # the variable each diagnosis ran under

@@ -13,9 +13,9 @@ import pytest
 from tfdoctor.fixer import rollback
 from tfdoctor.fixer.environment import STATE_DIR, Environment, link_tree
 from tfdoctor.fixer.flow import _run_plan, changes
-from tfdoctor.planner import Step
+from tfdoctor.plan.planner import Step
 from tfdoctor.environment.spell import Spelling
-from tfdoctor.repairs import Action
+from tfdoctor.results.repairs import Action
 
 
 class Silent:

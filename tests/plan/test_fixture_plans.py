@@ -15,10 +15,10 @@ import pytest
 
 from tests.fixtures_support import FIXTURES, fixture_id, fixture_paths, load_fixture
 from tests.plan_support import INSTALLER_COMMANDS
-from tfdoctor.planner import MANUAL
-from tfdoctor.registry import all_checks
-from tfdoctor.report import RunReport
-from tfdoctor.runner import run_checks
+from tfdoctor.plan.planner import MANUAL
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.report.run import RunReport
+from tfdoctor.checking.runner import run_checks
 
 PLATFORM_CHECKS = {"platform-support", "architecture", "macos-version", "cpu-instructions", "metal-plugin",
                    "nvidia-driver", "cuda-build", "gpu-visible", "memory", "probe", "requirements", "workload"}

@@ -3,9 +3,9 @@ many checks ask for it, so two checks never print the same shell line twice."""
 
 from __future__ import annotations
 
-from tfdoctor.model import CheckResult, Remediation, Status
-from tfdoctor.planner import build_plan
-from tfdoctor.repairs import Action, Repair
+from tfdoctor.results.model import CheckResult, Remediation, Status
+from tfdoctor.plan.planner import build_plan
+from tfdoctor.results.repairs import Action, Repair
 
 FACTS = {"host": {"system": "Linux"}, "python": {"executable": "/venv/bin/python", "in_venv": True}}
 

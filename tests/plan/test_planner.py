@@ -1,4 +1,4 @@
-"""The planner (tfdoctor/planner.py) on realistic facts and the repairs the checks ask for: one plan per run,
+"""The planner (tfdoctor/plan/planner.py) on realistic facts and the repairs the checks ask for: one plan per run,
 specifiers intersected, TensorFlow kept where it is unless a repair must move it (and then why), conflicts
 named instead of printed, pip brought up first, and the commands spelled for the environment's installer and
 shell. The facts come from the shared builders (tests/builders.py: tensorflow-cpu 2.21.0's real pins)."""
@@ -14,12 +14,12 @@ from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.plan_support import argvs, plan_of, results_of
 from tests.builders import (ENV_PYTHON, IMPORTED, MISSING_LIB, TF_221_WHEEL, integrity_facts,
                             tensorflow_environment, verified_distribution)
-from tfdoctor.model import CheckResult, Remediation, Status
-from tfdoctor.planner import build_plan, satisfiable
-from tfdoctor.registry import all_checks
-from tfdoctor.repairs import Action, Repair
-from tfdoctor.report import RunReport
-from tfdoctor.runner import run_checks
+from tfdoctor.results.model import CheckResult, Remediation, Status
+from tfdoctor.plan.planner import build_plan, satisfiable
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.results.repairs import Action, Repair
+from tfdoctor.report.run import RunReport
+from tfdoctor.checking.runner import run_checks
 
 from packaging.specifiers import SpecifierSet
 

@@ -1,5 +1,5 @@
 """No printed plan pairs pins that cannot coexist (issue 29, part 4 of Build): every fixture's plan goes
-through the offline resolver check (tfdoctor/coexistence.py: releases.toml, companions.toml and the
+through the offline resolver check (tfdoctor/plan/coexistence.py: releases.toml, companions.toml and the
 curated import checks), and the planner corrects a companion pin that no release made for the plan's
 TensorFlow satisfies, or names it as a conflict with the user's choices."""
 
@@ -11,14 +11,14 @@ from packaging.version import Version
 
 from tests.builders import tensorflow_environment
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
-from tfdoctor import coexistence
+from tfdoctor.plan import coexistence
 from tfdoctor.facts import requires_dist as reqs
-from tfdoctor.model import CheckResult, Remediation, Status
-from tfdoctor.planner import build_plan
-from tfdoctor.registry import all_checks
-from tfdoctor.repairs import Repair
-from tfdoctor.report import RunReport
-from tfdoctor.runner import run_checks
+from tfdoctor.results.model import CheckResult, Remediation, Status
+from tfdoctor.plan.planner import build_plan
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.results.repairs import Repair
+from tfdoctor.report.run import RunReport
+from tfdoctor.checking.runner import run_checks
 
 PATHS = fixture_paths()
 LINUX_311 = {"python_version": "3.11", "python_full_version": "3.11.7", "sys_platform": "linux",

@@ -4,7 +4,7 @@ dependencies check's result: the violated pin the error points into first, pins 
 from __future__ import annotations
 
 from tfdoctor.fixer import trials
-from tfdoctor.model import CheckResult, Status
+from tfdoctor.results.model import CheckResult, Status
 
 
 def _dependencies(unmet, suspects=(), status=Status.FAIL):

@@ -12,9 +12,9 @@ import pytest
 
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tfdoctor.facts import canonical_name, requires_dist
-from tfdoctor.registry import all_checks
-from tfdoctor.report import RunReport
-from tfdoctor.runner import run_checks
+from tfdoctor.checking.registry import all_checks
+from tfdoctor.report.run import RunReport
+from tfdoctor.checking.runner import run_checks
 
 CHECKS = all_checks()
 WITH_TENSORFLOW = [p for p in fixture_paths() if requires_dist.tensorflow_pin(load_fixture(p)["facts"])]

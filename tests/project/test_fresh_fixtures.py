@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 
 from tests.fixtures_support import FIXTURES, HELD_OUT_SETS, SEEN_ROUNDS, fixture_paths, fresh_fixture_paths, load_fixture
-from tfdoctor.model import Status
-from tfdoctor.registry import all_checks
+from tfdoctor.results.model import Status
+from tfdoctor.checking.registry import all_checks
 from tfdoctor.schema import report_schema
 
 SCHEMA = report_schema()

@@ -25,19 +25,20 @@ ALLOWED = {"tfdoctor/cli/app.py", "tfdoctor/api.py", "tfdoctor/__init__.py", "tf
 # own floor and the floors below it, lazily or not. Each entry is a module or a package with everything in it;
 # `checks/` installs as tfdoctor.checks. A new module or room has no floor until it is placed here.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("knowledge", ("tfdoctor.versions", "tfdoctor.knowledge")),
+    ("knowledge", ("tfdoctor.knowledge",)),  # the tables, and reading versions and specifiers
     ("facts", ("tfdoctor.facts",)),  # pure readers of the facts: nothing above knowledge
-    ("intents", ("tfdoctor.repairs", "tfdoctor.model", "tfdoctor.specifiers", "tfdoctor._version", "tfdoctor.schema")),
+    ("results", ("tfdoctor.results", "tfdoctor._version", "tfdoctor.schema")),  # what a check returns
     ("installers", ("tfdoctor.environment",)),  # the installer room: kinds, pip, the one speller
     ("remedies", ("tfdoctor.remedies",)),  # advice shared by checks, built from facts
-    ("checks", ("tfdoctor.checks", "tfdoctor.findings", "tfdoctor.registry", "tfdoctor.runner")),
-    ("plan", ("tfdoctor.planner", "tfdoctor.coexistence")),
+    ("checks", ("tfdoctor.checks", "tfdoctor.checking")),
+    ("plan", ("tfdoctor.plan",)),
     ("report", ("tfdoctor.report",)),
     # Above everything pure: no check, remedy, fact or plan does I/O.
-    ("collectors", ("tfdoctor.collect", "tfdoctor.child", "tfdoctor.redact", "tfdoctor.own_files", "tfdoctor.deadline")),
-    ("doctor", ("tfdoctor.doctor", "tfdoctor.saved_reports", "tfdoctor.config", "tfdoctor.options", "tfdoctor.diff")),
+    ("collectors", ("tfdoctor.collect", "tfdoctor.child", "tfdoctor.processes", "tfdoctor.files")),
+    # a saved report judged again, two compared: diagnoses without collectors
+    ("diagnosis", ("tfdoctor.diagnosis", "tfdoctor.report.saved", "tfdoctor.report.compare")),
     ("render", ("tfdoctor.render",)),
-    ("commands", ("tfdoctor.fixer", "tfdoctor.scan", "tfdoctor.output", "tfdoctor.report_to")),
+    ("commands", ("tfdoctor.fixer", "tfdoctor.scan", "tfdoctor.posting")),
     ("front door", ("tfdoctor.cli", "tfdoctor.api", "tfdoctor.servers", "tfdoctor.__main__", "tfdoctor.source_tree",
                     "tfdoctor")),
 )
@@ -97,7 +98,7 @@ def package_modules() -> list[Path]:
 
 
 @pytest.mark.parametrize("module, source, upward", [
-    ("tfdoctor.facts.integrity", "from tfdoctor.repairs import Repair", True),
+    ("tfdoctor.facts.integrity", "from tfdoctor.results.repairs import Repair", True),
     ("tfdoctor.facts.integrity", "from tfdoctor.facts.platform import wheel_platform", False),
     ("tfdoctor.facts.tensorflow_build", "def f():\n    from tfdoctor.collect.system import detect_wsl", True),
     ("tfdoctor.facts.integrity", "from tfdoctor import model", True),
@@ -106,16 +107,16 @@ def package_modules() -> list[Path]:
     ("tfdoctor.remedies.integrity", "from tfdoctor.environment.spell import spelling_for", False),
     ("tfdoctor.remedies.integrity", "from tfdoctor.checks import keras", True),
     ("tfdoctor.checks.keras", "from tfdoctor.remedies import import_causes", False),
-    ("tfdoctor.checks.keras", "from tfdoctor.planner import build_plan", True),
+    ("tfdoctor.checks.keras", "from tfdoctor.plan.planner import build_plan", True),
     ("tfdoctor.checks.keras", "from checks.probe import x", False),  # a sibling: test_no_check_imports_another_check
-    ("tfdoctor.planner", "from tfdoctor.render.text import render", True),
-    ("tfdoctor.report", "from tfdoctor.collect import gather", True),
+    ("tfdoctor.plan.planner", "from tfdoctor.render.text import render", True),
+    ("tfdoctor.report.run", "from tfdoctor.collect import gather", True),
     ("tfdoctor.fixer.flow", "from tfdoctor.cli.app import app", True),
     ("tfdoctor.render.text", "from tfdoctor.servers import mcp", True),
     ("tfdoctor.environment.spell", "from . import kinds", False),
     ("tfdoctor.environment.spell", "from ..remedies import arm64", True),
     ("tfdoctor.cli.app", "from tfdoctor import __version__", False),
-    ("tfdoctor.doctor", "import os, json", False),
+    ("tfdoctor.diagnosis.doctor", "import os, json", False),
 ])
 def test_an_upward_import_is_recognised(module, source, upward):
     assert bool(upward_imports(source, module)) is upward
@@ -172,7 +173,7 @@ def test_package_imports_are_recognised(source, expected):
 
 def test_no_lower_floor_imports_the_package():
     modules = lower_floor_modules()
-    assert len(modules) > 50 and ROOT / "checks" / "keras.py" in modules and ROOT / "tfdoctor" / "report.py" in modules
+    assert len(modules) > 50 and ROOT / "checks" / "keras.py" in modules and ROOT / "tfdoctor" / "report" / "run.py" in modules
     offenders = {p.relative_to(ROOT).as_posix(): found for p in modules
                  if (found := package_imports(p.read_text(encoding="utf-8")))}
     assert offenders == {}
@@ -182,8 +183,8 @@ def run_fresh(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("first", ["tfdoctor.saved_reports", "tfdoctor.report", "tfdoctor.cli.app", "tfdoctor",
-                                   "tfdoctor.diff", "tfdoctor.facts", "tfdoctor.api"])
+@pytest.mark.parametrize("first", ["tfdoctor.report.saved", "tfdoctor.report.run", "tfdoctor.cli.app", "tfdoctor",
+                                   "tfdoctor.report.compare", "tfdoctor.facts", "tfdoctor.api"])
 def test_explain_is_the_api_function_whatever_is_imported_first(first):
     done = run_fresh(f"import {first}\nimport tfdoctor, inspect\nassert inspect.isfunction(tfdoctor.explain)\n"
                      "from tfdoctor import explain, Report\n"
@@ -196,9 +197,9 @@ def test_lower_floors_do_not_load_the_api():
     done = run_fresh(
         "import json, sys\n"
         "import tfdoctor.facts\n"
-        "from tfdoctor.registry import all_checks\n"
-        "from tfdoctor.report import RunReport\n"
-        "from tfdoctor.runner import run_checks\n"
+        "from tfdoctor.checking.registry import all_checks\n"
+        "from tfdoctor.report.run import RunReport\n"
+        "from tfdoctor.checking.runner import run_checks\n"
         "facts = json.load(open('fixtures/linux/colab-t4-driver-550-tensorflow-2.19.json'))['facts']\n"
         "document = RunReport(facts, run_checks(all_checks(), facts)).to_dict()\n"
         "assert len(document['results']) > 10, document['results']\n"
@@ -244,7 +245,7 @@ def test_no_check_imports_another_check():
 def test_the_speller_is_not_read_from_a_renderer():
     """The planner, the fixer, facts/ and checks/ take commands from tfdoctor/environment/spell.py; none imports
     tfdoctor.render (what a user pastes and what `tfdoctor fix` runs come from one speller)."""
-    lower = [ROOT / "tfdoctor" / "planner.py", *(ROOT / "tfdoctor" / "fixer").glob("*.py"),
+    lower = [ROOT / "tfdoctor" / "plan" / "planner.py", *(ROOT / "tfdoctor" / "fixer").glob("*.py"),
              *(ROOT / "tfdoctor" / "facts").glob("*.py"), *(ROOT / "checks").glob("*.py"),
              *(ROOT / "tfdoctor" / "environment").glob("*.py")]
     offenders = {}

@@ -13,7 +13,7 @@ import pytest
 
 import tests.builders
 import tests.conftest
-from tfdoctor.registry import all_checks
+from tfdoctor.checking.registry import all_checks
 
 TESTS = Path(__file__).resolve().parents[1]
 SHARED = tests.builders.__all__

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = (
     "import importlib.util, json, tfdoctor, tfdoctor.checks;"
-    "from tfdoctor.registry import all_checks;"
+    "from tfdoctor.checking.registry import all_checks;"
     "from tfdoctor import knowledge;"
     "from tfdoctor.schema import report_schema;"
     "print(json.dumps({'package': tfdoctor.__file__, 'checks': tfdoctor.checks.__file__,"

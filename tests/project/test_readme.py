@@ -14,7 +14,7 @@ from typing import Optional
 import pytest
 from typer.main import get_command
 
-from tfdoctor import report
+from tfdoctor.report import run as report
 
 try:  # newer typer vendors click as typer._click; older typer runs on click itself
     from typer._click.exceptions import UsageError

@@ -38,7 +38,7 @@ def test_the_plain_cli_imports_no_server_stack():
 
 
 def test_report_to_posts_with_the_standard_library_only():
-    code = ("import json, sys; from tfdoctor.report_to import report_to;"
+    code = ("import json, sys; from tfdoctor.posting.client import report_to;"
             "line = report_to('http://127.0.0.1:9', [{}], None, ['team=x'], False).lines[-1];"
             "stack = json.loads(sys.argv[1]);"
             "loaded = sorted(m for m in sys.modules if any(m == s or m.startswith(s + '.') for s in stack));"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from tfdoctor.model import CheckResult, Remediation, Status
+from tfdoctor.results.model import CheckResult, Remediation, Status
 from tfdoctor.render.markdown import GITHUB_BODY_LIMIT, compact_json, escape, render
-from tfdoctor.report import RunReport
+from tfdoctor.report.run import RunReport
 
 FIX = Remediation("Install the plugin that matches TensorFlow 2.16 (see tensorflow/tensorflow#62860).",
                   ("~/venv/bin/python -m pip install 'tensorflow-metal==1.1.0'",),

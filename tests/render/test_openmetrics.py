@@ -13,7 +13,7 @@ from tests.cli_support import run_cli, write
 from tests.fixtures_support import FIXTURES, fixture_id, fixture_paths
 from tfdoctor.render.openmetrics import STATUSES, render
 from tfdoctor.render.sanitize import clean
-from tfdoctor.saved_reports import explain, read_report
+from tfdoctor.report.saved import explain, read_report
 
 
 def samples(text: str, parser) -> dict[tuple, float]:

@@ -19,7 +19,7 @@ import pytest
 from tests.cli_support import run_cli
 from tests.server_support import (BROKEN_FIXTURE, CHROMIUM, CHROMIUM_ARGS, HEALTHY_FIXTURE, TOKEN,
                                   RunningServer, fixture_report, unavailable)
-from tfdoctor import report_to
+from tfdoctor.posting import client as report_to
 
 HEALTHY_WORKSTATION = "linux/cpu-only-tensorflow-cpu-no-gpu"
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,27 +10,21 @@ from typing import List, Optional
 import typer
 
 from tfdoctor import __version__
+from tfdoctor.cli.root import app
 from tfdoctor.cli.emit import (Format, emit, experiment_progress, fail, live_display, print_checks,
                                terminal_columns, write)
-from tfdoctor.cli.flags import (CONFIG, DEADLINE_HELP, DEEP, EXIT_CODES_HELP, EXPERIMENTS_TIMEOUT, FORMAT,
+from tfdoctor.cli.flags import (CONFIG, DEEP, EXPERIMENTS_TIMEOUT, FORMAT,
                                 GPU_KIND, JSON, LIST_CHECKS, MIN_GFLOPS, MIN_SPEEDUP, NO_EXPERIMENTS, NO_PROBE,
                                 NO_REDACT, ONLY, OUTPUT, PROVE, PYTHON, QUIET, REQUIRE_GPU, REQUIRE_PYTHON,
                                 REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, VERSION,
                                 settings_from)
 from tfdoctor.cli.team import (LABEL, REPORT_HOSTNAME, REPORT_REQUIRED, REPORT_TIMEOUT, REPORT_TO, REPORT_TOKEN_FILE,
                                post_reports, posted_exit_code, refuse_openmetrics)
-from tfdoctor.deadline import FIX_S, SCAN_S, UNDO_S, words
-from tfdoctor.options import doctor_options, redact_document, text_redactor
+from tfdoctor.processes.deadline import FIX_S, SCAN_S, UNDO_S, words
+from tfdoctor.diagnosis.options import doctor_options, redact_document, text_redactor
 
 SCAN_DEADLINE_WORDS = words(SCAN_S)
 
-app = typer.Typer(
-    add_completion=True,  # typer's own --install-completion / --show-completion
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    help=f"Diagnose a TensorFlow install and say how to fix it.\n\n{DEADLINE_HELP}\n\n{EXIT_CODES_HELP}",
-)
 
 
 @app.callback(invoke_without_command=True)
@@ -85,8 +79,8 @@ def run(
     target = python or sys.executable
     live = fmt is Format.text and output is None and not quiet and sys.stdout.isatty()
     with live_display(live, target, no_redact) as display:  # on screen before the doctor is even imported
-        from tfdoctor.doctor import CannotRun, diagnose
-        from tfdoctor.registry import split_ids
+        from tfdoctor.diagnosis.doctor import CannotRun, diagnose
+        from tfdoctor.checking.registry import split_ids
 
         options = doctor_options(settings, target, only=split_ids(only), skip=split_ids(skip), timeout=timeout,
                                  probe=not no_probe, deep=deep, progress=display or experiment_progress(),
@@ -145,11 +139,11 @@ def fix_command(
     timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time limit of each TensorFlow import."),
     no_redact: bool = NO_REDACT,
 ) -> None:
-    from tfdoctor.doctor import CannotRun, validate_python
+    from tfdoctor.diagnosis.doctor import CannotRun, validate_python
     from tfdoctor.fixer.environment import FixError
     from tfdoctor.fixer.flow import FixOptions, fix, undo as undo_fix
     from tfdoctor.render.fix_console import ConsoleUi
-    from tfdoctor.registry import split_ids
+    from tfdoctor.checking.registry import split_ids
 
     if python == "":
         raise fail("--python: an empty path")
@@ -211,7 +205,7 @@ def scan_command(
     import os
     from contextlib import nullcontext
 
-    from tfdoctor.deadline import within
+    from tfdoctor.processes.deadline import within
     from tfdoctor.render import scan_table
     from tfdoctor.scan import summary
     from tfdoctor.scan.find import Places, find_environments
@@ -256,5 +250,5 @@ def scan_command(
 
 
 # The commands on saved reports (explain, diff) and the optional extras' (mcp, and the team server's)
-# register on `app` from their own modules.
-from tfdoctor.cli import saved, extras  # noqa: E402,F401  (isort: skip: the order is the help's)
+# register on `app` (cli/root.py) from their own modules, after these: the order is the help's.
+from tfdoctor.cli import saved, extras  # noqa: E402,F401

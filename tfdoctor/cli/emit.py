@@ -33,7 +33,7 @@ def one_line(message: str, verbose: Optional[bool] = None) -> str:
     """The message on one line, without control characters (it can quote a report or a config file) and
     without secrets: it can quote a tool's output too (an installer's, an interpreter's last line), and an
     error line is no report that --no-redact would ask to see whole."""
-    from tfdoctor.redact import scrub_secrets
+    from tfdoctor.report.redact import scrub_secrets
     from tfdoctor.render.sanitize import clean
 
     line = " ".join(clean(scrub_secrets(message)).split("\n"))
@@ -53,14 +53,14 @@ def _write_stdout(text: str) -> None:
 
 def write(text: str, output: Optional[Path]) -> None:
     """The report to stdout in one write (signals wait until it is done), or to FILE as
-    tfdoctor/output.py says: a file replaced whole, through a symlink; a device, FIFO or pipe written to."""
+    tfdoctor/files/output.py says: a file replaced whole, through a symlink; a device, FIFO or pipe written to."""
     if output is None:
-        from tfdoctor.output import SignalsHeld
+        from tfdoctor.files.output import SignalsHeld
 
         with SignalsHeld():
             _write_stdout(text)
         return
-    from tfdoctor.output import write_report
+    from tfdoctor.files.output import write_report
 
     try:
         write_report(str(output), text)
@@ -127,7 +127,7 @@ def live_display(live: bool, target: str, no_redact: bool) -> Any:
         from contextlib import nullcontext
 
         return nullcontext(None)
-    from tfdoctor.options import text_redactor
+    from tfdoctor.diagnosis.options import text_redactor
     from tfdoctor.render.live import LiveDisplay
 
     return LiveDisplay(target, redact=text_redactor(not no_redact))
@@ -140,7 +140,7 @@ def terminal_columns() -> int:
 
 
 def print_checks() -> None:
-    from tfdoctor.doctor import selected_checks
+    from tfdoctor.diagnosis.doctor import selected_checks
     from tfdoctor.facts import PLATFORM_NAMES
 
     checks = selected_checks()

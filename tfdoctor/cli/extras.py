@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from tfdoctor.cli.app import app
+from tfdoctor.cli.root import app
 from tfdoctor.cli.emit import fail
 from tfdoctor.cli.team import SERVE_HELP, report_app, serve_command
 

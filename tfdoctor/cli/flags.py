@@ -7,8 +7,8 @@ from typing import List, Optional
 import typer
 
 from tfdoctor.cli.emit import Format, fail
-from tfdoctor.deadline import PROVE_S, RUN_MARGIN_S, run_s, words
-from tfdoctor.options import OptionsError, load_settings
+from tfdoctor.processes.deadline import PROVE_S, RUN_MARGIN_S, run_s, words
+from tfdoctor.diagnosis.options import OptionsError, load_settings
 
 
 def _exit_codes_help(cannot_run: str, more: str = "") -> str:
@@ -33,7 +33,7 @@ REPORT_HELP = "A report saved with --json (any 1.x schema), a fixture, or a hand
 
 def _complete_checks(incomplete: str) -> List[str]:
     """Shell completion for --only and --skip: check ids and tags; in 'a,b,pr' the last part."""
-    from tfdoctor.registry import all_checks
+    from tfdoctor.checking.registry import all_checks
 
     checks = all_checks()
     done, comma, last = incomplete.rpartition(",")
@@ -86,7 +86,7 @@ def settings_from(config: Optional[str], discover: bool, gpu: Optional[str] = No
                   tensorflow: Optional[str] = None,
                   python: Optional[str] = None, min_gflops: Optional[float] = None,
                   min_speedup: Optional[float] = None):
-    """tfdoctor/options.py's settings; a bad file or flag is exit 2."""
+    """tfdoctor/diagnosis/options.py's settings; a bad file or flag is exit 2."""
     try:
         return load_settings(config, discover, gpu=gpu, tensorflow=tensorflow, python=python,
                              min_gflops=min_gflops, min_speedup=min_speedup)

@@ -63,7 +63,7 @@ def end_after_interrupt(code: int, grace_s: float = 1.0) -> None:
 
 def _remove_neutral_directory() -> None:
     """The children's empty working directory (collect/commands.py): os._exit skips the atexit that removes it."""
-    from tfdoctor.collect.commands import NEUTRAL
+    from tfdoctor.processes.commands import NEUTRAL
 
     NEUTRAL.remove()
 
@@ -103,7 +103,7 @@ def interrupt_behind(exc: BaseException) -> Optional[Interrupted]:
 
 
 def interrupted(code: int) -> int:
-    from tfdoctor.collect.commands import CHILDREN
+    from tfdoctor.processes.commands import CHILDREN
 
     CHILDREN.kill_all()  # an interrupt outside the collectors' wait: nothing may outlive the doctor
     try:
@@ -117,7 +117,7 @@ def interrupted(code: int) -> int:
 def _interrupted_early(signum: int, frame: object) -> None:
     """SIGINT or SIGTERM before the command line has its own handlers (InterruptsUnwind), or after:
     the head start's children die with the doctor, which says so and exits 128 + signal, as a run does."""
-    from tfdoctor.collect.commands import HEAD_STARTS
+    from tfdoctor.processes.commands import HEAD_STARTS
 
     HEAD_STARTS.kill_in_handler()
     _remove_neutral_directory()

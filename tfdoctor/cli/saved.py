@@ -7,13 +7,13 @@ from typing import List, Optional
 
 import typer
 
-from tfdoctor.cli.app import app
+from tfdoctor.cli.root import app
 from tfdoctor.cli.emit import Format, emit, fail, for_github, write
 from tfdoctor.cli.flags import (CONFIG, EXPLAIN_EXIT_CODES_HELP, FORMAT, GPU_KIND, JSON, MIN_GFLOPS, MIN_SPEEDUP,
                                 NO_REDACT, ONLY, OUTPUT, QUIET, REPORT_HELP, REQUIRE_GPU, REQUIRE_PYTHON, REQUIRE_TF,
                                 SKIP, STRICT, VERBOSE, settings_from)
 from tfdoctor.cli.team import refuse_openmetrics
-from tfdoctor.options import redact_document, requirement_facts
+from tfdoctor.diagnosis.options import redact_document, requirement_facts
 
 
 @app.command(
@@ -45,11 +45,11 @@ def explain_command(
 ) -> None:
     from dataclasses import replace
 
-    from tfdoctor.doctor import CannotRun, with_requirements
-    from tfdoctor.registry import split_ids
-    from tfdoctor.saved_reports import UnreadableReport, explain, read_report
-    from tfdoctor.model import CheckResult
-    from tfdoctor.report import exit_code_for
+    from tfdoctor.diagnosis.doctor import CannotRun, with_requirements
+    from tfdoctor.checking.registry import split_ids
+    from tfdoctor.report.saved import UnreadableReport, explain, read_report
+    from tfdoctor.results.model import CheckResult
+    from tfdoctor.report.run import exit_code_for
 
     settings = settings_from(config or None, False, require_gpu_kind or ("any" if require_gpu else None),
                          require_tensorflow, require_python, min_gflops, min_gpu_speedup)
@@ -81,9 +81,9 @@ def diff_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
 ) -> None:
-    from tfdoctor.diff import compare, exit_code
+    from tfdoctor.report.compare import compare, exit_code
     from tfdoctor.render.diff import RENDERERS
-    from tfdoctor.saved_reports import UnreadableReport, read_report
+    from tfdoctor.report.saved import UnreadableReport, read_report
 
     refuse_openmetrics(fmt, "diff")
     if a == "-" and b == "-":

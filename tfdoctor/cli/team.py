@@ -1,5 +1,5 @@
 """The command line's side of the team server (issue 28): `--report-to` and its options (run and scan post
-their reports with tfdoctor/report_to.py, stdlib only), `tfdoctor report send` (what a failed post kept), and
+their reports with tfdoctor/posting/client.py, stdlib only), `tfdoctor report send` (what a failed post kept), and
 `tfdoctor serve`, which imports the server stack only when it runs."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import List, Optional
 import typer
 
 from tfdoctor.cli.emit import Format, fail, one_line
-from tfdoctor.report import EXIT_NOT_POSTED
+from tfdoctor.report.run import EXIT_NOT_POSTED
 
-DEFAULT_REPORT_TIMEOUT = 15.0  # tfdoctor.report_to.TIMEOUT_S, which loads only when a post is made
+DEFAULT_REPORT_TIMEOUT = 15.0  # tfdoctor.posting.client.TIMEOUT_S, which loads only when a post is made
 REPORT_TO = typer.Option(None, "--report-to", metavar="URL",
                          help="After printing the report, post it (redacted as printed) to a `tfdoctor serve` server. "
                               "A redirect is not followed; a report not stored is kept for `tfdoctor report send`.")
@@ -43,7 +43,7 @@ def post_reports(url: Optional[str], documents: List[dict], token_file: Optional
     is one line on stderr. True when every report was posted (or there was nothing to post)."""
     if not url or not documents:
         return True
-    from tfdoctor.report_to import report_to
+    from tfdoctor.posting.client import report_to
 
     outcome = report_to(url, documents, token_file, labels or [], hostname, timeout, names)
     for line in outcome.lines:
@@ -123,7 +123,7 @@ def report_send_command(
     report_token_file: Optional[str] = REPORT_TOKEN_FILE,
     report_timeout: float = REPORT_TIMEOUT,
 ) -> None:
-    from tfdoctor.report_to import Ambiguous, PostRefused, send_pending
+    from tfdoctor.posting.client import Ambiguous, PostRefused, send_pending
 
     try:
         outcome = send_pending(report_to, report_token_file, report_timeout)

@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tfdoctor.collect.commands import CHILDREN, owned_by
-from tfdoctor.deadline import carried
+from tfdoctor.processes.commands import CHILDREN, owned_by
+from tfdoctor.processes.deadline import carried
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError
 from tfdoctor.facts import SECTIONS

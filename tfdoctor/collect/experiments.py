@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
 from tfdoctor.child import source
-from tfdoctor.collect.commands import CHILDREN
-from tfdoctor.deadline import bounded
+from tfdoctor.processes.commands import CHILDREN
+from tfdoctor.processes.deadline import bounded
 from tfdoctor.collect.tensorflow import read_result, run_child, signal_name, with_private_temp
 
 DEFAULT_BUDGET_S = 30.0

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from tfdoctor.child import source
-from tfdoctor.collect.commands import run_command
+from tfdoctor.processes.commands import run_command
 from tfdoctor.collect.options import CollectOptions
 
 # Seconds of sha256 over native libraries, smallest first. About 1 GB/s on one core of the 2-core CI

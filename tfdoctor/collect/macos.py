@@ -6,7 +6,7 @@ import os
 import platform
 from typing import Any
 
-from tfdoctor.collect.commands import run_command
+from tfdoctor.processes.commands import run_command
 from tfdoctor.collect.options import CollectOptions
 
 # sysctl.proc_translated is deliberately absent: it is per process, so the target interpreter asks

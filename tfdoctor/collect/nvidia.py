@@ -16,7 +16,7 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tfdoctor.collect.commands import run_command
+from tfdoctor.processes.commands import run_command
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.facts.nvidia_smi import QUERY_FIELDS, QUERY_FIELDS_OLD_DRIVER, classify_smi, smi_query_argv
 

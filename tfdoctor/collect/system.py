@@ -7,10 +7,10 @@ import platform
 import re
 from typing import Any, Optional
 
-from tfdoctor.collect.commands import run_command
+from tfdoctor.processes.commands import run_command
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.facts.platform import detect_wsl
-from tfdoctor.redact import never_recorded, scrub_secrets
+from tfdoctor.report.redact import never_recorded, scrub_secrets
 
 
 def collect_host(options: CollectOptions) -> dict[str, Any]:

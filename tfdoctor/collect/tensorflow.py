@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import IO, Any, Callable, Mapping, Optional
 
 from tfdoctor.child import source
-from tfdoctor.collect.commands import CHILDREN, finish, start_child
-from tfdoctor.deadline import bounded
+from tfdoctor.processes.commands import CHILDREN, finish, start_child
+from tfdoctor.processes.deadline import bounded
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError, confirm_python
 from tfdoctor.facts.tensorflow_child import COMPANION_MODULES

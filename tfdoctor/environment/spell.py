@@ -24,7 +24,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from tfdoctor.environment.kinds import InstallerKind
-from tfdoctor.repairs import Action
+from tfdoctor.results.repairs import Action
 
 if TYPE_CHECKING:
     from tfdoctor.facts import Facts

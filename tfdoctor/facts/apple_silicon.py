@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.sw_vers_sysctl import product_version, sysctl_flag
-from tfdoctor.versions import release
+from tfdoctor.knowledge.versions import release
 
 ARM64_MACHINES = ("arm64", "aarch64", "arm64e")
 

@@ -1,7 +1,7 @@
 """The offline experiments' facts (issue 29), read: what they tried and what they proved.
 
 Which failures want experiments is a question about the checks' results, not the facts: the doctor asks it
-(tfdoctor/doctor.py, experiment_goals) before it runs them.
+(tfdoctor/diagnosis/doctor.py, experiment_goals) before it runs them.
 """
 
 from __future__ import annotations

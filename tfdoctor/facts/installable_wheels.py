@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Optional
 
 from tfdoctor.facts import releases
-from tfdoctor.versions import release
+from tfdoctor.knowledge.versions import release
 
 Row = Mapping[str, Any]
 

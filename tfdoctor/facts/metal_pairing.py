@@ -9,7 +9,7 @@ from typing import Optional
 
 from tfdoctor.facts.installable_wheels import Row, covers_minor, install_name, wheel_rows, within
 from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.versions import release
+from tfdoctor.knowledge.versions import release
 
 FILE = "macos"
 

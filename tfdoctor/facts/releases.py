@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from packaging.version import Version
 
 from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.versions import compare, release
+from tfdoctor.knowledge.versions import compare, release
 
 Row = Mapping[str, Any]
 

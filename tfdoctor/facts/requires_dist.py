@@ -10,19 +10,19 @@ older reports rebuilt from the recorded Python and host).
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import Facts, canonical_name, host_system, section
 from tfdoctor.facts import build_names
 from tfdoctor.facts.platform import target_machine
+from tfdoctor.knowledge.specifiers import parse_requirement
 
 # The family: TensorFlow's builds and the packages released in step with it. A distribution that
 # requires any of these is checked too (tensorflow-text, -io, -datasets, -probability, keras-hub...).
@@ -117,15 +117,9 @@ def first_copy(facts: Facts, name: str) -> Optional[Mapping[str, Any]]:
     return _first_copies(facts).get(canonical_name(name))
 
 
-@functools.lru_cache(maxsize=16384)
 def parse(line: str) -> Optional[Requirement]:
-    """A Requires-Dist line parsed, or None. Parsed once per process: every check, and the server for every stored
-    report, reads the same few thousand lines again (issue 36: 15,191 parses of 65 distributions' lines in one run).
-    The Requirement returned is shared: callers read it, never change it."""
-    try:
-        return Requirement(str(line))
-    except InvalidRequirement:
-        return None
+    """A Requires-Dist line parsed (once per process: knowledge/specifiers.parse_requirement), or None."""
+    return parse_requirement(line)
 
 
 def version_of(text: Any) -> Optional[Version]:

@@ -16,7 +16,7 @@ from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
 from tfdoctor.facts.build_names import CPU_ONLY_BUILDS, ROCM_BUILDS, TENSORFLOW_BUILDS
 from tfdoctor.facts.platform import detect_wsl, target_machine
-from tfdoctor.versions import compare, minor, release
+from tfdoctor.knowledge.versions import compare, minor, release
 
 def minor_string(version: str | None) -> str | None:
     parts = minor(version)

@@ -12,9 +12,9 @@ from typing import Any, Mapping, Optional
 from tfdoctor.facts import Facts, canonical_name, section
 from tfdoctor.facts import installable_wheels
 from tfdoctor.facts.platform import wheel_platform
-from tfdoctor.facts.requires_dist import parse as parse_requirement
+from tfdoctor.knowledge.specifiers import parse_requirement
 from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.versions import release
+from tfdoctor.knowledge.versions import release
 
 METAL = "tensorflow-metal"
 METAL_LIBRARY = "libmetal_plugin.dylib"

@@ -81,7 +81,7 @@ def environment_key(python: str) -> str:
 
 
 def _home(python: str) -> Path:
-    from tfdoctor.own_files import cache_dir
+    from tfdoctor.files.own_files import cache_dir
 
     return cache_dir() / OUTCOMES / environment_key(python)
 
@@ -95,14 +95,14 @@ def _now() -> str:
 
 
 def _write(path: Path, record: Dict[str, Any]) -> None:
-    from tfdoctor.own_files import cache_dir, private_dir, write_private
+    from tfdoctor.files.own_files import cache_dir, private_dir, write_private
 
     private_dir(path.parent, cache_dir())
     write_private(path, json.dumps(record, indent=1))
 
 
 def _read(path: Path) -> Optional[Dict[str, Any]]:
-    from tfdoctor.own_files import read_private
+    from tfdoctor.files.own_files import read_private
 
     try:
         record = json.loads(read_private(path, RECORD_LIMIT))
@@ -290,7 +290,7 @@ def _stopped_behind(exc: BaseException) -> Optional[Stopped]:
 def _apply(job: Job, ui: Any, redact: Callable[[str], str]) -> Dict[str, Any]:
     from tfdoctor.fixer.flow import FixOptions
     from tfdoctor.fixer.proven import apply_proven
-    from tfdoctor.options import redact_document
+    from tfdoctor.diagnosis.options import redact_document
 
     options = FixOptions(job.python, tuple(job.only), tuple(job.skip), yes=True, system=False, timeout=job.timeout,
                          redact=lambda document: redact_document(document, True))
@@ -314,10 +314,10 @@ def main(spec: str) -> None:
     job = Job.from_dict(data)
     path = _path(job)
 
-    from tfdoctor.collect.commands import CHILDREN
+    from tfdoctor.processes.commands import CHILDREN
     from tfdoctor.fixer.environment import FixError
     from tfdoctor.fixer.proven import RecordingUi
-    from tfdoctor.options import text_redactor
+    from tfdoctor.diagnosis.options import text_redactor
 
     redact = text_redactor(True)
     record: Dict[str, Any] = {"state": "running", "job": asdict(job), "asker": data.get("asker"),

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from tfdoctor.fixer.environment import Environment, run_step
 from tfdoctor.environment.spell import POSIX, Spelling
-from tfdoctor.repairs import Action
+from tfdoctor.results.repairs import Action
 
 _OFFLINE = ("Could not fetch URL", "NewConnectionError", "Failed to establish a new connection",
             "Temporary failure in name resolution", "Network is unreachable", "ConnectTimeout", "error sending request")

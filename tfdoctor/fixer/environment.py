@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from tfdoctor.collect.commands import run_command
+from tfdoctor.processes.commands import run_command
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import conda_clone_argv, stand_in_venv_argv
 
@@ -121,7 +121,7 @@ def child_json(python: str, code: str, timeout: float = FREEZE_TIMEOUT_S, regist
     its session lets go of its pipes (collect/commands.py run_process)."""
     import tempfile
 
-    from tfdoctor.collect.commands import run_process
+    from tfdoctor.processes.commands import run_process
 
     handle, answer_path = tempfile.mkstemp(prefix="tfdoctor-answer-", suffix=".json")
     os.close(handle)
@@ -242,7 +242,7 @@ def remove(path: Path | str) -> None:
 def run_step(argv: list[str], timeout: float, env: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
     """One plan step, no shell, no standard input, the installer told not to ask anything; in a session
     of its own, killed with everything it started on a timeout or an interrupt (run_process)."""
-    from tfdoctor.collect.commands import run_process
+    from tfdoctor.processes.commands import run_process
 
     environ = dict(env if env is not None else os.environ)
     environ.update(PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1")

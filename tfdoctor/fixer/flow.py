@@ -61,8 +61,8 @@ class FixOptions:
 def diagnose(options: FixOptions, python: Optional[str] = None, plan: Any = None) -> Any:
     """The doctor's diagnosis as the user's shell will be once the plan's variable steps are done (the plan
     is proven as it is pasted, in order): its children get those variables; this process's are not touched."""
-    from tfdoctor.doctor import diagnose as run_doctor
-    from tfdoctor.options import doctor_options
+    from tfdoctor.diagnosis.doctor import diagnose as run_doctor
+    from tfdoctor.diagnosis.options import doctor_options
 
     environ = plan.environment_after(os.environ) if plan is not None else None
     # --deep and the probe time things; a repair needs neither
@@ -151,7 +151,7 @@ def fix(options: FixOptions, ui: Ui) -> int:
     """Diagnose, prove on a copy, apply. Every signal that ends a session (SIGHUP, SIGQUIT as well as
     SIGINT, SIGTERM) unwinds it, so what was applied is put back; the environment is locked throughout
     (not for --dry-run, which changes nothing)."""
-    from tfdoctor.deadline import FIX_S, within
+    from tfdoctor.processes.deadline import FIX_S, within
 
     with _ending_signals_unwind(), within(FIX_S):  # every child ends by the deadline --help states
         if options.dry_run:
@@ -224,7 +224,7 @@ def _tensorflow_the_plan_installs(plan: Any) -> list[str]:
     the TensorFlow builds its install steps name (an environment without TensorFlow: `pip install
     tensorflow`, for the check that asked for it). A move on the copy is judged against these."""
     from tfdoctor.facts.requires_dist import is_tensorflow_build
-    from tfdoctor.repairs import Action
+    from tfdoctor.results.repairs import Action
 
     wanted = [plan.moves_tensorflow.target] if plan.moves_tensorflow is not None else []
     for step in plan.runnable:
@@ -383,7 +383,7 @@ def _signals_held() -> Iterator[None]:
 
 
 def _restore(way_back: rollback.Rollback) -> rollback.Restored:
-    from tfdoctor.deadline import suspended
+    from tfdoctor.processes.deadline import suspended
 
     with _signals_held(), suspended():  # once begun, finished: its check keeps its own timeout
         return rollback.restore(way_back)
@@ -420,7 +420,7 @@ def _complete_restores(environment: Environment, ui: Ui) -> None:
 
 
 def undo(python: str, ui: Ui, yes: bool = False) -> int:
-    from tfdoctor.deadline import UNDO_S, within
+    from tfdoctor.processes.deadline import UNDO_S, within
 
     with _ending_signals_unwind(), within(UNDO_S):
         environment = probe(python)

@@ -6,7 +6,7 @@ The second caller does not wait: it exits 2 at once, naming the holder (pid and 
 waiting silently behind a ten-minute TensorFlow install would look hung, and what it diagnosed before
 waiting would be stale by the time it got the environment; run it again when the first has finished.
 
-The lock and its owner file live in a private directory of the user's cache (tfdoctor/own_files.py): the owner
+The lock and its owner file live in a private directory of the user's cache (tfdoctor/files/own_files.py): the owner
 file is written through a fresh file renamed over it, and the lock file is made before filelock opens it, never
 through a link (filelock follows one before 3.20.1, CVE-2025-68146, and 3.20.1 needs Python 3.10).
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from tfdoctor.fixer.environment import Environment, FixError
-from tfdoctor.own_files import cache_dir, private_dir, read_private, touch_private, write_private
+from tfdoctor.files.own_files import cache_dir, private_dir, read_private, touch_private, write_private
 
 LOCK = "lock"
 OWNER = "lock.owner"  # who holds the lock: written after it is taken, read by whoever finds it taken

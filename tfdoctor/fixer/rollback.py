@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from tfdoctor.fixer.environment import STATE_DIR, Environment, FixError, freeze, link_tree, remove
-from tfdoctor.own_files import (UnsafePath, append_private, cache_dir, private_dir, read_private,
+from tfdoctor.files.own_files import (UnsafePath, append_private, cache_dir, private_dir, read_private,
                                 write_private)
 
 KEEP = 3

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from tfdoctor.repairs import Action
+from tfdoctor.results.repairs import Action
 
 # What must work after a trial: the import, a Keras layer built and called, an AutoGraph-converted
 # function with Python control flow traced once, and the user's failing imports (argv).
@@ -144,7 +144,7 @@ def run_trials(environment: Any, found: Sequence[Candidate], tensorflow_pin: Opt
     from tfdoctor.fixer.environment import clone, remove, run_step
     from tfdoctor.environment.spell import POSIX, Spelling
 
-    from tfdoctor.deadline import passed
+    from tfdoctor.processes.deadline import passed
 
     proof = Proof()
     groups = [(c,) for c in found] + ([tuple(found)] if len(found) > 1 else [])
@@ -210,7 +210,7 @@ def prove_report(report: Any, say: Any) -> Optional[Proof]:
         return None
     say("--prove: trying " + ", ".join(c.requirement for c in found) + " on throwaway copies of the environment "
         "(this uses the package index, as `tfdoctor fix --dry-run` does; the environment is not changed)")
-    from tfdoctor.deadline import PROVE_S, within
+    from tfdoctor.processes.deadline import PROVE_S, within
 
     prelude = [step for step in report.plan.steps if step.action is Action.REMOVE_METADATA]
     with within(PROVE_S):
@@ -228,7 +228,7 @@ def proven_steps(report: Any, environment: Any, steps: Sequence[Any], say: Any) 
 
     from tfdoctor.facts.requires_dist import tensorflow_pin
     from tfdoctor.environment.spell import command, spelling_for
-    from tfdoctor.planner import Step
+    from tfdoctor.plan.planner import Step
 
     if not any((r.evidence or {}).get("suspects") for r in report.results if r.check_id == "dependencies"):
         return None

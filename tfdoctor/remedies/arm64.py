@@ -1,6 +1,6 @@
 """The Mac fixes, as repair intents for the current environment and as manual steps for a new one.
 
-In the *current* environment a fix is a Repair (tfdoctor/repairs.py) that the planner merges into the
+In the *current* environment a fix is a Repair (tfdoctor/results/repairs.py) that the planner merges into the
 run's one plan; the way out of an x86_64 (Rosetta) interpreter or a Python tensorflow-metal has no wheel
 for is a NEW native arm64 environment: the commands that create it, never a pip command in the broken
 one. What to install in that new environment is said in words (`combo_words`), as no plan runs there.
@@ -16,7 +16,7 @@ from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.environment.spell import native_arm64_environment
 from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.repairs import Repair
+from tfdoctor.results.repairs import Repair
 
 APPLE_PLUGIN_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
 

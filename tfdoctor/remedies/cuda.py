@@ -8,7 +8,7 @@ from typing import Any, Mapping, Optional
 from tfdoctor.facts import Facts, canonical_name
 from tfdoctor.facts.tensorflow_build import tensorflow_distribution
 from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.repairs import Repair
+from tfdoctor.results.repairs import Repair
 
 
 def pip_cuda_trap(version: Optional[str]) -> Optional[Mapping[str, Any]]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 from tfdoctor.facts import experiments as experiment_facts
-from tfdoctor.model import Remediation
-from tfdoctor.repairs import Repair
+from tfdoctor.results.model import Remediation
+from tfdoctor.results.repairs import Repair
 
 Facts = Mapping[str, Any]
 PROFILE = ("and delete the line that sets it from your shell profile (~/.bashrc, ~/.zshrc, ~/.profile, or the "
@@ -137,7 +137,7 @@ def use_remediation(facts: Facts, proof: Mapping[str, Any], tf_keras_repairs: tu
 def proven_failure(facts: Facts, kind: str, what: str, details: list[str], evidence: Mapping[str, Any],
                    module: Optional[str] = None):
     """The failing Outcome a check returns when an experiment proved what makes `kind` work, else None."""
-    from tfdoctor.model import Outcome
+    from tfdoctor.results.model import Outcome
 
     proof = experiment_facts.proof_for(facts, kind, module)
     if proof is None or not proof.get("works"):

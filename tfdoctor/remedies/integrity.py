@@ -11,8 +11,8 @@ from tfdoctor.facts import Facts, canonical_name, integrity, tensorflow_distribu
 from tfdoctor.facts import requires_dist as reqs
 from tfdoctor.facts.integrity import FileProblem
 from tfdoctor.facts.platform import wheel_platform
-from tfdoctor.model import Remediation
-from tfdoctor.repairs import Repair
+from tfdoctor.results.model import Remediation
+from tfdoctor.results.repairs import Repair
 
 REINSTALL_URL = "https://pip.pypa.io/en/stable/cli/pip_install/#cmdoption-force-reinstall"
 CONDA_REINSTALL_URL = "https://docs.conda.io/projects/conda/en/latest/commands/install.html"

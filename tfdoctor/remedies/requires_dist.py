@@ -4,7 +4,7 @@ pins is facts/requires_dist.py; this is what the dependencies, tensorflow-import
 from __future__ import annotations
 
 from tfdoctor.facts.requires_dist import Unmet
-from tfdoctor.repairs import Repair
+from tfdoctor.results.repairs import Repair
 
 
 def install_repairs(unmet: list[Unmet]) -> tuple[Repair, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tfdoctor.facts import Facts
 from tfdoctor.facts.made_for import tf_keras_requirement
-from tfdoctor.repairs import Repair
+from tfdoctor.results.repairs import Repair
 
 
 def tf_keras_repairs(facts: Facts, reason: str) -> tuple[Repair, ...]:

@@ -1,4 +1,4 @@
-"""`tfdoctor diff` in words: the comparison document (tfdoctor/diff.py's `compare`) as text, Markdown or JSON.
+"""`tfdoctor diff` in words: the comparison document (tfdoctor/report/compare.py's `compare`) as text, Markdown or JSON.
 
 It reads only the document; the reports' strings are cleaned first so they never drive a terminal or a page.
 """
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.diff import MISSING, SECTION_TITLES
+from tfdoctor.report.compare import MISSING, SECTION_TITLES
 from tfdoctor.render.sanitize import clean_document, json_dumps
-from tfdoctor.saved_reports import SavedReport
+from tfdoctor.report.saved import SavedReport
 
 
 def _shown(value: Any) -> str:

@@ -68,7 +68,7 @@ class ExperimentLine:
 
 
 class LiveDisplay:
-    """A progress callback (tfdoctor.doctor.Progress) that draws itself; use it as a context manager."""
+    """A progress callback (tfdoctor.diagnosis.doctor.Progress) that draws itself; use it as a context manager."""
 
     def __init__(self, python: str, redact: Callable[[str], str] = lambda text: text,
                  color: Optional[bool] = None) -> None:

@@ -115,7 +115,7 @@ def walk(root: Path, depth: int) -> Iterator[Path]:
 
 def conda_environments(places: Places) -> list[Path]:
     """conda's own list; without conda on PATH (or when it fails), ~/.conda/environments.txt."""
-    from tfdoctor.collect.commands import run_command
+    from tfdoctor.processes.commands import run_command
 
     conda = places.environ.get("CONDA_EXE") or "conda"
     answer = run_command([conda, "info", "--envs", "--json"], CONDA_TIMEOUT_S, env=places.environ)

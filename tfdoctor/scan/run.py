@@ -1,4 +1,4 @@
-"""Diagnosing many environments at once, each as `tfdoctor --python PATH` would (tfdoctor.doctor.diagnose
+"""Diagnosing many environments at once, each as `tfdoctor --python PATH` would (tfdoctor.diagnosis.doctor.diagnose
 with the options that run builds), at most one per core at a time.
 
 Threads in this process, not a doctor process per environment: a diagnosis spends its time in its own
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from tfdoctor.doctor import CannotRun, DoctorOptions
+from tfdoctor.diagnosis.doctor import CannotRun, DoctorOptions
 from tfdoctor.scan.find import FoundEnvironment
 
 STOP_GRACE_S = 10.0  # after an interrupt, how long the running diagnoses get to return
@@ -59,10 +59,10 @@ def expected_cost(environment: FoundEnvironment) -> int:
 
 def diagnose_one(environment: FoundEnvironment, options: DoctorOptions, prepare: Callable[[dict], dict],
                  strict: bool) -> Diagnosed:
-    """One environment's diagnosis; under the scan's deadline (tfdoctor/deadline.py) an environment it cuts
+    """One environment's diagnosis; under the scan's deadline (tfdoctor/processes/deadline.py) an environment it cuts
     short is a row saying so, not a verdict on the children it killed."""
-    from tfdoctor.deadline import current, passed, words
-    from tfdoctor.doctor import diagnose
+    from tfdoctor.processes.deadline import current, passed, words
+    from tfdoctor.diagnosis.doctor import diagnose
 
     started = time.perf_counter()
     scan_deadline = current()
@@ -87,8 +87,8 @@ def diagnose_all(environments: Sequence[FoundEnvironment], options_for: Callable
                  prepare: Callable[[dict], dict], strict: bool = False, workers: Optional[int] = None,
                  done: Optional[Callable[[Diagnosed], None]] = None) -> list[Diagnosed]:
     """Every environment diagnosed, in the order given; `done` is called (in this thread) as each ends."""
-    from tfdoctor.collect.commands import CHILDREN
-    from tfdoctor.deadline import carried
+    from tfdoctor.processes.commands import CHILDREN
+    from tfdoctor.processes.deadline import carried
 
     stopping = threading.Event()
 

@@ -9,7 +9,7 @@ What a server adds to the CLI's contract:
 - stdout carries protocol messages only (the SDK's stdio transport points fd 1 at stderr while it
   serves, so a stray print or a child's output cannot reach the wire); logs go to stderr;
 - one job that starts children (a diagnosis, a scan, a fix) runs at a time, in a worker thread, so a
-  cancelled request can kill exactly its children (tfdoctor/collect/commands.py: CHILDREN) and the
+  cancelled request can kill exactly its children (tfdoctor/processes/commands.py: CHILDREN) and the
   event loop keeps answering meanwhile; a hanging TensorFlow is already a result after `timeout`;
 - every tool has one total deadline (DEADLINES, stated in its description): past it the request's
   children are killed and the tool answers with an error saying so;
@@ -48,7 +48,7 @@ T = TypeVar("T")
 SCHEMA_URI = "tfdoctor://schema/report"
 REPORT_URI = "tfdoctor://report/{key}"
 MAX_TIMEOUT_S = 600.0  # a TensorFlow import (and probe) never gets longer than this from an assistant
-DEFAULT_TIMEOUT_S = 60.0  # the doctor's own default for the TensorFlow import (tfdoctor/options.py)
+DEFAULT_TIMEOUT_S = 60.0  # the doctor's own default for the TensorFlow import (tfdoctor/diagnosis/options.py)
 
 
 @dataclass(frozen=True)
@@ -136,14 +136,14 @@ class DoctorSession:
 # --- helpers ------------------------------------------------------------------------------------------
 
 def _redact_text(text: str) -> str:
-    """A line redacted as the command line redacts it (tfdoctor/options.py)."""
-    from tfdoctor.options import text_redactor
+    """A line redacted as the command line redacts it (tfdoctor/diagnosis/options.py)."""
+    from tfdoctor.diagnosis.options import text_redactor
 
     return text_redactor(True)(text)
 
 
 def _redacted_document(document: Dict[str, Any]) -> Dict[str, Any]:
-    from tfdoctor.options import redact_document
+    from tfdoctor.diagnosis.options import redact_document
 
     return redact_document(document, True)
 
@@ -195,7 +195,7 @@ def _timeout(timeout: Optional[float]) -> Optional[float]:
 
 
 def _ids(values: Optional[List[str]]) -> tuple[str, ...]:
-    from tfdoctor.registry import split_ids
+    from tfdoctor.checking.registry import split_ids
 
     return split_ids(list(values or ()))
 
@@ -292,7 +292,7 @@ def _report_schema() -> Dict[str, Any]:
 
 def _saved(report: Optional[Dict[str, Any]], path: Optional[str], argument: str) -> Any:
     """A SavedReport from a report given as JSON or by path (exactly one of them)."""
-    from tfdoctor.saved_reports import UnreadableReport, parse_report, read_report
+    from tfdoctor.report.saved import UnreadableReport, parse_report, read_report
 
     if (report is None) == (path is None):
         raise ToolError(f"{argument}: give either the report as JSON or its path, not both and not neither")
@@ -350,7 +350,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         children are killed at once, so its thread ends within moments and the next job starts clean; a
         job cancelled while it waited never starts. A `shielded` job (waiting for a detached apply or undo)
         waits on instead: the change finishes in its own process whatever happens here."""
-        from tfdoctor.collect.commands import CHILDREN
+        from tfdoctor.processes.commands import CHILDREN
 
         job = Job()
 
@@ -479,7 +479,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
     async def list_checks() -> CallToolResult:
         """The checks tfdoctor runs: id, title, tags, platforms (empty: all), the fact sections each
         reads, and its documentation link. Ids and tags are what `only` and `skip` take."""
-        from tfdoctor.doctor import selected_checks
+        from tfdoctor.diagnosis.doctor import selected_checks
 
         def listed() -> list[Dict[str, Any]]:
             return [{"id": c.id, "title": c.title, "tags": list(c.tags), "platforms": list(c.platforms),
@@ -496,7 +496,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         `report_path` (a saved --json report, re-judged with today's checks), else the last report of
         `python` in this session (none once apply_fix or undo_fix changed the environment), else a new
         diagnosis of `python` (no probe)."""
-        from tfdoctor.doctor import selected_checks
+        from tfdoctor.diagnosis.doctor import selected_checks
 
         known = {c.id: c for c in selected_checks()}
         if check_id not in known:
@@ -585,7 +585,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         """What differs between two saved reports (two machines, or one machine then and now): platform,
         Python, TensorFlow, GPU, packages, environment, and today's verdict of each check on each. Each
         report as JSON (`a`, `b`) or by absolute path (`a_path`, `b_path`)."""
-        from tfdoctor.diff import compare
+        from tfdoctor.report.compare import compare
 
         first, second = _saved(a, a_path, "a"), _saved(b, b_path, "b")
         document = await in_thread(lambda: _redacted_document(compare(first, second, redacted=True)), "diff_reports")
@@ -732,9 +732,9 @@ def _declare_output_schemas(server: MCPServer) -> None:
 # --- the jobs (worker thread) -------------------------------------------------------------------------
 
 def _explained(saved: Any, only: tuple[str, ...], skip: tuple[str, ...]) -> Dict[str, Any]:
-    from tfdoctor.doctor import CannotRun
-    from tfdoctor.saved_reports import UnreadableReport
-    from tfdoctor.saved_reports import explain as explain_saved
+    from tfdoctor.diagnosis.doctor import CannotRun
+    from tfdoctor.report.saved import UnreadableReport
+    from tfdoctor.report.saved import explain as explain_saved
 
     try:
         document = explain_saved(saved, only, skip, redacted=True)
@@ -745,7 +745,7 @@ def _explained(saved: Any, only: tuple[str, ...], skip: tuple[str, ...]) -> Dict
 
 def _scan(paths: list[str], depth: int, probe: bool, timeout: Optional[float]) -> Dict[str, Any]:
     """`tfdoctor scan --json`'s document, as the CLI's scan command builds it."""
-    from tfdoctor.options import OptionsError, doctor_options, load_settings
+    from tfdoctor.diagnosis.options import OptionsError, doctor_options, load_settings
     from tfdoctor.render.scan_table import render_json
     from tfdoctor.scan import summary
     from tfdoctor.scan.find import Places, find_environments

@@ -225,8 +225,8 @@ class TeamServer:
         return JSONResponse(document)
 
     def _diff(self, a: int, b: int) -> Optional[dict[str, Any]]:
-        from tfdoctor.diff import compare
-        from tfdoctor.saved_reports import UnreadableReport, parse_report
+        from tfdoctor.report.compare import compare
+        from tfdoctor.report.saved import UnreadableReport, parse_report
 
         documents = [self.store.report(a), self.store.report(b)]
         if None in documents:
@@ -369,8 +369,8 @@ class TeamServer:
         if fields is None:
             return PlainTextResponse("The form's CSRF token is missing or wrong: reload the page.", status_code=403)
         pasted = fields.get("report", "")
-        from tfdoctor.redact import Redactor
-        from tfdoctor.saved_reports import UnreadableReport, explain, parse_report
+        from tfdoctor.report.redact import Redactor
+        from tfdoctor.report.saved import UnreadableReport, explain, parse_report
 
         try:
             document = explain(parse_report(pasted.encode("utf-8", "replace"), "pasted report"))

@@ -61,7 +61,7 @@ def read_token_file(path: str) -> str:
 def write_new_token(path: str) -> None:
     """A fresh random token in `path`, a new file (0600) the user named: O_EXCL refuses an existing file and
     any link at that name (a dangling one too), so nothing is overwritten or written through. Its directory is
-    the user's choice (unlike the doctor's own files, tfdoctor/own_files.py)."""
+    the user's choice (unlike the doctor's own files, tfdoctor/files/own_files.py)."""
     flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         handle = os.open(path, flags, 0o600)

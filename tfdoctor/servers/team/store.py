@@ -107,12 +107,12 @@ def default_sqlite_path() -> str:
 
 def database_url(db: Optional[str]) -> str:
     """--db as SQLAlchemy reads it: a URL, or a path of a SQLite file; postgresql:// means psycopg 3.
-    The default file's directory is the doctor's own, made private (0700, no link: tfdoctor/own_files.py);
+    The default file's directory is the doctor's own, made private (0700, no link: tfdoctor/files/own_files.py);
     a directory the user named is theirs, made if missing."""
     if not db:
         from pathlib import Path
 
-        from tfdoctor.own_files import private_dir
+        from tfdoctor.files.own_files import private_dir
 
         db = default_sqlite_path()
         private_dir(Path(db).parent, Path(db).parent.parent)

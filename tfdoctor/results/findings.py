@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from tfdoctor.model import Outcome, Remediation, Status
+from tfdoctor.results.model import Outcome, Remediation, Status
 
 _RANK = {Status.PASS: 0, Status.WARN: 1, Status.FAIL: 2}
 

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tfdoctor.own_files import cache_dir, config_dir, private_dir, read_private, write_private
-from tfdoctor.redact import scrub_secrets
+from tfdoctor.files.own_files import cache_dir, config_dir, private_dir, read_private, write_private
+from tfdoctor.report.redact import scrub_secrets
 
 API_PATH = "/api/v1/reports"
 TOKEN_VARIABLE = "TFDOCTOR_REPORT_TOKEN"

@@ -132,7 +132,7 @@ def _specifiers(requirements: Iterable[str]) -> dict[str, tuple[str, SpecifierSe
 
 
 def _meets(pin: Requirement, specifier: SpecifierSet) -> bool:
-    from tfdoctor.planner import satisfiable
+    from tfdoctor.knowledge.specifiers import satisfiable
 
     try:
         return satisfiable(SpecifierSet(",".join(str(s) for s in (*pin.specifier, *specifier))))

@@ -13,7 +13,7 @@ import re
 from typing import Any, Callable, Iterator, Mapping
 
 from tfdoctor._version import __version__
-from tfdoctor.saved_reports import SavedReport, explain
+from tfdoctor.report.saved import SavedReport, explain
 from tfdoctor.facts import Facts, installed_version, section
 
 Row = tuple[str, str, Any]  # section, field, value

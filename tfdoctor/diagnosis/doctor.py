@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from tfdoctor.knowledge import preload as preload_knowledge
-from tfdoctor.model import CheckResult, Status
-from tfdoctor.registry import Check, all_checks, select
-from tfdoctor.report import RunReport
-from tfdoctor.runner import run_check, run_checks
+from tfdoctor.results.model import CheckResult, Status
+from tfdoctor.checking.registry import Check, all_checks, select
+from tfdoctor.report.run import RunReport
+from tfdoctor.checking.runner import run_check, run_checks
 
 
 # progress(event, data): the collectors' events (tfdoctor/collect/options.py) and "result" {"index", "result"}
@@ -45,7 +45,7 @@ ON_REQUEST_TAG = "deep"
 
 
 def selected_checks(only: tuple[str, ...] = (), skip: tuple[str, ...] = (), deep: bool = True) -> list[Check]:
-    from tfdoctor.registry import UnknownCheckError
+    from tfdoctor.checking.registry import UnknownCheckError
 
     try:
         chosen = select(all_checks(), only, skip)
@@ -69,7 +69,7 @@ def validate_python(path: str) -> str:
 
 def diagnose(options: DoctorOptions) -> RunReport:
     from tfdoctor.collect import CollectOptions, TargetUnusableError, gather
-    from tfdoctor.deadline import run_s, within
+    from tfdoctor.processes.deadline import run_s, within
 
     only = options.only
     if only and options.requirements and "requirements" not in only:
@@ -88,7 +88,7 @@ def diagnose(options: DoctorOptions) -> RunReport:
         progress=EarlyResults(checks, options.requirements, options.progress) if options.progress else None,
         environ=options.environ,
     )
-    # one deadline for every child of the run (tfdoctor/deadline.py): it ends when --help says it does
+    # one deadline for every child of the run (tfdoctor/processes/deadline.py): it ends when --help says it does
     with within(run_s(options.timeout, options.experiments_timeout, options.experiments)):
         try:
             # the checks' knowledge tables are parsed, and the report's planner imported, while the children
@@ -171,7 +171,7 @@ def experiment_goals(facts: Mapping[str, Any], results: Iterable[CheckResult]) -
 
 def _prepare_report() -> None:
     preload_knowledge()
-    from tfdoctor.planner import build_plan  # noqa: F401 - RunReport.plan's, imported when the report is written
+    from tfdoctor.plan.planner import build_plan  # noqa: F401 - RunReport.plan's, imported when the report is written
 
 
 def with_requirements(facts: Mapping[str, Any], requirements: Optional[Mapping[str, Any]]) -> dict[str, Any]:

@@ -8,10 +8,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
 from tfdoctor._version import __version__
-from tfdoctor.model import CheckResult, Status, totals
+from tfdoctor.results.model import CheckResult, Status, totals
 
 if TYPE_CHECKING:
-    from tfdoctor.planner import Plan
+    from tfdoctor.plan.planner import Plan
 
 # Major: a field removed or changed in meaning. Minor: fields added (1.1: plan, repairs, plan_steps; 1.2: facts.experiments,
 # tensorflow.companions[].keras_layers; 1.3: repairs[].required_by, plan.steps[].variable and value). Readers accept
@@ -45,8 +45,8 @@ class RunReport:
 
     @cached_property
     def plan(self) -> "Plan":
-        """The one repair plan: every repair the results ask for, merged (tfdoctor/planner.py)."""
-        from tfdoctor.planner import build_plan
+        """The one repair plan: every repair the results ask for, merged (tfdoctor/plan/planner.py)."""
+        from tfdoctor.plan.planner import build_plan
 
         return build_plan(self.results, self.facts)
 

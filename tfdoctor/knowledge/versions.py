@@ -2,7 +2,7 @@
 
 PEP 440 parsing is packaging's (the library pip vendors); these helpers only answer the questions the
 knowledge tables ask, on release numbers: '2.16.0rc0' is release (2, 16, 0), and (2, 19) equals
-(2, 19, 0). For specifiers and pre-release ordering use `packaging` itself (tfdoctor/specifiers.py,
+(2, 19, 0). For specifiers and pre-release ordering use `packaging` itself (tfdoctor/knowledge/specifiers.py,
 tfdoctor/facts/requires_dist.py).
 """
 

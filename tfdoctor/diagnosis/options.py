@@ -9,8 +9,8 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 if TYPE_CHECKING:
-    from tfdoctor.config import Config
-    from tfdoctor.doctor import DoctorOptions
+    from tfdoctor.diagnosis.config import Config
+    from tfdoctor.diagnosis.doctor import DoctorOptions
 
 ConfigLike = Union[str, "os.PathLike[str]", Mapping[str, Any], "Config", None]
 DEFAULT_TIMEOUT_S = 60.0
@@ -25,7 +25,7 @@ def load_settings(config: ConfigLike = None, discover: bool = True, *, gpu: Opti
                   min_gflops: Optional[float] = None, min_speedup: Optional[float] = None) -> "Config":
     """The configuration (a file, a [tool.tfdoctor]-like mapping, a Config; None: the nearest pyproject.toml
     when `discover`, else none), then the requirement flags over it."""
-    import tfdoctor.config as cfg
+    import tfdoctor.diagnosis.config as cfg
 
     try:
         if isinstance(config, cfg.Config):
@@ -66,7 +66,7 @@ def doctor_options(settings: Optional["Config"], python: str, *, only: tuple[str
                    deep: bool = False, progress: Any = None, experiments: bool = True,
                    experiments_timeout: float = 30.0, environ: Optional[Mapping[str, str]] = None) -> "DoctorOptions":
     """What a diagnosis runs with: the flags first, then the settings, then the defaults."""
-    from tfdoctor.doctor import DoctorOptions
+    from tfdoctor.diagnosis.doctor import DoctorOptions
 
     return DoctorOptions(
         python=python,
@@ -85,11 +85,11 @@ def doctor_options(settings: Optional["Config"], python: str, *, only: tuple[str
 
 
 def redact_document(document: dict, redact: bool = True) -> dict:
-    """Redaction happens once, on the document, before any renderer sees it (see tfdoctor/redact.py)."""
+    """Redaction happens once, on the document, before any renderer sees it (see tfdoctor/report/redact.py)."""
     document["redacted"] = redact
     if not redact:
         return document
-    from tfdoctor.redact import Redactor
+    from tfdoctor.report.redact import Redactor
 
     return Redactor.for_this_machine().learning_from(document).document(document)
 
@@ -98,6 +98,6 @@ def text_redactor(redact: bool = True) -> Callable[[str], str]:
     """The same redaction for a line shown before there is a document (the live display, scan's rows)."""
     if not redact:
         return lambda text: text
-    from tfdoctor.redact import Redactor
+    from tfdoctor.report.redact import Redactor
 
     return Redactor.for_this_machine().text

@@ -2,7 +2,7 @@
 
 A check says *what* would repair what it found (install these requirements, reinstall this release
 as it was, uninstall that build, bring pip up, set a variable) and *why*. The planner
-(tfdoctor/planner.py) merges every intent of a run into one ordered plan, and the command renderer
+(tfdoctor/plan/planner.py) merges every intent of a run into one ordered plan, and the command renderer
 (tfdoctor/environment/spell.py) spells that plan for the environment's installer and shell, in one
 place, so two checks can never print commands that disagree.
 """
@@ -49,7 +49,7 @@ class Repair:
     missing: bool = False  # upgrade-installer: there is no pip module at all (ensurepip first)
     # set-env / unset-env / rename: the modules this manual step stops another copy from hiding. Until it is
     # done, an install into the environment would be defeated (the hiding copy still comes first), so the
-    # planner withholds every runnable step (tfdoctor/planner.py).
+    # planner withholds every runnable step (tfdoctor/plan/planner.py).
     unhides: tuple[str, ...] = ()
     # install: 'name==version' of the installed distribution whose Requires-Dist line this intent carries. A plan
     # that replaces that very version drops the intent: the replaced release's requirements no longer apply.

@@ -36,10 +36,11 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from tfdoctor.facts import Facts
-from tfdoctor.model import CheckResult, Status
+from tfdoctor.results.model import CheckResult, Status
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import POSIX, Spelling, argv, command, refusal, spelling_for
-from tfdoctor.repairs import Action, Repair
+from tfdoctor.results.repairs import Action, Repair
+from tfdoctor.knowledge.specifiers import satisfiable
 
 PLANNED = (Status.WARN, Status.FAIL, Status.ERROR)
 MANUAL = (Action.SET_ENV, Action.UNSET_ENV, Action.RENAME)
@@ -197,52 +198,6 @@ def _tightest(clauses: list[str]) -> list[str]:
     from tfdoctor.facts.requires_dist import tightest
 
     return tightest(clauses)
-
-
-def _bounds(clause: Specifier) -> list[tuple[str, Version, bool]]:
-    """('low'|'high', bound, strict) pairs a clause implies; '==X' is both bounds, '~=2.15.0' and
-    '==2.15.*' a range."""
-    version_text = clause.version
-    wildcard = version_text.endswith(".*")
-    try:
-        version = Version(version_text[:-2] if wildcard else version_text)
-    except InvalidVersion:
-        return []
-    op = clause.operator
-    if op in (">", ">="):
-        return [("low", version, op == ">")]
-    if op in ("<", "<="):
-        return [("high", version, op == "<")]
-    if op in ("==", "===") and not wildcard:
-        return [("low", version, False), ("high", version, False)]
-    if op in ("~=", "==") and (op == "~=" or wildcard):
-        release = version.release
-        prefix = release[:-1] if op == "~=" else release
-        if not prefix:
-            return [("low", version, False)]
-        upper = Version(".".join(map(str, (*prefix[:-1], prefix[-1] + 1))))
-        return [("low", version, False), ("high", upper, True)]
-    return []
-
-
-def satisfiable(specifier: SpecifierSet) -> bool:
-    """Can any version satisfy every clause together? (bounds and exact pins; `!=` exclusions of a
-    pinned version too). Pre-releases count: an installed rc or nightly satisfies an installer."""
-    lows, highs, pins = [], [], []
-    for clause in specifier:
-        for side, bound, strict in _bounds(clause):
-            (lows if side == "low" else highs).append((bound, strict))
-        if clause.operator in ("==", "===") and not clause.version.endswith(".*"):
-            pins.append(clause.version)
-    for pin in pins:
-        if not specifier.contains(pin, prereleases=True):
-            return False
-    if lows and highs:
-        low, low_strict = max(lows, key=lambda b: (b[0], b[1]))
-        high, high_strict = min(highs, key=lambda b: (b[0], not b[1]))
-        if low > high or (low == high and (low_strict or high_strict)):
-            return False
-    return True
 
 
 # --- the plan ---------------------------------------------------------------------------------------
@@ -621,11 +576,11 @@ def _companions_without_second_build(facts: Facts, resolver: dict[str, _Wanted],
 
 def _companions_fit_tensorflow(facts: Facts, resolver: dict[str, _Wanted], no_deps: dict[str, _Wanted],
                                tf_pin: Optional[str], conflicts: list[Conflict], notes: list[str]) -> None:
-    """No plan pairs pins that cannot coexist (tfdoctor/coexistence.py): a companion requirement that no
+    """No plan pairs pins that cannot coexist (tfdoctor/plan/coexistence.py): a companion requirement that no
     release made for the plan's TensorFlow satisfies (tf-keras~=2.16.0 beside tensorflow==2.19.*, a check
     that reasoned from another TensorFlow than the one the plan ends with) is corrected to the release made
     for it; where none is, the companion leaves the plan as a conflict with the user's choices."""
-    import tfdoctor.coexistence as coexistence
+    import tfdoctor.plan.coexistence as coexistence
     from tfdoctor.facts import companions
     from tfdoctor.facts import requires_dist as reqs
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
 
-from tfdoctor.repairs import Repair
+from tfdoctor.results.repairs import Repair
 
 
 class Status(str, Enum):

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from tfdoctor.report import SCHEMA_VERSION, RunReport
+from tfdoctor.report.run import SCHEMA_VERSION, RunReport
 
 READABLE_MAJOR = int(SCHEMA_VERSION.split(".")[0])
 MAX_DEPTH = 64  # a report nests about 6 levels; deeper is not a report (and would exhaust the stack)
@@ -199,8 +199,8 @@ def explain(saved: SavedReport, only: tuple[str, ...] = (), skip: tuple[str, ...
 
     `explained_from` names the file and what it said about itself; `source_report` holds the same
     as data, including the saved report's own `redacted` flag."""
-    from tfdoctor.doctor import selected_checks
-    from tfdoctor.runner import run_checks
+    from tfdoctor.diagnosis.doctor import selected_checks
+    from tfdoctor.checking.runner import run_checks
 
     tensorflow = saved.facts.get("tensorflow")
     deep = isinstance(tensorflow, dict) and tensorflow.get("workload") is not None

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
-from tfdoctor.model import Outcome
+from tfdoctor.results.model import Outcome
 
 Facts = Mapping[str, Any]
 CheckFunction = Callable[[Facts], Outcome]

@@ -345,7 +345,7 @@ def run_process(argv: Sequence[str], timeout: float, env: Mapping[str, str] | No
     timeout (or the operation's deadline, if that comes first), or when an interrupt unwinds through the
     wait; it returns once the child itself has ended, never waiting on pipes a descendant still holds.
     OSError when it cannot start."""
-    from tfdoctor.deadline import bounded
+    from tfdoctor.processes.deadline import bounded
 
     timeout = bounded(timeout)
     process = HEAD_STARTS.take(argv) if env is None and cwd is None and registered else None

@@ -12,7 +12,7 @@ planted there would overwrite whatever it points at, with root's rights when roo
 - Files are read without following a link at their own name, and only when they are regular files.
 
 `-o PATH` is not written here: that path is the user's own word, and follows links as the shell's `>` does
-(tfdoctor/output.py).
+(tfdoctor/files/output.py).
 """
 
 from __future__ import annotations

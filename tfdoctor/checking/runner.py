@@ -6,8 +6,8 @@ import time
 import traceback
 
 from tfdoctor.facts import PLATFORM_NAMES, host_system, is_recorded
-from tfdoctor.model import CheckResult, Outcome, Status
-from tfdoctor.registry import Check, Facts
+from tfdoctor.results.model import CheckResult, Outcome, Status
+from tfdoctor.checking.registry import Check, Facts
 
 
 def _applicability(check: Check, facts: Facts) -> Outcome | None:

@@ -156,7 +156,7 @@ def parse_table(table: Mapping[str, Any], source: str, prefix: str = "") -> Conf
             raise bad(key, "must be a list of check ids or tags")
         names[key] = tuple(part.strip() for v in value for part in v.split(",") if part.strip())
         if names[key]:
-            from tfdoctor.registry import UnknownCheckError, all_checks, select
+            from tfdoctor.checking.registry import UnknownCheckError, all_checks, select
 
             try:
                 select(all_checks(), **{key: names[key]})

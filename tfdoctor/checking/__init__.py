@@ -1,0 +1,1 @@
+"""The check registry and the runner that runs checks on facts, a crash being a result."""

@@ -1,0 +1,1 @@
+"""Posting reports to a team server: the careful HTTP client and the reports kept to send again."""
