@@ -15,7 +15,7 @@ import pytest
 
 from tests.fakes import survivors
 from tfdoctor.processes import deadline
-from tfdoctor.collect import commands
+from tfdoctor.processes import commands
 from tfdoctor.collect.tensorflow import run_child
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="sessions and setsid are POSIX")

@@ -221,3 +221,17 @@ def test_a_step_for_the_shell_is_proven_as_done_the_rest_applied_and_the_step_na
     text = "\n".join(said.lines)
     assert "once step 2 (export TF_USE_LEGACY_KERAS=1) is done in your shell" in text
     assert "Left to you: step 2 (export TF_USE_LEGACY_KERAS=1)" in text and "cannot change your shell" in text
+
+
+def test_undo_after_an_interrupt_in_the_same_process_still_runs_its_children(tmp_path, monkeypatch):
+    """The API or a notebook: an interrupt closed the process-wide children registry (kill_all), so any child
+    started afterwards was killed at once and `undo` read the target as "could not answer: failed". A new
+    operation reopens it."""
+    from tfdoctor.fixer import flow
+    from tfdoctor.processes.commands import CHILDREN
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    CHILDREN.kill_all()
+    said = _Said()
+    flow.undo(sys.executable, said, yes=True)  # raised FixError "could not answer: failed" before
+    assert any("nothing to undo" in line.lower() for line in said.lines), said.lines

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 from tfdoctor.environment.kinds import detect
 from tfdoctor.environment.spell import POSIX, POWERSHELL, RefusedWord, Spelling, quote
 from tfdoctor.fixer import ownership, rollback
+from tfdoctor.processes.commands import CHILDREN
 from tfdoctor.fixer.environment import (Environment, FixError, child_json, clone, freeze, installer_available,
                                         remove, run_step)
 
@@ -153,6 +154,7 @@ def fix(options: FixOptions, ui: Ui) -> int:
     (not for --dry-run, which changes nothing)."""
     from tfdoctor.processes.deadline import FIX_S, within
 
+    CHILDREN.reopen()  # a new operation: an interrupt of an earlier one in this process (the API) is over
     with _ending_signals_unwind(), within(FIX_S):  # every child ends by the deadline --help states
         if options.dry_run:
             return _fix(options, ui)
@@ -422,6 +424,7 @@ def _complete_restores(environment: Environment, ui: Ui) -> None:
 def undo(python: str, ui: Ui, yes: bool = False) -> int:
     from tfdoctor.processes.deadline import UNDO_S, within
 
+    CHILDREN.reopen()
     with _ending_signals_unwind(), within(UNDO_S):
         environment = probe(python)
         with ownership.owning(environment):
