@@ -78,6 +78,8 @@ class Hostile:
             status, headers, payload = 302, {"Location": self.behaviour.partition(":")[2]}, b""
         elif self.behaviour == "500":
             status, headers, payload = 500, {}, b"database down"
+        elif self.behaviour.startswith("answer:"):  # stored, with this JSON answer
+            status, headers, payload = 201, {"Content-Type": "application/json"}, self.behaviour[7:].encode()
         else:
             status, headers, payload = 201, {"Content-Type": "application/json"}, b'{"report": 1}'
         handler.send_response(status)
@@ -181,7 +183,7 @@ def test_a_url_password_goes_as_basic_credentials_to_that_server_only(servers, v
     monkeypatch.delenv("TFDOCTOR_REPORT_TOKEN")
     server = servers("store")
     code, _, err = run_cli([*passing_run(venvs), "--report-to", f"http://alice:{PASSWORD}@127.0.0.1:{server.port}/"])
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, f"tfdoctor: report posted to http://<redacted>@127.0.0.1:{server.port}/\n")
     [request] = server.requests
     assert request["authorization"] == "Basic " + base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
     assert request["path"] == "/api/v1/reports"
@@ -220,6 +222,25 @@ def test_a_report_the_server_did_not_store_is_kept(servers, venvs, homes):
     assert all(path.stat().st_mode & 0o777 == 0o600 for path in directory.glob("*.json"))
 
 
+@pytest.mark.parametrize("answer, line", [
+    ('{"url": "http://127.0.0.1:PORT/environments/7", "status": "pass"}',
+     "tfdoctor: report posted: http://127.0.0.1:PORT/environments/7 (pass)"),
+    ('{"url": "/environments/7", "status": "warn"}',  # an older server: the path only
+     "tfdoctor: report posted: http://127.0.0.1:PORT/environments/7 (warn)"),
+    ('{"report": 1}', "tfdoctor: report posted to http://127.0.0.1:PORT"),  # a server that names no page
+    # the answer is the server's: a link it names is shown only as a plain http(s) URL, a status only as a word
+    ('{"url": "javascript:alert(1)", "status": "\u001b[2Jpass"}', "tfdoctor: report posted to http://127.0.0.1:PORT"),
+    ('{"url": "http://x/\u001b]8;;evil\u0007", "status": "pass"}', "tfdoctor: report posted to http://127.0.0.1:PORT"),
+])
+def test_a_stored_report_gets_one_line_naming_its_page_and_status(servers, venvs, homes, answer, line):
+    server = servers("answer:" + answer.replace("PORT", "0"))
+    server.behaviour = "answer:" + answer.replace("PORT", str(server.port))
+    code, out, err = run_cli([*passing_run(venvs), "--report-to", server.url])
+    assert code == 0 and json.loads(out)
+    assert err == line.replace("PORT", str(server.port)) + "\n"
+    assert kept(homes) == []
+
+
 def test_scan_posts_every_environment_and_names_the_one_that_failed(servers, venvs, homes):
     server = servers("store")
     original = server.answer
@@ -232,8 +253,10 @@ def test_scan_posts_every_environment_and_names_the_one_that_failed(servers, ven
     code, _, err = run_cli(["scan", venvs, "--json", "--depth", "1", "--report-to", server.url])
     assert code == 1 and len(server.requests) == 2  # it stopped at the first failure
     failed, stored = (r["body"]["report"]["facts"]["python"]["executable"] for r in server.requests)
-    assert err.count("\n") == 1 and err.startswith(f"tfdoctor: report of {failed} not posted to {server.url}: HTTP 500")
-    assert stored not in err
+    # the stored one's line, then the failure's (every failure is said after the posts)
+    posted, not_posted = err.splitlines()
+    assert posted == f"tfdoctor: report of {stored} posted to {server.url}"
+    assert not_posted.startswith(f"tfdoctor: report of {failed} not posted to {server.url}: HTTP 500")
     assert [k["body"]["report"]["facts"]["python"]["executable"] for k in kept(homes)] == [failed]
 
 
@@ -316,7 +339,7 @@ def test_the_next_run_to_that_server_sends_what_is_kept_first(servers, venvs, ho
     run_cli([*passing_run(venvs), "--report-to", other.url])  # kept for another server: not this run's to send
     server.behaviour = "store"
     code, second, err = run_cli([*passing_run(venvs), "--report-to", server.url])
-    assert (code, err) == (0, f"tfdoctor: sent 1 pending report to {server.url}\n")
+    assert (code, err) == (0, f"tfdoctor: sent 1 pending report to {server.url}\ntfdoctor: report posted to {server.url}\n")
     assert [r["body"]["report"] for r in server.requests[1:]] == [json.loads(first), json.loads(second)]
     assert [k["url"] for k in kept(homes)] == [f"{other.url}/api/v1/reports"] and len(other.requests) == 1
 

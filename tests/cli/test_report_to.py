@@ -43,9 +43,11 @@ def test_a_run_posts_the_report_it_printed_with_labels_and_a_random_machine_id(
     args = ["--python", cheap_broken_venv / "bin" / "python", "--no-probe", "--json"]
     alone = run_cli(args)
     code, out, err = run_cli([*args, "--report-to", server.url, "--label", "team=nlp", "--label", "site=lab"])
-    assert (code, err) == (alone[0], "") and code == 1
     store = server.app.state.server.store
     [environment] = store.environments()
+    # one line on success (issue 37): the environment's page and its status there
+    assert (code, err) == (alone[0], f"tfdoctor: report posted: {server.url}/environments/{environment['id']} (fail)\n")
+    assert code == 1
     machine = (config_home / "machine-id").read_text().strip()
     assert environment["machine"] == machine and len(machine) == 32
     assert environment["labels"] == {"team": "nlp", "site": "lab"} and environment["hostname"] is None
@@ -58,7 +60,7 @@ def test_a_run_posts_the_report_it_printed_with_labels_and_a_random_machine_id(
     monkeypatch.delenv("TFDOCTOR_REPORT_TOKEN")
     code, _, err = run_cli([*args, "--report-to", server.url, "--report-token-file", token_file,
                             "--report-hostname", "--label", "team=nlp"])
-    assert (code, err) == (1, "")
+    assert (code, err) == (1, f"tfdoctor: report posted: {server.url}/environments/{environment['id']} (fail)\n")
     [again] = store.environments()  # the same machine id: the same environment, one more report
     assert again["id"] == environment["id"] and again["hostname"] == socket.gethostname()
     assert len(store.history(again["id"])) == 2
@@ -67,8 +69,10 @@ def test_a_run_posts_the_report_it_printed_with_labels_and_a_random_machine_id(
 def test_scan_posts_each_environment_it_diagnosed(server, cheap_broken_venv, monkeypatch):
     monkeypatch.setenv("TFDOCTOR_REPORT_TOKEN", TOKEN)
     code, _, err = run_cli(["scan", cheap_broken_venv, "--json", "--report-to", server.url, "--label", "via=scan"])
-    assert (code, err) == (1, "")
     [environment] = server.app.state.server.store.environments()
+    venv_python = cheap_broken_venv / "bin" / "python"
+    assert (code, err) == (1, f"tfdoctor: report of {venv_python} posted: {server.url}/environments/{environment['id']} "
+                              "(fail)\n")
     assert environment["labels"] == {"via": "scan"} and environment["python"].endswith("/bin/python")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,11 +57,13 @@ def fleet(tmp_path_factory, browser):
                     ("gpu-box", ["team=vision"], fixture_report(BROKEN_FIXTURE), "gpu-box-07")):
                 os.environ["XDG_CONFIG_HOME"] = str(base / name)  # each machine its own random id
                 body = report_to.envelope(report, report_to.parse_labels(labels), host)
-                assert report_to.post(server.url, body, TOKEN) == 201
+                assert report_to.post(server.url, body, TOKEN).page
             os.environ["XDG_CONFIG_HOME"] = str(base / "laptop")
             code, _, err = run_cli(["--python", venv / "bin" / "python", "--no-probe", "--json",
                                     "--report-to", server.url, "--label", "team=nlp"])
-            assert (code, err) == (1, "")
+            # issue 37: one line on success, the environment's page and its status there
+            assert code == 1 and re.fullmatch(rf"tfdoctor: report posted: {re.escape(server.url)}/environments/\d+ "
+                                              r"\(fail\)\n", err), err
         finally:
             for key, value in saved.items():
                 os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
@@ -136,7 +139,7 @@ def test_a_private_server_asks_a_browser_for_the_token_once(browser, tmp_path):
     read (HttpOnly) and no other site sends (SameSite=Strict), and brings the browser back where it was going."""
     with RunningServer(f"sqlite:///{tmp_path / 'private.sqlite3'}", TOKEN, private=True) as server:
         body = report_to.envelope(fixture_report(HEALTHY_FIXTURE), {"team": "vision"}, "secret-box-01")
-        assert report_to.post(server.url, body, TOKEN) == 201
+        assert report_to.post(server.url, body, TOKEN).page
         context = browser.new_context()
         try:
             page = context.new_page()

@@ -287,9 +287,45 @@ def _refusal(exc: BaseException, timeout: float) -> PostRefused:
     return PostRefused(str(said)[:300] or type(exc).__name__)
 
 
+ANSWER_LIMIT = 16 * 1024  # bytes of the server's answer read: a team server's is under 300
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A report the server stored: the environment's page and its status there, when its answer says them (the
+    team server's does: docs/server.md), each checked and cleaned: the answer is the server's, not ours."""
+
+    page: Optional[str] = None
+    status: Optional[str] = None
+
+    @classmethod
+    def from_answer(cls, data: bytes, where: "Target") -> "Stored":
+        from urllib.parse import urljoin
+
+        try:
+            answer = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return cls()
+        if not isinstance(answer, dict):
+            return cls()
+        page, status = answer.get("url"), answer.get("status")
+        if isinstance(page, str) and page.startswith("/") and not page.startswith("//"):
+            page = urljoin(where.url, page)  # an older server's answer: the page's path on the same origin
+        page = page if isinstance(page, str) and re.fullmatch(r"https?://[!-~]{1,300}", page) else None
+        status = status if isinstance(status, str) and re.fullmatch(r"[a-z ]{1,20}", status) else None
+        return cls(page, status)
+
+    def line(self, what: str, where: "Target") -> str:
+        """The one line a stored report gets: where to look at it, and how it stands."""
+        if self.page is None:
+            return f"tfdoctor: {what} posted to {where.shown}"
+        return f"tfdoctor: {what} posted: {self.page}" + (f" ({self.status})" if self.status else "")
+
+
 def _exchange(where: Target, body: Mapping[str, Any], headers: Mapping[str, str], deadline: float,
-              timeout: float) -> int:
-    """POST `body` and return the status, all of it before `deadline` (time.monotonic()); PostRefused else."""
+              timeout: float) -> Stored:
+    """POST `body` and return what the server's answer says of it, all of it before `deadline`
+    (time.monotonic()); PostRefused else."""
     import urllib.request
 
     remaining = deadline - time.monotonic()
@@ -304,6 +340,7 @@ def _exchange(where: Target, body: Mapping[str, Any], headers: Mapping[str, str]
         try:
             with _opener(exchange).open(request, timeout=remaining) as response:
                 outcome["status"] = response.status
+                outcome["answer"] = response.read(ANSWER_LIMIT) if response.status == STORED else b""
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, which words it
             outcome["error"] = exc
 
@@ -318,11 +355,11 @@ def _exchange(where: Target, body: Mapping[str, Any], headers: Mapping[str, str]
     status = int(outcome["status"])
     if status != STORED:
         raise PostRefused(f"HTTP {status}: not a team server's answer to a stored report ({STORED})")
-    return status
+    return Stored.from_answer(outcome.get("answer") or b"", where)
 
 
-def post(url: str, body: Mapping[str, Any], token: Optional[str], timeout: float = TIMEOUT_S) -> int:
-    """POST one body within `timeout` seconds in all; returns the HTTP status (201), else PostRefused."""
+def post(url: str, body: Mapping[str, Any], token: Optional[str], timeout: float = TIMEOUT_S) -> Stored:
+    """POST one body within `timeout` seconds in all; what the server said of it (stored), else PostRefused."""
     where = target(url)
     return _exchange(where, body, _headers(where, token), time.monotonic() + timeout, timeout)
 
@@ -553,9 +590,11 @@ def report_to(url: str, documents: Sequence[Mapping[str, Any]], token_file: Opti
         _send_pending(where, headers, deadline, timeout, outcome, environ)
         for at, body in enumerate(bodies):
             try:
-                _exchange(where, body, headers, deadline, timeout)
+                stored = _exchange(where, body, headers, deadline, timeout)
             except PostRefused as exc:
                 failures.setdefault((str(exc), exc.keep), []).append(at)
+            else:
+                outcome.say(stored.line("report" if names is None else f"report of {names[at]}", where))
     for (reason, worth_keeping), failed in failures.items():
         outcome.not_posted += len(failed)
         kept = _kept_clause(where, [bodies[at] for at in failed], reason, environ) if worth_keeping else ""
