@@ -227,7 +227,8 @@ def _poisoned(value, key=""):
 def test_every_renderer_cleans_every_string_of_the_document():
     from tfdoctor.report import compare as diff
     from tfdoctor.render import diff as diff_words
-    from tfdoctor.report.saved import explain, read_report
+    from tfdoctor.operations.explain import explained_document as explain
+    from tfdoctor.report.saved import read_report
     from tfdoctor.render import FORMATS, github, renderer
 
     fixture = ROOT / "fixtures" / "linux" / "tensorflow-2.21-legacy-keras-without-tf-keras.json"

@@ -13,7 +13,8 @@ from tests.cli_support import run_cli, write
 from tests.fixtures_support import FIXTURES, fixture_id, fixture_paths
 from tfdoctor.render.openmetrics import STATUSES, render
 from tfdoctor.render.sanitize import clean
-from tfdoctor.report.saved import explain, read_report
+from tfdoctor.operations.explain import explained_document as explain
+from tfdoctor.report.saved import read_report
 
 
 def samples(text: str, parser) -> dict[tuple, float]:

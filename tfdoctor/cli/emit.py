@@ -33,7 +33,7 @@ def one_line(message: str, verbose: Optional[bool] = None) -> str:
     """The message on one line, without control characters (it can quote a report or a config file) and
     without secrets: it can quote a tool's output too (an installer's, an interpreter's last line), and an
     error line is no report that --no-redact would ask to see whole."""
-    from tfdoctor.report.redact import scrub_secrets
+    from tfdoctor.operations.common import scrub_secrets
     from tfdoctor.render.sanitize import clean
 
     line = " ".join(clean(scrub_secrets(message)).split("\n"))
@@ -55,12 +55,12 @@ def write(text: str, output: Optional[Path]) -> None:
     """The report to stdout in one write (signals wait until it is done), or to FILE as
     tfdoctor/files/output.py says: a file replaced whole, through a symlink; a device, FIFO or pipe written to."""
     if output is None:
-        from tfdoctor.files.output import SignalsHeld
+        from tfdoctor.operations.output import signals_held
 
-        with SignalsHeld():
+        with signals_held():
             _write_stdout(text)
         return
-    from tfdoctor.files.output import write_report
+    from tfdoctor.operations.output import write_report
 
     try:
         write_report(str(output), text)
@@ -127,7 +127,7 @@ def live_display(live: bool, target: str, no_redact: bool) -> Any:
         from contextlib import nullcontext
 
         return nullcontext(None)
-    from tfdoctor.diagnosis.options import text_redactor
+    from tfdoctor.operations.common import text_redactor
     from tfdoctor.render.live import LiveDisplay
 
     return LiveDisplay(target, redact=text_redactor(not no_redact))
@@ -140,13 +140,12 @@ def terminal_columns() -> int:
 
 
 def print_checks() -> None:
-    from tfdoctor.diagnosis.doctor import selected_checks
-    from tfdoctor.facts import PLATFORM_NAMES
+    from tfdoctor.operations.checks import list_checks
 
-    checks = selected_checks()
+    checks = list_checks()
     width = max(len(c.id) for c in checks)
     for check in checks:
-        where = ", ".join(PLATFORM_NAMES.get(p, p) for p in check.platforms) or "all platforms"
+        where = ", ".join(check.platforms) or "all platforms"
         tags = f"  [{', '.join(check.tags)}]" if check.tags else ""
         typer.echo(f"{check.id:<{width}}  {check.title} ({where}){tags}")
 

@@ -6,7 +6,7 @@ run render identically, and redaction happens once, before any renderer sees the
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 FORMATS = ("text", "json", "markdown", "openmetrics")
 
@@ -26,7 +26,11 @@ def renderer(name: str) -> Callable[..., str]:
     return render
 
 
-def summary_line(totals: dict[str, Any]) -> str:
+# What each verdict (report/document.Verdict.outcome) is called at the end of a report.
+VERDICT_WORDS = {"fail": "problems found", "warn": "warnings", "pass": "no problems found"}
+
+
+def summary_line(totals: Mapping[str, Any]) -> str:
     parts = [
         f"{totals.get('pass', 0)} passed",
         f"{totals.get('warn', 0)} warning{'s' if totals.get('warn', 0) != 1 else ''}",

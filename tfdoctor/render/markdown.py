@@ -13,7 +13,9 @@ import json
 import re
 from typing import Any
 
-from tfdoctor.render import plan_steps_named, platform_line, step_reasons, steps_phrase, summary_line
+from tfdoctor.render import (VERDICT_WORDS, plan_steps_named, platform_line, step_reasons, steps_phrase,
+                             summary_line)
+from tfdoctor.report.document import ReportDocument
 from tfdoctor.render.charts import markdown_charts
 from tfdoctor.render.sanitize import clean_document
 
@@ -83,15 +85,12 @@ def compact_json(value: Any, indent: int = 0) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _verdict(totals: dict[str, Any]) -> str:
-    if totals.get("fail") or totals.get("error"):
-        return "❌ problems found"
-    return "⚠️ warnings" if totals.get("warn") else "✅ no problems found"
+VERDICT_EMOJI = {"fail": "❌", "warn": "⚠️", "pass": "✅"}
 
 
 def _header(document: dict[str, Any]) -> list[str]:
     tool = document.get("tool") or {}
-    totals = document.get("totals") or {}
+    verdict = ReportDocument(document).verdict
     lines = [f"### tfdoctor {escape(tool.get('version', ''))} report", "", code(platform_line(document)), ""]
     notes = []
     if document.get("explained_from"):
@@ -100,7 +99,8 @@ def _header(document: dict[str, Any]) -> list[str]:
         notes.append("**Not redacted** (`--no-redact`): paths, user and host names appear as they are.")
     if notes:
         lines += ["> " + "<br>\n> ".join(notes), ""]
-    lines += [f"**{_verdict(totals)}**: {summary_line(totals)}", ""]
+    outcome = verdict.outcome
+    lines += [f"**{VERDICT_EMOJI[outcome]} {VERDICT_WORDS[outcome]}**: {summary_line(verdict.counts)}", ""]
     return lines
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from tfdoctor.render import STATUS_SYMBOLS, plan_steps_named, platform_line, step_reasons, steps_phrase, summary_line
+from tfdoctor.render import (STATUS_SYMBOLS, VERDICT_WORDS, plan_steps_named, platform_line, step_reasons, steps_phrase,
+                             summary_line)
+from tfdoctor.report.document import ReportDocument
 from tfdoctor.render.charts import terminal_chart
 from tfdoctor.render.sanitize import clean_document
 
@@ -129,12 +131,11 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
             if fix.get("url"):
                 console.print(f"{indent}    [dim]{escape(fix['url'])}[/]", soft_wrap=True)
 
-    totals = document.get("totals") or {}
+    verdict = ReportDocument(document).verdict
     if not quiet or any(r["status"] in PROBLEMS for r in results):
         console.print()
-    verdict = "[red]problems found[/]" if totals.get("fail") or totals.get("error") else (
-        "[yellow]warnings[/]" if totals.get("warn") else "[green]no problems found[/]")
-    console.print(f"{verdict}: {summary_line(totals)}")
+    style = {"fail": "red", "warn": "yellow", "pass": "green"}[verdict.outcome]
+    console.print(f"[{style}]{VERDICT_WORDS[verdict.outcome]}[/]: {summary_line(verdict.counts)}")
     plan = plan_lines(document.get("plan") or {})
     if plan:
         console.print()

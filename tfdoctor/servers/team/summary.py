@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from tfdoctor.facts import installed_version, section
+from tfdoctor.report.document import FAILING, WORST_FIRST, Verdict  # noqa: F401 - FAILING: the store's
 
-STATUS_ORDER = ("error", "fail", "warn", "pass", "skip")  # worst first
-STATUS_RANK = {status: rank for rank, status in enumerate(STATUS_ORDER)}
-FAILING = ("error", "fail")
+STATUS_ORDER = (*WORST_FIRST, "skip")  # worst first (the fleet table's order)
 
 # The key facts, in the order a drift view lists them; the names match `tfdoctor diff`'s fields.
 KEY_FACTS = ("TensorFlow", "CUDA", "cuDNN", "NumPy", "Keras", "Driver", "Python", "GPU")
@@ -21,18 +20,13 @@ DIFF_FIELDS_FIRST = ("TensorFlow version", "Built for CUDA", "Built for cuDNN", 
 
 
 def worst_status(results: Any) -> str:
-    statuses = [r.get("status") for r in results or () if isinstance(r, Mapping)]
-    ranked = [s for s in statuses if s in STATUS_RANK and s != "skip"]
-    return min(ranked, key=STATUS_RANK.__getitem__) if ranked else "pass"
+    return Verdict.of(results if isinstance(results, list) else ()).status
 
 
 def first_failing_check(results: Any) -> str | None:
     """The first check that failed or crashed, else the first that warned."""
-    for wanted in (FAILING, ("warn",)):
-        for result in results or ():
-            if isinstance(result, Mapping) and result.get("status") in wanted:
-                return str(result.get("id"))
-    return None
+    problem = Verdict.of(results if isinstance(results, list) else ()).first_problem
+    return problem.check_id if problem is not None else None
 
 
 def _gpu(facts: Mapping[str, Any]) -> str | None:
