@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from tfdoctor import __version__
+from tfdoctor._version import __version__
 from tfdoctor.cli.root import app
 from tfdoctor.cli.emit import (Format, emit, experiment_progress, fail, live_display, print_checks,
                                terminal_columns, write)

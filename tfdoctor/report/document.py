@@ -101,6 +101,49 @@ _TYPES = {"schema_version": str, "facts": dict, "results": list, "totals": dict,
           "target": dict, "created_at": str, "redacted": bool}
 
 
+# The key facts, in the order a drift view lists them; the names match `tfdoctor diff`'s fields.
+KEY_FACTS = ("TensorFlow", "CUDA", "cuDNN", "NumPy", "Keras", "Driver", "Python", "GPU")
+
+
+def _gpu(facts: Mapping[str, Any]) -> Optional[str]:
+    from tfdoctor.facts import section
+
+    if isinstance(facts.get("nvidia"), Mapping):
+        try:  # a report is untrusted: one that cannot be read still gets its other facts
+            from tfdoctor.facts.nvidia_smi import detected_gpus
+
+            names = [str(g.get("name")) for g in detected_gpus(facts) if g.get("name")]
+        except Exception:  # noqa: BLE001
+            names = []
+        if names:
+            return ", ".join(names)
+    devices = section(facts, "tensorflow").get("devices")
+    if isinstance(devices, list):
+        gpus = [d for d in devices if isinstance(d, Mapping) and d.get("device_type") == "GPU"]
+        if gpus:
+            return f"{len(gpus)} GPU" + ("s" if len(gpus) > 1 else "")
+    return None
+
+
+def _driver(facts: Mapping[str, Any]) -> Optional[str]:
+    if not isinstance(facts.get("nvidia"), Mapping):
+        return None
+    try:
+        from tfdoctor.facts.nvidia_smi import detected_gpus
+
+        versions = sorted({str(g.get("driver_version")) for g in detected_gpus(facts) if g.get("driver_version")})
+    except Exception:  # noqa: BLE001
+        return None
+    return ", ".join(versions) or None
+
+
+def schema() -> dict[str, Any]:
+    """The report's whole JSON Schema (draft 2020-12), for a validator that checks deeper than `from_dict`."""
+    from tfdoctor.schema import report_schema
+
+    return report_schema()
+
+
 class ReportDocument:
     """A report document and its verdict. `data` is the JSON document itself (not copied: build it, then wrap it)."""
 
@@ -133,6 +176,30 @@ class ReportDocument:
     def to_dict(self) -> dict[str, Any]:
         """A copy the caller may change."""
         return json.loads(json.dumps(self.data))
+
+    def key_facts(self) -> dict[str, Optional[str]]:
+        """The facts that decide whether TensorFlow works (KEY_FACTS), each at most 200 characters or None."""
+        from tfdoctor.facts import installed_version, section
+
+        facts = self.data.get("facts") if isinstance(self.data.get("facts"), Mapping) else {}
+        tensorflow = section(facts, "tensorflow")
+        build = section(tensorflow, "build_info")
+        python = section(facts, "python")
+
+        def text(value: Any) -> Optional[str]:
+            return None if value is None else str(value)[:200]
+
+        return {
+            "TensorFlow": text(tensorflow.get("version") or installed_version(facts, "tensorflow")
+                               or installed_version(facts, "tensorflow-cpu")),
+            "CUDA": text(build.get("cuda_version")),
+            "cuDNN": text(build.get("cudnn_version")),
+            "NumPy": text(installed_version(facts, "numpy")),
+            "Keras": text(installed_version(facts, "keras")),
+            "Driver": text(_driver(facts)),
+            "Python": text(python.get("version")),
+            "GPU": text(_gpu(facts)),
+        }
 
     @cached_property
     def verdict(self) -> Verdict:
