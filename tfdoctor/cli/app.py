@@ -11,7 +11,7 @@ import typer
 
 from tfdoctor._version import __version__
 from tfdoctor.cli.root import app
-from tfdoctor.cli.emit import (Format, emit, experiment_progress, fail, live_display, print_checks,
+from tfdoctor.cli.emit import (Format, ScanFormat, chosen, emit, experiment_progress, fail, live_display, print_checks,
                                terminal_columns, write)
 from tfdoctor.cli.flags import (CONFIG, DEEP, EXPERIMENTS_TIMEOUT, FORMAT,
                                 GPU_KIND, JSON, LIST_CHECKS, MIN_GFLOPS, MIN_SPEEDUP, NO_EXPERIMENTS, NO_PROBE,
@@ -19,7 +19,7 @@ from tfdoctor.cli.flags import (CONFIG, DEEP, EXPERIMENTS_TIMEOUT, FORMAT,
                                 REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, VERSION,
                                 settings_from)
 from tfdoctor.cli.team import (LABEL, REPORT_HOSTNAME, REPORT_REQUIRED, REPORT_TIMEOUT, REPORT_TO, REPORT_TOKEN_FILE,
-                               post_reports, refuse_openmetrics)
+                               post_reports)
 from tfdoctor.operations.limits import FIX_S, SCAN_S, UNDO_S, words
 
 SCAN_DEADLINE_WORDS = words(SCAN_S)
@@ -72,8 +72,8 @@ def run(
 
     settings = settings_from(config, True, require_gpu_kind or ("any" if require_gpu else None), require_tensorflow,
                              require_python, min_gflops, min_gpu_speedup)
-    fmt = Format.json if as_json else fmt
-    live = fmt is Format.text and output is None and not quiet and sys.stdout.isatty()
+    fmt = chosen(fmt, as_json)
+    live = fmt.colored and output is None and not quiet and sys.stdout.isatty()
     with live_display(live, python or sys.executable, no_redact) as display:  # on screen before the doctor is imported
         from tfdoctor.operations import CannotRun
         from tfdoctor.operations.checks import split_ids
@@ -166,7 +166,7 @@ def fix_command(
 )
 def scan_command(
     paths: Optional[List[str]] = typer.Argument(None, metavar="PATH", help="Where to look (default: see above)."),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format (github: as text)."),
+    fmt: ScanFormat = typer.Option(ScanFormat.text, "--format", "-f", help="Output format (github: as text)."),
     as_json: bool = JSON,
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the table to FILE instead of stdout."),
     probe: bool = typer.Option(False, "--probe", help="Time the GPU against the CPU in each environment."),
@@ -192,11 +192,11 @@ def scan_command(
     from tfdoctor.operations import CannotRun
     from tfdoctor.operations.scan import ScanRequest, scan
     from tfdoctor.render import scan_table
+    from tfdoctor.render.formats import Look
 
-    refuse_openmetrics(fmt, "scan")
     request = ScanRequest(tuple(paths or ()), depth, probe, deep, timeout, deadline, jobs, strict or None,
                           settings_from(config, True), not no_redact)  # settings as `tfdoctor --python ENV` reads them
-    fmt = Format.json if as_json else fmt
+    fmt = chosen(fmt, as_json)
     bar: list = []  # the progress bar, once the scan says how many it found (on a terminal only)
 
     def progress(event: str, data: dict) -> None:
@@ -213,14 +213,10 @@ def scan_command(
         if bar:
             bar[0].__exit__(None, None, None)
     rows = result.rows
-    if fmt is Format.json:
-        rendered = scan_table.render_json(rows, redacted=not no_redact)
-    elif fmt is Format.markdown:
-        rendered = scan_table.render_markdown(rows)
-    else:
-        terminal = output is None and sys.stdout.isatty()
-        rendered = scan_table.render_text(rows, color=None if terminal else False,
-                                          width=terminal_columns() if terminal else None)
+    terminal = output is None and sys.stdout.isatty()
+    assert fmt.scan is not None  # the choices are the formats that serve scan
+    rendered = fmt.scan(rows, Look(color=None if terminal and fmt.colored else False,
+                                   width=terminal_columns() if terminal else None, redacted=not no_redact))
     write(rendered, output)
     posted = post_reports(report_to, [r.document for r in result.reports], report_token_file, label, report_hostname,
                           report_timeout, names=[r.python for r in result.reports])  # every one's, each failure named

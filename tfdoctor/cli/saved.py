@@ -8,11 +8,10 @@ from typing import List, Optional
 import typer
 
 from tfdoctor.cli.root import app
-from tfdoctor.cli.emit import Format, emit, fail, for_github, write
+from tfdoctor.cli.emit import DiffFormat, Format, chosen, emit, fail, for_github, write
 from tfdoctor.cli.flags import (CONFIG, EXPLAIN_EXIT_CODES_HELP, FORMAT, GPU_KIND, JSON, MIN_GFLOPS, MIN_SPEEDUP,
                                 NO_REDACT, ONLY, OUTPUT, QUIET, REPORT_HELP, REQUIRE_GPU, REQUIRE_PYTHON, REQUIRE_TF,
                                 SKIP, STRICT, VERBOSE, settings_from)
-from tfdoctor.cli.team import refuse_openmetrics
 
 
 @app.command(
@@ -54,7 +53,7 @@ def explain_command(
         diagnosis = explain(request)
     except CannotRun as exc:
         raise fail(str(exc), verbose)
-    emit(diagnosis.document.data, Format.json if as_json else fmt, verbose, output, quiet)
+    emit(diagnosis.document.data, chosen(fmt, as_json), verbose, output, quiet)
     raise typer.Exit(diagnosis.exit_code)
 
 
@@ -67,24 +66,24 @@ def explain_command(
 def diff_command(
     a: str = typer.Argument(..., metavar="A.json", help=REPORT_HELP),
     b: str = typer.Argument(..., metavar="B.json", help=REPORT_HELP),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    fmt: DiffFormat = typer.Option(DiffFormat.text, "--format", "-f", help="Output format (github: as text)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
 ) -> None:
     from tfdoctor.operations import CannotRun
     from tfdoctor.operations.explain import compare
-    from tfdoctor.render.diff import RENDERERS
+    from tfdoctor.render.formats import Look
 
-    refuse_openmetrics(fmt, "diff")
     try:
         comparison = compare(a, b, redact=not no_redact)
     except CannotRun as exc:
         raise fail(str(exc))
     document = comparison.document
-    fmt = Format.json if as_json else fmt
-    text = RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document)
-    if output is None and fmt in (Format.text, Format.github) and for_github(fmt):
+    fmt = chosen(fmt, as_json)
+    assert fmt.diff is not None  # the choices are the formats that serve diff
+    text = fmt.diff(document, Look())
+    if output is None and (fmt.colored or fmt.annotates) and for_github(fmt):
         from tfdoctor.render.github import guarded
 
         text = guarded(text)  # the reports' lines run no workflow command in the Actions log

@@ -8,7 +8,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from tfdoctor.cli.emit import Format, fail, one_line
+from tfdoctor.cli.emit import fail, one_line
 from tfdoctor.report.document import EXIT_NOT_POSTED
 
 DEFAULT_REPORT_TIMEOUT = 15.0  # tfdoctor.posting.client.TIMEOUT_S, which loads only when a post is made
@@ -50,11 +50,6 @@ def post_reports(url: Optional[str], documents: List[dict], token_file: Optional
     for line in posted.lines:
         typer.echo(one_line(line, True), err=True)
     return posted
-
-
-def refuse_openmetrics(fmt: Format, command: str) -> None:
-    if fmt is Format.openmetrics:
-        raise fail(f"{command} has no openmetrics format (it is one environment's report: tfdoctor, explain)")
 
 
 def serve_command(

@@ -1,6 +1,7 @@
 """Renderers turn a report document (the JSON dict, already redacted) into text, JSON or Markdown.
 
-They work on the document rather than on live objects, so `explain` of a saved report and a live
+Each output format is one module registered in render/formats.py. They work on the document rather than on
+live objects, so `explain` of a saved report and a live
 run render identically, and redaction happens once, before any renderer sees the data.
 """
 
@@ -8,22 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-FORMATS = ("text", "json", "markdown", "openmetrics")
-
 STATUS_SYMBOLS = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "-", "error": "‼"}
 STATUS_WORDS = {"pass": "passed", "warn": "warning", "fail": "failed", "skip": "skipped", "error": "error"}
-
-
-def renderer(name: str) -> Callable[..., str]:
-    if name == "json":
-        from tfdoctor.render.json_format import render
-    elif name == "markdown":
-        from tfdoctor.render.markdown import render
-    elif name == "openmetrics":
-        from tfdoctor.render.openmetrics import render
-    else:
-        from tfdoctor.render.text import render
-    return render
 
 
 # What each verdict (report/document.Verdict.outcome) is called at the end of a report.

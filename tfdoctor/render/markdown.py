@@ -18,6 +18,7 @@ from tfdoctor.render import (VERDICT_WORDS, plan_steps_named, platform_line, ste
 from tfdoctor.report.document import ReportDocument
 from tfdoctor.render.charts import markdown_charts
 from tfdoctor.render.sanitize import clean_document
+from tfdoctor.render.formats import Look, OutputFormat
 
 EMOJI = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "➖", "error": "💥"}
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
@@ -206,3 +207,22 @@ def render(document: dict[str, Any], verbose: bool = False) -> str:
                    f"{GITHUB_BODY_LIMIT:,}): attach the JSON report instead, `tfdoctor --json -o report.json`.\n\n")
         text = warning + text
     return text
+
+
+def _report(document: Any, look: "Look") -> str:
+    return render(document, verbose=look.verbose)
+
+
+def _diff(document: Any, look: "Look") -> str:
+    from tfdoctor.render.diff import render_markdown
+
+    return render_markdown(document, look.verbose)
+
+
+def _scan(rows: Any, look: "Look") -> str:
+    from tfdoctor.render.scan_table import render_markdown
+
+    return render_markdown(rows)
+
+
+FORMAT = OutputFormat("markdown", "Markdown for an issue or a pull request.", report=_report, diff=_diff, scan=_scan)

@@ -11,6 +11,7 @@ from typing import Any, Iterator, Mapping
 
 from tfdoctor.render.sanitize import clean
 from tfdoctor.report.document import ReportDocument
+from tfdoctor.render.formats import Look, OutputFormat
 
 STATUSES = ("pass", "warn", "fail", "skip", "error")
 
@@ -60,3 +61,11 @@ def _lines(document: Mapping[str, Any]) -> Iterator[str]:
 
 def render(document: Mapping[str, Any], verbose: bool = False) -> str:
     return "\n".join(_lines(document)) + "\n"
+
+
+def _report(document: Any, look: "Look") -> str:
+    return render(document, verbose=look.verbose)
+
+
+# One environment's gauges: a diff or a scan table has no metrics of its own (the team server exports a fleet's).
+FORMAT = OutputFormat("openmetrics", "Prometheus text format (node_exporter's textfile collector).", report=_report)

@@ -11,6 +11,7 @@ from tfdoctor.render import (STATUS_SYMBOLS, VERDICT_WORDS, plan_steps_named, pl
 from tfdoctor.report.document import ReportDocument
 from tfdoctor.render.charts import terminal_chart
 from tfdoctor.render.sanitize import clean_document
+from tfdoctor.render.formats import Look, OutputFormat
 
 PROBLEMS = ("warn", "fail", "error")
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "skip": "dim", "error": "magenta"}
@@ -143,3 +144,22 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
             console.print(line, soft_wrap=True)
     # Table cells are padded to their width; trailing blanks only get in the way of copy and paste.
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+
+
+def _report(document: Any, look: "Look") -> str:
+    return render(document, verbose=look.verbose, color=look.color, width=look.width, quiet=look.quiet)
+
+
+def _diff(document: Any, look: "Look") -> str:
+    from tfdoctor.render.diff import render_text
+
+    return render_text(document, look.verbose)
+
+
+def _scan(rows: Any, look: "Look") -> str:
+    from tfdoctor.render.scan_table import render_text
+
+    return render_text(rows, color=look.color, width=look.width)
+
+
+FORMAT = OutputFormat("text", "Text for a terminal or a log.", report=_report, diff=_diff, scan=_scan, colored=True)
