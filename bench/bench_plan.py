@@ -34,7 +34,8 @@ def _median_seconds(function, rounds: int) -> float:
 
 
 def bench_planning(rounds: int) -> None:
-    from tfdoctor.report.saved import explain, read_report
+    from tfdoctor.operations.explain import explained_document as explain
+    from tfdoctor.report.saved import read_report
     from tfdoctor.results.model import CheckResult, Remediation, Status
     from tfdoctor.plan.planner import build_plan
     from tfdoctor.results.repairs import Repair

@@ -152,7 +152,8 @@ def fixture_report(name: str) -> dict[str, Any]:
     """A real report of a recorded machine: today's checks on the fixture's facts (as `tfdoctor explain
     fixtures/NAME.json --json` prints it, redacted)."""
     from tfdoctor.report.redact import Redactor
-    from tfdoctor.report.saved import explain, read_report
+    from tfdoctor.operations.explain import explained_document as explain
+    from tfdoctor.report.saved import read_report
 
     document = explain(read_report(str(FIXTURES / f"{name}.json")))
     return Redactor.for_this_machine().learning_from(document).document(document)

@@ -45,27 +45,16 @@ def diagnosis_asked(args: list[str]) -> Optional[Diagnosis]:
         else:
             return None
         at += 1
-    from tfdoctor.checking.registry import split_ids
+    from tfdoctor.operations.checks import split_ids
 
     return Diagnosis(split_ids(values["--only"]), split_ids(values["--skip"]), deep)
 
 
 def start_children(asked: Diagnosis) -> None:
     """Start the target's and the integrity collectors' children as the run will ask for them."""
-    from tfdoctor.collect import integrity, target
-    from tfdoctor.processes.commands import HEAD_STARTS
-    from tfdoctor.diagnosis.doctor import needed_sections, selected_checks, validate_python
+    from tfdoctor.operations.processes import start_head_start
 
-    try:
-        python = validate_python(sys.executable)
-        HEAD_STARTS.start(target.command(python))
-        # the integrity child walks its RECORDs while the checks are imported, then reads its options
-        checking = HEAD_STARTS.start_unsettled([*integrity.command_without_options(python), "-"])
-        checks = selected_checks(asked.only, asked.skip, deep=asked.deep)
-        settled = integrity.command(python, needed_sections(checks))
-        HEAD_STARTS.settle(checking, settled, settled[-1])
-    except Exception:  # noqa: BLE001 - CannotRun, OSError, a broken check module: the run says why
-        return  # its own way, or starts the children itself
+    start_head_start(asked.only, asked.skip, asked.deep)
 
 
 @contextmanager
@@ -77,14 +66,14 @@ def head_start(args: list[str]) -> Iterator[None]:
         yield  # (signal handlers are the main thread's to set)
         return
     from tfdoctor.cli.interrupts import head_start_handlers
-    from tfdoctor.processes.commands import HEAD_STARTS
+    from tfdoctor.operations.processes import discard_head_start
 
     with head_start_handlers():
         try:
             start_children(asked)
             yield
         finally:
-            HEAD_STARTS.discard()
+            discard_head_start()
 
 
 def main() -> None:

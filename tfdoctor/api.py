@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Mapping, Optional, Union
 
-from tfdoctor.results.model import CheckResult
-from tfdoctor.diagnosis.options import ConfigLike
-from tfdoctor.report.run import exit_code_for
+from tfdoctor.report.document import ReportDocument
 
-
+if TYPE_CHECKING:
+    from tfdoctor.diagnosis.options import ConfigLike
+    from tfdoctor.results.model import CheckResult
 
 __all__ = ["Report", "diagnose", "explain", "DoctorError"]
 
@@ -39,23 +39,22 @@ class Report:
 
     document: Dict[str, Any]
     strict: bool = False
-    results: Dict[str, CheckResult] = field(init=False)
+    results: Dict[str, "CheckResult"] = field(init=False)
 
     def __post_init__(self) -> None:
-        by_id = {r["id"]: CheckResult.from_dict(r) for r in self.document.get("results") or ()}
-        object.__setattr__(self, "results", by_id)
+        object.__setattr__(self, "results", dict(ReportDocument(self.document).check_results))
 
     @property
     def exit_code(self) -> int:
         """The CLI's exit code: 0 no failures; 1 a check failed or crashed (with strict, or a warning)."""
-        return exit_code_for(list(self.results.values()), self.strict)
+        return ReportDocument(self.document).exit_code(self.strict)
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
 
     @property
-    def problems(self) -> Dict[str, CheckResult]:
+    def problems(self) -> Dict[str, "CheckResult"]:
         return {check_id: r for check_id, r in self.results.items() if r.status.is_problem}
 
     def to_dict(self) -> Dict[str, Any]:
@@ -88,7 +87,7 @@ class Report:
 
 
 def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: Iterable[str] = (), probe: bool = True,
-             timeout: Optional[float] = None, config: ConfigLike = None, deep: bool = False,
+             timeout: Optional[float] = None, config: "ConfigLike" = None, deep: bool = False,
              strict: Optional[bool] = None, redact: bool = True, experiments: bool = True,
              experiments_timeout: float = 30.0) -> Report:
     """Diagnose `python` (default: this interpreter), as `tfdoctor` on the command line would.
@@ -97,51 +96,32 @@ def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: It
     `config`: a TOML file, a [tool.tfdoctor]-like mapping or a tfdoctor.diagnosis.config.Config; None reads the
     nearest pyproject.toml from the working directory, as the CLI does. Its only/skip/timeout/strict
     apply when the arguments leave them unset. Raises DoctorError when the doctor cannot run."""
-    import sys
+    from tfdoctor.operations import CannotRun
+    from tfdoctor.operations.common import settings
+    from tfdoctor.operations.diagnose import DiagnoseRequest
+    from tfdoctor.operations.diagnose import diagnose as run
 
-    from tfdoctor.diagnosis import config as config_module
-    from tfdoctor.diagnosis import doctor
-    from tfdoctor.diagnosis.options import OptionsError, doctor_options, load_settings, redact_document
-
     try:
-        settings = load_settings(config, discover=True)
-    except OptionsError as exc:
+        diagnosis = run(DiagnoseRequest(python, tuple(only), tuple(skip), timeout, probe, deep, experiments,
+                                        experiments_timeout, settings(config, discover=True), redact, strict))
+    except CannotRun as exc:
         raise DoctorError(str(exc)) from None
-    try:
-        timeout = config_module.timeout_seconds(timeout)
-    except ValueError as exc:
-        raise DoctorError(f"timeout: {exc}") from None
-    options = doctor_options(settings, python or sys.executable, only=tuple(only), skip=tuple(skip), timeout=timeout,
-                             probe=probe, deep=deep, experiments=experiments, experiments_timeout=experiments_timeout)
-    try:
-        report = doctor.diagnose(options)
-    except doctor.CannotRun as exc:
-        raise DoctorError(str(exc)) from None
-    strict = strict if strict is not None else bool(settings.strict)
-    return Report(redact_document(report.to_dict(), redact), strict)
+    return Report(diagnosis.document.data, diagnosis.strict)
 
 
 def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, only: Iterable[str] = (),
             skip: Iterable[str] = (), strict: bool = False, redact: bool = True) -> Report:
     """Today's checks on a saved report (a path, '-' for stdin, or the parsed JSON as a dict); the
     requirements it recorded are judged again. Raises DoctorError when it is not a readable report."""
-    from tfdoctor.diagnosis import doctor
-    from tfdoctor.diagnosis.options import redact_document
-    from tfdoctor.report.saved import UnreadableReport, parse_report, read_report
-    from tfdoctor.report.saved import explain as explain_saved
+    from tfdoctor.operations import CannotRun
+    from tfdoctor.operations.explain import ExplainRequest
+    from tfdoctor.operations.explain import explain as judge
 
     if not isinstance(path_or_dict, (str, os.PathLike, Mapping)):
         raise DoctorError(f"explain() takes a path, '-' or a report as a dict, not {type(path_or_dict).__name__}")
+    source = path_or_dict if isinstance(path_or_dict, Mapping) else os.fspath(path_or_dict)
     try:
-        if isinstance(path_or_dict, Mapping):
-            try:
-                text = json.dumps(path_or_dict)
-            except (TypeError, ValueError) as exc:  # a set, bytes, a cycle, NaN: not JSON, so not a report
-                raise UnreadableReport(f"the dict is not JSON: {exc}") from None
-            saved = parse_report(text.encode("utf-8"), "<dict>")
-        else:
-            saved = read_report(os.fspath(path_or_dict))
-        document = explain_saved(saved, tuple(only), tuple(skip), redacted=redact)
-    except (UnreadableReport, doctor.CannotRun) as exc:
+        diagnosis = judge(ExplainRequest(source, tuple(only), tuple(skip), None, redact, strict))
+    except CannotRun as exc:
         raise DoctorError(str(exc)) from None
-    return Report(redact_document(document, redact), strict)
+    return Report(diagnosis.document.data, diagnosis.strict)

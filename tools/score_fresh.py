@@ -24,7 +24,8 @@ from tests.fixtures_support import HELD_OUT_SETS, SEEN_ROUNDS, fresh_fixture_pat
 
 def diagnose(path: Path) -> dict[str, Any]:
     """The report document `tfdoctor explain PATH` would print as JSON (not redacted: hints are matched)."""
-    from tfdoctor.report.saved import explain, read_report
+    from tfdoctor.operations.explain import explained_document as explain
+    from tfdoctor.report.saved import read_report
 
     return explain(read_report(str(path)), redacted=False)
 

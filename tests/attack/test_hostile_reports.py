@@ -225,20 +225,21 @@ def _poisoned(value, key=""):
 
 
 def test_every_renderer_cleans_every_string_of_the_document():
-    from tfdoctor.report import compare as diff
-    from tfdoctor.render import diff as diff_words
-    from tfdoctor.report.saved import explain, read_report
-    from tfdoctor.render import FORMATS, github, renderer
+    from tfdoctor.operations.explain import compare
+    from tfdoctor.operations.explain import explained_document as explain
+    from tfdoctor.report.saved import read_report
+    from tfdoctor.render import github
+    from tfdoctor.render.formats import Look, registry
 
     fixture = ROOT / "fixtures" / "linux" / "tensorflow-2.21-legacy-keras-without-tf-keras.json"
     saved = read_report(str(fixture))
     document = _poisoned({**explain(saved), "a_section_renderers_may_add_later": {"lines": ["x"]}})
-    outputs = {fmt: renderer(fmt)(document, verbose=True) for fmt in FORMATS}
+    outputs = {name: fmt.report(document, Look(verbose=True)) for name, fmt in registry().items()}
     outputs["github summary"] = github.step_summary(document)
     outputs["github annotations"] = github.annotations(document)
-    compared = _poisoned(diff.compare(saved, saved))
+    compared = _poisoned(dict(compare(str(fixture), str(fixture), redact=False).document))
     compared["differences"] = [{"section": "environment", "field": "X" + HOSTILE, "a": HOSTILE, "b": None}]
-    outputs.update({f"diff {fmt}": render(compared) for fmt, render in diff_words.RENDERERS.items()})
+    outputs.update({f"diff {name}": fmt.diff(compared, Look()) for name, fmt in registry().items() if fmt.diff})
     for name, text in outputs.items():
         found = CONTROL.findall(text.replace("\n", "").replace("\t", ""))
         assert not found, (name, sorted(set(found)))

@@ -4,7 +4,8 @@ they were); named in --only, or in a saved report that holds a workload, it is."
 from __future__ import annotations
 
 from tfdoctor.diagnosis.doctor import selected_checks
-from tfdoctor.report.saved import explain, parse_report
+from tfdoctor.operations.explain import explained_document as explain
+from tfdoctor.report.saved import parse_report
 
 import json
 

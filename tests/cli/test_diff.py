@@ -8,8 +8,12 @@ import json
 import pytest
 
 from tests.cli_support import run_cli, write
-from tfdoctor.report.compare import compare
-from tfdoctor.report.saved import parse_report
+from tfdoctor.operations.explain import compare as comparing
+
+
+def compare(a, b):
+    """The operation `tfdoctor diff` runs, on two reports' bytes, unredacted."""
+    return dict(comparing(a, b, redact=False).document)
 from tfdoctor.results.model import Outcome
 from tfdoctor.checking.registry import check
 
@@ -49,7 +53,7 @@ def _rows(document):
 
 
 def test_differences_name_versions_platform_and_packages():
-    document = compare(parse_report(json.dumps(WORKS).encode(), "a.json"), parse_report(json.dumps(broken()).encode(), "b.json"))
+    document = compare(json.dumps(WORKS).encode(), json.dumps(broken()).encode())
     rows = _rows(document)
     assert rows[("python", "Python")] == ("3.11.7", "3.12.1")
     assert rows[("python", "Python architecture")] == ("arm64", "x86_64")
@@ -105,7 +109,7 @@ def _python_version(facts):
 
 def test_verdicts_are_todays_checks_on_both_reports(monkeypatch):
     monkeypatch.setattr("tfdoctor.diagnosis.doctor.all_checks", lambda: [_python_version])
-    document = compare(parse_report(json.dumps(WORKS).encode(), "a.json"), parse_report(json.dumps(broken()).encode(), "b.json"))
+    document = compare(json.dumps(WORKS).encode(), json.dumps(broken()).encode())
     assert document["checks"] == [{"id": "uses-python-version", "title": "Fake check: Python version", "a": "pass",
                                    "b": "fail", "a_summary": "old enough", "b_summary": "Python 3.12.1"}]
     from tfdoctor.render.diff import render_markdown, render_text

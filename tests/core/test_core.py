@@ -8,7 +8,7 @@ import pytest
 
 from tfdoctor.results.model import CheckResult, Outcome, Remediation, Status
 from tfdoctor.checking.registry import Check, UnknownCheckError, all_checks, check, select
-from tfdoctor.render import renderer
+from tfdoctor.render.formats import Look, output_format
 from tfdoctor.render.text import render as render_text
 from tfdoctor.report.run import EXIT_OK, EXIT_PROBLEMS, RunReport, exit_code_for
 from tfdoctor.checking.runner import run_checks
@@ -75,7 +75,7 @@ def test_missing_facts_and_other_platforms_skip_with_reason():
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
 def test_error_results_show_in_every_format(fmt):
     document = RunReport(facts=LINUX, results=run_checks([_raising, _passing], LINUX)).to_dict()
-    out = renderer(fmt)(document)
+    out = output_format(fmt).report(document, Look())
     if fmt == "json":
         statuses = {r["id"]: r["status"] for r in json.loads(out)["results"]}
         assert statuses == {"boom": "error", "fine": "pass"}

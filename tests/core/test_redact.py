@@ -16,7 +16,7 @@ from tfdoctor.report.redact import (
     looks_secret,
     scrub_secrets,
 )
-from tfdoctor.render import FORMATS, renderer
+from tfdoctor.render.formats import Look, output_format, serving
 from tfdoctor.report.run import RunReport
 
 ALICE = Redactor(home="/home/alice", user="alice", host="alices-laptop.corp.example")
@@ -169,10 +169,10 @@ def _planted_document() -> dict:
     return RunReport(facts=facts, results=[result]).to_dict()
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", serving("report"))
 def test_every_format_is_clean_after_redaction(fmt):
     document = ALICE.learning_from(_planted_document()).document(_planted_document())
-    out = renderer(fmt)(document, verbose=True)
+    out = output_format(fmt).report(document, Look(verbose=True))
     for planted in ("alice", "alices-laptop", HF_TOKEN, "leaky", "/home/alice"):
         assert planted.lower() not in out.lower(), planted
     assert "~/venv/bin/python" in out

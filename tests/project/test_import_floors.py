@@ -39,6 +39,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("diagnosis", ("tfdoctor.diagnosis", "tfdoctor.report.saved", "tfdoctor.report.compare")),
     ("render", ("tfdoctor.render",)),
     ("commands", ("tfdoctor.fixer", "tfdoctor.scan", "tfdoctor.posting")),
+    # each operation written once with its guards; the doors below only adapt them (tests/project/test_doors.py)
+    ("operations", ("tfdoctor.operations",)),
     ("front door", ("tfdoctor.cli", "tfdoctor.api", "tfdoctor.servers", "tfdoctor.__main__", "tfdoctor.source_tree",
                     "tfdoctor")),
 )

@@ -20,7 +20,8 @@ from tests.builders import probe_side
 from tests.cli_support import run_cli, write
 from tests.shared_run_support import DEEP_RUN, shared_doctor_run
 from tests.workload_support import ladder, workload_facts
-from tfdoctor.report.saved import explain, parse_report
+from tfdoctor.operations.explain import explained_document as explain
+from tfdoctor.report.saved import parse_report
 from tfdoctor.render.charts import BAR_WIDTH, mermaid_xychart, crossover_chart
 from tfdoctor.render.markdown import render as markdown
 from tfdoctor.render.text import render as text

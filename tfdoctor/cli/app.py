@@ -9,9 +9,9 @@ from typing import List, Optional
 
 import typer
 
-from tfdoctor import __version__
+from tfdoctor._version import __version__
 from tfdoctor.cli.root import app
-from tfdoctor.cli.emit import (Format, emit, experiment_progress, fail, live_display, print_checks,
+from tfdoctor.cli.emit import (Format, ScanFormat, chosen, emit, experiment_progress, fail, live_display, print_checks,
                                terminal_columns, write)
 from tfdoctor.cli.flags import (CONFIG, DEEP, EXPERIMENTS_TIMEOUT, FORMAT,
                                 GPU_KIND, JSON, LIST_CHECKS, MIN_GFLOPS, MIN_SPEEDUP, NO_EXPERIMENTS, NO_PROBE,
@@ -19,9 +19,8 @@ from tfdoctor.cli.flags import (CONFIG, DEEP, EXPERIMENTS_TIMEOUT, FORMAT,
                                 REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, VERSION,
                                 settings_from)
 from tfdoctor.cli.team import (LABEL, REPORT_HOSTNAME, REPORT_REQUIRED, REPORT_TIMEOUT, REPORT_TO, REPORT_TOKEN_FILE,
-                               post_reports, posted_exit_code, refuse_openmetrics)
-from tfdoctor.processes.deadline import FIX_S, SCAN_S, UNDO_S, words
-from tfdoctor.diagnosis.options import doctor_options, redact_document, text_redactor
+                               post_reports)
+from tfdoctor.operations.limits import FIX_S, SCAN_S, UNDO_S, words
 
 SCAN_DEADLINE_WORDS = words(SCAN_S)
 
@@ -71,38 +70,32 @@ def run(
         print_checks()
         raise typer.Exit(0)
 
-    if python is not None and not python.strip():
-        raise fail("--python needs the path of an interpreter; it is empty")
     settings = settings_from(config, True, require_gpu_kind or ("any" if require_gpu else None), require_tensorflow,
-                         require_python, min_gflops, min_gpu_speedup)
-    fmt = Format.json if as_json else fmt
-    target = python or sys.executable
-    live = fmt is Format.text and output is None and not quiet and sys.stdout.isatty()
-    with live_display(live, target, no_redact) as display:  # on screen before the doctor is even imported
-        from tfdoctor.diagnosis.doctor import CannotRun, diagnose
-        from tfdoctor.checking.registry import split_ids
+                             require_python, min_gflops, min_gpu_speedup)
+    fmt = chosen(fmt, as_json)
+    live = fmt.colored and output is None and not quiet and sys.stdout.isatty()
+    with live_display(live, python or sys.executable, no_redact) as display:  # on screen before the doctor is imported
+        from tfdoctor.operations import CannotRun
+        from tfdoctor.operations.checks import split_ids
+        from tfdoctor.operations.diagnose import DiagnoseRequest, diagnose
 
-        options = doctor_options(settings, target, only=split_ids(only), skip=split_ids(skip), timeout=timeout,
-                                 probe=not no_probe, deep=deep, progress=display or experiment_progress(),
-                                 experiments=not no_experiments, experiments_timeout=experiments_timeout)
+        request = DiagnoseRequest(python, split_ids(only), split_ids(skip), timeout, not no_probe, deep,
+                                  not no_experiments, experiments_timeout, settings, not no_redact, strict or None)
         try:
-            report = diagnose(options)
+            diagnosis = diagnose(request, display or experiment_progress())
         except CannotRun as exc:
-            report, failure = None, str(exc)
-    if report is None:  # said once the live display is gone
+            diagnosis, failure = None, str(exc)
+    if diagnosis is None:  # said once the live display is gone
         raise fail(failure, verbose)
-    strict = strict or bool(settings.strict)
-    document = redact_document(report.to_dict(), not no_redact)
-    emit(document, fmt, verbose, output, quiet)
+    emit(diagnosis.document.data, fmt, verbose, output, quiet)
     if prove:  # issue 29: the trials, on stderr so that --json keeps stdout to the report
-        from tfdoctor.fixer.trials import prove_report
-
+        from tfdoctor.operations.fix import prove_suspects
         from tfdoctor.render.sanitize import clean
 
-        shown = text_redactor(not no_redact)  # a candidate's name, pip's words: what the environment says
-        prove_report(report, lambda line: typer.echo(clean(shown(line)), err=True))
-    posted = post_reports(report_to, [document], report_token_file, label, report_hostname, report_timeout)
-    raise typer.Exit(posted_exit_code(report.exit_code(strict), posted, report_required))
+        prove_suspects(diagnosis, lambda line: typer.echo(clean(line), err=True), redact=not no_redact)
+    posted = post_reports(report_to, [diagnosis.document.data], report_token_file, label, report_hostname,
+                          report_timeout)
+    raise typer.Exit(posted.exit_code(diagnosis.exit_code, report_required))
 
 
 @app.command(
@@ -139,26 +132,20 @@ def fix_command(
     timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time limit of each TensorFlow import."),
     no_redact: bool = NO_REDACT,
 ) -> None:
-    from tfdoctor.diagnosis.doctor import CannotRun, validate_python
-    from tfdoctor.fixer.environment import FixError
-    from tfdoctor.fixer.flow import FixOptions, fix, undo as undo_fix
+    from tfdoctor.operations import CannotRun
+    from tfdoctor.operations.checks import split_ids
+    from tfdoctor.operations.common import text_redactor
+    from tfdoctor.operations.fix import FixRequest, fix, undo as undo_fix
     from tfdoctor.render.fix_console import ConsoleUi
-    from tfdoctor.checking.registry import split_ids
 
-    if python == "":
-        raise fail("--python: an empty path")
-    try:
-        target = validate_python(python or sys.executable)
-    except CannotRun as exc:
-        raise fail(str(exc))
     ui = ConsoleUi(redact=text_redactor(not no_redact))  # the installer's relayed output too (issue 25)
     try:
         if undo:
-            code = undo_fix(target, ui, yes)
+            code = undo_fix(python, ui, yes)
         else:
-            code = fix(FixOptions(target, split_ids(only), split_ids(skip), yes, system, dry_run, timeout,
-                                  redact=lambda document: redact_document(document, not no_redact)), ui)
-    except (FixError, CannotRun) as exc:
+            code = fix(FixRequest(python, split_ids(only), split_ids(skip), yes, system, dry_run, timeout,
+                                  redact=not no_redact), ui)
+    except CannotRun as exc:
         raise fail(str(exc))
     raise typer.Exit(code)
 
@@ -179,7 +166,7 @@ def fix_command(
 )
 def scan_command(
     paths: Optional[List[str]] = typer.Argument(None, metavar="PATH", help="Where to look (default: see above)."),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format (github: as text)."),
+    fmt: ScanFormat = typer.Option(ScanFormat.text, "--format", "-f", help="Output format (github: as text)."),
     as_json: bool = JSON,
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the table to FILE instead of stdout."),
     probe: bool = typer.Option(False, "--probe", help="Time the GPU against the CPU in each environment."),
@@ -202,51 +189,38 @@ def scan_command(
     report_timeout: float = REPORT_TIMEOUT,
     report_required: bool = REPORT_REQUIRED,
 ) -> None:
-    import os
-    from contextlib import nullcontext
-
-    from tfdoctor.processes.deadline import within
+    from tfdoctor.operations import CannotRun
+    from tfdoctor.operations.scan import ScanRequest, scan
     from tfdoctor.render import scan_table
-    from tfdoctor.scan import summary
-    from tfdoctor.scan.find import Places, find_environments
-    from tfdoctor.scan.run import diagnose_all
+    from tfdoctor.render.formats import Look
 
-    refuse_openmetrics(fmt, "scan")
-    settings = settings_from(config, True)  # as `tfdoctor --python ENV` reads it
-    missing = [path for path in paths or () if not os.path.lexists(os.path.expanduser(path))]
-    if missing:
-        raise fail(f"{missing[0]}: no such file or directory")
-    fmt = Format.json if as_json else fmt
+    request = ScanRequest(tuple(paths or ()), depth, probe, deep, timeout, deadline, jobs, strict or None,
+                          settings_from(config, True), not no_redact)  # settings as `tfdoctor --python ENV` reads them
+    fmt = chosen(fmt, as_json)
+    bar: list = []  # the progress bar, once the scan says how many it found (on a terminal only)
 
-    def options_for(environment):
-        return doctor_options(settings, environment.python, timeout=timeout, probe=probe or deep, deep=deep)
+    def progress(event: str, data: dict) -> None:
+        if event == "found" and data["count"] and sys.stderr.isatty():
+            bar.append(scan_table.ProgressBar(data["count"]).__enter__())
+        elif event == "done" and bar:
+            bar[0](data["environment"])
 
-    text = text_redactor(not no_redact)
-    with within(deadline):  # finding them (conda's list) and diagnosing them
-        environments = find_environments(Places.default(paths or (), depth))
-        bar = scan_table.ProgressBar(len(environments)) if environments and sys.stderr.isatty() else None
-        with bar if bar is not None else nullcontext():
-            # timings need the machine to themselves: with --probe or --deep one environment at a time
-            diagnosed = diagnose_all(environments, options_for,
-                                     lambda document: redact_document(document, not no_redact),
-                                     strict=strict or bool(settings.strict),
-                                     workers=jobs or (1 if probe or deep else None),
-                                     done=(lambda d: bar(text(d.environment.prefix))) if bar is not None else None)
-    rows = summary.sorted_rows([summary.row(d, text(d.environment.prefix), text(d.environment.python),
-                                            text(d.reason) if d.reason else None) for d in diagnosed])
-    if fmt is Format.json:
-        rendered = scan_table.render_json(rows, redacted=not no_redact)
-    elif fmt is Format.markdown:
-        rendered = scan_table.render_markdown(rows)
-    else:
-        terminal = output is None and sys.stdout.isatty()
-        rendered = scan_table.render_text(rows, color=None if terminal else False,
-                                          width=terminal_columns() if terminal else None)
+    try:
+        result = scan(request, progress)
+    except CannotRun as exc:
+        raise fail(str(exc))
+    finally:
+        if bar:
+            bar[0].__exit__(None, None, None)
+    rows = result.rows
+    terminal = output is None and sys.stdout.isatty()
+    assert fmt.scan is not None  # the choices are the formats that serve scan
+    rendered = fmt.scan(rows, Look(color=None if terminal and fmt.colored else False,
+                                   width=terminal_columns() if terminal else None, redacted=not no_redact))
     write(rendered, output)
-    posting = [d for d in diagnosed if d.document is not None]  # every environment's, each failure named
-    posted = post_reports(report_to, [d.document for d in posting], report_token_file, label, report_hostname,
-                          report_timeout, names=[text(d.environment.python) for d in posting])
-    raise typer.Exit(posted_exit_code(summary.exit_code(rows), posted, report_required))
+    posted = post_reports(report_to, [r.document for r in result.reports], report_token_file, label, report_hostname,
+                          report_timeout, names=[r.python for r in result.reports])  # every one's, each failure named
+    raise typer.Exit(posted.exit_code(result.exit_code, report_required))
 
 
 # The commands on saved reports (explain, diff) and the optional extras' (mcp, and the team server's)

@@ -6,20 +6,37 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from tfdoctor.render.formats import OutputFormat
 
 REPORT_WIDTH = 100  # columns of the text report off a terminal (a file, a pipe, a CI log)
 ERROR_LINE_LIMIT = 300  # characters of an error line; -v shows the whole message
 
 
-class Format(str, Enum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-    github = "github"  # text, plus GitHub Actions annotations and the job summary
-    openmetrics = "openmetrics"  # Prometheus / node_exporter textfile collector (tfdoctor/render/openmetrics.py)
+def _choices(command: str) -> Any:
+    """The `--format` choices of a command: the registered formats that serve it (render/formats.py)."""
+    from tfdoctor.render.formats import serving
+
+    names = serving(command)
+    return Enum(f"{command.title()}Format", {name: name for name in names}, type=str)  # type: ignore[misc]
+
+
+# typer reads choices from an Enum: one per kind of output, built from the registry, so a format that cannot
+# render a command's output is no choice of it.
+Format = _choices("report")  # run and explain
+DiffFormat = _choices("diff")
+ScanFormat = _choices("scan")
+JSON_FORMAT = "json"  # what --json means for every command
+
+
+def chosen(fmt: Any, as_json: bool) -> "OutputFormat":
+    from tfdoctor.render.formats import output_format
+
+    return output_format(JSON_FORMAT if as_json else fmt.value)
 
 
 def fail(message: str, verbose: Optional[bool] = None) -> "typer.Exit":
@@ -33,7 +50,7 @@ def one_line(message: str, verbose: Optional[bool] = None) -> str:
     """The message on one line, without control characters (it can quote a report or a config file) and
     without secrets: it can quote a tool's output too (an installer's, an interpreter's last line), and an
     error line is no report that --no-redact would ask to see whole."""
-    from tfdoctor.report.redact import scrub_secrets
+    from tfdoctor.operations.common import scrub_secrets
     from tfdoctor.render.sanitize import clean
 
     line = " ".join(clean(scrub_secrets(message)).split("\n"))
@@ -55,12 +72,12 @@ def write(text: str, output: Optional[Path]) -> None:
     """The report to stdout in one write (signals wait until it is done), or to FILE as
     tfdoctor/files/output.py says: a file replaced whole, through a symlink; a device, FIFO or pipe written to."""
     if output is None:
-        from tfdoctor.files.output import SignalsHeld
+        from tfdoctor.operations.output import signals_held
 
-        with SignalsHeld():
+        with signals_held():
             _write_stdout(text)
         return
-    from tfdoctor.files.output import write_report
+    from tfdoctor.operations.output import write_report
 
     try:
         write_report(str(output), text)
@@ -69,28 +86,24 @@ def write(text: str, output: Optional[Path]) -> None:
     typer.echo(f"tfdoctor: report written to {output}", err=True)
 
 
-def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], quiet: bool = False) -> None:
+def emit(document: dict, fmt: "OutputFormat", verbose: bool, output: Optional[Path], quiet: bool = False) -> None:
     """The report in its format, then (under GitHub Actions or with --format github) the annotations and
     the job summary. Annotations go to stdout unless stdout carries JSON or Markdown: then to stderr,
     which the Actions runner reads for workflow commands too."""
     import os
 
-    from tfdoctor.render import renderer
+    from tfdoctor.render.formats import Look
 
-    github = for_github(fmt)
-    if fmt in (Format.text, Format.github):
-        from tfdoctor.render.text import render
-
-        terminal = output is None and sys.stdout.isatty()
-        color = terminal and fmt is Format.text and not os.environ.get("NO_COLOR")
-        text = render(document, verbose=verbose, color=color, quiet=quiet, width=_report_width(terminal))
-    else:
-        text = renderer(fmt.value)(document, verbose=verbose)
-    if github:
+    terminal = output is None and sys.stdout.isatty()
+    as_text = fmt.colored or fmt.annotates  # text for a reader (a terminal, a CI log), where annotations go inline
+    color = terminal and fmt.colored and not os.environ.get("NO_COLOR")
+    assert fmt.report is not None  # the choices are the formats that serve a report
+    text = fmt.report(document, Look(verbose=verbose, quiet=quiet, color=color, width=_report_width(terminal)))
+    if for_github(fmt):
         from tfdoctor.render.github import annotations, guarded, step_summary
 
         notes = annotations(document)
-        if output is None and fmt in (Format.text, Format.github):
+        if output is None and as_text:
             text = guarded(text) + notes  # the report's own lines run no workflow command
         elif notes:
             sys.stderr.write(notes)
@@ -114,11 +127,11 @@ def _report_width(terminal: bool) -> int:
     return max(40, shutil.get_terminal_size((REPORT_WIDTH, 24)).columns)
 
 
-def for_github(fmt: Format) -> bool:
+def for_github(fmt: "OutputFormat") -> bool:
     """Output for GitHub Actions: --format github, or any run under Actions."""
     import os
 
-    return fmt is Format.github or os.environ.get("GITHUB_ACTIONS") == "true"
+    return fmt.annotates or os.environ.get("GITHUB_ACTIONS") == "true"
 
 
 def live_display(live: bool, target: str, no_redact: bool) -> Any:
@@ -127,7 +140,7 @@ def live_display(live: bool, target: str, no_redact: bool) -> Any:
         from contextlib import nullcontext
 
         return nullcontext(None)
-    from tfdoctor.diagnosis.options import text_redactor
+    from tfdoctor.operations.common import text_redactor
     from tfdoctor.render.live import LiveDisplay
 
     return LiveDisplay(target, redact=text_redactor(not no_redact))
@@ -140,13 +153,12 @@ def terminal_columns() -> int:
 
 
 def print_checks() -> None:
-    from tfdoctor.diagnosis.doctor import selected_checks
-    from tfdoctor.facts import PLATFORM_NAMES
+    from tfdoctor.operations.checks import list_checks
 
-    checks = selected_checks()
+    checks = list_checks()
     width = max(len(c.id) for c in checks)
     for check in checks:
-        where = ", ".join(PLATFORM_NAMES.get(p, p) for p in check.platforms) or "all platforms"
+        where = ", ".join(check.platforms) or "all platforms"
         tags = f"  [{', '.join(check.tags)}]" if check.tags else ""
         typer.echo(f"{check.id:<{width}}  {check.title} ({where}){tags}")
 

@@ -16,7 +16,7 @@ _USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Usag
 
 
 def main() -> None:
-    from tfdoctor.report.run import EXIT_INTERRUPTED, EXIT_TERMINATED
+    from tfdoctor.report.document import EXIT_INTERRUPTED, EXIT_TERMINATED
 
     code = run_command_line(sys.argv[1:])
     if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
@@ -36,7 +36,7 @@ def _click_command() -> Any:
 def run_command_line(args: List[str]) -> int:
     """Run the CLI and return its exit code; every failure to run is a one-line message and 2;
     an interrupt is "interrupted" on stderr and 130 (SIGINT) or 143 (SIGTERM), nothing on stdout."""
-    from tfdoctor.report.run import EXIT_INTERRUPTED
+    from tfdoctor.report.document import EXIT_INTERRUPTED
 
     try:
         with InterruptsUnwind():

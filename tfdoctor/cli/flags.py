@@ -7,8 +7,7 @@ from typing import List, Optional
 import typer
 
 from tfdoctor.cli.emit import Format, fail
-from tfdoctor.processes.deadline import PROVE_S, RUN_MARGIN_S, run_s, words
-from tfdoctor.diagnosis.options import OptionsError, load_settings
+from tfdoctor.operations.limits import PROVE_S, RUN_MARGIN_S, run_s, words
 
 
 def _exit_codes_help(cannot_run: str, more: str = "") -> str:
@@ -33,9 +32,9 @@ REPORT_HELP = "A report saved with --json (any 1.x schema), a fixture, or a hand
 
 def _complete_checks(incomplete: str) -> List[str]:
     """Shell completion for --only and --skip: check ids and tags; in 'a,b,pr' the last part."""
-    from tfdoctor.checking.registry import all_checks
+    from tfdoctor.operations.checks import list_checks
 
-    checks = all_checks()
+    checks = list_checks()
     done, comma, last = incomplete.rpartition(",")
     chosen = set(done.split(",")) if comma else set()
     names = [c.id for c in checks] + sorted({tag for c in checks for tag in c.tags})
@@ -87,8 +86,11 @@ def settings_from(config: Optional[str], discover: bool, gpu: Optional[str] = No
                   python: Optional[str] = None, min_gflops: Optional[float] = None,
                   min_speedup: Optional[float] = None):
     """tfdoctor/diagnosis/options.py's settings; a bad file or flag is exit 2."""
+    from tfdoctor.operations import CannotRun
+    from tfdoctor.operations.common import settings
+
     try:
-        return load_settings(config, discover, gpu=gpu, tensorflow=tensorflow, python=python,
-                             min_gflops=min_gflops, min_speedup=min_speedup)
-    except OptionsError as exc:
+        return settings(config, discover, gpu=gpu, tensorflow=tensorflow, python=python, min_gflops=min_gflops,
+                        min_speedup=min_speedup)
+    except CannotRun as exc:
         raise fail(str(exc))

@@ -63,9 +63,9 @@ def end_after_interrupt(code: int, grace_s: float = 1.0) -> None:
 
 def _remove_neutral_directory() -> None:
     """The children's empty working directory (collect/commands.py): os._exit skips the atexit that removes it."""
-    from tfdoctor.processes.commands import NEUTRAL
+    from tfdoctor.operations.processes import remove_working_directory
 
-    NEUTRAL.remove()
+    remove_working_directory()
 
 
 class InterruptsUnwind:
@@ -103,9 +103,9 @@ def interrupt_behind(exc: BaseException) -> Optional[Interrupted]:
 
 
 def interrupted(code: int) -> int:
-    from tfdoctor.processes.commands import CHILDREN
+    from tfdoctor.operations.processes import kill_all_children
 
-    CHILDREN.kill_all()  # an interrupt outside the collectors' wait: nothing may outlive the doctor
+    kill_all_children()  # an interrupt outside the collectors' wait: nothing may outlive the doctor
     try:
         sys.stderr.write("\ntfdoctor: interrupted\n" if sys.stderr.isatty() else "tfdoctor: interrupted\n")
         sys.stderr.flush()
@@ -117,9 +117,9 @@ def interrupted(code: int) -> int:
 def _interrupted_early(signum: int, frame: object) -> None:
     """SIGINT or SIGTERM before the command line has its own handlers (InterruptsUnwind), or after:
     the head start's children die with the doctor, which says so and exits 128 + signal, as a run does."""
-    from tfdoctor.processes.commands import HEAD_STARTS
+    from tfdoctor.operations.processes import kill_head_start_in_handler
 
-    HEAD_STARTS.kill_in_handler()
+    kill_head_start_in_handler()
     _remove_neutral_directory()
     try:
         sys.stderr.write("\ntfdoctor: interrupted\n" if sys.stderr.isatty() else "tfdoctor: interrupted\n")

@@ -8,12 +8,10 @@ from typing import List, Optional
 import typer
 
 from tfdoctor.cli.root import app
-from tfdoctor.cli.emit import Format, emit, fail, for_github, write
+from tfdoctor.cli.emit import DiffFormat, Format, chosen, emit, fail, for_github, write
 from tfdoctor.cli.flags import (CONFIG, EXPLAIN_EXIT_CODES_HELP, FORMAT, GPU_KIND, JSON, MIN_GFLOPS, MIN_SPEEDUP,
                                 NO_REDACT, ONLY, OUTPUT, QUIET, REPORT_HELP, REQUIRE_GPU, REQUIRE_PYTHON, REQUIRE_TF,
                                 SKIP, STRICT, VERBOSE, settings_from)
-from tfdoctor.cli.team import refuse_openmetrics
-from tfdoctor.diagnosis.options import redact_document, requirement_facts
 
 
 @app.command(
@@ -43,28 +41,20 @@ def explain_command(
     min_gpu_speedup: Optional[float] = MIN_SPEEDUP,
     no_redact: bool = NO_REDACT,
 ) -> None:
-    from dataclasses import replace
-
-    from tfdoctor.diagnosis.doctor import CannotRun, with_requirements
-    from tfdoctor.checking.registry import split_ids
-    from tfdoctor.report.saved import UnreadableReport, explain, read_report
-    from tfdoctor.results.model import CheckResult
-    from tfdoctor.report.run import exit_code_for
+    from tfdoctor.operations import CannotRun
+    from tfdoctor.operations.checks import split_ids
+    from tfdoctor.operations.explain import ExplainRequest, explain
 
     settings = settings_from(config or None, False, require_gpu_kind or ("any" if require_gpu else None),
-                         require_tensorflow, require_python, min_gflops, min_gpu_speedup)
+                             require_tensorflow, require_python, min_gflops, min_gpu_speedup)
+    request = ExplainRequest(report, split_ids(only) or settings.only, split_ids(skip) or settings.skip, settings,
+                             not no_redact, strict or None)
     try:
-        saved = read_report(report)
-        if requirement_facts(settings) is not None:
-            facts = {k: v for k, v in saved.facts.items() if k != "requirements"}
-            saved = replace(saved, facts=with_requirements(facts, requirement_facts(settings)))
-        document = explain(saved, split_ids(only) or settings.only, split_ids(skip) or settings.skip,
-                           redacted=not no_redact)
-    except (UnreadableReport, CannotRun) as exc:
+        diagnosis = explain(request)
+    except CannotRun as exc:
         raise fail(str(exc), verbose)
-    code = exit_code_for([CheckResult.from_dict(r) for r in document["results"]], strict or bool(settings.strict))
-    emit(redact_document(document, not no_redact), Format.json if as_json else fmt, verbose, output, quiet)
-    raise typer.Exit(code)
+    emit(diagnosis.document.data, chosen(fmt, as_json), verbose, output, quiet)
+    raise typer.Exit(diagnosis.exit_code)
 
 
 @app.command(
@@ -76,28 +66,26 @@ def explain_command(
 def diff_command(
     a: str = typer.Argument(..., metavar="A.json", help=REPORT_HELP),
     b: str = typer.Argument(..., metavar="B.json", help=REPORT_HELP),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    fmt: DiffFormat = typer.Option(DiffFormat.text, "--format", "-f", help="Output format (github: as text)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to FILE instead of stdout."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Show home paths, user and host names as they are."),
 ) -> None:
-    from tfdoctor.report.compare import compare, exit_code
-    from tfdoctor.render.diff import RENDERERS
-    from tfdoctor.report.saved import UnreadableReport, read_report
+    from tfdoctor.operations import CannotRun
+    from tfdoctor.operations.explain import compare
+    from tfdoctor.render.formats import Look
 
-    refuse_openmetrics(fmt, "diff")
-    if a == "-" and b == "-":
-        raise fail("only one of A and B can be '-' (stdin)")
     try:
-        document = compare(read_report(a), read_report(b), redacted=not no_redact)
-    except UnreadableReport as exc:
+        comparison = compare(a, b, redact=not no_redact)
+    except CannotRun as exc:
         raise fail(str(exc))
-    document = redact_document(document, not no_redact)
-    fmt = Format.json if as_json else fmt
-    text = RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document)
-    if output is None and fmt in (Format.text, Format.github) and for_github(fmt):
+    document = comparison.document
+    fmt = chosen(fmt, as_json)
+    assert fmt.diff is not None  # the choices are the formats that serve diff
+    text = fmt.diff(document, Look())
+    if output is None and (fmt.colored or fmt.annotates) and for_github(fmt):
         from tfdoctor.render.github import guarded
 
         text = guarded(text)  # the reports' lines run no workflow command in the Actions log
     write(text, output)
-    raise typer.Exit(exit_code(document))
+    raise typer.Exit(comparison.exit_code)

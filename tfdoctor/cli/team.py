@@ -4,12 +4,12 @@ their reports with tfdoctor/posting/client.py, stdlib only), `tfdoctor report se
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
-from tfdoctor.cli.emit import Format, fail, one_line
-from tfdoctor.report.run import EXIT_NOT_POSTED
+from tfdoctor.cli.emit import fail, one_line
+from tfdoctor.report.document import EXIT_NOT_POSTED
 
 DEFAULT_REPORT_TIMEOUT = 15.0  # tfdoctor.posting.client.TIMEOUT_S, which loads only when a post is made
 REPORT_TO = typer.Option(None, "--report-to", metavar="URL",
@@ -38,28 +38,18 @@ SERVE_HELP = (
 
 
 def post_reports(url: Optional[str], documents: List[dict], token_file: Optional[str], labels: Optional[List[str]],
-                 hostname: bool, timeout: float = DEFAULT_REPORT_TIMEOUT, names: Optional[List[str]] = None) -> bool:
+                 hostname: bool, timeout: float = DEFAULT_REPORT_TIMEOUT, names: Optional[List[str]] = None) -> Any:
     """Post the reports (and first what is kept for that server); each failure, warning or pending report sent
-    is one line on stderr. True when every report was posted (or there was nothing to post)."""
+    is one line on stderr. The post's outcome (operations.post.Posted): its exit_code(code, required) is the run's
+    exit code, EXIT_NOT_POSTED for --report-required when a post failed and the run would exit 0."""
+    from tfdoctor.operations.post import Posted, PostRequest, post
+
     if not url or not documents:
-        return True
-    from tfdoctor.posting.client import report_to
-
-    outcome = report_to(url, documents, token_file, labels or [], hostname, timeout, names)
-    for line in outcome.lines:
+        return Posted(True)
+    posted = post(PostRequest(url, documents, token_file, labels or (), hostname, timeout, names or ()))
+    for line in posted.lines:
         typer.echo(one_line(line, True), err=True)
-    return outcome.not_posted == 0
-
-
-def posted_exit_code(code: int, posted: bool, required: bool) -> int:
-    """The diagnosis's exit code, or EXIT_NOT_POSTED for --report-required when it was 0 and a post failed:
-    a failed check or a doctor that could not run says more than a report that did not reach the server."""
-    return EXIT_NOT_POSTED if required and not posted and code == 0 else code
-
-
-def refuse_openmetrics(fmt: Format, command: str) -> None:
-    if fmt is Format.openmetrics:
-        raise fail(f"{command} has no openmetrics format (it is one environment's report: tfdoctor, explain)")
+    return posted
 
 
 def serve_command(
@@ -123,12 +113,13 @@ def report_send_command(
     report_token_file: Optional[str] = REPORT_TOKEN_FILE,
     report_timeout: float = REPORT_TIMEOUT,
 ) -> None:
-    from tfdoctor.posting.client import Ambiguous, PostRefused, send_pending
+    from tfdoctor.operations import CannotRun
+    from tfdoctor.operations.post import send_pending
 
     try:
-        outcome = send_pending(report_to, report_token_file, report_timeout)
-    except (Ambiguous, PostRefused) as exc:
+        posted = send_pending(report_to, report_token_file, report_timeout)
+    except CannotRun as exc:
         raise fail(str(exc))
-    for line in outcome.lines:
+    for line in posted.lines:
         typer.echo(one_line(line, True), err=True)
-    raise typer.Exit(EXIT_NOT_POSTED if outcome.not_posted else 0)
+    raise typer.Exit(0 if posted.ok else EXIT_NOT_POSTED)

@@ -10,16 +10,13 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 from tfdoctor.knowledge import preload as preload_knowledge
 from tfdoctor.results.model import CheckResult, Status
 from tfdoctor.checking.registry import Check, all_checks, select
+from tfdoctor.report.document import CannotRun
 from tfdoctor.report.run import RunReport
 from tfdoctor.checking.runner import run_check, run_checks
 
 
 # progress(event, data): the collectors' events (tfdoctor/collect/options.py) and "result" {"index", "result"}
 Progress = Callable[[str, Mapping[str, Any]], None]
-
-
-class CannotRun(Exception):
-    """The doctor cannot run at all (exit 2). The message is one line, shown as is."""
 
 
 @dataclass(frozen=True)

@@ -1,32 +1,23 @@
 """Renderers turn a report document (the JSON dict, already redacted) into text, JSON or Markdown.
 
-They work on the document rather than on live objects, so `explain` of a saved report and a live
+Each output format is one module registered in render/formats.py. They work on the document rather than on
+live objects, so `explain` of a saved report and a live
 run render identically, and redaction happens once, before any renderer sees the data.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-FORMATS = ("text", "json", "markdown", "openmetrics")
+from typing import Any, Callable, Mapping
 
 STATUS_SYMBOLS = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "-", "error": "‼"}
 STATUS_WORDS = {"pass": "passed", "warn": "warning", "fail": "failed", "skip": "skipped", "error": "error"}
 
 
-def renderer(name: str) -> Callable[..., str]:
-    if name == "json":
-        from tfdoctor.render.json_format import render
-    elif name == "markdown":
-        from tfdoctor.render.markdown import render
-    elif name == "openmetrics":
-        from tfdoctor.render.openmetrics import render
-    else:
-        from tfdoctor.render.text import render
-    return render
+# What each verdict (report/document.Verdict.outcome) is called at the end of a report.
+VERDICT_WORDS = {"fail": "problems found", "warn": "warnings", "pass": "no problems found"}
 
 
-def summary_line(totals: dict[str, Any]) -> str:
+def summary_line(totals: Mapping[str, Any]) -> str:
     parts = [
         f"{totals.get('pass', 0)} passed",
         f"{totals.get('warn', 0)} warning{'s' if totals.get('warn', 0) != 1 else ''}",

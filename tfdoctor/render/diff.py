@@ -104,5 +104,3 @@ def render_markdown(document: Mapping[str, Any], verbose: bool = False) -> str:
 def render_json(document: Mapping[str, Any], verbose: bool = False) -> str:
     return json_dumps(document) + "\n"
 
-
-RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}

@@ -17,6 +17,7 @@ import secrets
 from typing import Any
 
 from tfdoctor.render.sanitize import clean, clean_document
+from tfdoctor.render.formats import Look, OutputFormat
 
 LEVELS = {"fail": "error", "error": "error", "warn": "warning"}
 
@@ -63,3 +64,25 @@ def step_summary(document: dict[str, Any]) -> str:
     from tfdoctor.render.markdown import render
 
     return render(clean_document(document))
+
+
+def _report(document: Any, look: "Look") -> str:
+    from tfdoctor.render.text import render
+
+    return render(document, verbose=look.verbose, color=False, width=look.width, quiet=look.quiet)
+
+
+def _diff(document: Any, look: "Look") -> str:
+    from tfdoctor.render.diff import render_text
+
+    return render_text(document, look.verbose)
+
+
+def _scan(rows: Any, look: "Look") -> str:
+    from tfdoctor.render.scan_table import render_text
+
+    return render_text(rows, color=False, width=look.width)
+
+
+FORMAT = OutputFormat("github", "Text plus GitHub Actions annotations and the job summary.", report=_report,
+                      diff=_diff, scan=_scan, annotates=True)

@@ -13,9 +13,12 @@ import json
 import re
 from typing import Any
 
-from tfdoctor.render import plan_steps_named, platform_line, step_reasons, steps_phrase, summary_line
+from tfdoctor.render import (VERDICT_WORDS, plan_steps_named, platform_line, step_reasons, steps_phrase,
+                             summary_line)
+from tfdoctor.report.document import ReportDocument
 from tfdoctor.render.charts import markdown_charts
 from tfdoctor.render.sanitize import clean_document
+from tfdoctor.render.formats import Look, OutputFormat
 
 EMOJI = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "➖", "error": "💥"}
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
@@ -83,15 +86,12 @@ def compact_json(value: Any, indent: int = 0) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _verdict(totals: dict[str, Any]) -> str:
-    if totals.get("fail") or totals.get("error"):
-        return "❌ problems found"
-    return "⚠️ warnings" if totals.get("warn") else "✅ no problems found"
+VERDICT_EMOJI = {"fail": "❌", "warn": "⚠️", "pass": "✅"}
 
 
 def _header(document: dict[str, Any]) -> list[str]:
     tool = document.get("tool") or {}
-    totals = document.get("totals") or {}
+    verdict = ReportDocument(document).verdict
     lines = [f"### tfdoctor {escape(tool.get('version', ''))} report", "", code(platform_line(document)), ""]
     notes = []
     if document.get("explained_from"):
@@ -100,7 +100,8 @@ def _header(document: dict[str, Any]) -> list[str]:
         notes.append("**Not redacted** (`--no-redact`): paths, user and host names appear as they are.")
     if notes:
         lines += ["> " + "<br>\n> ".join(notes), ""]
-    lines += [f"**{_verdict(totals)}**: {summary_line(totals)}", ""]
+    outcome = verdict.outcome
+    lines += [f"**{VERDICT_EMOJI[outcome]} {VERDICT_WORDS[outcome]}**: {summary_line(verdict.counts)}", ""]
     return lines
 
 
@@ -206,3 +207,22 @@ def render(document: dict[str, Any], verbose: bool = False) -> str:
                    f"{GITHUB_BODY_LIMIT:,}): attach the JSON report instead, `tfdoctor --json -o report.json`.\n\n")
         text = warning + text
     return text
+
+
+def _report(document: Any, look: "Look") -> str:
+    return render(document, verbose=look.verbose)
+
+
+def _diff(document: Any, look: "Look") -> str:
+    from tfdoctor.render.diff import render_markdown
+
+    return render_markdown(document, look.verbose)
+
+
+def _scan(rows: Any, look: "Look") -> str:
+    from tfdoctor.render.scan_table import render_markdown
+
+    return render_markdown(rows)
+
+
+FORMAT = OutputFormat("markdown", "Markdown for an issue or a pull request.", report=_report, diff=_diff, scan=_scan)

@@ -10,6 +10,8 @@ import datetime as dt
 from typing import Any, Iterator, Mapping
 
 from tfdoctor.render.sanitize import clean
+from tfdoctor.report.document import ReportDocument
+from tfdoctor.render.formats import Look, OutputFormat
 
 STATUSES = ("pass", "warn", "fail", "skip", "error")
 
@@ -43,13 +45,12 @@ def _lines(document: Mapping[str, Any]) -> Iterator[str]:
             yield f"tfdoctor_check_status{labels} {1 if result.get('status') == status else 0}"
     yield "# HELP tfdoctor_checks Checks of this run by status."
     yield "# TYPE tfdoctor_checks gauge"
-    totals = document.get("totals") if isinstance(document.get("totals"), Mapping) else {}
+    verdict = ReportDocument(dict(document)).verdict
     for status in STATUSES:
-        yield f"tfdoctor_checks{_labels({'status': status, 'python': python})} {int(totals.get(status) or 0)}"
+        yield f"tfdoctor_checks{_labels({'status': status, 'python': python})} {verdict.counts[status]}"
     yield "# HELP tfdoctor_problems 1 when a check failed or crashed (tfdoctor would exit 1), else 0."
     yield "# TYPE tfdoctor_problems gauge"
-    bad = any(r.get("status") in ("fail", "error") for r in results)
-    yield f"tfdoctor_problems{_labels({'python': python})} {1 if bad else 0}"
+    yield f"tfdoctor_problems{_labels({'python': python})} {1 if verdict.failed else 0}"
     created = _timestamp(document.get("created_at"))
     if created is not None:
         yield "# HELP tfdoctor_run_timestamp_seconds When this report was made (Unix time)."
@@ -60,3 +61,11 @@ def _lines(document: Mapping[str, Any]) -> Iterator[str]:
 
 def render(document: Mapping[str, Any], verbose: bool = False) -> str:
     return "\n".join(_lines(document)) + "\n"
+
+
+def _report(document: Any, look: "Look") -> str:
+    return render(document, verbose=look.verbose)
+
+
+# One environment's gauges: a diff or a scan table has no metrics of its own (the team server exports a fleet's).
+FORMAT = OutputFormat("openmetrics", "Prometheus text format (node_exporter's textfile collector).", report=_report)

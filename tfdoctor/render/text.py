@@ -6,9 +6,12 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from tfdoctor.render import STATUS_SYMBOLS, plan_steps_named, platform_line, step_reasons, steps_phrase, summary_line
+from tfdoctor.render import (STATUS_SYMBOLS, VERDICT_WORDS, plan_steps_named, platform_line, step_reasons, steps_phrase,
+                             summary_line)
+from tfdoctor.report.document import ReportDocument
 from tfdoctor.render.charts import terminal_chart
 from tfdoctor.render.sanitize import clean_document
+from tfdoctor.render.formats import Look, OutputFormat
 
 PROBLEMS = ("warn", "fail", "error")
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "skip": "dim", "error": "magenta"}
@@ -129,12 +132,11 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
             if fix.get("url"):
                 console.print(f"{indent}    [dim]{escape(fix['url'])}[/]", soft_wrap=True)
 
-    totals = document.get("totals") or {}
+    verdict = ReportDocument(document).verdict
     if not quiet or any(r["status"] in PROBLEMS for r in results):
         console.print()
-    verdict = "[red]problems found[/]" if totals.get("fail") or totals.get("error") else (
-        "[yellow]warnings[/]" if totals.get("warn") else "[green]no problems found[/]")
-    console.print(f"{verdict}: {summary_line(totals)}")
+    style = {"fail": "red", "warn": "yellow", "pass": "green"}[verdict.outcome]
+    console.print(f"[{style}]{VERDICT_WORDS[verdict.outcome]}[/]: {summary_line(verdict.counts)}")
     plan = plan_lines(document.get("plan") or {})
     if plan:
         console.print()
@@ -142,3 +144,22 @@ def render(document: dict[str, Any], verbose: bool = False, color: bool | None =
             console.print(line, soft_wrap=True)
     # Table cells are padded to their width; trailing blanks only get in the way of copy and paste.
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+
+
+def _report(document: Any, look: "Look") -> str:
+    return render(document, verbose=look.verbose, color=look.color, width=look.width, quiet=look.quiet)
+
+
+def _diff(document: Any, look: "Look") -> str:
+    from tfdoctor.render.diff import render_text
+
+    return render_text(document, look.verbose)
+
+
+def _scan(rows: Any, look: "Look") -> str:
+    from tfdoctor.render.scan_table import render_text
+
+    return render_text(rows, color=look.color, width=look.width)
+
+
+FORMAT = OutputFormat("text", "Text for a terminal or a log.", report=_report, diff=_diff, scan=_scan, colored=True)

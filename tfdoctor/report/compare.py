@@ -13,7 +13,8 @@ import re
 from typing import Any, Callable, Iterator, Mapping
 
 from tfdoctor._version import __version__
-from tfdoctor.report.saved import SavedReport, explain
+from tfdoctor.report.document import ReportDocument
+from tfdoctor.report.saved import SavedReport
 from tfdoctor.facts import Facts, installed_version, section
 
 Row = tuple[str, str, Any]  # section, field, value
@@ -164,8 +165,10 @@ def _value(rows: dict[tuple[str, str], Any], key: tuple[str, str]) -> Any:
     return ABSENT[part] if part in ABSENT and (part, WHOLE_SECTION) not in rows else None
 
 
-def compare(a: SavedReport, b: SavedReport, redacted: bool = True) -> dict[str, Any]:
-    """The diff document (not yet redacted: the caller does that, as for reports)."""
+def compare(a: SavedReport, b: SavedReport, judged_a: ReportDocument, judged_b: ReportDocument,
+            redacted: bool = True) -> dict[str, Any]:
+    """The diff document of two saved reports, given today's checks on each (`judged_a`, `judged_b`: the explain
+    operation's documents); not yet redacted: the caller does that, as for reports."""
     rows_a, rows_b = _rows(a.facts), _rows(b.facts)
     _whole_sections(rows_a, rows_b)
     keys = list(rows_a) + [k for k in rows_b if k not in rows_a]
@@ -177,8 +180,8 @@ def compare(a: SavedReport, b: SavedReport, redacted: bool = True) -> dict[str, 
         for part, field in keys
         if value_a((part, field)) != value_b((part, field))
     ]
-    results_a = {r["id"]: r for r in explain(a)["results"]}
-    results_b = {r["id"]: r for r in explain(b)["results"]}
+    results_a = {r["id"]: r for r in judged_a.results}
+    results_b = {r["id"]: r for r in judged_b.results}
     checks = [
         {"id": cid, "title": results_a[cid]["title"], "a": results_a[cid]["status"], "b": results_b[cid]["status"],
          "a_summary": results_a[cid]["summary"], "b_summary": results_b[cid]["summary"]}

@@ -8,7 +8,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
 from tfdoctor._version import __version__
-from tfdoctor.results.model import CheckResult, Status, totals
+from tfdoctor.results.model import CheckResult, totals
+# The exit-code contract lives with the verdict (report/document.py); its names are the run's callers' too.
+from tfdoctor.report.document import (EXIT_INTERRUPTED, EXIT_NOT_POSTED, EXIT_OK, EXIT_PROBLEMS,  # noqa: F401
+                                      EXIT_TERMINATED, EXIT_UNUSABLE, ReportDocument, Verdict)
 
 if TYPE_CHECKING:
     from tfdoctor.plan.planner import Plan
@@ -18,12 +21,6 @@ if TYPE_CHECKING:
 # any 1.x.
 SCHEMA_VERSION = "1.3"
 
-EXIT_OK = 0  # no failures (warnings allowed unless --strict)
-EXIT_PROBLEMS = 1  # at least one fail or error (with --strict: or warn)
-EXIT_UNUSABLE = 2  # the doctor could not run: bad arguments, unknown check, unusable target or input
-EXIT_NOT_POSTED = 4  # --report-required: no check failed, but a report did not reach the server (it is kept)
-EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
-EXIT_TERMINATED = 143  # SIGTERM (128 + SIGTERM)
 
 
 @dataclass(frozen=True)
@@ -34,6 +31,7 @@ class RunReport:
     tool_version: str = __version__
     redacted: bool = True
     source: str | None = None  # set by `explain`: the report these facts were read from
+    source_info: Mapping[str, Any] | None = None  # and what that report said about itself (`source_report`)
 
     @property
     def target(self) -> str | None:
@@ -42,6 +40,10 @@ class RunReport:
 
     def exit_code(self, strict: bool = False) -> int:
         return exit_code_for(self.results, strict)
+
+    def document(self) -> ReportDocument:
+        """The report document (not yet redacted: operations redact it as their request says)."""
+        return ReportDocument(self.to_dict())
 
     @cached_property
     def plan(self) -> "Plan":
@@ -64,6 +66,8 @@ class RunReport:
         }
         if self.source:
             document["explained_from"] = self.source
+        if self.source_info is not None:
+            document["source_report"] = dict(self.source_info)
         return document
 
 
@@ -76,6 +80,5 @@ class RunReport:
 
 
 def exit_code_for(results: list[CheckResult], strict: bool = False) -> int:
-    # An `error` counts as a failure: a pre-flight script must not pass when a check could not judge.
-    bad = {Status.FAIL, Status.ERROR} | ({Status.WARN} if strict else set())
-    return EXIT_PROBLEMS if any(r.status in bad for r in results) else EXIT_OK
+    """The exit code of results (report/document.Verdict decides it, for every door)."""
+    return Verdict.of(results).exit_code(strict)

@@ -192,21 +192,3 @@ def read_report(path: str) -> SavedReport:
         return parse_report(data, "<stdin>" if path == "-" else path)
     except UnreadableReport as exc:
         raise UnreadableReport(f"{path} is not a readable report: {exc}") from None
-
-
-def explain(saved: SavedReport, only: tuple[str, ...] = (), skip: tuple[str, ...] = (), redacted: bool = True) -> dict[str, Any]:
-    """Today's checks on the saved facts, as a report document (not yet redacted: the caller does that).
-
-    `explained_from` names the file and what it said about itself; `source_report` holds the same
-    as data, including the saved report's own `redacted` flag."""
-    from tfdoctor.diagnosis.doctor import selected_checks
-    from tfdoctor.checking.runner import run_checks
-
-    tensorflow = saved.facts.get("tensorflow")
-    deep = isinstance(tensorflow, dict) and tensorflow.get("workload") is not None
-    checks = selected_checks(only, skip, deep=deep)
-    report = RunReport(facts=saved.facts, results=run_checks(checks, saved.facts), redacted=redacted,
-                    source=saved.describe())
-    document = report.to_dict()
-    document["source_report"] = saved.source_info()
-    return document

@@ -7,28 +7,19 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from tfdoctor.facts import tensorflow_child, tensorflow_distributions
+from tfdoctor.report.document import ReportDocument
 from tfdoctor.scan.run import Diagnosed
 
-PROBLEM_ORDER = ("fail", "error", "warn")  # the first failing check, else the first warning
 CANNOT_RUN = "cannot run"
 
 
 def verdict(document: Optional[Mapping[str, Any]]) -> str:
-    if document is None:
-        return CANNOT_RUN
-    totals = document.get("totals") or {}
-    if totals.get("fail") or totals.get("error"):
-        return "fail"
-    return "warn" if totals.get("warn") else "pass"
+    return CANNOT_RUN if document is None else ReportDocument(dict(document)).verdict.outcome
 
 
 def first_problem(document: Mapping[str, Any]) -> Optional[dict[str, str]]:
-    results = document.get("results") or ()
-    for wanted in (("fail", "error"), ("warn",)):
-        for result in results:
-            if result.get("status") in wanted:
-                return {"id": result["id"], "status": result["status"], "summary": result.get("summary", "")}
-    return None
+    problem = ReportDocument(dict(document)).verdict.first_problem
+    return problem.to_dict() if problem is not None else None
 
 
 def gpus_listed(facts: Mapping[str, Any]) -> Optional[int]:

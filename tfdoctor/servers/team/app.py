@@ -225,17 +225,18 @@ class TeamServer:
         return JSONResponse(document)
 
     def _diff(self, a: int, b: int) -> Optional[dict[str, Any]]:
-        from tfdoctor.report.compare import compare
-        from tfdoctor.report.saved import UnreadableReport, parse_report
+        from tfdoctor.operations import CannotRun
+        from tfdoctor.operations.explain import compare
 
         documents = [self.store.report(a), self.store.report(b)]
         if None in documents:
             return None
-        try:
-            saved = [parse_report(json.dumps(d).encode("utf-8"), f"report {n}") for d, n in zip(documents, (a, b))]
-        except UnreadableReport as exc:
+        try:  # stored reports were redacted by the machines that sent them: nothing of this server's to hide
+            document = dict(compare(documents[0], documents[1], redact=False).document)
+        except CannotRun as exc:
             return {"error": str(exc)}
-        return compare(saved[0], saved[1], redacted=all(d.get("redacted") for d in documents))
+        document["redacted"] = all(d.get("redacted") for d in documents)
+        return document
 
     async def diff(self, request: Request) -> Response:
         try:
@@ -369,15 +370,13 @@ class TeamServer:
         if fields is None:
             return PlainTextResponse("The form's CSRF token is missing or wrong: reload the page.", status_code=403)
         pasted = fields.get("report", "")
-        from tfdoctor.report.redact import Redactor
-        from tfdoctor.report.saved import UnreadableReport, explain, parse_report
+        from tfdoctor.operations import CannotRun
+        from tfdoctor.operations.explain import ExplainRequest, explain
 
         try:
-            document = explain(parse_report(pasted.encode("utf-8", "replace"), "pasted report"))
-        except UnreadableReport as exc:
+            document = explain(ExplainRequest(pasted.encode("utf-8", "replace"), name="pasted report")).document.data
+        except CannotRun as exc:
             return self._page(request, "paste.html", status_code=422, document=None, error=str(exc), pasted=pasted)
-        document["redacted"] = True
-        document = Redactor.for_this_machine().learning_from(document).document(document)
         return self._page(request, "paste.html", document=document, error=None, pasted="")
 
     # --- signing in (browsers; scripts send the bearer token) ---------------------------------------------
