@@ -22,6 +22,8 @@ import socket
 import stat
 from typing import Optional
 
+from tfdoctor.files.own_files import write_all
+
 MAX_LINKS = 40  # as the kernel's limit on symlinks in a path
 _DESCRIPTOR_DIR = re.compile(r"/proc/(\d+)/fd")  # /dev/fd and /proc/self/fd resolve to /proc/<pid>/fd
 _FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -45,7 +47,7 @@ def write_report(path: str, text: str) -> None:
     data = text.encode("utf-8")
     final, descriptor = resolve(path)
     if descriptor is not None:
-        _write_all(descriptor, data)
+        write_all(descriptor, data)
         return
     try:
         status: Optional[os.stat_result] = os.stat(final)
@@ -59,7 +61,7 @@ def write_report(path: str, text: str) -> None:
     else:  # a device, a FIFO (the open waits for a reader, as the shell's would); a directory fails here
         handle = os.open(final, os.O_WRONLY | _FLAGS)
         try:
-            _write_all(handle, data)
+            write_all(handle, data)
         finally:
             os.close(handle)
 
@@ -98,7 +100,7 @@ def _replace(final: str, data: bytes, existing: Optional[os.stat_result]) -> Non
         try:
             if existing is not None:
                 _keep_owner_and_mode(handle, existing)
-            _write_all(handle, data)
+            write_all(handle, data)
         finally:
             os.close(handle)
         os.replace(temporary, final)
@@ -126,7 +128,3 @@ def _send(path: str, data: bytes) -> None:
         connection.sendall(data)
 
 
-def _write_all(handle: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(handle, view):]

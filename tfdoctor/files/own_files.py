@@ -92,6 +92,13 @@ def private_dir(path: Union[str, Path], below: Union[str, Path], make: bool = Tr
     return path
 
 
+def write_all(handle: int, data: bytes) -> None:
+    """All of `data` to the descriptor (os.write may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view):]
+
+
 def write_private(path: Union[str, Path], data: Union[bytes, str], mode: int = PRIVATE_FILE) -> None:
     """Write `data` to `path` whole, never through a link: a temporary file beside it (O_EXCL | O_NOFOLLOW),
     synced, renamed over it. Its directory must be a real directory, no link (`private_dir` makes it so)."""
@@ -107,9 +114,7 @@ def write_private(path: Union[str, Path], data: Union[bytes, str], mode: int = P
             continue
     try:
         try:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(handle, view):]
+            write_all(handle, payload)
             os.fsync(handle)
         finally:
             os.close(handle)
@@ -156,9 +161,7 @@ def append_private(path: Union[str, Path], data: Union[bytes, str]) -> None:
     payload = data.encode("utf-8") if isinstance(data, str) else data
     handle = _open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(handle, view):]
+        write_all(handle, payload)
         os.fsync(handle)
     finally:
         os.close(handle)
