@@ -1,14 +1,20 @@
 """What the fleet table shows of one report, read from the report itself (pure: no I/O, no server deps).
 
-The status is the worst result the machine saw; the key facts are the ones that decide whether
-TensorFlow works (the rows a drift view puts first): Python, TensorFlow, CUDA, cuDNN, NumPy, Keras, driver.
+The status is the worst result the machine saw; the cause is the first failing (else warning) check's
+one-line summary, and the first step is the first command of the report's own repair plan; the key facts
+are the ones that decide whether TensorFlow works: Python, TensorFlow, CUDA, cuDNN, NumPy, Keras, driver.
+
+Every verdict the server shows or stores is computed by `summarize` alone (issue 36 gives the report
+document its own verdict; this one function is what it replaces).
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Mapping
 
 from tfdoctor.facts import installed_version, section
+from tfdoctor.facts.tensorflow_distributions import tensorflow_version
 
 STATUS_ORDER = ("error", "fail", "warn", "pass", "skip")  # worst first
 STATUS_RANK = {status: rank for rank, status in enumerate(STATUS_ORDER)}
@@ -75,8 +81,7 @@ def key_facts(document: Mapping[str, Any]) -> dict[str, str | None]:
         return None if value is None else str(value)[:200]
 
     return {
-        "TensorFlow": text(tensorflow.get("version") or installed_version(facts, "tensorflow")
-                           or installed_version(facts, "tensorflow-cpu")),
+        "TensorFlow": text(tensorflow.get("version") or tensorflow_version(facts)),
         "CUDA": text(build.get("cuda_version")),
         "cuDNN": text(build.get("cudnn_version")),
         "NumPy": text(installed_version(facts, "numpy")),
@@ -87,14 +92,47 @@ def key_facts(document: Mapping[str, Any]) -> dict[str, str | None]:
     }
 
 
+CAUSE_CHARS = 300
+STEP_CHARS = 500
+
+
+def _one_line(value: Any, limit: int) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    line = " ".join(value.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _first_step(document: Mapping[str, Any]) -> str | None:
+    """The first command of the report's repair plan (as the doctor spelt it for that machine)."""
+    plan = document.get("plan") if isinstance(document.get("plan"), Mapping) else {}
+    for step in plan.get("steps") or ():
+        if isinstance(step, Mapping) and step.get("command"):
+            return _one_line(step.get("command"), STEP_CHARS)
+    return None
+
+
 def summarize(document: Mapping[str, Any]) -> dict[str, Any]:
-    """The columns stored beside a report: status, first failing check, key facts, each check's status."""
+    """The verdict stored beside a report: status, the first failing check and its one-line cause (with a key
+    that machines failing for the same reason share), the plan's first step, counts per status, key facts,
+    each check's status."""
     results = document.get("results") if isinstance(document.get("results"), list) else []
     target = document.get("target") if isinstance(document.get("target"), Mapping) else {}
     python_facts = section(document.get("facts") or {}, "python")
+    failing = first_failing_check(results)
+    problem = next((r for r in results if isinstance(r, Mapping) and str(r.get("id")) == failing), None)
+    cause = _one_line(problem.get("summary"), CAUSE_CHARS) if problem is not None else None
+    totals = {status: 0 for status in STATUS_ORDER}
+    for result in results:
+        if isinstance(result, Mapping) and result.get("status") in totals:
+            totals[result["status"]] += 1
     return {
         "status": worst_status(results),
-        "first_failing_check": first_failing_check(results),
+        "first_failing_check": failing,
+        "cause": cause,
+        "cause_key": hashlib.sha256(f"{failing}\n{cause}".encode("utf-8")).hexdigest()[:16] if failing else None,
+        "first_step": _first_step(document) if failing else None,
+        "totals": totals,
         "python": str(target.get("python") or python_facts.get("executable") or "not recorded")[:500],
         "key_facts": key_facts(document),
         "checks": {str(r.get("id")): str(r.get("status")) for r in results if isinstance(r, Mapping)},
