@@ -47,10 +47,11 @@ LABEL_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 LABEL_VALUE = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,128}$")
 MAX_LABELS = 20
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-HISTORY_SHOWN = 20  # reports per page of an environment's history
+HISTORY_SHOWN = 10  # reports per page of an environment's history
 FLEET_PAGE_ROWS = 100  # worst first: the first page is the one to act on; the rest a click away
 FLEET_STATUSES = ("error", "fail", "warn", "pass", "stale")
 CAUSE_KEY = re.compile(r"^[0-9a-f]{16}$")
+READ_THREADS = 1  # reads served at once (the rest wait their turn); posts and other writes are not limited
 RETRY_AFTER_S = 30  # a database restart or failover takes about this long; clients keep the report meanwhile
 LOG = logging.getLogger(__name__)
 
@@ -166,6 +167,7 @@ class TeamServer:
         self.templates.filters["changed_checks"] = lambda checks: [c for c in checks if c["a"] != c["b"]]
         self.templates.globals["key_fact_names"] = KEY_FACTS
         self.paste_limiter = CapacityLimiter(1)
+        self.read_limiter = CapacityLimiter(READ_THREADS)
         from tfdoctor.servers.team.metrics import registry_for
 
         self.metrics, self.reports_received = registry_for(self.store)
@@ -189,10 +191,15 @@ class TeamServer:
         to the sign-in form (a form post answers 401 with that form: its action is not replayed). The guard
         reads only headers and cookies (no database): it never blocks the event loop."""
         is_async = inspect.iscoroutinefunction(handler)
+        # reads (pages, the API's reads, /metrics) take turns on a few threads of their own: however many
+        # browsers reload pages, a machine's post finds the interpreter (the GIL) shared by few, not by all
+        limiter = self.read_limiter if need != WRITE else None
 
         async def endpoint(request: Request) -> Response:
             if self._allowed(request, need, api):
-                return await handler(request) if is_async else await run_in_threadpool(handler, request)
+                if is_async:
+                    return await handler(request)
+                return await to_thread.run_sync(handler, request, limiter=limiter)
             if api:
                 return JSONResponse({"error": "a valid bearer token is needed"}, status_code=401,
                                     headers={"www-authenticate": "Bearer"})
@@ -408,8 +415,12 @@ class TeamServer:
         counts = self.store.status_counts(label, stale_before)
         total = self.store.count_environments(**filters)
         rows = self.store.environments(**filters, limit=FLEET_PAGE_ROWS, offset=(page - 1) * FLEET_PAGE_ROWS)
+        now = dt.datetime.now(dt.timezone.utc)
         for row in rows:
             row["stale"] = row["last_seen"] < stale_before
+            for name in ("last_seen", "first_seen", "regressed_at"):
+                if row[name]:
+                    row[f"{name}_ago"], row[f"{name}_absolute"] = ago(row[name], now), absolute(row[name])
         pages = max(1, -(-total // FLEET_PAGE_ROWS))
         current = {"label": chosen, "status": chosen_status, "cause": chosen_cause}
 
@@ -427,30 +438,33 @@ class TeamServer:
                           previous=link(page=page - 1) if page > 1 else None,
                           next=link(page=page + 1) if page < pages else None, first_row=(page - 1) * FLEET_PAGE_ROWS)
 
-    def _drift_for_page(self, report_id: int, status: str) -> Optional[dict[str, Any]]:
-        drift = self.store.drift(report_id)
+    @staticmethod
+    def _drift_view(drift: Optional[dict[str, Any]], report_id: int, status: str) -> Optional[dict[str, Any]]:
         if drift is None or status == "pass":
             return None  # a healthy environment gets no drift view
         return {**drift, "report": report_id, "never_passed": drift.get("since_better") is None}
 
+    def _drift_for_page(self, report_id: int, status: str) -> Optional[dict[str, Any]]:
+        return self._drift_view(self.store.drift(report_id), report_id, status)
+
     def environment_page(self, request: Request) -> Response:
-        environment = self.store.environment(request.path_params["environment_id"])
-        if environment is None:
-            return self._page(request, "missing.html", status_code=404, what="environment")
-        environment["stale"] = environment["last_seen"] < self._stale_before()
-        last_id = environment["last_report_id"]
-        document = self.store.report(last_id) if last_id else None
         page = self._page_number(request, "history")
         first = (page - 1) * HISTORY_SHOWN
-        history = self.store.history(environment["id"], HISTORY_SHOWN + 1, first)
+        view = self.store.environment_view(request.path_params["environment_id"], HISTORY_SHOWN, first)
+        if view is None:
+            return self._page(request, "missing.html", status_code=404, what="environment")
+        environment, document, history = view["environment"], view["document"], view["history"]
+        environment["stale"] = environment["last_seen"] < self._stale_before()
         for row, older in zip(history, history[1:]):
             row["previous_id"] = older["id"]
             row["regressed"] = STATUS_RANK.get(row["status"], 0) < STATUS_RANK.get(older["status"], 0)
-        total = self.store.history_count(environment["id"])
+            row["changed"] = ", ".join(f"{name} {row['key_facts'].get(name) or 'none'} (was {older['key_facts'].get(name) or 'none'})"
+                                       for name in KEY_FACTS if row["key_facts"].get(name) != older["key_facts"].get(name))
+        total = view["history_total"]
         base = f"/environments/{environment['id']}"
         return self._page(request, "environment.html", environment=environment, document=document,
                           verdict=summarize(document) if document is not None else None,
-                          drift=self._drift_for_page(last_id, environment["status"]) if last_id else None,
+                          drift=self._drift_view(view["drift"], environment["last_report_id"], environment["status"]),
                           history=history[:HISTORY_SHOWN], history_total=total, history_first=first,
                           history_previous=f"{base}?history={page - 1}#history" if page > 1 else None,
                           history_next=f"{base}?history={page + 1}#history" if first + HISTORY_SHOWN < total else None)

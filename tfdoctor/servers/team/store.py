@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any, Mapping, Optional
 
 from sqlalchemy import (Column, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table, Text,
-                        UniqueConstraint, and_, case, create_engine, event, func, or_, select, union)
+                        UniqueConstraint, case, create_engine, event, func, or_, select, union)
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from tfdoctor.servers.team.drift import digest as digest_of
@@ -196,8 +196,8 @@ def migrate(engine: Engine) -> None:
         connection.commit()
 
 
-def _pack(document: Mapping[str, Any]) -> bytes:
-    return zlib.compress(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 6)
+def _pack(document: Mapping[str, Any], level: int = 6) -> bytes:
+    return zlib.compress(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), level)
 
 
 def _unpack(blob: bytes) -> dict[str, Any]:
@@ -256,30 +256,40 @@ class Store:
         received = now()
         created = document.get("created_at")
         key_facts = json.dumps(summary["key_facts"], sort_keys=True)
+        labels_json = json.dumps(dict(labels_posted), sort_keys=True)
+        previous_report = reports.alias("previous")
         with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
             self._insert_environment(conn, machine_id, summary["python"], received)
             environment = conn.execute(  # the row lock orders two posts of one environment
                 select(environments.c.id, environments.c.last_report_id, environments.c.better_report_id,
-                       environments.c.regressed_at, environments.c.regressions)
+                       environments.c.regressed_at, environments.c.regressions, environments.c.labels,
+                       previous_report.c.status.label("previous_status"),
+                       previous_report.c.received_at.label("previous_received_at"),
+                       previous_report.c.digest.is_not(None).label("previous_is_current"))
+                .outerjoin(previous_report, previous_report.c.id == environments.c.last_report_id)
                 .where(environments.c.machine_id == machine_id, environments.c.python == summary["python"])
-                .with_for_update()).mappings().one()
+                .with_for_update(of=environments)).mappings().one()
             environment_id, previous_id = environment["id"], environment["last_report_id"]
-            previous = self._report_head(conn, previous_id) if previous_id is not None else None
+            previous = None
+            if previous_id is not None and environment["previous_status"] is not None:
+                previous = {"id": previous_id, "status": environment["previous_status"],
+                            "received_at": environment["previous_received_at"]}
             regressed = previous is not None and _rank(status) < _rank(previous["status"])
             better, regressed_at = self._better_report(conn, environment, previous, status, received)
             drift: dict[str, Any] = {"since_better": None, "since_previous": None}
             if better is not None:
                 drift["since_better"] = drift_between(self._digest(conn, better["id"]), digest, _base(better))
-            if previous is not None and (better is None or previous["id"] != better["id"]):
+            if status != "pass" and previous is not None and (better is None or previous["id"] != better["id"]):
+                # a problem that goes on: what its last report changed (a passing report gets no drift view)
                 drift["since_previous"] = drift_between(self._digest(conn, previous["id"]), digest, _base(previous))
             report_id = conn.execute(reports.insert().values(
                 environment_id=environment_id, received_at=received,
                 created_at=str(created)[:64] if created is not None else None, status=status,
                 first_failing_check=summary["first_failing_check"], key_facts=key_facts, document=_pack(document),
-                digest=_pack(digest), drift=_pack(drift),
+                digest=_pack(digest, 1), drift=_pack(drift, 1),
             ).returning(reports.c.id)).scalar_one()
             values: dict[str, Any] = dict(
-                labels=json.dumps(dict(labels_posted), sort_keys=True), status=status,
+                labels=labels_json, status=status,
                 first_failing_check=summary["first_failing_check"], key_facts=key_facts,
                 checks=json.dumps(summary["checks"], sort_keys=True), last_seen=received, last_report_id=report_id,
                 cause=summary["cause"], cause_key=summary["cause_key"], first_step=summary["first_step"],
@@ -290,17 +300,12 @@ class Store:
             if passed(status):
                 values["last_pass_report_id"] = report_id
             conn.execute(environments.update().where(environments.c.id == environment_id).values(**values))
-            conn.execute(labels.delete().where(labels.c.environment_id == environment_id))
-            if labels_posted:
-                conn.execute(labels.insert(), [{"environment_id": environment_id, "key": k, "value": v}
-                                               for k, v in labels_posted.items()])
+            if labels_json != environment["labels"] or previous_id is None:  # most posts carry the same labels
+                conn.execute(labels.delete().where(labels.c.environment_id == environment_id))
+                if labels_posted:
+                    conn.execute(labels.insert(), [{"environment_id": environment_id, "key": k, "value": v}
+                                                   for k, v in labels_posted.items()])
         return Posted(environment_id, report_id, status, regressed)
-
-    @staticmethod
-    def _report_head(conn: Connection, report_id: int) -> Optional[dict[str, Any]]:
-        row = conn.execute(select(reports.c.id, reports.c.status, reports.c.received_at)
-                           .where(reports.c.id == report_id)).mappings().first()
-        return dict(row) if row is not None else None
 
     def _better_report(self, conn: Connection, environment: Mapping[str, Any], previous: Optional[Mapping[str, Any]],
                        status: str, received: str) -> tuple[Optional[dict[str, Any]], Optional[str]]:
@@ -308,17 +313,22 @@ class Store:
         is none), and when the environment became worse than it: the time of the first report after it."""
         if status == "pass" or previous is None:
             return None, None
-        better_statuses = [s for s in STATUS_ORDER if s != "skip" and _rank(s) > _rank(status)]
         if _rank(previous["status"]) > _rank(status):
             return dict(previous), received  # it regressed with this report
-        better = conn.execute(
-            select(reports.c.id, reports.c.status, reports.c.received_at)
-            .where(reports.c.environment_id == environment["id"], reports.c.status.in_(better_statuses))
-            .order_by(reports.c.id.desc()).limit(1)).mappings().first()
+        head = select(reports.c.id, reports.c.status, reports.c.received_at)
+        if previous["status"] == status and environment["better_report_id"] is None and \
+                environment["previous_is_current"]:
+            return None, None  # its previous post, of this revision, found nothing better: nothing came since
+        if previous["status"] == status and environment["better_report_id"] is not None and environment["regressed_at"]:
+            better = conn.execute(head.where(reports.c.id == environment["better_report_id"])).mappings().first()
+            if better is not None:  # the same run of bad reports goes on (an index lookup, however long it is)
+                return dict(better), environment["regressed_at"]
+        better_statuses = [s for s in STATUS_ORDER if s != "skip" and _rank(s) > _rank(status)]
+        better = conn.execute(head.where(reports.c.environment_id == environment["id"],
+                                         reports.c.status.in_(better_statuses))
+                              .order_by(reports.c.id.desc()).limit(1)).mappings().first()
         if better is None:
             return None, None
-        if better["id"] == environment["better_report_id"] and environment["regressed_at"]:
-            return dict(better), environment["regressed_at"]  # the same run of bad reports goes on
         first_after = conn.execute(
             select(reports.c.received_at).where(reports.c.environment_id == environment["id"],
                                                 reports.c.id > better["id"])
@@ -453,13 +463,15 @@ class Store:
 
     @staticmethod
     def _environment(row: Mapping[str, Any]) -> dict[str, Any]:
+        """An environment's row as the pages and the API read it (each check's status stays in the database:
+        only /metrics counts them, fleet_counts)."""
         facts = json.loads(row["key_facts"])
         return {
             "id": row["id"], "machine": row["machine_id"], "hostname": row["hostname"], "python": row["python"],
             "labels": json.loads(row["labels"]), "status": row["status"],
             "first_failing_check": row["first_failing_check"], "tensorflow": facts.get("TensorFlow"),
             "cuda": facts.get("CUDA"), "gpu": facts.get("GPU"), "key_facts": facts,
-            "checks": json.loads(row["checks"]), "first_seen": row["first_seen"], "last_seen": row["last_seen"],
+            "first_seen": row["first_seen"], "last_seen": row["last_seen"],
             "last_report_id": row["last_report_id"], "last_pass_report_id": row["last_pass_report_id"],
             "cause": row["cause"], "cause_key": row["cause_key"], "first_step": row["first_step"],
             "regressed_at": row["regressed_at"], "better_report_id": row["better_report_id"],
@@ -477,6 +489,33 @@ class Store:
                  .limit(limit).offset(offset))
         with self.engine.connect() as conn:
             return [{**dict(row), "key_facts": json.loads(row["key_facts"])} for row in conn.execute(query).mappings()]
+
+    def environment_view(self, environment_id: int, history_limit: int, history_offset: int = 0
+                         ) -> Optional[dict[str, Any]]:
+        """What an environment's page shows, read on one connection: the environment, its last report, the drift
+        stored with it, a page of its history (one row more than asked: whether an older page exists, and the
+        status before the oldest shown) and how many reports it has."""
+        if not valid_id(environment_id):
+            return None
+        with self.engine.connect() as conn:
+            row = conn.execute(_WITH_BETTER_STATUS.where(environments.c.id == environment_id)).mappings().first()
+            if row is None:
+                return None
+            environment = self._environment(row)
+            last = conn.execute(select(reports.c.document, reports.c.drift)
+                                .where(reports.c.id == environment["last_report_id"])).first()
+            history = [{**dict(r), "key_facts": json.loads(r["key_facts"])} for r in conn.execute(
+                select(reports.c.id, reports.c.received_at, reports.c.created_at, reports.c.status,
+                       reports.c.first_failing_check, reports.c.key_facts)
+                .where(reports.c.environment_id == environment_id).order_by(reports.c.id.desc())
+                .limit(history_limit + 1).offset(history_offset)).mappings()]
+            total = history_offset + len(history) if len(history) <= history_limit else conn.execute(
+                select(func.count()).select_from(reports).where(reports.c.environment_id == environment_id)).scalar_one()
+        drift = None
+        if last is not None:
+            drift = _unpack(last.drift) if last.drift is not None else self.drift(environment["last_report_id"])
+        return {"environment": environment, "document": _unpack(last.document) if last is not None else None,
+                "drift": drift, "history": history, "history_total": total}
 
     def history_count(self, environment_id: int) -> int:
         if not valid_id(environment_id):
