@@ -10,8 +10,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.server_support import age_environment, client_for, post
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "server.md"

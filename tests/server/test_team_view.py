@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import re
-import threading
-
-import pytest
 
 from tests.server_support import (AUTH, TOKEN, RunningServer, age_environment, client_for, numpy_downgrade_reports,
                                   post)
@@ -113,8 +111,6 @@ def test_database_diff_and_paste_work_never_runs_on_the_event_loop(db_url, healt
         login = http.get("/login").text
         csrf = login.split('name="csrf" value="', 1)[1].split('"', 1)[0]
         assert http.post("/login", data={"csrf": csrf, "token": TOKEN, "next": "/"}).status_code in (200, 303)
-        import json
-
         judged = http.post("/paste", data={"csrf": csrf, "report": json.dumps(broken)})
         assert judged.status_code == 200 and "Today's verdict" in judged.text
     assert on_loop == []

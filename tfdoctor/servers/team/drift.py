@@ -27,7 +27,8 @@ KEY_ROWS = (("tensorflow", "TensorFlow version"), ("tensorflow", "Built for CUDA
             ("gpu", "NVIDIA driver"), ("gpu", "Driver's CUDA"), ("python", "Python"), ("gpu", "NVIDIA GPUs"),
             ("python", "Python architecture"), ("platform", "Operating system"), ("platform", "glibc"))
 NAMED_SECTIONS = ("packages", "environment")  # rows whose field is a name a check can mention
-TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+TOKEN = re.compile(r"[a-z0-9][a-z0-9-]*")
+SEPARATORS = re.compile(r"[-_.]+")  # as canonical_name (PEP 503) joins them
 MAX_TEXT = 20_000  # of one result's text read for names: a hostile report cannot make a post slow
 TIERS = ("named by a failing check", "named by a warning check", "key fact", "other", "consequence")
 
@@ -57,7 +58,9 @@ def names_in(result: Mapping[str, Any]) -> list[str]:
         size += len(part)
         if size > MAX_TEXT:
             break
-    return sorted({canonical_name(token.rstrip("._-")) for token in TOKEN.findall(" ".join(text)[:MAX_TEXT])})
+    # canonical_name of every token at once (lower case, runs of -_. as one -): a report names hundreds
+    normalized = SEPARATORS.sub("-", " ".join(text)[:MAX_TEXT].lower())
+    return sorted({token.rstrip("-") for token in TOKEN.findall(normalized)})
 
 
 def digest(document: Mapping[str, Any]) -> dict[str, Any]:

@@ -46,6 +46,7 @@ environments = Table(
     Column("first_step", String(500)),  # the repair plan's first command
     Column("regressed_at", String(32)),  # when it became worse than its better report (None: never better)
     Column("better_report_id", Integer),  # the newest report with a better status: what the drift compares to
+    Column("better_status", String(8)),  # its status ("regressed 2 h ago, warn before")
     Column("regressions", Integer, nullable=False, server_default="0"),  # reports worse than the one before
     UniqueConstraint("machine_id", "python", name="uq_environment_machine_python"),
     Index("ix_environments_cause", "cause_key"),
@@ -229,10 +230,10 @@ _STATUS_RANK = case({status: rank for rank, status in enumerate(STATUS_ORDER)}, 
                     else_=len(STATUS_ORDER))
 
 
-_BETTER = reports.alias("better")
-# an environment's row with the status of the report its drift compares to ("regressed 2 h ago, warn before")
-_WITH_BETTER_STATUS = select(environments, _BETTER.c.status.label("better_status")).outerjoin(
-    _BETTER, _BETTER.c.id == environments.c.better_report_id)
+# an environment's row as pages read it: without each check's status (only /metrics counts those), which
+# SQLite's sorter would otherwise copy for every environment it orders
+_ENVIRONMENT_ROW = select(*(column for column in environments.c if column.name != "checks"))
+_PREVIOUS = reports.alias("previous")  # made once: an alias builds a proxy of every column (a post's 1 ms)
 
 
 class Store:
@@ -257,7 +258,7 @@ class Store:
         created = document.get("created_at")
         key_facts = json.dumps(summary["key_facts"], sort_keys=True)
         labels_json = json.dumps(dict(labels_posted), sort_keys=True)
-        previous_report = reports.alias("previous")
+        previous_report = _PREVIOUS
         with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
             self._insert_environment(conn, machine_id, summary["python"], received)
             environment = conn.execute(  # the row lock orders two posts of one environment
@@ -294,6 +295,7 @@ class Store:
                 checks=json.dumps(summary["checks"], sort_keys=True), last_seen=received, last_report_id=report_id,
                 cause=summary["cause"], cause_key=summary["cause_key"], first_step=summary["first_step"],
                 regressed_at=regressed_at, better_report_id=better["id"] if better is not None else None,
+                better_status=better["status"] if better is not None else None,
                 regressions=environment["regressions"] + int(regressed))
             if hostname is not None:
                 values["hostname"] = hostname
@@ -394,7 +396,7 @@ class Store:
                      cause_key: Optional[str] = None) -> list[dict[str, Any]]:
         """One row per machine and interpreter, worst first, those failing alike together, then the most
         recently seen."""
-        query = self._filtered(_WITH_BETTER_STATUS, label, status, stale_before, cause_key).order_by(
+        query = self._filtered(_ENVIRONMENT_ROW, label, status, stale_before, cause_key).order_by(
             _STATUS_RANK, environments.c.cause_key, environments.c.last_seen.desc(), environments.c.id)
         if limit is not None:
             query = query.limit(limit).offset(offset)
@@ -458,7 +460,7 @@ class Store:
         if not valid_id(environment_id):
             return None
         with self.engine.connect() as conn:
-            row = conn.execute(_WITH_BETTER_STATUS.where(environments.c.id == environment_id)).mappings().first()
+            row = conn.execute(_ENVIRONMENT_ROW.where(environments.c.id == environment_id)).mappings().first()
         return self._environment(row) if row is not None else None
 
     @staticmethod
@@ -475,7 +477,7 @@ class Store:
             "last_report_id": row["last_report_id"], "last_pass_report_id": row["last_pass_report_id"],
             "cause": row["cause"], "cause_key": row["cause_key"], "first_step": row["first_step"],
             "regressed_at": row["regressed_at"], "better_report_id": row["better_report_id"],
-            "regressions": row["regressions"], "better_status": row.get("better_status"),
+            "regressions": row["regressions"], "better_status": row["better_status"],
         }
 
     def history(self, environment_id: int, limit: int = 200, offset: int = 0) -> list[dict[str, Any]]:
@@ -498,7 +500,7 @@ class Store:
         if not valid_id(environment_id):
             return None
         with self.engine.connect() as conn:
-            row = conn.execute(_WITH_BETTER_STATUS.where(environments.c.id == environment_id)).mappings().first()
+            row = conn.execute(_ENVIRONMENT_ROW.where(environments.c.id == environment_id)).mappings().first()
             if row is None:
                 return None
             environment = self._environment(row)

@@ -1,7 +1,7 @@
 """Drift and causes computed when a report arrives (issue 37): each report keeps its digest (the fact rows and
 recorded verdicts a drift compares) and its drift; each environment its cause (the failing check's one-line
 summary and a key machines failing alike share), the plan's first step, since when it has regressed and from
-which report, and how many times it regressed.
+which report (and its status), and how many times it regressed.
 
 Existing environments get their cause and first step from their last report here (read with the server's
 own `summarize`, the function that computes them for every new report); a report posted before this
@@ -30,6 +30,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("first_step", sa.String(500)))
         batch.add_column(sa.Column("regressed_at", sa.String(32)))
         batch.add_column(sa.Column("better_report_id", sa.Integer))
+        batch.add_column(sa.Column("better_status", sa.String(8)))
         batch.add_column(sa.Column("regressions", sa.Integer, nullable=False, server_default="0"))
     with op.batch_alter_table("reports") as batch:
         batch.add_column(sa.Column("digest", sa.LargeBinary))
@@ -58,5 +59,5 @@ def downgrade() -> None:
         batch.drop_column("drift")
         batch.drop_column("digest")
     with op.batch_alter_table("environments") as batch:
-        for column in ("regressions", "better_report_id", "regressed_at", "first_step", "cause_key", "cause"):
+        for column in ("regressions", "better_status", "better_report_id", "regressed_at", "first_step", "cause_key", "cause"):
             batch.drop_column(column)
