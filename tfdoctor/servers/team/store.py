@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any, Mapping, Optional
 
 from sqlalchemy import (Column, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table, Text,
-                        UniqueConstraint, case, create_engine, event, func, or_, select, union)
+                        UniqueConstraint, bindparam, case, create_engine, event, func, or_, select, union)
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from tfdoctor.servers.team.drift import digest as digest_of
@@ -236,12 +236,34 @@ _ENVIRONMENT_ROW = select(*(column for column in environments.c if column.name !
 _PREVIOUS = reports.alias("previous")  # made once: an alias builds a proxy of every column (a post's 1 ms)
 
 
+# A post's statements, built once: SQLAlchemy builds and keys a statement made per call (.values(...)) anew each
+# time, about a tenth of a post's CPU; these take their values as parameters.
+_INSERT_REPORT = reports.insert().returning(reports.c.id)
+_UPDATE_ENVIRONMENT = environments.update().where(environments.c.id == bindparam("environment")).values(
+    hostname=func.coalesce(bindparam("new_hostname", type_=String), environments.c.hostname),
+    last_pass_report_id=func.coalesce(bindparam("new_last_pass", type_=Integer), environments.c.last_pass_report_id))
+_ENVIRONMENT_OF_POST = (
+    select(environments.c.id, environments.c.last_report_id, environments.c.better_report_id,
+           environments.c.regressed_at, environments.c.regressions, environments.c.labels,
+           _PREVIOUS.c.status.label("previous_status"), _PREVIOUS.c.received_at.label("previous_received_at"),
+           _PREVIOUS.c.digest.is_not(None).label("previous_is_current"))
+    .outerjoin(_PREVIOUS, _PREVIOUS.c.id == environments.c.last_report_id)
+    .where(environments.c.machine_id == bindparam("machine"), environments.c.python == bindparam("python"))
+    .with_for_update(of=environments))
+
+
 class Store:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
         self.dialect = self.engine.dialect.name
         migrate(self.engine)
+        if self.dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        self._insert_environment_once = insert(environments).on_conflict_do_nothing(
+            index_elements=["machine_id", "python"])
 
     def close(self) -> None:
         self.engine.dispose()
@@ -258,18 +280,10 @@ class Store:
         created = document.get("created_at")
         key_facts = json.dumps(summary["key_facts"], sort_keys=True)
         labels_json = json.dumps(dict(labels_posted), sort_keys=True)
-        previous_report = _PREVIOUS
         with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
             self._insert_environment(conn, machine_id, summary["python"], received)
             environment = conn.execute(  # the row lock orders two posts of one environment
-                select(environments.c.id, environments.c.last_report_id, environments.c.better_report_id,
-                       environments.c.regressed_at, environments.c.regressions, environments.c.labels,
-                       previous_report.c.status.label("previous_status"),
-                       previous_report.c.received_at.label("previous_received_at"),
-                       previous_report.c.digest.is_not(None).label("previous_is_current"))
-                .outerjoin(previous_report, previous_report.c.id == environments.c.last_report_id)
-                .where(environments.c.machine_id == machine_id, environments.c.python == summary["python"])
-                .with_for_update(of=environments)).mappings().one()
+                _ENVIRONMENT_OF_POST, {"machine": machine_id, "python": summary["python"]}).mappings().one()
             environment_id, previous_id = environment["id"], environment["last_report_id"]
             previous = None
             if previous_id is not None and environment["previous_status"] is not None:
@@ -283,25 +297,21 @@ class Store:
             if status != "pass" and previous is not None and (better is None or previous["id"] != better["id"]):
                 # a problem that goes on: what its last report changed (a passing report gets no drift view)
                 drift["since_previous"] = drift_between(self._digest(conn, previous["id"]), digest, _base(previous))
-            report_id = conn.execute(reports.insert().values(
-                environment_id=environment_id, received_at=received,
-                created_at=str(created)[:64] if created is not None else None, status=status,
-                first_failing_check=summary["first_failing_check"], key_facts=key_facts, document=_pack(document),
-                digest=_pack(digest, 1), drift=_pack(drift, 1),
-            ).returning(reports.c.id)).scalar_one()
-            values: dict[str, Any] = dict(
-                labels=labels_json, status=status,
-                first_failing_check=summary["first_failing_check"], key_facts=key_facts,
-                checks=json.dumps(summary["checks"], sort_keys=True), last_seen=received, last_report_id=report_id,
-                cause=summary["cause"], cause_key=summary["cause_key"], first_step=summary["first_step"],
-                regressed_at=regressed_at, better_report_id=better["id"] if better is not None else None,
-                better_status=better["status"] if better is not None else None,
-                regressions=environment["regressions"] + int(regressed))
-            if hostname is not None:
-                values["hostname"] = hostname
-            if passed(status):
-                values["last_pass_report_id"] = report_id
-            conn.execute(environments.update().where(environments.c.id == environment_id).values(**values))
+            report_id = conn.execute(_INSERT_REPORT, {
+                "environment_id": environment_id, "received_at": received,
+                "created_at": str(created)[:64] if created is not None else None, "status": status,
+                "first_failing_check": summary["first_failing_check"], "key_facts": key_facts,
+                "document": _pack(document), "digest": _pack(digest, 1), "drift": _pack(drift, 1)}).scalar_one()
+            conn.execute(_UPDATE_ENVIRONMENT, {
+                "environment": environment_id, "labels": labels_json, "status": status,
+                "first_failing_check": summary["first_failing_check"], "key_facts": key_facts,
+                "checks": json.dumps(summary["checks"], sort_keys=True), "last_seen": received,
+                "last_report_id": report_id, "cause": summary["cause"], "cause_key": summary["cause_key"],
+                "first_step": summary["first_step"], "regressed_at": regressed_at,
+                "better_report_id": better["id"] if better is not None else None,
+                "better_status": better["status"] if better is not None else None,
+                "regressions": environment["regressions"] + int(regressed), "new_hostname": hostname,
+                "new_last_pass": report_id if passed(status) else None})
             if labels_json != environment["labels"] or previous_id is None:  # most posts carry the same labels
                 conn.execute(labels.delete().where(labels.c.environment_id == environment_id))
                 if labels_posted:
@@ -346,14 +356,9 @@ class Store:
         return _unpack(row.digest) if row.digest is not None else digest_of(_unpack(row.document))
 
     def _insert_environment(self, conn: Connection, machine_id: str, python: str, when: str) -> None:
-        row = dict(machine_id=machine_id, python=python, labels="{}", status="pass", key_facts="{}", checks="{}",
-                   first_seen=when, last_seen=when)
-        if self.dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert
-        conn.execute(insert(environments).values(**row).on_conflict_do_nothing(
-            index_elements=["machine_id", "python"]))
+        conn.execute(self._insert_environment_once, {
+            "machine_id": machine_id, "python": python, "labels": "{}", "status": "pass", "key_facts": "{}",
+            "checks": "{}", "first_seen": when, "last_seen": when})
 
     def mark_baseline(self, label: str, report_id: int) -> None:
         """Mark the report known-good for `label` ("key=value"): a passing report (warnings allowed) of an
