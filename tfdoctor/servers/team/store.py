@@ -252,6 +252,17 @@ _ENVIRONMENT_OF_POST = (
     .with_for_update(of=environments))
 
 
+# An environment's page, in statements built once (as a post's, above).
+_VIEW_ENVIRONMENT = _ENVIRONMENT_ROW.where(environments.c.id == bindparam("environment"))
+_VIEW_LAST_REPORT = select(reports.c.document, reports.c.drift).where(reports.c.id == bindparam("report"))
+_VIEW_HISTORY = (select(reports.c.id, reports.c.received_at, reports.c.created_at, reports.c.status,
+                        reports.c.first_failing_check, reports.c.key_facts)
+                 .where(reports.c.environment_id == bindparam("environment")).order_by(reports.c.id.desc())
+                 .limit(bindparam("limit")).offset(bindparam("offset")))
+_VIEW_HISTORY_COUNT = select(func.count()).select_from(reports).where(
+    reports.c.environment_id == bindparam("environment"))
+
+
 class Store:
     def __init__(self, url: str) -> None:
         self.url = url
@@ -505,19 +516,16 @@ class Store:
         if not valid_id(environment_id):
             return None
         with self.engine.connect() as conn:
-            row = conn.execute(_ENVIRONMENT_ROW.where(environments.c.id == environment_id)).mappings().first()
+            row = conn.execute(_VIEW_ENVIRONMENT, {"environment": environment_id}).mappings().first()
             if row is None:
                 return None
             environment = self._environment(row)
-            last = conn.execute(select(reports.c.document, reports.c.drift)
-                                .where(reports.c.id == environment["last_report_id"])).first()
+            last = conn.execute(_VIEW_LAST_REPORT, {"report": environment["last_report_id"]}).first()
             history = [{**dict(r), "key_facts": json.loads(r["key_facts"])} for r in conn.execute(
-                select(reports.c.id, reports.c.received_at, reports.c.created_at, reports.c.status,
-                       reports.c.first_failing_check, reports.c.key_facts)
-                .where(reports.c.environment_id == environment_id).order_by(reports.c.id.desc())
-                .limit(history_limit + 1).offset(history_offset)).mappings()]
+                _VIEW_HISTORY, {"environment": environment_id, "limit": history_limit + 1,
+                                "offset": history_offset}).mappings()]
             total = history_offset + len(history) if len(history) <= history_limit else conn.execute(
-                select(func.count()).select_from(reports).where(reports.c.environment_id == environment_id)).scalar_one()
+                _VIEW_HISTORY_COUNT, {"environment": environment_id}).scalar_one()
         drift = None
         if last is not None:
             drift = _unpack(last.drift) if last.drift is not None else self.drift(environment["last_report_id"])
