@@ -237,6 +237,11 @@ def load(db: str, steady: list[dict], drifts: list[tuple[dict, dict]], environme
                 process.join(60)
             figures[f"POST while {loaders} clients load drift pages"] = line(
                 f"POST while {loaders} clients load drift pages", times)
+            # the server's CPU over the phase, per request of either kind: what it spent, whatever the load
+            mixed = 1000 * cpu / (len(times) + len(page_times))
+            figures[f"POST while {loaders} clients load drift pages"]["server_cpu_ms_per_request_mixed"] = mixed
+            print(f"  {'':<40} server CPU {mixed:.1f} ms per request over the phase ({len(times)} posts and "
+                  f"{len(page_times)} page loads)")
             figures[f"drift pages under that load ({loaders} clients)"] = line(
                 f"drift pages under that load ({loaders} clients)", page_times)
         return figures
