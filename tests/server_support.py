@@ -119,12 +119,12 @@ def start_postgres(durable: bool = False) -> PostgresCluster:
 class RunningServer:
     """The real application served by uvicorn on 127.0.0.1 in a thread, on a free port."""
 
-    def __init__(self, db_url: str, token: Optional[str] = None, private: bool = False) -> None:
+    def __init__(self, db_url: str, token: Optional[str] = None, private: bool = False, **settings: Any) -> None:
         import uvicorn
 
         from tfdoctor.servers.team.app import Settings, create_app
 
-        self.app = create_app(Settings(db_url, token, private=private))
+        self.app = create_app(Settings(db_url, token, private=private, **settings))
         self.port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
                                                     lifespan="on"))
@@ -172,13 +172,18 @@ BROKEN_FIXTURE = "linux/tensorflow-2.16.1-and-cuda-no-gpu"  # fails: cuda-build
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
+SETTINGS = ("stale_after_s", "keep_days", "keep_reports", "retention_every_s")
+
+
 def client_for(db_url: str, token: Optional[str] = TOKEN, private: bool = False, **options: Any) -> Any:
-    """The application in-process (Starlette's TestClient; `options` go to it)."""
+    """The application in-process (Starlette's TestClient); `options` go to it, except the server's own settings
+    (SETTINGS: stale_after_s=..., keep_reports=...)."""
     from starlette.testclient import TestClient
 
     from tfdoctor.servers.team.app import Settings, create_app
 
-    return TestClient(create_app(Settings(db_url, token, private=private)), **options)
+    settings = {name: options.pop(name) for name in SETTINGS if name in options}
+    return TestClient(create_app(Settings(db_url, token, private=private, **settings)), **options)
 
 
 def post(client: Any, report: dict[str, Any], machine: str, labels: Optional[dict[str, str]] = None,
@@ -196,3 +201,37 @@ def sign_in(client: Any, token: str = TOKEN, next_path: str = "/") -> Any:
     form = client.get("/login", params={"next": next_path}).text
     return client.post("/login", data={"csrf": csrf_of(form), "next": next_path, "token": token},
                        follow_redirects=False)
+
+
+def judged(facts: dict[str, Any], created_at: Optional[str] = None) -> dict[str, Any]:
+    """A report of these facts as the doctor prints it: today's checks, redacted."""
+    from tfdoctor.operations.explain import explained_document
+    from tfdoctor.report.redact import Redactor
+    from tfdoctor.report.saved import SavedReport
+
+    document = explained_document(SavedReport("facts", "1.3", facts, created_at=created_at))
+    return Redactor.for_this_machine().learning_from(document).document(document)
+
+
+def numpy_downgrade_reports() -> tuple[dict[str, Any], dict[str, Any]]:
+    """tensorflow-cpu 2.21.0 that imports, then the same environment after `pip install numpy==1.24.4`, where
+    `import tensorflow` fails (issue 37: the drift names numpy, and TensorFlow's version is still known)."""
+    from tests.builders import IMPORTED, tensorflow_environment
+
+    imported = {**IMPORTED, "devices": [{"name": "/physical_device:CPU:0", "device_type": "CPU"}]}
+    failed = {"status": "import_error", "imported": False, "exit_code": 1,
+              "exception": {"type": "ImportError", "message": "numpy.core.multiarray failed to import"}}
+    return (judged(tensorflow_environment(tensorflow=imported)),
+            judged(tensorflow_environment({"numpy": "1.24.4"}, tensorflow=failed)))
+
+
+def age_environment(app: Any, environment_id: int, days: float) -> None:
+    """Make an environment look silent for `days` (its last report that long ago): a stale machine."""
+    import datetime as dt
+
+    from tfdoctor.servers.team.store import environments
+
+    when = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days)).isoformat(timespec="microseconds")
+    store = app.state.server.store
+    with store.engine.begin() as conn:
+        conn.execute(environments.update().where(environments.c.id == environment_id).values(last_seen=when))

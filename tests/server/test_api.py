@@ -16,7 +16,10 @@ def test_the_fleet_lists_each_environment_worst_first_with_its_key_facts(db_url,
         assert post(client, healthy, "machine-healthy", {"team": "vision"}, "gpu-01").status_code == 201
         answer = post(client, broken, "machine-broken", {"team": "nlp"})
         assert answer.status_code == 201
-        assert set(answer.json()) == {"environment", "report", "status", "url"}  # ids only: nothing to run
+        answered = answer.json()  # ids, the status and where to look: nothing to run
+        path = f"/environments/{answered['environment']}"
+        assert answered == {"environment": answered["environment"], "report": answered["report"], "status": "fail",
+                            "url": "http://testserver" + path, "path": path}
         fleet = client.get("/api/v1/environments").json()
     assert [e["machine"] for e in fleet] == ["machine-broken", "machine-healthy"]
     bad, good = fleet
@@ -56,8 +59,9 @@ def test_an_environment_shows_what_changed_since_it_last_passed(db_url, healthy,
     assert any(c["id"] == "cuda-build" and c["a"] == "pass" and c["b"] == "fail" for c in diff["checks"])
     drift = page.split('id="drift"', 1)[1].split("</section>", 1)[0]
     assert "What changed since it last passed" in drift
-    rows = drift.split("<tbody>", 1)[1]
-    assert rows.index("TensorFlow version") < rows.index("<td>packages</td>")  # the rows that matter first
+    rows = drift.split("<tbody>", 1)[1].split("</tr>")
+    assert rows[0].startswith("<tr") and "TensorFlow version" in rows[0] and "named by cuda-build" in rows[0]
+    assert page.index('id="drift"') < page.index('id="plan"') < page.index('id="problems"')  # problems first
 
 
 def test_a_post_without_the_token_is_refused(db_url, healthy):
@@ -218,6 +222,9 @@ def test_metrics_are_read_by_prometheus_clients_own_parser(db_url, healthy, brok
 
 def test_the_paste_page_judges_a_report_with_todays_checks_and_stores_nothing(db_url, broken):
     with client_for(db_url) as client:
+        anonymous = client.post("/paste", data={"report": json.dumps(broken), "csrf": csrf_of(client.get("/login").text)})
+        assert anonymous.status_code == 401 and "Today's verdict" not in anonymous.text  # it costs a second of CPU
+        assert sign_in(client).status_code == 303
         form = client.get("/paste").text
         token = form.split('name="csrf" value="', 1)[1].split('"', 1)[0]
         assert client.post("/paste", data={"report": json.dumps(broken)}).status_code == 403
@@ -225,6 +232,9 @@ def test_the_paste_page_judges_a_report_with_todays_checks_and_stores_nothing(db
         unreadable = client.post("/paste", data={"report": "{not json", "csrf": token})
         assert client.get("/api/v1/environments").json() == []
     assert judged.status_code == 200 and "Today's verdict" in judged.text and "cuda-build" in judged.text
+    page = judged.text  # problems first: the verdict, the plan, the failing checks, then the passes folded
+    assert page.index('id="verdict"') < page.index('id="plan"') < page.index('id="problems"') < \
+        page.index('<details id="passed"') < page.index('id="report"')
     assert unreadable.status_code == 422 and "invalid JSON" in unreadable.text
 
 
@@ -248,8 +258,9 @@ def test_the_fleet_page_shows_the_worst_first_a_page_at_a_time(db_url, healthy, 
             post(client, report, f"machine-page{n}", {"team": "vision"})
         first = client.get("/", params={"label": "team=vision"}).text
         second = client.get("/", params={"label": "team=vision", "page": 2}).text
-    assert first.count('<tr class="row-') == 2 and second.count('<tr class="row-') == 1
-    assert 'class="row-fail"' in first and 'class="row-fail"' not in second  # worst first across pages
+    first_rows, second_rows = (html.split('id="fleet"', 1)[1].split("</table>", 1)[0] for html in (first, second))
+    assert first_rows.count('<tr class="row-') == 2 and second_rows.count('<tr class="row-') == 1
+    assert 'class="row-fail"' in first_rows and 'class="row-fail"' not in second_rows  # worst first across pages
     assert "3 environments" in first and 'href="/?label=team%3Dvision&amp;page=2" id="next"' in first
     assert 'id="previous"' in second and 'id="next"' not in second
 

@@ -48,6 +48,23 @@ def test_the_defaults_listen_on_loopback_with_sqlite_in_the_data_directory(start
     assert "tfdoctor serve: http://127.0.0.1:8765/ (database sqlite:///" in err and "warning" not in err
 
 
+def test_retention_and_staleness_options_reach_the_server(monkeypatch, tmp_path):
+    settings = []
+
+    def run(app, **options):
+        settings.append(app.state.server.settings)
+        app.state.server.store.close()
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    code, _, err = run_cli(["serve", "--db", str(tmp_path / "fleet.sqlite3"), "--keep-days", "90", "--keep-reports",
+                            "200", "--stale-after", "48"])
+    assert code == 0 and "keeps 90 days and at most 200 reports per environment" in err
+    (chosen,) = settings
+    assert (chosen.keep_days, chosen.keep_reports, chosen.stale_after_s) == (90, 200, 48 * 3600)
+    code, _, err = run_cli(["serve", "--db", str(tmp_path / "fleet.sqlite3"), "--keep-reports", "0"])
+    assert code == 2 and len(settings) == 1  # refused before the server starts
+
+
 def test_listening_elsewhere_without_a_token_warns(started, tmp_path, capsys):
     serve.serve("0.0.0.0", 9999, str(tmp_path / "fleet.sqlite3"), None)
     assert "warning: listening on 0.0.0.0 without --token-file" in capsys.readouterr().err

@@ -67,6 +67,14 @@ def serve_command(
     new_token: Optional[str] = typer.Option(None, "--new-token", metavar="FILE",
                                             help="Write a fresh random token to FILE (a new file, mode 0600) and "
                                                  "exit; then serve with --token-file FILE."),
+    stale_after: float = typer.Option(24, "--stale-after", metavar="HOURS", min=0.01,
+                                      help="Mark a machine stale when it has not reported for this long."),
+    keep_days: Optional[float] = typer.Option(None, "--keep-days", metavar="DAYS", min=0.01,
+                                              help="Remove reports older than this (hourly, inside the server); each "
+                                                   "environment's last and last passing reports and the baselines stay."),
+    keep_reports: Optional[int] = typer.Option(None, "--keep-reports", metavar="N", min=1,
+                                               help="Keep at most the newest N reports of each environment (the "
+                                                    "same ones stay)."),
 ) -> None:
     from tfdoctor.servers.team.serve import INSTALL_LINE, missing_module  # stdlib only until serve() runs
 
@@ -84,7 +92,7 @@ def serve_command(
     from tfdoctor.servers.team.serve import serve
 
     try:
-        code = serve(host, port, db, token_file, private)
+        code = serve(host, port, db, token_file, private, stale_after, keep_days, keep_reports)
     except (OSError, ValueError) as exc:
         raise fail(str(exc))
     raise typer.Exit(code)

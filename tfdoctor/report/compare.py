@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterator, Mapping
 from tfdoctor._version import __version__
 from tfdoctor.report.document import ReportDocument
 from tfdoctor.report.saved import SavedReport
-from tfdoctor.facts import Facts, installed_version, section
+from tfdoctor.facts import Facts, section
+from tfdoctor.facts.tensorflow_distributions import tensorflow_version
 
 Row = tuple[str, str, Any]  # section, field, value
 MISSING = "not recorded"
@@ -58,7 +59,7 @@ def _platform(facts: Facts) -> Iterator[Row]:
 
 
 def _python(facts: Facts) -> Iterator[Row]:
-    from tfdoctor.environment.pip import installer_for
+    from tfdoctor.environment.kinds import kind_of  # the kind's label only: not what its pip can do (costly)
 
     python = section(facts, "python")
     yield "python", "Python", python.get("version")
@@ -67,7 +68,7 @@ def _python(facts: Facts) -> Iterator[Row]:
     translated = {"1": "translated (Rosetta)", "0": "native"}.get(str(python.get("proc_translated")))
     if translated:
         yield "python", "Rosetta", translated
-    yield "python", "Environment", installer_for(facts).label if python else None
+    yield "python", "Environment", kind_of(python).label if python else None
     yield "python", "Executable", python.get("executable")
 
 
@@ -85,7 +86,9 @@ def _tensorflow(facts: Facts) -> Iterator[Row]:
     tf = section(facts, "tensorflow")
     build = section(tf, "build_info")
     yield "tensorflow", "TensorFlow import", tf.get("status")
-    yield "tensorflow", "TensorFlow version", tf.get("version") or installed_version(facts, "tensorflow")
+    # what `import tensorflow` loaded, else the installed build of any name (tensorflow-cpu, tensorflow-macos,
+    # tf-nightly): an import that failed does not make an installed TensorFlow "not recorded"
+    yield "tensorflow", "TensorFlow version", tf.get("version") or tensorflow_version(facts)
     yield "tensorflow", "Devices", _devices(tf.get("devices"))
     yield "tensorflow", "Built for CUDA", build.get("cuda_version")
     yield "tensorflow", "Built for cuDNN", build.get("cudnn_version")
@@ -165,21 +168,34 @@ def _value(rows: dict[tuple[str, str], Any], key: tuple[str, str]) -> Any:
     return ABSENT[part] if part in ABSENT and (part, WHOLE_SECTION) not in rows else None
 
 
-def compare(a: SavedReport, b: SavedReport, judged_a: ReportDocument, judged_b: ReportDocument,
-            redacted: bool = True) -> dict[str, Any]:
-    """The diff document of two saved reports, given today's checks on each (`judged_a`, `judged_b`: the explain
-    operation's documents); not yet redacted: the caller does that, as for reports."""
-    rows_a, rows_b = _rows(a.facts), _rows(b.facts)
-    _whole_sections(rows_a, rows_b)
-    keys = list(rows_a) + [k for k in rows_b if k not in rows_a]
+def fact_rows(facts: Facts) -> list[list[Any]]:
+    """The facts as the rows a comparison reads, [section, field, value] (JSON-ready: the team server keeps
+    them beside each report, so a drift is computed without reading the report again)."""
+    return [[part, field, value] for (part, field), value in _rows(facts).items()]
+
+
+def row_differences(rows_a: list[list[Any]], rows_b: list[list[Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The rows that differ between two reports' `fact_rows`, in section order, and how many are the same."""
+    keyed_a = {(part, field): value for part, field, value in rows_a}
+    keyed_b = {(part, field): value for part, field, value in rows_b}
+    _whole_sections(keyed_a, keyed_b)
+    keys = list(keyed_a) + [k for k in keyed_b if k not in keyed_a]
     order = {key: i for i, (key, _, _) in enumerate(SECTIONS)}
-    keys.sort(key=lambda k: order[k[0]])  # stable: fields keep their order within a section
-    value_a, value_b = (lambda key: _value(rows_a, key)), (lambda key: _value(rows_b, key))
+    keys.sort(key=lambda k: order.get(k[0], len(order)))  # stable: fields keep their order within a section
+    value_a, value_b = (lambda key: _value(keyed_a, key)), (lambda key: _value(keyed_b, key))
     differences = [
         {"section": part, "field": field, "a": value_a((part, field)), "b": value_b((part, field))}
         for part, field in keys
         if value_a((part, field)) != value_b((part, field))
     ]
+    return differences, len(keys) - len(differences)
+
+
+def compare(a: SavedReport, b: SavedReport, judged_a: ReportDocument, judged_b: ReportDocument,
+            redacted: bool = True) -> dict[str, Any]:
+    """The diff document of two saved reports, given today's checks on each (`judged_a`, `judged_b`: the explain
+    operation's documents); not yet redacted: the caller does that, as for reports."""
+    differences, same_fields = row_differences(fact_rows(a.facts), fact_rows(b.facts))
     results_a = {r["id"]: r for r in judged_a.results}
     results_b = {r["id"]: r for r in judged_b.results}
     checks = [
@@ -194,7 +210,7 @@ def compare(a: SavedReport, b: SavedReport, judged_a: ReportDocument, judged_b: 
         "reports": {"a": a.source_info(), "b": b.source_info()},
         "identical": not differences and not changed,
         "differences": differences,
-        "same_fields": len(keys) - len(differences),
+        "same_fields": same_fields,
         "checks": checks,
     }
 

@@ -180,6 +180,7 @@ class ReportDocument:
     def key_facts(self) -> dict[str, Optional[str]]:
         """The facts that decide whether TensorFlow works (KEY_FACTS), each at most 200 characters or None."""
         from tfdoctor.facts import installed_version, section
+        from tfdoctor.facts.tensorflow_distributions import tensorflow_version
 
         facts = self.data.get("facts") if isinstance(self.data.get("facts"), Mapping) else {}
         tensorflow = section(facts, "tensorflow")
@@ -190,8 +191,7 @@ class ReportDocument:
             return None if value is None else str(value)[:200]
 
         return {
-            "TensorFlow": text(tensorflow.get("version") or installed_version(facts, "tensorflow")
-                               or installed_version(facts, "tensorflow-cpu")),
+            "TensorFlow": text(tensorflow.get("version") or tensorflow_version(facts)),
             "CUDA": text(build.get("cuda_version")),
             "cuDNN": text(build.get("cudnn_version")),
             "NumPy": text(installed_version(facts, "numpy")),

@@ -78,17 +78,20 @@ def new_token(path: str) -> int:
     return 0
 
 
-def serve(host: str, port: int, db: Optional[str], token_file: Optional[str], private: bool = False) -> int:
+def serve(host: str, port: int, db: Optional[str], token_file: Optional[str], private: bool = False,
+          stale_after_hours: float = 24, keep_days: Optional[float] = None, keep_reports: Optional[int] = None) -> int:
     with sigterm_stops_cleanly():
         try:
-            _serve(host, port, db, token_file, private)
+            _serve(host, port, db, token_file, private, stale_after_hours, keep_days, keep_reports)
         except Stopped:
             pass
     print("tfdoctor serve: stopped", file=sys.stderr, flush=True)
     return 0
 
 
-def _serve(host: str, port: int, db: Optional[str], token_file: Optional[str], private: bool) -> None:
+def _serve(host: str, port: int, db: Optional[str], token_file: Optional[str], private: bool,
+           stale_after_hours: float = 24, keep_days: Optional[float] = None,
+           keep_reports: Optional[int] = None) -> None:
     import uvicorn
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -97,7 +100,8 @@ def _serve(host: str, port: int, db: Optional[str], token_file: Optional[str], p
     from tfdoctor.servers.team.store import database_url, sqlite_file
 
     token = read_token_file(token_file) if token_file else None
-    settings = Settings(database_url(db), token, private=private)  # ValueError: --private without a token
+    settings = Settings(database_url(db), token, private=private, stale_after_s=stale_after_hours * 3600,
+                        keep_days=keep_days, keep_reports=keep_reports)  # ValueError: --private without a token
     url = settings.db_url
     if not is_loopback(host) and token is None:
         print(f"tfdoctor serve: warning: listening on {host} without --token-file: anyone who reaches this port "
@@ -114,6 +118,10 @@ def _serve(host: str, port: int, db: Optional[str], token_file: Optional[str], p
                          f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
     shown_host = f"[{host}]" if ":" in host else host
     reads = "reads need it too" if private else "reads need none"
+    kept = [f"{keep_days:g} days" if keep_days is not None else "", f"{keep_reports} reports per environment"
+            if keep_reports is not None else ""]
+    retention = f"; keeps {' and at most '.join(k for k in kept if k)}" if any(kept) else ""
     print(f"tfdoctor serve: http://{shown_host}:{port}/ (database {shown_url(url)}; "
-          f"{f'writes need the token, {reads}' if token else 'posts need no token'})", file=sys.stderr, flush=True)
+          f"{f'writes need the token, {reads}' if token else 'posts need no token'}{retention})",
+          file=sys.stderr, flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False, proxy_headers=False)
