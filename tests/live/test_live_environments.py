@@ -83,9 +83,10 @@ CASES = (
          FAIL, causes=(("protobuf 5.29",),), install=("protobuf==5.29.5",), violates="protobuf"),
     Case("ml-dtypes-too-old", "ml-dtypes below TensorFlow's pin: the import fails (a dtype is missing)",
          FAIL, causes=(("ml-dtypes 0.4",),), install=("ml-dtypes==0.4.1",), violates="ml-dtypes",
-         fix_as="protobuf-too-old"),  # one `pip install` of a pin's range, the import failing before
+         fix_as="protobuf-too-old"),  # one `pip install` of a pin's range, a failing import before
     Case("keras-2-with-tf2", "Keras 2 where TensorFlow pins Keras 3: TensorFlow imports, tf.keras fails",
-         FAIL, causes=(("keras 2.15",),), install=("keras==2.15.0",), violates="keras"),
+         FAIL, causes=(("keras 2.15",),), install=("keras==2.15.0",), violates="keras",
+         fix_as="protobuf-too-old"),  # one `pip install` of a pin's range, a failing import before
     Case("h5py-too-new", "h5py above TensorFlow's pin while TensorFlow still imports and works",
          WARN, causes=(("h5py 3.16",),), install=("h5py==3.16.0",), violates="h5py"),
     Case("numpy-too-old", "NumPy below TensorFlow's pin while TensorFlow still imports and works",
