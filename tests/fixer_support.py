@@ -162,17 +162,33 @@ def freeze(env_dir: Path) -> list[str]:
     return out.stdout.split()
 
 
+_UNHASHED = frozenset({".tfdoctor", "__pycache__"})  # the state directory and bytecode caches, wherever they are
+
+
 def hashes(env_dir: Path) -> dict[str, str]:
-    """sha256 of every file of the environment (symlinks by their target), its state directory and
-    bytecode caches aside: every RECORD's files and the RECORDs themselves."""
-    found = {}
-    for path in sorted(env_dir.rglob("*")):
-        if ".tfdoctor" in path.parts or "__pycache__" in path.parts:
-            continue
-        if path.is_symlink():
-            found[str(path.relative_to(env_dir))] = "-> " + os.readlink(path)
-        elif path.is_file():
-            found[str(path.relative_to(env_dir))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    """sha256 of every file of the environment (symlinks by their target, never followed), its state directory
+    and bytecode caches aside: every RECORD's files and the RECORDs themselves. Walked with os.scandir, whose
+    entries carry their type: the attack tests call this some 40 times a module on venvs of ~1,600 files, and
+    Path.rglob with a stat and a relative_to per path took half of such a test's time (the digests are the same)."""
+    found: dict[str, str] = {}
+    pending = [(str(env_dir), "")]
+    while pending:
+        directory, relative = pending.pop()
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name in _UNHASHED:
+                    continue
+                name = os.path.join(relative, entry.name) if relative else entry.name
+                if entry.is_symlink():
+                    found[name] = "-> " + os.readlink(entry.path)
+                elif entry.is_dir(follow_symlinks=False):
+                    pending.append((entry.path, name))
+                elif entry.is_file(follow_symlinks=False):
+                    digest = hashlib.sha256()
+                    with open(entry.path, "rb") as handle:
+                        for block in iter(lambda: handle.read(1 << 20), b""):
+                            digest.update(block)
+                    found[name] = digest.hexdigest()
     return found
 
 
