@@ -116,7 +116,7 @@ def test_the_fleet_says_what_is_broken_since_when_why_and_the_first_step(fleet, 
     assert statuses == ["fail"] * 4 + ["pass"] * 2  # worst first
     box = rows["gpu-box-07"]
     assert box[2].startswith("cuda-build TensorFlow 2.16.1 does not find its own pip-installed CUDA libraries")
-    assert "first step: python3 -m pip install 'tensorflow[and-cuda]==2.16.2'" in box[2]
+    assert "first step: python3 -m pip install -- 'tensorflow[and-cuda]==2.16.2'" in box[2]
     assert re.fullmatch(r"regressed (just now|\d+ s ago), passing before", box[3])
     assert rows[next(name for name in rows if rows[name][2].startswith("tensorflow-install"))][3].startswith(
         "never passed")  # the laptop without TensorFlow

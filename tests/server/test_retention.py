@@ -96,7 +96,7 @@ def test_a_database_of_revision_0001_upgrades_and_its_drift_is_computed_when_fir
         page = client.get("/environments/1").text
         stored = client.get("/api/v1/reports/2/drift").json()
     assert entry["cause"].startswith("TensorFlow 2.16.1 does not find its own pip-installed CUDA libraries")
-    assert entry["first_step"] == "python3 -m pip install 'tensorflow[and-cuda]==2.16.2'"
+    assert entry["first_step"] == "python3 -m pip install -- 'tensorflow[and-cuda]==2.16.2'"
     assert 'href="/reports/1">Report 1</a> (pass' in page
     assert stored["since_better"]["differences"][0]["field"] == "TensorFlow version"
     assert stored["since_better"]["base"]["report"] == 1

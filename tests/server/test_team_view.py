@@ -129,7 +129,7 @@ def test_the_fleet_says_what_is_broken_since_when_why_and_the_first_step(db_url,
     assert [re.search(r"status-(\w+)", row)[1] for row in rows] == ["fail", "fail", "fail", "pass"]
     regressed = next(row for row in rows if "gpu07" in row)
     assert "does not find its own pip-installed CUDA libraries" in regressed  # the one-line cause
-    assert "first step: <code>python3 -m pip install &#39;tensorflow[and-cuda]==2.16.2&#39;</code>" in regressed
+    assert "first step: <code>python3 -m pip install -- &#39;tensorflow[and-cuda]==2.16.2&#39;</code>" in regressed
     assert re.search(r'<span class="regressed">regressed <time [^>]*>just now</time></span>, '
                      r'<span class="meta">passing before', regressed)
     assert "never passed" in next(row for row in rows if "never-01" in row)
@@ -140,7 +140,7 @@ def test_the_fleet_says_what_is_broken_since_when_why_and_the_first_step(db_url,
     by_machine = {e["machine"]: e for e in listed}
     assert by_machine["machine-gpu07"]["regressed_at"] and by_machine["machine-never"]["regressed_at"] is None
     assert by_machine["machine-gpu07"]["cause"].startswith("TensorFlow 2.16.1 does not find")
-    assert by_machine["machine-never"]["first_step"] == "python3 -m pip install 'tensorflow[and-cuda]==2.16.2'"
+    assert by_machine["machine-never"]["first_step"] == "python3 -m pip install -- 'tensorflow[and-cuda]==2.16.2'"
     assert by_machine["machine-fine"]["cause"] is None and by_machine["machine-fine"]["first_step"] is None
     cause_key = re.search(r'href="/\?cause=([0-9a-f]{16})"', causes)[1]
     with client_for(db_url) as client:
@@ -198,7 +198,7 @@ def test_the_environment_page_puts_the_problems_first_and_pages_its_history(db_u
     order = [page.index(marker) for marker in ('id="verdict"', 'id="drift"', 'id="plan"', 'id="problems"',
                                                '<details id="passed"', 'id="history"')]
     assert order == sorted(order)
-    assert re.search(r'<pre class="commands" id="plan-commands">python3 -m pip install '
+    assert re.search(r'<pre class="commands" id="plan-commands">python3 -m pip install -- '
                      r"&#39;tensorflow\[and-cuda\]==2.16.2&#39;\n</pre>", page)  # copyable as it is
     problems = page.split('id="problems"', 1)[1].split("</section>", 1)[0]
     assert "cuda-build" in problems and "status-pass" not in problems and "status-skip" not in problems

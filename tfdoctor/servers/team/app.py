@@ -40,6 +40,7 @@ from starlette.staticfiles import StaticFiles
 from tfdoctor.servers.team import security
 from tfdoctor.operations.drift import drift as drift_between
 from tfdoctor.servers.team.store import BaselineRefused, NoSuchReport, Posted, Store
+from tfdoctor.report.document import WORST_FIRST
 from tfdoctor.servers.team.summary import KEY_FACTS, STATUS_ORDER, STATUS_RANK, summarize
 
 MACHINE_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
@@ -49,7 +50,7 @@ MAX_LABELS = 20
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 HISTORY_SHOWN = 10  # reports per page of an environment's history
 FLEET_PAGE_ROWS = 100  # worst first: the first page is the one to act on; the rest a click away
-FLEET_STATUSES = ("error", "fail", "warn", "pass", "stale")
+FLEET_STATUSES = (*WORST_FIRST, "stale")  # the report document's statuses, worst first, and a machine gone quiet
 CAUSE_KEY = re.compile(r"^[0-9a-f]{16}$")
 READ_THREADS = 1  # reads served at once (the rest wait their turn); posts and other writes are not limited
 RETRY_AFTER_S = 30  # a database restart or failover takes about this long; clients keep the report meanwhile
