@@ -138,6 +138,9 @@ def fix_command(
     undo: bool = typer.Option(False, "--undo", help="Restore the environment as it was before the last fix."),
     timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time limit of each TensorFlow import."),
     no_redact: bool = NO_REDACT,
+    choice: Optional[int] = typer.Option(None, "--choice", metavar="N", min=1,
+                                         help="Prove and apply the report's choice N (a complete plan of its own) "
+                                              "instead of its plan."),
 ) -> None:
     from tfdoctor.diagnosis.doctor import CannotRun, validate_python
     from tfdoctor.fixer.environment import FixError
@@ -157,7 +160,7 @@ def fix_command(
             code = undo_fix(target, ui, yes)
         else:
             code = fix(FixOptions(target, split_ids(only), split_ids(skip), yes, system, dry_run, timeout,
-                                  redact=lambda document: redact_document(document, not no_redact)), ui)
+                                  redact=lambda document: redact_document(document, not no_redact), choice=choice), ui)
     except (FixError, CannotRun) as exc:
         raise fail(str(exc))
     raise typer.Exit(code)

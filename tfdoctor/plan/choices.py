@@ -1,0 +1,163 @@
+"""Choices as plans (issue 38, build 3).
+
+A companion with no release made for the installed TensorFlow (tensorflow-decision-forests 1.12 beside
+TensorFlow 2.21: its newest requires tensorflow==2.19.0) leaves the user a choice the doctor cannot make: keep
+TensorFlow and give the companion up, or move TensorFlow to what the companion supports. Each is offered as a
+complete plan, closed over its own result like the main one (tfdoctor/plan/closure.py), with what it costs:
+what it removes, where TensorFlow moves. `tfdoctor fix --choice N` proves and applies the one chosen.
+
+A choice is offered only when its plan has no conflict left; the main plan stays what the checks asked for.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+from tfdoctor.facts import Facts
+from tfdoctor.plan.planner import CLOSURE, Choice, Plan, closed_plan
+from tfdoctor.results.repairs import Action, Repair
+
+
+def _named(text: str) -> Optional[str]:
+    try:
+        return canonicalize_name(Requirement(text).name)
+    except InvalidRequirement:
+        return None
+
+
+def stranded_companions(plan: Plan, facts: Facts) -> list[str]:
+    """The installed companions no release of which is made for the installed TensorFlow here (by their
+    Requires-Dist or their own import check), and the companions the plan leaves in a conflict."""
+    from tfdoctor.facts import companions
+    from tfdoctor.facts import requires_dist as reqs
+
+    pin = reqs.tensorflow_pin(facts)
+    if not pin:
+        return []
+    installed_tf = pin.partition("==")[2]
+    environment = reqs.marker_environment(facts)
+    found = []
+    for name, entry in reqs._first_copies(facts).items():
+        version = entry.get("version")
+        if name not in companions.COMPANIONS or reqs.is_tensorflow_build(name) or not version:
+            continue
+        if companions.made_for(name, str(version), installed_tf, environment) is False \
+                and companions.release_for(name, installed_tf, environment) is None:
+            found.append(name)
+    for conflict in plan.conflicts:
+        name = canonicalize_name(conflict.distribution)
+        if name in companions.COMPANIONS and not reqs.is_tensorflow_build(name) and reqs.first_copy(facts, name):
+            found.append(name)
+    return list(dict.fromkeys(found))
+
+
+def _about(check_id: str, repair: Repair, names: Iterable[str]) -> bool:
+    """Does this install intent exist for one of the companions: it installs one, carries one's Requires-Dist, or
+    its reason is about one (a check names the distribution it judged first in its reason: the tf-keras that
+    tensorflow-decision-forests imports, the TensorFlow it requires)? Intents carry no subject of their own, so
+    the reason is read; a choice that drops too much is still proven on a copy before `fix` applies it."""
+    names = set(names)
+    if repair.action is not Action.INSTALL:
+        return False
+    if repair.required_by and _named(repair.required_by.split("==")[0]) in names:
+        return True
+    if {_named(p) for p in repair.packages} & names:
+        return True
+    return any(f"{name} " in repair.reason for name in names)
+
+
+def choices_for(plan: Plan, planned: Sequence[tuple[str, Repair]], facts: Facts) -> tuple[Choice, ...]:
+    """The complete plans the user can choose from when a companion has no release for the installed
+    TensorFlow: keep TensorFlow and uninstall the companion(s); for each, move TensorFlow to what its newest
+    installable release supports. () when there is nothing to choose."""
+    from tfdoctor.facts import requires_dist as reqs
+
+    stranded = stranded_companions(plan, facts)
+    pin = reqs.tensorflow_pin(facts)
+    if not stranded or not pin:
+        return ()
+    others = [(check_id, repair) for check_id, repair in planned if not _about(check_id, repair, stranded)]
+    candidates: list[tuple[str, tuple[str, ...], Plan]] = []
+    keep = closed_plan(others + [(CLOSURE, Repair.uninstall(
+        *stranded, reason=f"keeps {pin.replace('==', ' ')}: no release of {', '.join(stranded)} is made for it"))], facts)
+    candidates.append((f"keep {pin.replace('==', ' ')} and uninstall {', '.join(stranded)}", tuple(stranded), keep))
+    for name in stranded:
+        moved = _moving_intents(name, pin, facts)
+        if moved is None:
+            continue
+        intents, target = moved
+        plan_moved = closed_plan(others + intents, facts)
+        candidates.append((f"move TensorFlow to {target} for {name}", (), plan_moved))
+    found: list[Choice] = []
+    seen: set[tuple[str, ...]] = set()
+    for summary, removes, candidate in candidates:
+        commands = tuple(step.command for step in candidate.steps)
+        if candidate.conflicts or not candidate.runnable or commands in seen:
+            continue
+        seen.add(commands)
+        found.append(Choice(len(found) + 1, summary, removes, candidate))
+    return tuple(found) if len(found) > 1 else ()
+
+
+def _moving_intents(name: str, pin: str, facts: Facts) -> Optional[tuple[list[tuple[str, Repair]], str]]:
+    """(the intents that install the newest release of companion `name` that installs here with the newest
+    TensorFlow it supports, 'tensorflow 2.19.0'), or None when the tables name no such pair."""
+    from tfdoctor.facts import companions
+    from tfdoctor.facts import requires_dist as reqs
+    from tfdoctor.plan import coexistence
+
+    environment = reqs.marker_environment(facts)
+    installed = Requirement(pin)
+    installed_build = canonicalize_name(installed.name)
+    basis = companions.fit_basis(name)
+    for release in companions.releases(name):
+        if not companions._installable(release, environment):
+            continue
+        build, specifier = installed_build, SpecifierSet()
+        if basis == "import_check":
+            check = companions.import_check(name, release.version)
+            if check is None:
+                continue
+            specifier = SpecifierSet(check.tensorflow)
+        elif basis == "metadata":
+            declared = release.tensorflow_requirements(environment)
+            if not declared:
+                continue
+            names = {canonicalize_name(r.name) for r in declared}
+            build = installed_build if installed_build in names else sorted(names)[0]
+            for requirement in declared:
+                specifier &= requirement.specifier
+        else:
+            return None
+        versions = coexistence.tensorflow_candidates(build, specifier, environment)
+        if not versions:
+            continue
+        target = versions[0]
+        why = f"{name} {release.version}, its newest release that installs here, supports {build} {target}"
+        intents: list[tuple[str, Repair]] = []
+        if build != installed_build:
+            intents.append((CLOSURE, Repair.uninstall(installed_build, reason=f"replaced by {build} {target}: {why}")))
+        intents += [(CLOSURE, Repair.install(f"{build}=={target}", reason=f"moves TensorFlow: {why}")),
+                    (CLOSURE, Repair.install(f"{name}=={release.version}", reason=why))]
+        return intents, f"{build} {target}"
+    return None
+
+
+def choice_lines(plan: Mapping[str, Any]) -> list[str]:
+    """'Choice 1: keep tensorflow 2.21.0 and uninstall ... (removes ...)' for each of a plan dict's choices."""
+    lines = []
+    for choice in plan.get("choices") or ():
+        cost = []
+        if choice.get("removes"):
+            cost.append("removes " + ", ".join(choice["removes"]))
+        move = choice.get("moves_tensorflow")
+        if move:
+            cost.append(f"TensorFlow {move.get('from')} -> {move.get('to')}")
+        steps = (choice.get("plan") or {}).get("steps") or ()
+        lines.append(f"Choice {choice.get('number')}: {choice.get('summary')}"
+                     + (f" ({'; '.join(cost)})" if cost else "") + f", {len(steps)} step{'s' if len(steps) != 1 else ''}")
+    return lines
