@@ -85,11 +85,18 @@ def choices_for(plan: Plan, planned: Sequence[tuple[str, Repair]], facts: Facts)
     keep = closed_plan(others + [(CLOSURE, Repair.uninstall(
         *stranded, reason=f"keeps {pin.replace('==', ' ')}: no release of {', '.join(stranded)} is made for it"))], facts)
     candidates.append((f"keep {pin.replace('==', ' ')} and uninstall {', '.join(stranded)}", tuple(stranded), keep))
+    if not plan.conflicts and plan.moves_tensorflow is not None and plan.runnable:
+        # the checks' own plan already moves TensorFlow to what the companions support: that is the choice, as printed
+        target = plan.moves_tensorflow.target.replace("==", " ")
+        candidates.append((f"move TensorFlow to {target} for {', '.join(stranded)}", (), plan))
     for name in stranded:
         moved = _moving_intents(name, pin, facts)
         if moved is None:
             continue
         intents, target = moved
+        if any(summary.startswith("move TensorFlow to ") and summary.split(" for ")[0].endswith(f" {target.split()[-1]}")
+               for summary, _, _ in candidates):
+            continue  # the checks' own plan moves TensorFlow to that release already (as the build installed)
         plan_moved = closed_plan(others + intents, facts)
         candidates.append((f"move TensorFlow to {target} for {name}", (), plan_moved))
     found: list[Choice] = []
@@ -128,9 +135,11 @@ def _moving_intents(name: str, pin: str, facts: Facts) -> Optional[tuple[list[tu
             if not declared:
                 continue
             names = {canonicalize_name(r.name) for r in declared}
-            build = installed_build if installed_build in names else sorted(names)[0]
             for requirement in declared:
                 specifier &= requirement.specifier
+            # the build the companion names: another build beside it would leave pip installing the named one too
+            if installed_build not in names:
+                build = sorted(names)[0]
         else:
             return None
         versions = coexistence.tensorflow_candidates(build, specifier, environment)

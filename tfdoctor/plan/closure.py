@@ -15,7 +15,7 @@ installs applied, each install's release read from the tables where they can say
 - undeclared needs: a release that imports tf_keras (knowledge/tf_keras_users.toml) under a Keras 3 tf.keras
   needs the tf-keras made for that TensorFlow; a module's provider (knowledge/module_providers.toml) at a
   release that still has it;
-- the family rules (knowledge/releases.toml `family`): what a TensorFlow release's own files need that its
+- the family rules (knowledge/family.toml): what a TensorFlow release's own files need that its
   Requires-Dist admits older releases of (protobuf with `runtime_version` for generated code of 5.26 and later).
 
 Each gap says what would close it (an install requirement), or that nothing does (then the planner makes it a
@@ -293,14 +293,14 @@ def _undeclared_needs(result: Result, environment: Mapping[str, str]) -> Iterabl
 
 def _family_rules(result: Result, environment: Mapping[str, str]) -> Iterable[Gap]:
     """What the plan's TensorFlow release's own files need of its family beyond its Requires-Dist
-    (knowledge/releases.toml [[family]]), for a family member the plan leaves at a release without it."""
+    (knowledge/family.toml, curated: releases.toml is generated), for a family member the plan leaves at a release without it."""
     from tfdoctor.knowledge import rows
 
     build, tf_version = result.tensorflow or ("", "")
     version = _version(tf_version)
     if version is None:
         return
-    for row in rows("releases", "family"):
+    for row in rows("family", "family"):
         if not SpecifierSet(row["tensorflow"]).contains(version, prereleases=True):
             continue
         needs = Requirement(row["needs"])
