@@ -70,6 +70,19 @@ def _about(check_id: str, repair: Repair, names: Iterable[str]) -> bool:
     return any(f"{name} " in repair.reason for name in names)
 
 
+def _kept_requirements(stranded: Sequence[str], facts: Facts) -> list[tuple[str, Repair]]:
+    """What TensorFlow kept where it is needs that the checks did not ask for: where satisfying a stranded
+    companion moves TensorFlow, the dependencies check asks for the move alone (the move brings TensorFlow's
+    pins with it), so the installed release's own unmet Requires-Dist (the lines of what stays, on what is
+    neither TensorFlow nor a stranded companion) become install intents of the choice that keeps it."""
+    from tfdoctor.facts import requires_dist as reqs
+
+    gone = set(stranded)
+    return [(CLOSURE, Repair.install(f"{unmet.name}{unmet.specifier}", reason=f"{unmet.describe()} (TensorFlow kept)"))
+            for unmet in reqs.unmet_requirements(facts)
+            if unmet.requirer not in gone and unmet.name not in gone and not unmet.moves_tensorflow and not unmet.extra]
+
+
 def choices_for(plan: Plan, planned: Sequence[tuple[str, Repair]], facts: Facts) -> tuple[Choice, ...]:
     """The complete plans the user can choose from when a companion has no release for the installed
     TensorFlow: keep TensorFlow and uninstall the companion(s); for each, move TensorFlow to what its newest
@@ -82,7 +95,7 @@ def choices_for(plan: Plan, planned: Sequence[tuple[str, Repair]], facts: Facts)
         return ()
     others = [(check_id, repair) for check_id, repair in planned if not _about(check_id, repair, stranded)]
     candidates: list[tuple[str, tuple[str, ...], Plan]] = []
-    keep = closed_plan(others + [(CLOSURE, Repair.uninstall(
+    keep = closed_plan(others + _kept_requirements(stranded, facts) + [(CLOSURE, Repair.uninstall(
         *stranded, reason=f"keeps {pin.replace('==', ' ')}: no release of {', '.join(stranded)} is made for it"))], facts)
     candidates.append((f"keep {pin.replace('==', ' ')} and uninstall {', '.join(stranded)}", tuple(stranded), keep))
     if not plan.conflicts and plan.moves_tensorflow is not None and plan.runnable:
