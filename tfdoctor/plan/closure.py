@@ -25,6 +25,7 @@ checked offline exactly as the planner checks its own.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
@@ -226,10 +227,16 @@ def _requirements_kept(result: Result, facts: Mapping[str, Any], environment: Ma
                 yield Gap(needed, why, f"{requirement.name}{requirement.specifier}")
 
 
-def _tf_keras_rows() -> list[Mapping[str, Any]]:
+@functools.lru_cache(maxsize=1)
+def _tf_keras_rows() -> Mapping[str, tuple[Mapping[str, Any], ...]]:
+    """tf_keras_users.toml's rows by distribution: read once, so a plan's result is judged in one pass over
+    what it holds, not one pass of the table per distribution."""
     from tfdoctor.knowledge import rows
 
-    return list(rows("tf_keras_users", "release"))
+    by_name: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows("tf_keras_users", "release"):
+        by_name.setdefault(canonicalize_name(row["distribution"]), []).append(row)
+    return {name: tuple(found) for name, found in by_name.items()}
 
 
 def imports_tf_keras(name: str, version: str) -> Optional[Mapping[str, Any]]:
@@ -238,8 +245,7 @@ def imports_tf_keras(name: str, version: str) -> Optional[Mapping[str, Any]]:
     wanted = _version(version)
     if wanted is None:
         return None
-    rows = [row for row in _tf_keras_rows() if canonicalize_name(row["distribution"]) == name
-            and _version(row["release"]) is not None and _version(row["release"]) <= wanted]  # type: ignore[operator]
+    rows = [row for row in _tf_keras_rows().get(name, ()) if _version(row["release"]) is not None and _version(row["release"]) <= wanted]  # type: ignore[operator]
     if not rows:
         return None
     row = max(rows, key=lambda r: _version(r["release"]))  # type: ignore[arg-type,return-value]
