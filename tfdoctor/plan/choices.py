@@ -11,15 +11,37 @@ A choice is offered only when its plan has no conflict left; the main plan stays
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from tfdoctor.facts import Facts
-from tfdoctor.plan.planner import CLOSURE, Choice, Plan, closed_plan
+from tfdoctor.plan.closure import CLOSURE
 from tfdoctor.results.repairs import Action, Repair
+
+if TYPE_CHECKING:  # the planner calls this module: its Plan and its closed_plan come as arguments, not imports
+    from tfdoctor.plan.planner import Plan
+
+PlanOf = Callable[[Sequence[tuple[str, Repair]], Facts], "Plan"]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One repair among several the facts allow: a complete plan, and what it costs (issue 38, build 3)."""
+
+    number: int
+    summary: str  # 'keep tensorflow 2.21.0 and uninstall tensorflow-decision-forests'
+    removes: tuple[str, ...]  # distributions this choice uninstalls and does not put back
+    plan: Plan
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.plan.to_dict()
+        data.pop("choices", None)
+        return {"number": self.number, "summary": self.summary, "removes": list(self.removes),
+                "moves_tensorflow": data.pop("moves_tensorflow"), "plan": data}
 
 
 def _named(text: str) -> Optional[str]:
@@ -29,7 +51,7 @@ def _named(text: str) -> Optional[str]:
         return None
 
 
-def stranded_companions(plan: Plan, facts: Facts) -> list[str]:
+def stranded_companions(plan: "Plan", facts: Facts) -> list[str]:
     """The installed companions no release of which is made for the installed TensorFlow here (by their
     Requires-Dist or their own import check), and the companions the plan leaves in a conflict."""
     from tfdoctor.facts import companions
@@ -83,7 +105,7 @@ def _kept_requirements(stranded: Sequence[str], facts: Facts) -> list[tuple[str,
             if unmet.requirer not in gone and unmet.name not in gone and not unmet.moves_tensorflow and not unmet.extra]
 
 
-def choices_for(plan: Plan, planned: Sequence[tuple[str, Repair]], facts: Facts) -> tuple[Choice, ...]:
+def choices_for(plan: "Plan", planned: Sequence[tuple[str, Repair]], facts: Facts, closed_plan: PlanOf) -> tuple[Choice, ...]:
     """The complete plans the user can choose from when a companion has no release for the installed
     TensorFlow: keep TensorFlow and uninstall the companion(s); for each, move TensorFlow to what its newest
     installable release supports. () when there is nothing to choose."""
@@ -94,7 +116,7 @@ def choices_for(plan: Plan, planned: Sequence[tuple[str, Repair]], facts: Facts)
     if not stranded or not pin:
         return ()
     others = [(check_id, repair) for check_id, repair in planned if not _about(check_id, repair, stranded)]
-    candidates: list[tuple[str, tuple[str, ...], Plan]] = []
+    candidates: list[tuple[str, tuple[str, ...], "Plan"]] = []
     keep = closed_plan(others + _kept_requirements(stranded, facts) + [(CLOSURE, Repair.uninstall(
         *stranded, reason=f"keeps {pin.replace('==', ' ')}: no release of {', '.join(stranded)} is made for it"))], facts)
     candidates.append((f"keep {pin.replace('==', ' ')} and uninstall {', '.join(stranded)}", tuple(stranded), keep))
@@ -168,18 +190,3 @@ def _moving_intents(name: str, pin: str, facts: Facts) -> Optional[tuple[list[tu
         return intents, f"{build} {target}"
     return None
 
-
-def choice_lines(plan: Mapping[str, Any]) -> list[str]:
-    """'Choice 1: keep tensorflow 2.21.0 and uninstall ... (removes ...)' for each of a plan dict's choices."""
-    lines = []
-    for choice in plan.get("choices") or ():
-        cost = []
-        if choice.get("removes"):
-            cost.append("removes " + ", ".join(choice["removes"]))
-        move = choice.get("moves_tensorflow")
-        if move:
-            cost.append(f"TensorFlow {move.get('from')} -> {move.get('to')}")
-        steps = (choice.get("plan") or {}).get("steps") or ()
-        lines.append(f"Choice {choice.get('number')}: {choice.get('summary')}"
-                     + (f" ({'; '.join(cost)})" if cost else "") + f", {len(steps)} step{'s' if len(steps) != 1 else ''}")
-    return lines

@@ -34,6 +34,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+CLOSURE = "plan"  # the check id of the planner's own intents: what a plan's result lacks
 KERAS_3_SINCE = Version("2.16")  # TensorFlow 2.16 made Keras 3 its tf.keras (tf_keras_users.toml's premise)
 
 

@@ -28,7 +28,7 @@ TensorFlow build) is a conflict naming both sides, never a command.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
@@ -41,11 +41,14 @@ from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import POSIX, Spelling, argv, command, refusal, spelling_for
 from tfdoctor.results.repairs import Action, Repair
 from tfdoctor.knowledge.specifiers import satisfiable
+from tfdoctor.plan.closure import CLOSURE
+
+if TYPE_CHECKING:
+    from tfdoctor.plan.choices import Choice
 
 PLANNED = (Status.WARN, Status.FAIL, Status.ERROR)
 MANUAL = (Action.SET_ENV, Action.UNSET_ENV, Action.RENAME)
 SCREENED = (Action.INSTALL, Action.REINSTALL, Action.UNINSTALL, Action.REMOVE_METADATA)  # their words reach an installer
-CLOSURE = "plan"  # the planner's own intents: what the plan's result lacks (tfdoctor/plan/closure.py)
 KEEP_TENSORFLOW = "keeps TensorFlow where it is (the resolver may not move it to satisfy the rest)"
 
 
@@ -159,22 +162,6 @@ class Plan:
         return next((choice for choice in self.choices if choice.number == number), None)
 
 
-@dataclass(frozen=True)
-class Choice:
-    """One repair among several the facts allow: a complete plan, and what it costs (issue 38, build 3)."""
-
-    number: int
-    summary: str  # 'keep tensorflow 2.21.0 and uninstall tensorflow-decision-forests'
-    removes: tuple[str, ...]  # distributions this choice uninstalls and does not put back
-    plan: Plan
-
-    def to_dict(self) -> dict[str, Any]:
-        data = self.plan.to_dict()
-        data.pop("choices", None)
-        return {"number": self.number, "summary": self.summary, "removes": list(self.removes),
-                "moves_tensorflow": data.pop("moves_tensorflow"), "plan": data}
-
-
 # --- requirements, merged ---------------------------------------------------------------------------
 
 @dataclass
@@ -283,7 +270,7 @@ def build_plan(results: Sequence[CheckResult], facts: Facts, *, with_choices: bo
     if with_choices:
         from tfdoctor.plan.choices import choices_for
 
-        found = choices_for(plan, _planned(results), facts)
+        found = choices_for(plan, _planned(results), facts, closed_plan)
         if found:
             plan = replace(plan, choices=found)
     return plan
