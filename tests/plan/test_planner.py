@@ -343,11 +343,13 @@ def plan_spelling(facts: dict):
 def test_a_companion_that_requires_a_companion_requiring_tensorflow_goes_no_deps_too():
     """tensorflow-hub 0.16.1 requires tf-keras>=2.14.1, and tf-keras 2.21.0 requires `tensorflow` (both from
     PyPI's METADATA, tfdoctor/knowledge/companions.toml): pip resolving tensorflow-hub beside tensorflow-cpu
-    would add `tensorflow`. Both go --no-deps, their other requirements into the resolver step."""
+    would add `tensorflow`. Both go --no-deps, their other requirements into the resolver step. The plan is closed
+    over its result (issue 38): tensorflow-hub 0.16.1 imports pkg_resources without requiring setuptools, and this
+    environment has none, so setuptools<82 (module_providers.toml) joins the resolver step."""
     facts = tensorflow_environment(tensorflow=IMPORTED)
     plan = plan_of(facts, asked("dependencies", Repair.install("tensorflow-hub>=0.13.0", reason="my-app requires it"),
                                 status=Status.WARN))
     assert [shlex.split(step.command)[3:] for step in plan.steps] == [
-        ["install", "--", "numpy>=1.12.0", "protobuf>=3.19.6", "tensorflow-cpu==2.21.0"],
+        ["install", "--", "setuptools<82", "numpy>=1.12.0", "protobuf>=3.19.6", "tensorflow-cpu==2.21.0"],
         ["install", "--no-deps", "--", "tensorflow-hub==0.16.1", "tf-keras==2.21.0"]]
     assert not plan.conflicts and not plan.moves_tensorflow

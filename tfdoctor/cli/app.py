@@ -131,6 +131,9 @@ def fix_command(
     undo: bool = typer.Option(False, "--undo", help="Restore the environment as it was before the last fix."),
     timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", help="Time limit of each TensorFlow import."),
     no_redact: bool = NO_REDACT,
+    choice: Optional[int] = typer.Option(None, "--choice", metavar="N", min=1,
+                                         help="Prove and apply the report's choice N (a complete plan of its own) "
+                                              "instead of its plan."),
 ) -> None:
     from tfdoctor.operations import CannotRun
     from tfdoctor.operations.checks import split_ids
@@ -144,7 +147,7 @@ def fix_command(
             code = undo_fix(python, ui, yes)
         else:
             code = fix(FixRequest(python, split_ids(only), split_ids(skip), yes, system, dry_run, timeout,
-                                  redact=not no_redact), ui)
+                                  redact=not no_redact, choice=choice), ui)
     except CannotRun as exc:
         raise fail(str(exc))
     raise typer.Exit(code)

@@ -57,6 +57,7 @@ class FixOptions:
     timeout: float = 60.0
     step_timeout: float = STEP_TIMEOUT_S
     redact: Callable[[dict], dict] = field(default=lambda document: document, compare=False)
+    choice: Optional[int] = None  # the report's choice N (plan.choices) instead of its plan (issue 38)
 
 
 def diagnose(options: FixOptions, python: Optional[str] = None, plan: Any = None) -> Any:
@@ -169,6 +170,18 @@ def _fix(options: FixOptions, ui: Ui) -> int:
         report = diagnose(options)
     plan = report.plan
     document = options.redact(report.to_dict())
+    if options.choice is not None:
+        chosen = plan.choice(options.choice)
+        if chosen is None:
+            offered = ", ".join(str(c.number) for c in plan.choices) or "none"
+            ui.say(f"There is no choice {options.choice} for this environment (choices offered: {offered}). "
+                   "Nothing was changed.", "red")
+            return EXIT_CANNOT_RUN
+        ui.say(f"Choice {chosen.number}: {chosen.summary}.", "bold")
+        plan = chosen.plan
+        offered_plans = (document.get("plan") or {}).get("choices") or ()
+        document = dict(document, plan=next((c.get("plan") for c in offered_plans if c.get("number") == chosen.number),
+                                            None) or {})
     steps = list(plan.runnable)
     if not plan.steps and not plan.conflicts:
         failures = _failures(report)
@@ -180,7 +193,9 @@ def _fix(options: FixOptions, ui: Ui) -> int:
     ui.plan(document.get("plan") or {})
     if plan.conflicts:
         ui.say("The plan cannot be carried out: no install satisfies the conflicting requirements above. "
-               "Nothing was changed.", "red")
+               "Nothing was changed." + (f" Each choice above is a complete plan: tfdoctor fix --choice N (1-"
+                                         f"{len(plan.choices)}) proves and applies the one you pick."
+                                         if plan.choices else ""), "red")
         return EXIT_NOT_REPAIRED
     if not steps:
         ui.say("Every step is for your shell or project (marked manual above): tfdoctor fix changes nothing.", "yellow")
@@ -201,7 +216,8 @@ def _fix(options: FixOptions, ui: Ui) -> int:
 
     from tfdoctor.fixer.trials import proven_steps  # issue 29: apply the smallest change a trial proved
 
-    proven = proven_steps(report, environment, steps, ui.say)
+    # a choice is the user's, whole: the trials' smallest change belongs to the report's own plan
+    proven = proven_steps(report, environment, steps, ui.say) if options.choice is None else None
     before = freeze(environment.python)
     wanted = _tensorflow_the_plan_installs(plan)
     verified = _verify(proven or steps, environment, options, ui, before, wanted, plan=plan)

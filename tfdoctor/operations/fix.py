@@ -30,12 +30,13 @@ class FixRequest:
     timeout: float = 60.0  # each TensorFlow import of the diagnoses
     redact: bool = True
     absolute_python: bool = False
+    choice: Optional[int] = None  # the report's choice N (a complete plan of its own) instead of its plan
 
     def options(self) -> Any:
         from tfdoctor.fixer.flow import FixOptions
 
         return FixOptions(interpreter(self.python, absolute=self.absolute_python), self.only, self.skip, self.yes,
-                          self.system, self.dry_run, self.timeout, redact=redactor(self.redact))
+                          self.system, self.dry_run, self.timeout, redact=redactor(self.redact), choice=self.choice)
 
 
 def _guarded(work: Any) -> Any:

@@ -28,7 +28,7 @@ TensorFlow build) is a conflict naming both sides, never a command.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
@@ -41,6 +41,10 @@ from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import POSIX, Spelling, argv, command, refusal, spelling_for
 from tfdoctor.results.repairs import Action, Repair
 from tfdoctor.knowledge.specifiers import satisfiable
+from tfdoctor.plan.closure import CLOSURE
+
+if TYPE_CHECKING:
+    from tfdoctor.plan.choices import Choice
 
 PLANNED = (Status.WARN, Status.FAIL, Status.ERROR)
 MANUAL = (Action.SET_ENV, Action.UNSET_ENV, Action.RENAME)
@@ -123,6 +127,7 @@ class Plan:
     installer: InstallerKind = InstallerKind.VENV
     shell: str = POSIX
     notes: tuple[str, ...] = ()
+    choices: tuple["Choice", ...] = ()  # complete plans the user picks from (`tfdoctor fix --choice N`)
 
     @property
     def runnable(self) -> tuple[Step, ...]:
@@ -151,7 +156,10 @@ class Plan:
                 "steps": [step.to_dict() for step in self.steps],
                 "conflicts": [c.to_dict() for c in self.conflicts],
                 "moves_tensorflow": self.moves_tensorflow.to_dict() if self.moves_tensorflow else None,
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "choices": [choice.to_dict() for choice in self.choices]}
+
+    def choice(self, number: int) -> Optional["Choice"]:
+        return next((choice for choice in self.choices if choice.number == number), None)
 
 
 # --- requirements, merged ---------------------------------------------------------------------------
@@ -251,12 +259,58 @@ def refused_line(word: str, why: str, asked: str = "") -> str:
             "metadata, it is passed to no installer and written in no command")
 
 
-def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
-    """The run's one plan: every repair of a warn/fail/error result, merged and ordered."""
+CLOSURE_ROUNDS = 6  # each round adds what the last plan's result lacks; a chain longer than this is no plan
+
+
+def build_plan(results: Sequence[CheckResult], facts: Facts, *, with_choices: bool = True) -> Plan:
+    """The run's one plan: every repair of a warn/fail/error result, merged and ordered, then closed over its
+    own result (tfdoctor/plan/closure.py); with the user's choices as complete plans where the facts allow more
+    than one repair (tfdoctor/plan/choices.py)."""
+    plan = closed_plan(_planned(results), facts)
+    if with_choices:
+        from tfdoctor.plan.choices import choices_for
+
+        found = choices_for(plan, _planned(results), facts, closed_plan)
+        if found:
+            plan = replace(plan, choices=found)
+    return plan
+
+
+def closed_plan(planned: Sequence[tuple[str, Repair]], facts: Facts) -> Plan:
+    """The plan of these intents, planned again with what its result lacks (each gap an install intent of the
+    planner's own, `CLOSURE`) until nothing changes; a gap nothing closes is a conflict (issue 38, build 2)."""
+    from tfdoctor.plan import closure
+
+    planned = list(planned)
+    plan = _plan_once(planned, facts)
+    asked: set[str] = set()
+    open_gaps: list[closure.Gap] = []
+    for _ in range(CLOSURE_ROUNDS):
+        open_gaps = closure.gaps(plan.to_dict(), facts)
+        new = [gap for gap in open_gaps if gap.install and gap.install not in asked]
+        if not new:
+            break
+        asked.update(gap.install for gap in new if gap.install)
+        planned += [(CLOSURE, Repair.install(gap.install, reason=gap.why)) for gap in new if gap.install]
+        plan = _plan_once(planned, facts)
+    else:
+        open_gaps = closure.gaps(plan.to_dict(), facts)
+    left = [gap for gap in open_gaps if not gap.install or gap.install in asked]
+    if left:
+        conflicts = plan.conflicts + tuple(
+            Conflict(gap.distribution, ((CLOSURE, gap.install or gap.distribution, gap.why),),
+                     f"after this plan, {gap.why}", (f"keep TensorFlow and uninstall {gap.distribution} if nothing needs it",
+                                                     f"move TensorFlow to a release {gap.distribution} supports"))
+            for gap in left if gap.distribution not in {c.distribution for c in plan.conflicts})
+        plan = replace(plan, conflicts=conflicts)
+    return plan
+
+
+def _plan_once(planned: Sequence[tuple[str, Repair]], facts: Facts) -> Plan:
+    """One plan of these intents, merged and ordered (not yet checked against its own result)."""
     from tfdoctor.facts import requires_dist as reqs
     from tfdoctor.environment.pip import installer_for
 
-    planned = _planned(results)
     spelling = spelling_for(facts)
     if not planned:
         return Plan(installer=spelling.kind, shell=spelling.shell)

@@ -46,6 +46,18 @@ def steps_phrase(count: int) -> str:
     return f"{count} step{'s' if count != 1 else ''}"
 
 
+def choice_cost(choice: dict) -> str:
+    """What a plan's choice costs, in every format: 'removes tensorflow-decision-forests', 'TensorFlow
+    tensorflow==2.21.0 -> tensorflow==2.19.0', or 'removes nothing; TensorFlow stays'."""
+    cost = []
+    if choice.get("removes"):
+        cost.append("removes " + ", ".join(str(name) for name in choice["removes"]))
+    move = choice.get("moves_tensorflow")
+    if move:
+        cost.append(f"TensorFlow {move.get('from')} -> {move.get('to')}")
+    return "; ".join(cost) or "removes nothing; TensorFlow stays"
+
+
 def plan_steps_named(numbers: list[int]) -> str:
     """'step 2', 'steps 1, 3': the plan steps that carry out a check's repairs (every format)."""
     return f"step{'s' if len(numbers) != 1 else ''} {', '.join(str(n) for n in numbers)}"

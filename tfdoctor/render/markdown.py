@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from tfdoctor.render import (VERDICT_WORDS, plan_steps_named, platform_line, step_reasons, steps_phrase,
+from tfdoctor.render import (VERDICT_WORDS, choice_cost, plan_steps_named, platform_line, step_reasons, steps_phrase,
                              summary_line)
 from tfdoctor.report.document import ReportDocument
 from tfdoctor.render.charts import markdown_charts
@@ -137,7 +137,7 @@ def _plan(plan: dict[str, Any]) -> list[str]:
     """'To fix this environment: N steps': the commands once, in order, in one block to paste."""
     steps = plan.get("steps") or []
     conflicts = plan.get("conflicts") or []
-    if not steps and not conflicts and not plan.get("notes"):  # a note alone: what the plan refused
+    if not steps and not conflicts and not plan.get("notes") and not plan.get("choices"):  # a note alone: refused words
         return []
     lines = []
     if steps:
@@ -159,8 +159,17 @@ def _plan(plan: dict[str, Any]) -> list[str]:
         lines += [f"**No command can satisfy** {escape(conflict['why'])}:", ""]
         lines += [f"- {escape((w['check'] + ': ') if w.get('check') else '')}{code(w['requirement'])} ({escape(w.get('reason', ''))})"
                   for w in conflict.get("wants") or ()] + [""]
-        if conflict.get("choices"):
+        if conflict.get("choices") and not plan.get("choices"):
             lines += ["Your choices: " + "; or ".join(escape(choice) for choice in conflict["choices"]) + ".", ""]
+    for choice in plan.get("choices") or ():
+        chosen = choice.get("plan") or {}
+        command = f"tfdoctor fix --choice {choice['number']}"
+        lines += [f"#### Choice {choice['number']}: {escape(str(choice.get('summary', '')))}", "",
+                  f"Costs: {escape(choice_cost(choice))}. {code(command)} proves and applies it.", ""]
+        runnable = [s["command"] for s in chosen.get("steps") or () if not s.get("manual")]
+        if runnable:
+            lines += fenced("\n".join(runnable), "powershell" if chosen.get("shell") == "powershell" else "sh") + [""]
+        lines += [f"- {escape(note)}" for note in chosen.get("notes") or ()] + ([""] if chosen.get("notes") else [])
     return lines
 
 

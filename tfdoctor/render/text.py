@@ -6,8 +6,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from tfdoctor.render import (STATUS_SYMBOLS, VERDICT_WORDS, plan_steps_named, platform_line, step_reasons, steps_phrase,
-                             summary_line)
+from tfdoctor.render import (STATUS_SYMBOLS, VERDICT_WORDS, choice_cost, plan_steps_named, platform_line, step_reasons,
+                             steps_phrase, summary_line)
 from tfdoctor.report.document import ReportDocument
 from tfdoctor.render.charts import terminal_chart
 from tfdoctor.render.sanitize import clean_document
@@ -53,7 +53,7 @@ def plan_lines(plan: dict[str, Any]) -> list[str]:
 
     steps = plan.get("steps") or []
     conflicts = plan.get("conflicts") or []
-    if not steps and not conflicts and not plan.get("notes"):  # a note alone: what the plan refused
+    if not steps and not conflicts and not plan.get("notes") and not plan.get("choices"):  # a note alone: refused words
         return []
     lines = []
     if steps:
@@ -76,8 +76,19 @@ def plan_lines(plan: dict[str, Any]) -> list[str]:
         for want in conflict.get("wants") or ():
             who = f"{want['check']}: " if want.get("check") else ""
             lines.append(f"  - {escape(who + want['requirement'])} [dim]({escape(want.get('reason', ''))})[/]")
-        if conflict.get("choices"):
+        if conflict.get("choices") and not plan.get("choices"):
             lines.append("  Your choices: " + "; or ".join(escape(choice) for choice in conflict["choices"]) + ".")
+    for choice in plan.get("choices") or ():
+        chosen = choice.get("plan") or {}
+        lines.append(f"[bold]Choice {choice['number']}: {escape(str(choice.get('summary', '')))}[/] "
+                     f"[dim]({escape(choice_cost(choice))}; `tfdoctor fix --choice {choice['number']}` proves and applies it)[/]")
+        for step in chosen.get("steps") or ():
+            manual = " [dim](in your shell or project)[/]" if step.get("manual") else ""
+            lines.append(f"  {step['number']}. [cyan]{escape(step['command'])}[/]{manual}")
+        if choice.get("moves_tensorflow"):
+            lines.append(f"  [dim]{escape(str(choice['moves_tensorflow'].get('why', '')))}[/]")
+        for note in chosen.get("notes") or ():
+            lines.append(f"  [dim]{escape(note)}[/]")
     lines.append("")
     return lines
 
