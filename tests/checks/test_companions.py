@@ -53,7 +53,22 @@ def test_companions_that_import_pass_with_their_versions():
 
 def test_skipped_when_tensorflow_did_not_import_or_nothing_was_recorded():
     assert companions.run(facts_with(tf={"imported": False, "status": "import_error"})).status is Status.SKIP
-    assert companions.run(facts_with(tf={"companions": None})).status is Status.SKIP
+    partial = facts_with(tf={"companions": None})
+    del partial["python"]["distribution_count"]  # a list naming only some distributions says nothing of the rest
+    assert companions.run(partial).status is Status.SKIP
+
+
+def test_a_complete_list_without_companions_passes_without_the_childs_imports():
+    """Issue 38: a report whose collector counted every distribution says no companion is installed, whether or not
+    the child recorded its imports (an older report) or recorded anything at all (the child's facts left out)."""
+    older = companions.run(facts_with(tf={"companions": None}))
+    no_child = facts_with()
+    del no_child["tensorflow"]
+    for outcome in (older, companions.run(no_child)):
+        assert outcome.status is Status.PASS, outcome.summary
+        assert outcome.evidence["judged"] == "tables"
+        assert outcome.summary.startswith("no companion of TensorFlow is installed")
+    assert companions.run(facts_with()).evidence["judged"] == "import"
 
 
 def test_an_undefined_symbol_fails_the_companion_built_for_another_tensorflow():
@@ -94,8 +109,10 @@ def test_tfp_refusing_an_old_tensorflow_asks_for_the_release_that_accepts_it():
     outcome = companions.run(facts)
     assert outcome.status is Status.FAIL
     assert "requires TensorFlow >= 2.18 when imported" in outcome.summary
-    (repair,) = outcome.remediation.repairs
-    assert repair.packages == ("tensorflow-probability==0.24.0",)
+    # 0.24 imports tf_keras (tf_keras_users.toml, read from its wheel) and tf.keras of 2.17 is Keras 3: its tf-keras
+    # is part of the same repair, or the pasted plan fails at the next import (issue 38)
+    assert [r.packages for r in outcome.remediation.repairs] == [("tensorflow-probability==0.24.0",),
+                                                                 ("tf-keras==2.17.0",)]
 
 
 def test_addons_warning_about_an_unsupported_tensorflow_warns_and_names_no_release():
@@ -393,9 +410,10 @@ def test_a_companion_naming_tensorflow_only_in_an_extra_is_judged_by_that_extra(
 
 
 def test_a_companion_tensorflow_itself_requires_is_never_judged_by_its_own_extras():
-    # tensorflow-io-gcs-filesystem 0.37.1's extras say tensorflow<2.17, but TensorFlow requires it >=0.23.1
+    # tensorflow-io-gcs-filesystem 0.37.1's extras say tensorflow<2.17, but TensorFlow requires it >=0.23.1: no
+    # companion of this check's to judge in a complete list (the dependencies check judges TensorFlow's own pins)
     facts = table_facts(installed("tensorflow-io-gcs-filesystem", "0.37.1"), tf_version="2.18.0")
-    assert companions.run(facts).status is Status.SKIP
+    assert companions.run(facts).status is Status.PASS
 
 
 def test_only_a_shim_in_a_partial_windows_list_is_its_real_build_and_a_companion_without_wheels_there_gets_wsl2():
@@ -451,7 +469,7 @@ def test_an_older_series_of_a_library_finds_its_own_row_in_the_generated_table()
     huggingface/transformers#36410) listing transformers 4.49.0 beside TensorFlow 2.18 and no tf-keras is told it."""
     outcome = companions.run(table_facts(installed("transformers", "4.49.0"), tf_version="2.18.0"))
     assert outcome.status is Status.FAIL and "transformers 4.49.0 needs tf-keras" in outcome.summary
-    assert companions.run(table_facts(installed("transformers", "5.24.0"), tf_version="2.18.0")).status is Status.SKIP
+    assert companions.run(table_facts(installed("transformers", "5.24.0"), tf_version="2.18.0")).status is Status.PASS
 
 
 def test_companions_the_tables_judge_fit_pass_without_the_child_and_unknown_ones_still_skip():
