@@ -1,0 +1,65 @@
+"""Recorded runs with the child's facts taken out reach the same verdict (issue 38, build 1): every fixture that
+holds what the TensorFlow child recorded about tf.keras or the companions (most recorded by tfdoctor on live
+environments), judged again as an older report (no companions' imports, no tf.keras record) and as a report of
+distributions alone (no `tensorflow` section). The live suite does the same on the reports of the environments it
+builds (tests/live/test_live_environments.py, test_stripped_report_reaches_the_same_verdict)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
+from tests.stripped_support import LEVELS, diagnosed, differences, statuses, stripped
+
+
+def _with_child_imports() -> list:
+    paths = []
+    for path in fixture_paths():
+        tensorflow = load_fixture(path)["facts"].get("tensorflow") or {}
+        if "companions" in tensorflow or "keras" in tensorflow:
+            paths.append(path)
+    return paths
+
+
+RECORDED = _with_child_imports()
+# What no table holds: the full verdict rests on a file or a variable the child's run or an experiment exercised.
+BEYOND_TABLES = {
+    "linux/keras-config-missing-backend-proven-by-experiment": ("keras",),  # ~/.keras/keras.json names jax
+    "linux/gast-0.2.2-inside-its-pin-autograph-fails": ("dependencies",),  # AutoGraph's conversion, traced by the child
+    "linux/loader-path-shadows-tensorflow-library-proven-by-experiment": ("tensorflow-import",),  # LD_LIBRARY_PATH
+    "linux/protobuf-implementation-variable-proven-by-experiment": ("tensorflow-import",),  # a protobuf variable
+    "linux/project-folder-tensorflow-py-hides-tensorflow": ("tensorflow-import",),  # a tensorflow.py first on the path
+    "linux/pythonpath-old-numpy-hides-numpy-2": ("tensorflow-import",),  # a PYTHONPATH entry first on the path
+}
+
+
+def test_the_recorded_runs_cover_the_child_facts_a_saved_report_lacks():
+    assert len(RECORDED) >= 6, [fixture_id(p) for p in RECORDED]
+    assert any("companions" in (load_fixture(p)["facts"]["tensorflow"] or {}) for p in RECORDED)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("path", RECORDED, ids=fixture_id)
+def test_a_report_without_the_childs_facts_reaches_the_same_verdict(path, level):
+    document = load_fixture(path)
+    full, without = diagnosed(document), diagnosed(stripped(document, level))
+    beyond = BEYOND_TABLES.get(fixture_id(path), ())
+    assert not differences(full, without, level, beyond), (differences(full, without, level, beyond), statuses(without))
+    # what the tables judged says so, and what the child judged says that
+    for result in without["results"]:
+        if result["id"] in ("companions", "keras") and result["status"] != "skip":
+            assert result["evidence"].get("judged") == "tables", (result["id"], result["summary"])
+    for result in full["results"]:
+        if result["id"] in ("companions", "keras") and result["status"] != "skip" and (
+                result["id"] == "keras" and document["facts"]["tensorflow"].get("keras")
+                or result["id"] == "companions" and document["facts"]["tensorflow"].get("companions") is not None):
+            assert result["evidence"].get("judged") == "import", (result["id"], result["summary"])
+
+
+def test_the_comparison_sees_a_companion_the_stripped_report_misses():
+    """The comparison itself can fail: a verdict the tables do not reach is a difference."""
+    document = load_fixture(next(p for p in RECORDED if "companions-built-for-older" in p.stem))
+    full = diagnosed(document)
+    worse = dict(full, results=[dict(r, status="skip") if r["id"] == "companions" else r for r in full["results"]])
+    assert differences(full, worse, "older-report") == [
+        "companions: fail with the child's facts, skip without (older-report)"]

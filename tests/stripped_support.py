@@ -1,0 +1,85 @@
+"""A report with the TensorFlow child's facts taken out, judged again (issue 38, build 1).
+
+A saved report often lacks what the child records: an older tfdoctor's has no `tensorflow.companions` or
+`tensorflow.keras`, one pasted into a ticket or encoded from a thread has no `tensorflow` section at all. Every rule
+that reads the child's import facts has a path through the generated tables from the distributions alone, so such a
+report must reach the verdict the full one reaches wherever the tables know the releases. Shared by the fast test
+on recorded live runs (tests/core/test_stripped_reports.py) and the live suite, which strips the reports its own
+environments produce (tests/live/test_live_environments.py).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Mapping
+
+# What the child records about imports beyond TensorFlow's own: an older report has neither.
+OLDER_REPORT_LACKS = ("companions", "keras")
+# Facts only children gather: the TensorFlow child and the offline experiments run after the checks.
+CHILD_SECTIONS = ("tensorflow", "experiments")
+# Checks whose verdict is an observation of the TensorFlow child itself (did it import, which devices, how fast): a
+# report without the child has nothing for them to judge, and no table stands in for them.
+CHILD_ONLY_CHECKS = ("tensorflow-import", "gpu-visible", "probe", "workload")
+LEVELS = ("older-report", "no-child")
+
+
+def stripped(document: Mapping[str, Any], level: str) -> dict[str, Any]:
+    """A copy of a report document (or fixture) without the child's facts: "older-report" drops the companions'
+    imports and the tf.keras record, and the experiments; "no-child" drops the whole `tensorflow` section too."""
+    if level not in LEVELS:
+        raise ValueError(f"no strip level {level!r}: {LEVELS}")
+    document = copy.deepcopy(dict(document))
+    facts = document["facts"]
+    facts.pop("experiments", None)
+    if level == "no-child":
+        facts.pop("tensorflow", None)
+    elif isinstance(facts.get("tensorflow"), dict):
+        for key in OLDER_REPORT_LACKS:
+            facts["tensorflow"].pop(key, None)
+    return document
+
+
+def diagnosed(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The document `tfdoctor explain` makes of a report (or fixture): today's checks, one plan."""
+    from tfdoctor.report.saved import _saved_report, explain
+
+    saved = _saved_report({"schema_version": document.get("schema_version") or "1.0", "facts": document["facts"]},
+                          "stripped")
+    return explain(saved, redacted=False)
+
+
+def statuses(document: Mapping[str, Any]) -> dict[str, str]:
+    return {result["id"]: result["status"] for result in document["results"]}
+
+
+def plan_commands(document: Mapping[str, Any]) -> list[str]:
+    return [step["command"] for step in (document.get("plan") or {}).get("steps") or ()]
+
+
+def differences(full: Mapping[str, Any], without: Mapping[str, Any], level: str,
+                beyond_tables: tuple[str, ...] = ()) -> list[str]:
+    """How the verdict on the stripped report differs from the full one's, in words (empty: the same).
+
+    The same status per check, except: a check that only observes the child (no-child level); a check the full
+    report skipped because the child never reached it (TensorFlow did not import), which the tables may judge; and
+    `dependencies` failing where the full report warned, at the no-child level: without a tried import a declared
+    incompatibility stands, as `pip check` says (a tried import that works is what makes it a warning).
+    `beyond_tables`: checks whose full verdict rests on what no table holds (a keras.json, a traced function, a
+    variable proven by experiment); the stripped report may not know it, but must not invent a problem there either.
+    The plan must be the same whenever no check is beyond the tables."""
+    found: list[str] = []
+    before, after = statuses(full), statuses(without)
+    for check_id, status in before.items():
+        now = after.get(check_id, "missing")
+        if now == status or (level == "no-child" and check_id in CHILD_ONLY_CHECKS):
+            continue
+        if status == "skip" and now in ("pass", "skip"):
+            continue
+        if level == "no-child" and check_id == "dependencies" and (status, now) == ("warn", "fail"):
+            continue
+        if check_id in beyond_tables and now in ("pass", "skip"):
+            continue
+        found.append(f"{check_id}: {status} with the child's facts, {now} without ({level})")
+    if not beyond_tables and plan_commands(full) != plan_commands(without):
+        found.append(f"plan ({level}): {plan_commands(full)} with the child's facts, {plan_commands(without)} without")
+    return found
