@@ -482,6 +482,10 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                    "TF_USE_LEGACY_KERAS=1 before TensorFlow is imported." if _keras3_by_tensorflow(facts) else ""),
                 tf_keras_repairs(facts, reason), user["source"], kind="needs-tf-keras"))
             continue
+        refused_layer = _keras2_layer_problem(facts, name, version) if user is not None else None
+        if refused_layer is not None:
+            problems.append(refused_layer)
+            continue
         upgrade = _past_the_move(facts, name, version)  # None where the release itself imports tf_keras
         if upgrade is not None and "tf-keras" not in have and _keras3(facts) and _keras3_by_tensorflow(facts):
             repair, moved = upgrade
@@ -516,6 +520,33 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                                     [f"its Requires-Dist: {', '.join(release.requires) if release else '?'}"],
                                     advice, repairs, release.source if release else None, kind="table"))
     return problems + later
+
+
+def _keras2_layer_problem(facts: Facts, name: str, version: str) -> Optional[Problem]:
+    """The tables' path to what the child sees as a layer's base class (`_layer_problem`): a release that imports
+    tf_keras (tf_keras_users.toml, read from its wheel) and exports a Keras layer (companion_layers.toml:
+    tensorflow_hub.KerasLayer) makes that layer a tf-keras layer, which a Keras 3 tf.keras model refuses, even with
+    tf-keras installed (mediapipe-model-maker's environment: TensorFlow 2.19, hub 0.16.1, tf-keras 2.19, no
+    TF_USE_LEGACY_KERAS). None without such a layer, without tf-keras (the needs-tf-keras finding says it all), or
+    when tf.keras is not Keras 3 (before 2.16, or switched to tf-keras)."""
+    layers = keras2_layers(name)
+    if not layers or not _installed(facts).get("tf-keras") or not _keras3(facts) or not _keras3_by_tensorflow(facts):
+        return None
+    module, layer = layers[0]
+    installed = made_for.installed_tensorflow(facts)
+    tf_version = section(facts, "tensorflow").get("version") or (installed[1] if installed else None)
+    tf_keras = _installed(facts).get("tf-keras") or ""
+    reason = f"{module}.{layer} is a Keras 2 layer: tf.keras must be the tf-keras of {_tensorflow_words(facts)}"
+    fits = bool(tf_version) and tf_keras.split(".")[:2] == str(tf_version).split(".")[:2]
+    fix = experiment_remedies.use_remediation(facts, {"goal": {"module": module, "layer": layer}},
+                                              () if fits else tf_keras_repairs(facts, reason), tf_version)
+    row = next(row for row in knowledge_rows("companion_layers", "layers")
+               if canonical_name(str(row["distribution"])) == name and row["name"] == layer)
+    keras = _installed(facts).get("keras")
+    details = [f"{module}.{layer} subclasses tf_keras's Layer once tf.keras is Keras 3 (read from its source: "
+               f"{row['source']}); tf.keras is {'Keras ' + keras if keras else 'Keras 3'}"]
+    return Problem(module, Status.FAIL, f"{module}.{layer} is a layer of another Keras than tf.keras: a tf.keras model "
+                   f"refuses it ({name} {version})", details, fix.advice, fix.repairs, fix.url, kind="keras2-layer")
 
 
 def _import_check_problem(facts: Facts, name: str, version: str) -> tuple[Optional[Problem], bool]:

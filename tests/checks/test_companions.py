@@ -293,7 +293,8 @@ def test_every_library_whose_wheel_imports_tf_keras_is_flagged_under_keras_3_wit
 
 
 @pytest.mark.parametrize("facts", [
-    table_facts(HUB_160, installed("tf-keras", "2.21.0")),  # tf-keras installed: nothing to flag
+    # tf-keras installed: nothing to flag for a library without a Keras layer (hub's KerasLayer: the test below)
+    table_facts(installed("tensorflow-model-optimization", "0.8.0"), installed("tf-keras", "2.21.0")),
     table_facts(HUB_160, tf_version="2.15.1"),  # TensorFlow 2.15: tf.keras is Keras 2
     table_facts(HUB_160, environment={"TF_USE_LEGACY_KERAS": "1"}),  # the keras check's case, not this one
     table_facts(installed("tensorflow-hub", "0.15.0"), tf_version="2.15.1"),  # before Keras 3: Keras 2 tf.keras
@@ -549,3 +550,29 @@ def test_hub_0_15_failing_under_keras_3_is_upgraded_past_the_move_with_each_need
     later = companions.run(facts_with(estimator, distributions=(installed("tensorflow-hub", "0.15.0"),)))
     assert [r.packages for r in later.remediation.repairs if r.action is Action.INSTALL] == [
         ("tf-keras==2.21.0",), ("tensorflow-hub>=0.16.0",)]
+
+
+def test_hubs_keras_2_layer_beside_tf_keras_under_keras_3_is_judged_from_the_tables():
+    """Issue 38: tensorflow-hub 0.16.1 with tf-keras installed and tf.keras Keras 3 (TF_USE_LEGACY_KERAS unset):
+    hub.KerasLayer subclasses tf_keras's Layer (companion_layers.toml; its wheel imports tf_keras), which a tf.keras
+    model refuses. The child sees it as the layer's base class; a report without the child's facts must see it from
+    the distributions (mediapipe-model-maker#5542's environment: TensorFlow 2.19, hub 0.16.1, tf-keras 2.19)."""
+    hub = installed("tensorflow-hub", "0.16.1", requires=["numpy >=1.12.0", "protobuf >=3.19.6", "tf-keras >=2.14.1"])
+    tf_keras = installed("tf-keras", "2.21.0", requires=["tensorflow<2.22,>=2.21"])
+    facts = table_facts(hub, tf_keras, installed("keras", "3.13.1"))
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL, outcome.summary
+    assert "tensorflow_hub.KerasLayer is a layer of another Keras than tf.keras" in outcome.summary
+    assert "tensorflow-hub 0.16.1" in outcome.summary and outcome.evidence["judged"] == "tables"
+    # tf-keras of this TensorFlow is there: the shell's switch is the whole repair
+    assert [(r.action, r.variable, r.value) for r in outcome.remediation.repairs] == [
+        (Action.SET_ENV, "TF_USE_LEGACY_KERAS", "1")]
+    # a tf-keras of another release is replaced by this TensorFlow's, with the switch
+    facts_old = table_facts(hub, installed("tf-keras", "2.19.0"), installed("keras", "3.13.1"))
+    assert {(r.action, r.packages, r.variable) for r in companions.run(facts_old).remediation.repairs} == {
+        (Action.INSTALL, ("tf-keras==2.21.0",), None), (Action.SET_ENV, (), "TF_USE_LEGACY_KERAS")}
+    # tf.keras already switched to tf-keras, or TensorFlow 2.15 (tf.keras is Keras 2): the layer fits
+    switched = table_facts(hub, tf_keras, installed("keras", "3.13.1"), environment={"TF_USE_LEGACY_KERAS": "1"})
+    assert not any("another Keras" in p.summary for p in static_problems(switched))
+    keras2 = table_facts(hub, installed("tf-keras", "2.15.1"), installed("keras", "2.15.0"), tf_version="2.15.1")
+    assert not any("another Keras" in p.summary for p in static_problems(keras2))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.builders import ENV_SITE, distribution, tensorflow_environment, tensorflow_result
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.stripped_support import LEVELS, diagnosed, differences, statuses, stripped
 
@@ -31,6 +32,41 @@ BEYOND_TABLES = {
     "linux/project-folder-tensorflow-py-hides-tensorflow": ("tensorflow-import",),  # a tensorflow.py first on the path
     "linux/pythonpath-old-numpy-hides-numpy-2": ("tensorflow-import",),  # a PYTHONPATH entry first on the path
 }
+
+
+def _hub_report(tf_keras: str | None) -> dict:
+    """What the live suite's child records beside tensorflow-hub 0.16.1 (tests/live/test_live_experiments.py's hub
+    case, tensorflow-hub-without-tf-keras): KerasLayer a tf_keras layer while tf.keras is Keras 3; with tf-keras of
+    this TensorFlow installed, or none."""
+    hub = {"module": "tensorflow_hub", "status": "ok" if tf_keras else "failed", "version": "0.16.1",
+           "exception": None if tf_keras else {"type": "ModuleNotFoundError", "message": "No module named 'tf_keras'",
+                                               "traceback": [], "causes": []},
+           "warnings": [], "log": [], "seconds": 0.4,
+           "keras_layers": [{"name": "KerasLayer", "tf_keras_layer": False,
+                             "base_module": "tf_keras.src.engine.base_layer"}] if tf_keras else []}
+    keras = {"flavor": "keras3", "version": "3.15.1", "module": "keras.src.layers.core.dense", "layer_ok": True,
+             "step": "done", "error": None, "legacy_env": None, "legacy_requested": False}
+    extra = [distribution("tensorflow-hub", "0.16.1", location=ENV_SITE, top_level=["tensorflow_hub"],
+                          requires=["numpy>=1.12.0", "protobuf>=3.19.6", "tf-keras>=2.14.1"])]
+    if tf_keras:
+        extra.append(distribution("tf-keras", tf_keras, location=ENV_SITE, top_level=["tf_keras"],
+                                  requires=["tensorflow<2.22,>=2.21"]))
+    tensorflow = tensorflow_result(keras=keras, companions=[hub])
+    return {"schema_version": "1.3", "facts": tensorflow_environment(extra=extra, tensorflow=tensorflow)}
+
+
+# Reports shaped as the live child records them, of mechanisms no fixture holds (issue 38: the companion misses).
+LIVE_SHAPED = {"hub-0.16.1-keras-2-layer-beside-tf-keras": lambda: _hub_report("2.21.0"),
+               "hub-0.16.1-without-tf-keras": lambda: _hub_report(None)}
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("name", sorted(LIVE_SHAPED))
+def test_a_live_shaped_report_without_the_childs_facts_reaches_the_same_verdict(name, level):
+    document = LIVE_SHAPED[name]()
+    full, without = diagnosed(document), diagnosed(stripped(document, level))
+    assert statuses(full)["companions"] == "fail", full["results"]
+    assert not differences(full, without, level), (differences(full, without, level), statuses(without))
 
 
 def test_the_recorded_runs_cover_the_child_facts_a_saved_report_lacks():
