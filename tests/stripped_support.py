@@ -21,6 +21,9 @@ CHILD_SECTIONS = ("tensorflow", "experiments")
 # report without the child has nothing for them to judge, and no table stands in for them.
 CHILD_ONLY_CHECKS = ("tensorflow-import", "gpu-visible", "probe", "workload")
 LEVELS = ("older-report", "no-child")
+# Checks whose rules read the child's import facts (the companions' imports, the tf.keras record, whether TensorFlow
+# imported): each has a path from the distributions alone through the generated tables (issue 38).
+IMPORT_FACT_CHECKS = ("dependencies", "keras", "companions")
 
 
 def stripped(document: Mapping[str, Any], level: str) -> dict[str, Any]:
@@ -56,8 +59,17 @@ def plan_commands(document: Mapping[str, Any]) -> list[str]:
     return [step["command"] for step in (document.get("plan") or {}).get("steps") or ()]
 
 
+def repairs(document: Mapping[str, Any], check_ids: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    """What these checks' remediations ask to change together, as comparable tuples (the words of their reasons
+    aside): one check may name what another names with the child's facts (tensorflow-text's recorded pin: the
+    dependencies check's without the import, the companions check's with it), and the plan merges them."""
+    wanted = [r for r in document["results"] if r["id"] in check_ids]
+    return sorted({(r.get("action"), tuple(r.get("packages") or ()), r.get("variable"), r.get("value"))
+                   for result in wanted for r in (result.get("remediation") or {}).get("repairs") or ()})
+
+
 def differences(full: Mapping[str, Any], without: Mapping[str, Any], level: str,
-                beyond_tables: tuple[str, ...] = ()) -> list[str]:
+                beyond_tables: tuple[str, ...] = (), scope: tuple[str, ...] = ()) -> list[str]:
     """How the verdict on the stripped report differs from the full one's, in words (empty: the same).
 
     The same status per check, except: a check that only observes the child (no-child level); a check the full
@@ -66,10 +78,14 @@ def differences(full: Mapping[str, Any], without: Mapping[str, Any], level: str,
     incompatibility stands, as `pip check` says (a tried import that works is what makes it a warning).
     `beyond_tables`: checks whose full verdict rests on what no table holds (a keras.json, a traced function, a
     variable proven by experiment); the stripped report may not know it, but must not invent a problem there either.
-    The plan must be the same whenever no check is beyond the tables."""
+    The plan must be the same whenever no check is beyond the tables. `scope`: only these checks are compared,
+    each by its status and its repairs, not the whole plan (a report whose other checks rest on what the child alone
+    observes: its devices, its logs)."""
     found: list[str] = []
     before, after = statuses(full), statuses(without)
     for check_id, status in before.items():
+        if scope and check_id not in scope:
+            continue
         now = after.get(check_id, "missing")
         if now == status or (level == "no-child" and check_id in CHILD_ONLY_CHECKS):
             continue
@@ -80,6 +96,10 @@ def differences(full: Mapping[str, Any], without: Mapping[str, Any], level: str,
         if check_id in beyond_tables and now in ("pass", "skip"):
             continue
         found.append(f"{check_id}: {status} with the child's facts, {now} without ({level})")
-    if not beyond_tables and plan_commands(full) != plan_commands(without):
+    compared = tuple(c for c in scope if c not in beyond_tables)
+    if scope and repairs(full, compared) != repairs(without, compared):
+        found.append(f"repairs of {', '.join(compared)} ({level}): {repairs(full, compared)} with the child's facts, "
+                     f"{repairs(without, compared)} without")
+    if not scope and not beyond_tables and plan_commands(full) != plan_commands(without):
         found.append(f"plan ({level}): {plan_commands(full)} with the child's facts, {plan_commands(without)} without")
     return found

@@ -6,11 +6,13 @@ builds (tests/live/test_live_environments.py, test_stripped_report_reaches_the_s
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from tests.builders import ENV_SITE, distribution, tensorflow_environment, tensorflow_result
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
-from tests.stripped_support import LEVELS, diagnosed, differences, statuses, stripped
+from tests.stripped_support import IMPORT_FACT_CHECKS, LEVELS, diagnosed, differences, statuses, stripped
 
 
 def _with_child_imports() -> list:
@@ -67,6 +69,26 @@ def test_a_live_shaped_report_without_the_childs_facts_reaches_the_same_verdict(
     full, without = diagnosed(document), diagnosed(stripped(document, level))
     assert statuses(full)["companions"] == "fail", full["results"]
     assert not differences(full, without, level), (differences(full, without, level), statuses(without))
+
+
+WITH_CHILD = [p for p in fixture_paths() if load_fixture(p)["facts"].get("tensorflow")]
+
+
+@functools.lru_cache(maxsize=None)
+def _full(path) -> dict:
+    return diagnosed(load_fixture(path))
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("path", WITH_CHILD, ids=fixture_id)
+def test_every_recorded_report_keeps_its_import_fact_verdicts_without_the_childs_facts(path, level):
+    """Every fixture with the child's facts: the checks whose rules read them (dependencies, keras, companions) reach
+    the same statuses and, together, the same repairs. Their other checks rest on what only the child observes (its
+    devices, its logs, the CUDA libraries it loaded) and are not compared here."""
+    beyond = BEYOND_TABLES.get(fixture_id(path), ())
+    without = diagnosed(stripped(load_fixture(path), level))
+    found = differences(_full(path), without, level, beyond, scope=IMPORT_FACT_CHECKS)
+    assert not found, found
 
 
 def test_the_recorded_runs_cover_the_child_facts_a_saved_report_lacks():
