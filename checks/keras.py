@@ -110,6 +110,10 @@ def _from_tables(facts: Facts, why: str) -> Outcome:
             fix = Remediation("Install what the metadata declares, every unmet pin in one command (TensorFlow stays "
                               "where it is).", url=KERAS_URL, repairs=install_repairs(unmet))
             return Outcome.fail(summary, note, fix=fix, explained_by="dependencies", cause=["keras"], **evidence)
+    loaded = _closure_broken(facts, tf_version, note, evidence)
+    if loaded is not None:
+        return loaded
+    if not requested:
         keras_version = tensorflow_distributions.first_version(facts, "keras")
         keras_major = requires_dist.version_of(keras_version)
         if keras_major is None:
@@ -119,6 +123,29 @@ def _from_tables(facts: Facts, why: str) -> Outcome:
     summary = f"tf.keras is {describe(record)} (judged from the installed distributions; no layer was built)"
     return Outcome(outcome.status, summary if outcome.status.value == "pass" else outcome.summary,
                    tuple(outcome.details) + (note,), outcome.remediation, {**dict(outcome.evidence or {}), **evidence})
+
+
+def _closure_broken(facts: Facts, tf_version: str, note: str, evidence: Mapping[str, Any]) -> Optional[Outcome]:
+    """tf.keras fails where a pin in what it loads is violated (keras -> optree -> typing-extensions: the Requires-Dist
+    closure of the distribution tf.keras is), as the child sees it fail (the live closure case): the declared
+    incompatibility stands where tf.keras was not tried, the dependencies check's rule. None when every pin there
+    holds. TensorFlow's own pins are the dependencies check's (a tried import is what makes them warnings)."""
+    from tfdoctor.facts import published_requires, requires_dist, tensorflow_pins
+
+    tf_keras = tensorflow_pins.tf_keras_distribution(tf_version, facts.get("environment"))
+    published = published_requires.with_published(facts)[0]
+    loaded = requires_dist.reached_from(published, tf_keras)
+    unmet = [u for u in requires_dist.unmet_requirements(published)
+             if u.requirer in loaded and not requires_dist.is_tensorflow_build(u.requirer) and not u.moves_tensorflow]
+    if not unmet:
+        return None
+    item = unmet[0]
+    summary = (f"tf.keras fails: {item.describe()}, which tf.keras loads through {tf_keras} (judged from the "
+               "installed distributions; see dependencies)")
+    fix = Remediation("Install what the metadata declares, every unmet pin in one command (TensorFlow stays where "
+                      "it is).", url=KERAS_URL, repairs=install_repairs(unmet))
+    return Outcome.fail(summary, note, *[u.describe() for u in unmet[1:]], fix=fix, explained_by="dependencies",
+                        cause=list(dict.fromkeys(u.name for u in unmet)), **evidence)
 
 
 def describe(record: Mapping[str, Any]) -> str:

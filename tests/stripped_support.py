@@ -73,7 +73,8 @@ def differences(full: Mapping[str, Any], without: Mapping[str, Any], level: str,
     """How the verdict on the stripped report differs from the full one's, in words (empty: the same).
 
     The same status per check, except: a check that only observes the child (no-child level); a check the full
-    report skipped because the child never reached it (TensorFlow did not import), which the tables may judge; and
+    report skipped because the child never reached it (TensorFlow did not import), which the tables may judge (a
+    failure too, where the full report's import failed: tf.keras then fails with it); and
     `dependencies` failing where the full report warned, at the no-child level: without a tried import a declared
     incompatibility stands, as `pip check` says (a tried import that works is what makes it a warning).
     `beyond_tables`: checks whose full verdict rests on what no table holds (a keras.json, a traced function, a
@@ -91,6 +92,8 @@ def differences(full: Mapping[str, Any], without: Mapping[str, Any], level: str,
             continue
         if status == "skip" and now in ("pass", "skip"):
             continue
+        if status == "skip" and now == "fail" and before.get("tensorflow-import") == "fail":
+            continue  # the child never reached it, as TensorFlow did not import: what uses TensorFlow fails as well
         if level == "no-child" and check_id == "dependencies" and (status, now) == ("warn", "fail"):
             continue
         if check_id in beyond_tables and now in ("pass", "skip"):

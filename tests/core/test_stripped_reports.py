@@ -12,6 +12,7 @@ import pytest
 
 from tests.builders import ENV_SITE, distribution, tensorflow_environment, tensorflow_result
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
+from tests.import_support import closure_environment
 from tests.stripped_support import IMPORT_FACT_CHECKS, LEVELS, diagnosed, differences, statuses, stripped
 
 
@@ -59,7 +60,9 @@ def _hub_report(tf_keras: str | None) -> dict:
 
 # Reports shaped as the live child records them, of mechanisms no fixture holds (issue 38: the companion misses).
 LIVE_SHAPED = {"hub-0.16.1-keras-2-layer-beside-tf-keras": lambda: _hub_report("2.21.0"),
-               "hub-0.16.1-without-tf-keras": lambda: _hub_report(None)}
+               "hub-0.16.1-without-tf-keras": lambda: _hub_report(None),
+               # tests/live/test_live_closure.py's typing-extensions 4.5.0: tf.keras fails through optree's pin
+               "closure-typing-extensions": lambda: {"schema_version": "1.3", "facts": closure_environment()}}
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -67,7 +70,7 @@ LIVE_SHAPED = {"hub-0.16.1-keras-2-layer-beside-tf-keras": lambda: _hub_report("
 def test_a_live_shaped_report_without_the_childs_facts_reaches_the_same_verdict(name, level):
     document = LIVE_SHAPED[name]()
     full, without = diagnosed(document), diagnosed(stripped(document, level))
-    assert statuses(full)["companions"] == "fail", full["results"]
+    assert "fail" in (statuses(full)["companions"], statuses(full)["keras"]), full["results"]
     assert not differences(full, without, level), (differences(full, without, level), statuses(without))
 
 
