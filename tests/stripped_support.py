@@ -106,3 +106,39 @@ def differences(full: Mapping[str, Any], without: Mapping[str, Any], level: str,
     if not scope and not beyond_tables and plan_commands(full) != plan_commands(without):
         found.append(f"plan ({level}): {plan_commands(full)} with the child's facts, {plan_commands(without)} without")
     return found
+
+
+def unknown_to_the_tables(document: Mapping[str, Any]) -> list[str]:
+    """The installed releases of this report the generated tables do not hold (empty: they know them all): the
+    TensorFlow build's (releases.toml) and each companion's with a release table (companions.toml). Where a release
+    is unknown the stripped verdict may lawfully be a skip; the comparison is for reports the tables know."""
+    from tfdoctor.facts import canonical_name, made_for, releases
+    from tfdoctor.facts import companions as companions_table
+
+    facts = document["facts"]
+    unknown = []
+    installed = made_for.installed_tensorflow(facts)
+    if installed is not None and not any(canonical_name(str(row["distribution"])) == installed[0]
+                                         and row["version"] == installed[1] for row in releases.wheels()):
+        unknown.append(f"{installed[0]} {installed[1]}")
+    for entry in facts.get("distributions") or ():
+        name = canonical_name(str(entry.get("name") or ""))
+        if name in companions_table.COMPANIONS and name not in companions_table.DECLARED_BY_TENSORFLOW:
+            known = companions_table.releases(name)
+            if known and not any(r.version == entry.get("version") for r in known):
+                unknown.append(f"{name} {entry.get('version')}")
+    return unknown
+
+
+def live_differences(report: Mapping[str, Any], beyond_tables: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """(differences, releases the tables lack) between a live run's report and the same report stripped of the
+    child's facts, at both levels, in the checks whose rules read the child's import facts (their statuses and
+    repairs); nothing is compared where the tables lack an installed release. The live suite calls it on every
+    report it makes (tests/live/support.py, `check_stripped`)."""
+    unknown = unknown_to_the_tables(report)
+    if unknown:
+        return [], unknown
+    found: list[str] = []
+    for level in LEVELS:
+        found += differences(report, diagnosed(stripped(report, level)), level, beyond_tables, scope=IMPORT_FACT_CHECKS)
+    return found, []
