@@ -274,6 +274,8 @@ def _judge(facts: Facts) -> Outcome:
                       "(`tfdoctor fix`) proves it") for u in tied] + [b for b in broken if b[0] not in tied]
     # untried, the declared incompatibility stands (pip check's verdict); a tried import that works is the fact
     failing = imports is not True or bool(broken)
+    # issue 38: whether the child's import (and tf.keras) decided, or the metadata and tables alone
+    evidence["judged"] = "import" if imports is not None and not untried_keras else "tables"
 
     first = unmet[0] if not broken else broken[0][0]
     more = f" (and {len(unmet) - 1} more unmet pin{'s' if len(unmet) > 2 else ''})" if len(unmet) > 1 else ""

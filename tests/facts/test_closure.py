@@ -124,3 +124,9 @@ def test_tf_keras_judged_from_the_tables_fails_on_a_pin_violated_in_what_it_load
 def _without_tensorflow(facts: dict) -> dict:
     facts.pop("tensorflow")
     return facts
+
+
+def test_the_dependencies_verdict_says_whether_the_childs_import_decided_it():
+    assert check_result("dependencies", _closure_environment()).evidence["judged"] == "import"
+    assert check_result("dependencies", _closure_environment(keras_error=False)).evidence["judged"] == "tables"
+    assert check_result("dependencies", _without_tensorflow(_closure_environment())).evidence["judged"] == "tables"
