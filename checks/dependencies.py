@@ -60,7 +60,8 @@ def _untried_keras(facts: Facts, imports: Optional[bool], tf_version: Optional[s
     was (issue 38: the live run's child shows tf.keras failing on optree's typing-extensions). Empty otherwise."""
     if imports is not True or isinstance(section(facts, "tensorflow").get("keras"), Mapping):
         return frozenset()
-    return requires_dist.reached_from(facts, tensorflow_pins.tf_keras_distribution(tf_version, facts.get("environment")))
+    tf_keras = tensorflow_pins.tf_keras_distribution(tf_version, facts.get("environment"))
+    return requires_dist.reached_from(facts, tf_keras)
 
 
 def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optional[str],

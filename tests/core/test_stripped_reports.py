@@ -13,7 +13,8 @@ import pytest
 from tests.builders import ENV_SITE, distribution, tensorflow_environment, tensorflow_result
 from tests.fixtures_support import fixture_id, fixture_paths, load_fixture
 from tests.import_support import closure_environment
-from tests.stripped_support import IMPORT_FACT_CHECKS, LEVELS, diagnosed, differences, statuses, stripped
+from tests.stripped_support import (IMPORT_FACT_CHECKS, LEVELS, diagnosed, differences, plan_commands, statuses,
+                                     stripped)
 
 
 def _with_child_imports() -> list:
@@ -125,3 +126,37 @@ def test_the_comparison_sees_a_companion_the_stripped_report_misses():
     worse = dict(full, results=[dict(r, status="skip") if r["id"] == "companions" else r for r in full["results"]])
     assert differences(full, worse, "older-report") == [
         "companions: fail with the child's facts, skip without (older-report)"]
+
+
+# Issue 38's companion misses on thread reports (names and versions only, no child): (installed, the finding's words,
+# a package the plan installs or None where no release made for that TensorFlow exists).
+THREAD_MISSES = {
+    "tensorflow-io-0.34-beside-2.14": ((("tensorflow", "2.14.0"), ("keras", "2.14.0"), ("tensorflow-io", "0.34.0")),
+                                       "tensorflow-io 0.34.0 was built for another TensorFlow", "tensorflow-io==0.35.0"),
+    "tensorflow-io-0.37.1-beside-2.18": ((("tensorflow", "2.18.0"), ("keras", "3.6.0"), ("tensorflow-io", "0.37.1")),
+                                         "tensorflow-io 0.37.1 was built for another TensorFlow", None),
+    "tensorflow-probability-0.25-beside-2.16.2": (
+        (("tensorflow", "2.16.2"), ("keras", "3.5.0"), ("tensorflow-probability", "0.25.0")),
+        "tensorflow-probability 0.25.0 refuses tensorflow 2.16.2", "tensorflow-probability==0.24.0"),
+    "tensorflow-hub-0.16.1-layers-beside-keras-3": (
+        (("tensorflow", "2.19.0"), ("keras", "3.9.2"), ("tensorflow-hub", "0.16.1"), ("tf-keras", "2.19.0")),
+        "tensorflow_hub.KerasLayer is a layer of another Keras than tf.keras", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(THREAD_MISSES))
+def test_the_companion_misses_of_the_thread_sets_are_judged_from_the_distributions(name):
+    installed, words, planned = THREAD_MISSES[name]
+    facts = {"host": {"system": "Linux", "machine": "x86_64"}, "python": {"version": "3.11.9"},
+             "distributions": [{"name": n, "version": v} for n, v in installed]}
+    document = diagnosed({"schema_version": "1.3", "facts": facts})
+    companions = next(r for r in document["results"] if r["id"] == "companions")
+    assert companions["status"] == "fail" and words in companions["summary"], companions["summary"]
+    assert companions["evidence"]["judged"] == "tables"
+    packages = [p for step in (document.get("plan") or {}).get("steps") or () for p in step.get("packages") or ()]
+    if planned:
+        assert planned in packages, packages
+    if name == "tensorflow-probability-0.25-beside-2.16.2":
+        assert "tf-keras==2.16.0" in packages  # 0.24 imports tf_keras: its tf-keras joins the repair
+    if name.startswith("tensorflow-hub"):
+        assert "export TF_USE_LEGACY_KERAS=1" in plan_commands(document)
