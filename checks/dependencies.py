@@ -57,7 +57,8 @@ def _keras_error(facts: Facts) -> Optional[str]:
 def _untried_keras(facts: Facts, imports: Optional[bool], tf_version: Optional[str]) -> frozenset[str]:
     """What tf.keras loads (its distribution's Requires-Dist closure), where TensorFlow imported but tf.keras was
     not tried (an older report: the child recorded no tf.keras): a pin violated there is untried, as where nothing
-    was (issue 38: the live run's child shows tf.keras failing on optree's typing-extensions). Empty otherwise."""
+    was (issue 38: the live run's child shows tf.keras failing on optree's typing-extensions), unless its requirer is
+    what `import tensorflow` itself loads (ml-dtypes: the tried import survived it). Empty otherwise."""
     if imports is not True or isinstance(section(facts, "tensorflow").get("keras"), Mapping):
         return frozenset()
     tf_keras = tensorflow_pins.tf_keras_distribution(tf_version, facts.get("environment"))
@@ -69,7 +70,8 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
     """Why this pin breaks TensorFlow even where the import was not tried or works; None when not known."""
     if keras_error and (item.name in KERAS_NAMES or item.requirer in KERAS_NAMES):
         return keras_error
-    if item.requirer in untried_keras and not requires_dist.is_tensorflow_build(item.requirer):
+    if item.requirer in untried_keras and not requires_dist.is_tensorflow_build(item.requirer) \
+            and tensorflow_pins.import_time_dependency(item.requirer) is None:  # the tried import loaded those
         return (f"tf.keras loads {item.requirer} {item.requirer_version} (the Requires-Dist of what it imports), and "
                 "this pin of its is violated; tf.keras was not tried in this run: the declared incompatibility stands")
     tensorflow_pin = requires_dist.is_tensorflow_build(item.requirer) and bool(item.installed)

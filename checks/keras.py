@@ -129,14 +129,16 @@ def _closure_broken(facts: Facts, tf_version: str, note: str, evidence: Mapping[
     """tf.keras fails where a pin in what it loads is violated (keras -> optree -> typing-extensions: the Requires-Dist
     closure of the distribution tf.keras is), as the child sees it fail (the live closure case): the declared
     incompatibility stands where tf.keras was not tried, the dependencies check's rule. None when every pin there
-    holds. TensorFlow's own pins are the dependencies check's (a tried import is what makes them warnings)."""
+    holds. TensorFlow's own pins, and those of what its import loads, are the dependencies check's."""
     from tfdoctor.facts import published_requires, requires_dist, tensorflow_pins
 
     tf_keras = tensorflow_pins.tf_keras_distribution(tf_version, facts.get("environment"))
     published = published_requires.with_published(facts)[0]
     loaded = requires_dist.reached_from(published, tf_keras)
+    # what `import tensorflow` itself loads (ml-dtypes, numpy, protobuf) is the import's, judged by dependencies
     unmet = [u for u in requires_dist.unmet_requirements(published)
-             if u.requirer in loaded and not requires_dist.is_tensorflow_build(u.requirer) and not u.moves_tensorflow]
+             if u.requirer in loaded and not requires_dist.is_tensorflow_build(u.requirer) and not u.moves_tensorflow
+             and tensorflow_pins.import_time_dependency(u.requirer) is None]
     if not unmet:
         return None
     item = unmet[0]
