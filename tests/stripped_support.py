@@ -4,8 +4,8 @@ A saved report often lacks what the child records: an older tfdoctor's has no `t
 `tensorflow.keras`, one pasted into a ticket or encoded from a thread has no `tensorflow` section at all. Every rule
 that reads the child's import facts has a path through the generated tables from the distributions alone, so such a
 report must reach the verdict the full one reaches wherever the tables know the releases. Shared by the fast test
-on recorded live runs (tests/core/test_stripped_reports.py) and the live suite, which strips the reports its own
-environments produce (tests/live/test_live_environments.py).
+on recorded runs (tests/core/test_stripped_reports.py) and the live suite, which strips every report its own
+environments produce (tests/live/support.py, `check_stripped`, called by `run_doctor`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Recorded runs with the child's facts taken out reach the same verdict (issue 38, build 1): every fixture that
 holds what the TensorFlow child recorded about tf.keras or the companions (most recorded by tfdoctor on live
 environments), judged again as an older report (no companions' imports, no tf.keras record) and as a report of
-distributions alone (no `tensorflow` section). The live suite does the same on the reports of the environments it
-builds (tests/live/test_live_environments.py, test_stripped_report_reaches_the_same_verdict)."""
+distributions alone (no `tensorflow` section); every fixture with the child's facts for the checks whose rules read
+them; reports shaped as the live child records mechanisms no fixture holds; the thread sets' companion misses. The
+live suite does the same on every report of the environments it builds (tests/live/support.py, check_stripped)."""
 
 from __future__ import annotations
 
