@@ -535,11 +535,10 @@ def _keras2_layer_problem(facts: Facts, name: str, version: str) -> Optional[Pro
     module, layer = layers[0]
     installed = made_for.installed_tensorflow(facts)
     tf_version = section(facts, "tensorflow").get("version") or (installed[1] if installed else None)
-    tf_keras = _installed(facts).get("tf-keras") or ""
     reason = f"{module}.{layer} is a Keras 2 layer: tf.keras must be the tf-keras of {_tensorflow_words(facts)}"
-    fits = bool(tf_version) and tf_keras.split(".")[:2] == str(tf_version).split(".")[:2]
     fix = experiment_remedies.use_remediation(facts, {"goal": {"module": module, "layer": layer}},
-                                              () if fits else tf_keras_repairs(facts, reason), tf_version)
+                                              () if installed_tf_keras_fits(facts) else tf_keras_repairs(facts, reason),
+                                              tf_version)
     row = next(row for row in knowledge_rows("companion_layers", "layers")
                if canonical_name(str(row["distribution"])) == name and row["name"] == layer)
     keras = _installed(facts).get("keras")
@@ -631,7 +630,9 @@ def installed_tf_keras_fits(facts: Facts) -> bool:
     """tf-keras is installed, of the installed TensorFlow's release (tf-keras is released in step)."""
     from tfdoctor.facts.tensorflow_distributions import first_version
 
-    tf_keras, tf_version = first_version(facts, "tf-keras"), section(facts, "tensorflow").get("version")
+    installed = made_for.installed_tensorflow(facts)
+    tf_keras = first_version(facts, "tf-keras")
+    tf_version = section(facts, "tensorflow").get("version") or (installed[1] if installed else None)
     return bool(tf_keras and tf_version and tf_keras.split(".")[:2] == str(tf_version).split(".")[:2])
 
 
@@ -682,9 +683,22 @@ def _judged_by_tables(facts: Facts) -> tuple[list[str], list[str]]:
             continue  # TensorFlow's own Requires-Dist ranges it: the dependencies check's to judge
         named = f"{name} {version}"
         fits = (accepts_at_import(name, version, installed[1]),
-                companions_table.made_for(name, version, installed[1], environment, via_extras=True))
+                companions_table.made_for(name, version, installed[1], environment, via_extras=True),
+                _tf_keras_needs_met(facts, name, version))
         (judged if any(f is True for f in fits) and not any(f is False for f in fits) else unknown).append(named)
     return judged, unknown
+
+
+def _tf_keras_needs_met(facts: Facts, name: str, version: str) -> Optional[bool]:
+    """True where what the tables know of a release that declares no TensorFlow (tensorflow-hub) is met here: it
+    imports tf_keras (tf_keras_users.toml) and the tf-keras made for this TensorFlow is installed, and its Keras
+    layers (companion_layers.toml) fit tf.keras (tf.keras is tf-keras, or not Keras 3). None where the tables say
+    nothing of it; static_problems says what is unmet."""
+    if tf_keras_user(name, version) is None or not installed_tf_keras_fits(facts):
+        return None
+    if keras2_layers(name) and _keras3(facts) and _keras3_by_tensorflow(facts):
+        return False
+    return True
 
 
 def _outcome(problems: list[Problem], notes: list[str], evidence: dict[str, Any]) -> Outcome:

@@ -39,6 +39,19 @@ BEYOND_TABLES = {
 }
 
 
+def _hub_repaired_report() -> dict:
+    """The hub case after its plan (tf-keras 2.21, TF_USE_LEGACY_KERAS=1): tf.keras is tf-keras, KerasLayer fits it.
+    The live experiments module's repaired report, where the stripped check first failed (companions: a skip)."""
+    document = _hub_report("2.21.0")
+    facts = document["facts"]
+    facts["environment"] = {"TF_USE_LEGACY_KERAS": "1"}
+    tensorflow = facts["tensorflow"]
+    tensorflow["keras"] = {**tensorflow["keras"], "flavor": "tf-keras", "version": "2.21.0", "legacy_env": "1",
+                           "legacy_requested": True, "module": "tf_keras.src.layers.core.dense"}
+    tensorflow["companions"][0]["keras_layers"][0]["tf_keras_layer"] = True
+    return document
+
+
 def _hub_report(tf_keras: str | None) -> dict:
     """What the live suite's child records beside tensorflow-hub 0.16.1 (tests/live/test_live_experiments.py's hub
     case, tensorflow-hub-without-tf-keras): KerasLayer a tf_keras layer while tf.keras is Keras 3; with tf-keras of
@@ -75,6 +88,7 @@ def _numpy_too_old_report() -> dict:
 # Reports shaped as the live child records them, of mechanisms no fixture holds (issue 38), with the full verdict.
 LIVE_SHAPED = {"hub-0.16.1-keras-2-layer-beside-tf-keras": (lambda: _hub_report("2.21.0"), {"companions": "fail"}),
                "hub-0.16.1-without-tf-keras": (lambda: _hub_report(None), {"companions": "fail"}),
+               "hub-0.16.1-repaired": (_hub_repaired_report, {"companions": "pass", "keras": "pass"}),
                # tests/live/test_live_closure.py's typing-extensions 4.5.0: tf.keras fails through optree's pin
                "closure-typing-extensions": (lambda: {"schema_version": "1.3", "facts": closure_environment()},
                                              {"keras": "fail", "dependencies": "fail"}),
