@@ -191,8 +191,18 @@ def _release_fix(facts: Facts, distribution: str, installed: Optional[str], why:
         return (f"{distribution} {installed} is the release made for {tensorflow}, yet it fails: reinstall it "
                 f"from the same index as TensorFlow, or report it to {distribution}.", ())
     reason = f"{why}; {distribution} {release} is the release made for {tensorflow}"
-    return (f"Install {distribution} {release}, the release made for {tensorflow} (TensorFlow stays where it is).",
-            (Repair.install(f"{distribution}=={release}", reason=reason),))
+    advice = f"Install {distribution} {release}, the release made for {tensorflow} (TensorFlow stays where it is)."
+    repairs: tuple[Repair, ...] = (Repair.install(f"{distribution}=={release}", reason=reason),)
+    # the release put in place imports tf_keras (tensorflow-probability 0.24, read from its wheel): under Keras 3
+    # without tf-keras it would fail at its next line, so its tf-keras is part of the same repair
+    user = tf_keras_user(distribution, release)
+    if user is not None and not _installed(facts).get("tf-keras") and _keras3(facts):
+        needed = (f"{distribution} {release} imports tf_keras (read from its wheel: {user['source']}), which is not "
+                  f"installed; tf.keras beside {tensorflow} is Keras 3")
+        repairs += tf_keras_repairs(facts, needed)
+        advice += (f" {distribution} {release} imports tf_keras: install "
+                   f"{made_for.tf_keras_requirement(facts) or 'tf-keras'} with it.")
+    return advice, repairs
 
 
 def _problem(facts: Facts, entry: Mapping[str, Any], modules: list[str], fate: Optional[str]) -> Optional[Problem]:
@@ -439,10 +449,17 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
     tensorflow = _tensorflow_words(facts)
     have = _installed(facts)
     problems: list[Problem] = []
+    later: list[Problem] = []  # a warning import check's finding, after the failure the import meets first
     for name, version in have.items():
         if name in set(seen) or requires_dist.is_tensorflow_build(name):
             continue
         named = f"{name} {version}"
+        refused, raises = _import_check_problem(facts, name, version)
+        if refused is not None and raises:  # the import stops there; the release that replaces it brings its needs
+            problems.append(refused)
+            continue
+        if refused is not None:  # it only warns, and the import goes on to what else it needs (TF-DF: tf_keras)
+            later.append(refused)
         user = tf_keras_user(name, version)
         if user is not None and "tf-keras" not in have and _keras3(facts):
             where = ", ".join(user["imports_tf_keras"][:2]) or "; ".join(user["requires_tf_keras"])
@@ -465,6 +482,10 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                    "TF_USE_LEGACY_KERAS=1 before TensorFlow is imported." if _keras3_by_tensorflow(facts) else ""),
                 tf_keras_repairs(facts, reason), user["source"], kind="needs-tf-keras"))
             continue
+        refused_layer = _keras2_layer_problem(facts, name, version) if user is not None else None
+        if refused_layer is not None:
+            problems.append(refused_layer)
+            continue
         upgrade = _past_the_move(facts, name, version)  # None where the release itself imports tf_keras
         if upgrade is not None and "tf-keras" not in have and _keras3(facts) and _keras3_by_tensorflow(facts):
             repair, moved = upgrade
@@ -482,34 +503,8 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                 layered.repairs if layered is not None else intents,
                 layered.url if layered is not None else moved["source"], kind="needs-tf-keras"))
             continue
-        accepted = accepts_at_import(name, version, installed[1])
-        if accepted is False:
-            generated = generated_import_check(name, version)
-            enforced = generated["enforced"] == "raises" if generated else companions_table.import_check(name, version)
-            # a release whose own Requires-Dist names another TensorFlow is built against it (its compiled ops
-            # break on use) even where its import check only warns: TF-DF, not tensorflow-addons (no pin)
-            pinned = not enforced and companions_table.made_for(
-                name, version, installed[1], requires_dist.marker_environment(facts)) is False
-            status = Status.FAIL if enforced or pinned else Status.WARN
-            summary = (f"{named} refuses {tensorflow} when imported (its import-time check, read from its source)"
-                       if enforced else
-                       f"{named} was built for another TensorFlow than {tensorflow} (its Requires-Dist; its "
-                       "import only warns)" if pinned else
-                       f"{named} warns at import that it does not support {tensorflow}")
-            advice, repairs = _release_fix(facts, name, version, f"{named} is not made for {tensorflow}")
-            curated = companions_table.import_check(name, version)
-            source = (generated["source"] if generated else curated.source if curated
-                      else next((row["source"] for row in knowledge_rows("companion_imports", "import_requirements")
-                                 if row["distribution"] == name and row["release"] == version), None))
-            accepts = (" or ".join(generated["any_of"]) if generated and generated["any_of"]
-                       else str(_import_specifier(name, version)))
-            read_at = f" (read from {generated['read_at']} of its wheel)" if generated else ""
-            details = [f"what {named} accepts: TensorFlow {accepts}{read_at}"]
-            if pinned:
-                release = _table_release(name, version)
-                details.append(f"its Requires-Dist: {', '.join(release.requires) if release else '?'}")
-            problems.append(Problem(name, status, summary, details, advice, repairs, source, kind="import-check"))
-            continue
+        if refused is not None:
+            continue  # its own import check already says it is not made for this TensorFlow
         entry = requires_dist.first_copy(facts, name) or {}
         if "requires" in entry or not made_for.knows_releases(name, via_extras=True):
             continue  # its recorded Requires-Dist is the dependencies check's to judge
@@ -524,7 +519,71 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
                                     "(the companion table; its metadata was not recorded)",
                                     [f"its Requires-Dist: {', '.join(release.requires) if release else '?'}"],
                                     advice, repairs, release.source if release else None, kind="table"))
-    return problems
+    return problems + later
+
+
+def _keras2_layer_problem(facts: Facts, name: str, version: str) -> Optional[Problem]:
+    """The tables' path to what the child sees as a layer's base class (`_layer_problem`): a release that imports
+    tf_keras (tf_keras_users.toml, read from its wheel) and exports a Keras layer (companion_layers.toml:
+    tensorflow_hub.KerasLayer) makes that layer a tf-keras layer, which a Keras 3 tf.keras model refuses, even with
+    tf-keras installed (mediapipe-model-maker's environment: TensorFlow 2.19, hub 0.16.1, tf-keras 2.19, no
+    TF_USE_LEGACY_KERAS). None without such a layer, without tf-keras (the needs-tf-keras finding says it all), or
+    when tf.keras is not Keras 3 (before 2.16, or switched to tf-keras)."""
+    layers = keras2_layers(name)
+    if not layers or not _installed(facts).get("tf-keras") or not _keras3(facts) or not _keras3_by_tensorflow(facts):
+        return None
+    module, layer = layers[0]
+    installed = made_for.installed_tensorflow(facts)
+    tf_version = section(facts, "tensorflow").get("version") or (installed[1] if installed else None)
+    reason = f"{module}.{layer} is a Keras 2 layer: tf.keras must be the tf-keras of {_tensorflow_words(facts)}"
+    fix = experiment_remedies.use_remediation(facts, {"goal": {"module": module, "layer": layer}},
+                                              () if installed_tf_keras_fits(facts) else tf_keras_repairs(facts, reason),
+                                              tf_version)
+    row = next(row for row in knowledge_rows("companion_layers", "layers")
+               if canonical_name(str(row["distribution"])) == name and row["name"] == layer)
+    keras = _installed(facts).get("keras")
+    details = [f"{module}.{layer} subclasses tf_keras's Layer once tf.keras is Keras 3 (read from its source: "
+               f"{row['source']}); tf.keras is {'Keras ' + keras if keras else 'Keras 3'}"]
+    return Problem(module, Status.FAIL, f"{module}.{layer} is a layer of another Keras than tf.keras: a tf.keras model "
+                   f"refuses it ({name} {version})", details, fix.advice, fix.repairs, fix.url, kind="keras2-layer")
+
+
+def _import_check_problem(facts: Facts, name: str, version: str) -> tuple[Optional[Problem], bool]:
+    """The release's own import-time check refuses the installed TensorFlow (read from its wheel,
+    companion_import_checks.toml, else the curated rows): what the import does first, before it reaches any
+    tf_keras it needs (tensorflow-probability 0.25 raises under TensorFlow 2.16 whether tf-keras is there or
+    not). (None, False) when the check accepts it or nothing is known of one; the flag: the check raises (the
+    import stops there), rather than warns."""
+    installed = made_for.installed_tensorflow(facts)
+    if installed is None or accepts_at_import(name, version, installed[1]) is not False:
+        return None, False
+    tensorflow = _tensorflow_words(facts)
+    named = f"{name} {version}"
+    generated = generated_import_check(name, version)
+    enforced = generated["enforced"] == "raises" if generated else companions_table.import_check(name, version)
+    # a release whose own Requires-Dist names another TensorFlow is built against it (its compiled ops
+    # break on use) even where its import check only warns: TF-DF, not tensorflow-addons (no pin)
+    pinned = not enforced and companions_table.made_for(
+        name, version, installed[1], requires_dist.marker_environment(facts)) is False
+    status = Status.FAIL if enforced or pinned else Status.WARN
+    summary = (f"{named} refuses {tensorflow} when imported (its import-time check, read from its source)"
+               if enforced else
+               f"{named} was built for another TensorFlow than {tensorflow} (its Requires-Dist; its "
+               "import only warns)" if pinned else
+               f"{named} warns at import that it does not support {tensorflow}")
+    advice, repairs = _release_fix(facts, name, version, f"{named} is not made for {tensorflow}")
+    curated = companions_table.import_check(name, version)
+    source = (generated["source"] if generated else curated.source if curated
+              else next((row["source"] for row in knowledge_rows("companion_imports", "import_requirements")
+                         if row["distribution"] == name and row["release"] == version), None))
+    accepts = (" or ".join(generated["any_of"]) if generated and generated["any_of"]
+               else str(_import_specifier(name, version)))
+    read_at = f" (read from {generated['read_at']} of its wheel)" if generated else ""
+    details = [f"what {named} accepts: TensorFlow {accepts}{read_at}"]
+    if pinned:
+        release = _table_release(name, version)
+        details.append(f"its Requires-Dist: {', '.join(release.requires) if release else '?'}")
+    return Problem(name, status, summary, details, advice, repairs, source, kind="import-check"), bool(enforced)
 
 
 def _table_release(name: str, version: str) -> Any:
@@ -571,7 +630,9 @@ def installed_tf_keras_fits(facts: Facts) -> bool:
     """tf-keras is installed, of the installed TensorFlow's release (tf-keras is released in step)."""
     from tfdoctor.facts.tensorflow_distributions import first_version
 
-    tf_keras, tf_version = first_version(facts, "tf-keras"), section(facts, "tensorflow").get("version")
+    installed = made_for.installed_tensorflow(facts)
+    tf_keras = first_version(facts, "tf-keras")
+    tf_version = section(facts, "tensorflow").get("version") or (installed[1] if installed else None)
     return bool(tf_keras and tf_version and tf_keras.split(".")[:2] == str(tf_version).split(".")[:2])
 
 
@@ -583,15 +644,22 @@ def _crashed_module(tf: Mapping[str, Any]) -> Optional[str]:
     return None
 
 
-def _static_outcome(facts: Facts, why: str) -> Outcome:
+def _static_outcome(facts: Facts, why: str, listed: bool = True) -> Outcome:
     """The verdict from the tables alone, when the child's imports of the companions are not recorded: their
-    problems; a pass when they judged every installed companion and found none; else the skip."""
+    problems; a pass when they judged every installed companion and found none, or (`listed`: the report lists
+    every distribution, and the child did not end before the companions for a reason of its own) none is installed;
+    else the skip."""
     problems = [_with_reach(facts, p) for p in static_problems(facts)]
     if not problems:
         judged, unknown = _judged_by_tables(facts)
         if judged and not unknown:
             return Outcome.ok(f"{', '.join(judged)} fit{'s' if len(judged) == 1 else ''} {_tensorflow_words(facts)} "
                               "(judged from the companion tables)",
+                              f"Judged from the installed metadata and the companion tables: {why}.",
+                              tensorflow=_tensorflow_words(facts), judged="tables")
+        if not judged and not unknown and requires_dist.complete_record(facts) and listed:
+            # the report lists every distribution (its collector counted them) and none is a companion to judge
+            return Outcome.ok("no companion of TensorFlow is installed (judged from the installed distributions)",
                               f"Judged from the installed metadata and the companion tables: {why}.",
                               tensorflow=_tensorflow_words(facts), judged="tables")
         return Outcome.skip(why)  # nothing the tables know of: the same skip as before they were read
@@ -615,9 +683,22 @@ def _judged_by_tables(facts: Facts) -> tuple[list[str], list[str]]:
             continue  # TensorFlow's own Requires-Dist ranges it: the dependencies check's to judge
         named = f"{name} {version}"
         fits = (accepts_at_import(name, version, installed[1]),
-                companions_table.made_for(name, version, installed[1], environment, via_extras=True))
+                companions_table.made_for(name, version, installed[1], environment, via_extras=True),
+                _tf_keras_needs_met(facts, name, version))
         (judged if any(f is True for f in fits) and not any(f is False for f in fits) else unknown).append(named)
     return judged, unknown
+
+
+def _tf_keras_needs_met(facts: Facts, name: str, version: str) -> Optional[bool]:
+    """True where what the tables know of a release that declares no TensorFlow (tensorflow-hub) is met here: it
+    imports tf_keras (tf_keras_users.toml) and the tf-keras made for this TensorFlow is installed, and its Keras
+    layers (companion_layers.toml) fit tf.keras (tf.keras is tf-keras, or not Keras 3). None where the tables say
+    nothing of it; static_problems says what is unmet."""
+    if tf_keras_user(name, version) is None or not installed_tf_keras_fits(facts):
+        return None
+    if keras2_layers(name) and _keras3(facts) and _keras3_by_tensorflow(facts):
+        return False
+    return True
 
 
 def _outcome(problems: list[Problem], notes: list[str], evidence: dict[str, Any]) -> Outcome:
@@ -669,7 +750,7 @@ def companions(facts: Facts) -> Outcome:
     if not tf:
         return _static_outcome(facts, "not recorded: tensorflow")
     if not tf.get("imported"):
-        return _static_outcome(facts, "TensorFlow did not import (see tensorflow-import)")
+        return _static_outcome(facts, "TensorFlow did not import (see tensorflow-import)", listed=False)
     entries = tf.get("companions")
     crashed = _crashed_module(tf)
     if entries is None:
@@ -679,7 +760,7 @@ def companions(facts: Facts) -> Outcome:
         entries = [{"module": crashed, "status": "failed"}]
     entries = [e for e in entries if isinstance(e, Mapping) and e.get("module")]
     modules = [str(e["module"]) for e in entries]
-    evidence: dict[str, Any] = {"tensorflow": _tensorflow_words(facts),
+    evidence: dict[str, Any] = {"tensorflow": _tensorflow_words(facts), "judged": "import",
                                 "companions": {str(e["module"]): e.get("status") for e in entries}}
     problems: list[Problem] = []
     notes: list[str] = []

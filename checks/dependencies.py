@@ -54,11 +54,26 @@ def _keras_error(facts: Facts) -> Optional[str]:
     return None
 
 
+def _untried_keras(facts: Facts, imports: Optional[bool], tf_version: Optional[str]) -> frozenset[str]:
+    """What tf.keras loads (its distribution's Requires-Dist closure), where TensorFlow imported but tf.keras was
+    not tried (an older report: the child recorded no tf.keras): a pin violated there is untried, as where nothing
+    was (issue 38: the live run's child shows tf.keras failing on optree's typing-extensions), unless its requirer is
+    what `import tensorflow` itself loads (ml-dtypes: the tried import survived it). Empty otherwise."""
+    if imports is not True or isinstance(section(facts, "tensorflow").get("keras"), Mapping):
+        return frozenset()
+    tf_keras = tensorflow_pins.tf_keras_distribution(tf_version, facts.get("environment"))
+    return requires_dist.reached_from(facts, tf_keras)
+
+
 def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optional[str],
-                    imports: Optional[bool] = None) -> Optional[str]:
+                    imports: Optional[bool] = None, untried_keras: frozenset[str] = frozenset()) -> Optional[str]:
     """Why this pin breaks TensorFlow even where the import was not tried or works; None when not known."""
     if keras_error and (item.name in KERAS_NAMES or item.requirer in KERAS_NAMES):
         return keras_error
+    if item.requirer in untried_keras and not requires_dist.is_tensorflow_build(item.requirer) \
+            and tensorflow_pins.import_time_dependency(item.requirer) is None:  # the tried import loaded those
+        return (f"tf.keras loads {item.requirer} {item.requirer_version} (the Requires-Dist of what it imports), and "
+                "this pin of its is violated; tf.keras was not tried in this run: the declared incompatibility stands")
     tensorflow_pin = requires_dist.is_tensorflow_build(item.requirer) and bool(item.installed)
     if item.name == "keras" and tensorflow_pin and requires_dist.admits_series(item.specifier, item.installed) is False:
         series = requires_dist.series_of(requires_dist.version_of(item.installed))
@@ -247,7 +262,9 @@ def _judge(facts: Facts) -> Outcome:
     tf_version = requires_dist.tensorflow_pin(facts)
     tf_version = tf_version.partition("==")[2] if tf_version else None
     keras_error = _keras_error(facts)
-    broken = [(u, why) for u in unmet for why in [_known_to_break(u, tf_version, keras_error, imports)] if why]
+    untried_keras = _untried_keras(facts, imports, tf_version)
+    broken = [(u, why) for u in unmet for why in [_known_to_break(u, tf_version, keras_error, imports, untried_keras)]
+              if why]
     pointed = owners.owners(facts) if (imports is False or keras_error) else []
     tied = [u for u in unmet if owners.ties([o.name for o in pointed], u.requirer, u.name)]
     if tied:  # issue 29: the error's traceback points into the requirer or the required distribution
@@ -260,6 +277,8 @@ def _judge(facts: Facts) -> Outcome:
                       "(`tfdoctor fix`) proves it") for u in tied] + [b for b in broken if b[0] not in tied]
     # untried, the declared incompatibility stands (pip check's verdict); a tried import that works is the fact
     failing = imports is not True or bool(broken)
+    # issue 38: whether the child's import (and tf.keras) decided, or the metadata and tables alone
+    evidence["judged"] = "import" if imports is not None and not untried_keras else "tables"
 
     first = unmet[0] if not broken else broken[0][0]
     more = f" (and {len(unmet) - 1} more unmet pin{'s' if len(unmet) > 2 else ''})" if len(unmet) > 1 else ""

@@ -21,6 +21,7 @@ from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.checking.registry import Facts, check
 from tfdoctor.remedies import import_causes
 from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.remedies.requires_dist import install_repairs
 from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
 
@@ -46,10 +47,12 @@ def matching_tf_keras(tf_version: Any) -> Optional[str]:
     return f"tf-keras~={minor[0]}.{minor[1]}.0" if minor else None
 
 
-@check("keras", "tf.keras builds a layer", needs=("tensorflow",),
-       uses=("python", "distributions", "integrity", "experiments"))
+@check("keras", "tf.keras builds a layer",
+       uses=("tensorflow", "python", "distributions", "environment", "integrity", "experiments"))
 def keras(facts: Facts) -> Outcome:
-    tf = facts["tensorflow"]
+    tf = facts.get("tensorflow")
+    if not isinstance(tf, Mapping) or not tf:  # a report without the child's facts: the tables judge (issue 38)
+        return _from_tables(facts, "not recorded: tensorflow")
     if tf.get("status") == "not_installed":
         return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
     if not tf.get("imported"):
@@ -60,10 +63,91 @@ def keras(facts: Facts) -> Outcome:
         if tf.get("status") != "ok":
             return Outcome.skip(f"the TensorFlow child {tensorflow_child.fate(tf)} before it tried tf.keras "
                                 "(see gpu-visible and probe)")
-        return Outcome.skip("tf.keras was not recorded (a report from a tfdoctor that did not try it)")
+        return _from_tables(facts, "tf.keras was not recorded (a report from a tfdoctor that did not try it)")
     if record.get("error") or not record.get("layer_ok"):
         return _failed(facts, tf, record, tf_version)
     return _works(facts, record, tf_version)
+
+
+def _from_tables(facts: Facts, why: str) -> Outcome:
+    """tf.keras judged from the installed distributions alone (a saved report without the child's record):
+    the TensorFlow release's own keras pin (its Requires-Dist, else the release table's), TF_USE_LEGACY_KERAS as
+    the report recorded the environment, and tf-keras's release. What only a built layer shows (a keras.json
+    naming another backend, a damaged file) stays unknown: the verdict says it was judged from the tables."""
+    from tfdoctor.facts import published_requires, requires_dist, tensorflow_pins
+
+    tf_version = tensorflow_distributions.tensorflow_version(facts)
+    tf_minor = minor_of(tf_version)
+    if tf_version is None or tf_minor is None:
+        return Outcome.skip(why)
+    legacy = tensorflow_pins.legacy_keras()
+    variable = (facts.get("environment") or {}).get(legacy["variable"]) if isinstance(
+        facts.get("environment"), Mapping) else None
+    requested = tf_minor >= LEGACY_FROM and str(variable or "") in legacy["true_values"]
+    note = f"Judged from the installed distributions and the release tables: {why}."
+    evidence: dict[str, Any] = {"judged": "tables", "tensorflow": tf_version}
+    legacy_cause = _legacy_cause(facts, {"legacy_requested": requested}, tf_version)
+    if legacy_cause:
+        summary, fix = legacy_cause
+        return Outcome.fail(f"tf.keras fails: {summary}", note, fix=fix, cause="tf-keras", **evidence)
+    tf_keras = tensorflow_distributions.first_version(facts, "tf-keras")
+    if requested:
+        record = {"flavor": "tf-keras", "version": tf_keras, "legacy_env": variable}
+    else:
+        # tf.keras is the keras package (2.16 and later, and Keras 2 releases beside 2.6-2.15): a release outside
+        # every series TensorFlow's own pin admits is another API, and tf.keras breaks (the dependencies check's rule)
+        published = published_requires.with_published(facts)[0]
+        broken = [u for u in requires_dist.unmet_requirements(published)
+                  if u.name == "keras" and requires_dist.is_tensorflow_build(u.requirer) and u.installed
+                  and requires_dist.admits_series(u.specifier, u.installed) is False]
+        if broken:
+            item = broken[0]
+            unmet = [u for u in requires_dist.unmet_requirements(published) if not u.moves_tensorflow]
+            series = requires_dist.series_of(requires_dist.version_of(item.installed))
+            summary = (f"tf.keras fails: {item.requirer} {item.requirer_version} takes tf.keras from the keras package, "
+                       f"and its pin ({item.specifier}) admits no Keras {series} (keras {item.installed} is installed; "
+                       "see dependencies)")
+            fix = Remediation("Install what the metadata declares, every unmet pin in one command (TensorFlow stays "
+                              "where it is).", url=KERAS_URL, repairs=install_repairs(unmet))
+            return Outcome.fail(summary, note, fix=fix, explained_by="dependencies", cause=["keras"], **evidence)
+    loaded = _closure_broken(facts, tf_version, note, evidence)
+    if loaded is not None:
+        return loaded
+    if not requested:
+        keras_version = tensorflow_distributions.first_version(facts, "keras")
+        keras_major = requires_dist.version_of(keras_version)
+        if keras_major is None:
+            return Outcome.skip(why)  # the list does not say which Keras tf.keras would be
+        record = {"flavor": "keras3" if keras_major.major >= 3 else "keras2", "version": keras_version}
+    outcome = _works(facts, record, tf_version)
+    summary = f"tf.keras is {describe(record)} (judged from the installed distributions; no layer was built)"
+    return Outcome(outcome.status, summary if outcome.status.value == "pass" else outcome.summary,
+                   tuple(outcome.details) + (note,), outcome.remediation, {**dict(outcome.evidence or {}), **evidence})
+
+
+def _closure_broken(facts: Facts, tf_version: str, note: str, evidence: Mapping[str, Any]) -> Optional[Outcome]:
+    """tf.keras fails where a pin in what it loads is violated (keras -> optree -> typing-extensions: the Requires-Dist
+    closure of the distribution tf.keras is), as the child sees it fail (the live closure case): the declared
+    incompatibility stands where tf.keras was not tried, the dependencies check's rule. None when every pin there
+    holds. TensorFlow's own pins, and those of what its import loads, are the dependencies check's."""
+    from tfdoctor.facts import published_requires, requires_dist, tensorflow_pins
+
+    tf_keras = tensorflow_pins.tf_keras_distribution(tf_version, facts.get("environment"))
+    published = published_requires.with_published(facts)[0]
+    loaded = requires_dist.reached_from(published, tf_keras)
+    # what `import tensorflow` itself loads (ml-dtypes, numpy, protobuf) is the import's, judged by dependencies
+    unmet = [u for u in requires_dist.unmet_requirements(published)
+             if u.requirer in loaded and not requires_dist.is_tensorflow_build(u.requirer) and not u.moves_tensorflow
+             and tensorflow_pins.import_time_dependency(u.requirer) is None]
+    if not unmet:
+        return None
+    item = unmet[0]
+    summary = (f"tf.keras fails: {item.describe()}, which tf.keras loads through {tf_keras} (judged from the "
+               "installed distributions; see dependencies)")
+    fix = Remediation("Install what the metadata declares, every unmet pin in one command (TensorFlow stays where "
+                      "it is).", url=KERAS_URL, repairs=install_repairs(unmet))
+    return Outcome.fail(summary, note, *[u.describe() for u in unmet[1:]], fix=fix, explained_by="dependencies",
+                        cause=list(dict.fromkeys(u.name for u in unmet)), **evidence)
 
 
 def describe(record: Mapping[str, Any]) -> str:
@@ -100,7 +184,8 @@ def _works(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Outcome:
     seconds = record.get("seconds")
     took = f" in {seconds:.2f} s" if isinstance(seconds, (int, float)) else ""
     return findings.outcome(f"tf.keras is {describe(record)}: Dense(2) built and called{took}",
-                            flavor=record.get("flavor"), version=record.get("version"), module=record.get("module"))
+                            flavor=record.get("flavor"), version=record.get("version"), module=record.get("module"),
+                            judged="import")
 
 
 def _legacy_cause(facts: Facts, record: Mapping[str, Any], tf_version: Any) -> Optional[tuple[str, Remediation]]:
@@ -140,7 +225,7 @@ def _failed(facts: Facts, tf: Mapping[str, Any], record: Mapping[str, Any], tf_v
     if record.get("legacy_env") is not None:
         details.append(f"{LEGACY_VARIABLE}={record.get('legacy_env')}")
     evidence: dict[str, Any] = {"flavor": record.get("flavor"), "version": record.get("version"),
-                                "step": record.get("step"), "error": error}
+                                "step": record.get("step"), "error": error, "judged": "import"}
     legacy = _legacy_cause(facts, record, tf_version)
     if legacy:
         summary, fix = legacy

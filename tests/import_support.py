@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shlex
 
-from tests.builders import ENV_SITE
+from tests.builders import ENV_SITE, tensorflow_environment
 from tests.plan_support import as_result, plan_of
 
 TF_KERAS_221 = "tf-keras==2.21.0"  # the tf-keras made for TensorFlow 2.21 (companion table)
@@ -142,3 +142,41 @@ def partial_report(*more: dict) -> dict:
             "distributions": [{"name": "tensorflow", "version": "2.18.0"}, {"name": "keras", "version": "3.8.0"},
                               {"name": "optree", "version": "0.14.0"},
                               {"name": "typing_extensions", "version": "4.5.0"}, *more]}
+
+
+# ------------------------------------------------------- a pin violated in tf.keras's closure (issue 29)
+
+KERAS_REQUIRES = ["numpy", "h5py", "optree", "ml-dtypes"]  # keras 3.15.1's, those installed here
+OPTREE_REQUIRES = ['typing-extensions>=4.10.0', 'typing-extensions>=4.12.0; python_version >= "3.13"',
+                   'jax; extra == "jax"', 'typing-extensions==4.10.0; (python_version < "3.13" and '
+                   'platform_system == "Linux") and extra == "test"']
+# The real chained error (tf.keras in the TensorFlow child), trimmed: keras's frames, then TensorFlow's lazy loader.
+KERAS_ERROR = {
+    "type": "ImportError", "message": "Keras cannot be imported. Check that it is installed.",
+    "causes": [{"type": "ImportError", "message": "To use Keras, you need to have `optree` installed. "
+                                                  "Install it via `pip install optree`"}],
+    "frames": [{"file": f"{ENV_SITE}/tensorflow/python/util/lazy_loader.py", "line": 161, "chain": 0},
+               {"file": f"{ENV_SITE}/keras/src/tree/tree_api.py", "line": 17, "chain": 1},
+               {"file": f"{ENV_SITE}/keras/src/utils/dataset_utils.py", "line": 10, "chain": 1}],
+}
+
+
+def closure_environment(typing_extensions: str = "4.5.0", python: str = "3.11.7", keras_error=KERAS_ERROR, **more):
+    """The live closure case (tests/live/test_live_closure.py): tensorflow-cpu 2.21.0 with typing-extensions 4.5.0,
+    inside TensorFlow's pin, outside optree 0.20.0's, which keras imports: tf.keras fails (`keras_error`, None: it
+    works; False: not recorded, an older report)."""
+    extra = [
+        {"name": "optree", "version": "0.20.0", "location": ENV_SITE, "top_level": ["optree"],
+         "requires": OPTREE_REQUIRES, "has_record": True},
+        {"name": "typing-extensions", "version": typing_extensions, "location": ENV_SITE,
+         "top_level": ["typing_extensions"], "requires": [], "has_record": more.pop("te_record", True)},
+        {"name": "jax", "version": "0.1.0", "location": ENV_SITE, "top_level": ["jax"], "requires": ["numpy>=9"]},
+    ]
+    tensorflow = {"status": "ok", "imported": True, "version": "2.21.0", "stage": "done"}
+    if keras_error is not False:
+        tensorflow["keras"] = {"layer_ok": False, "error": keras_error} if keras_error else {"layer_ok": True}
+    facts = tensorflow_environment({"keras": "3.15.1"}, extra=extra, python=python, tensorflow=tensorflow, **more)
+    for entry in facts["distributions"]:
+        if entry["name"] == "keras":
+            entry["requires"] = KERAS_REQUIRES
+    return facts

@@ -53,7 +53,22 @@ def test_companions_that_import_pass_with_their_versions():
 
 def test_skipped_when_tensorflow_did_not_import_or_nothing_was_recorded():
     assert companions.run(facts_with(tf={"imported": False, "status": "import_error"})).status is Status.SKIP
-    assert companions.run(facts_with(tf={"companions": None})).status is Status.SKIP
+    partial = facts_with(tf={"companions": None})
+    del partial["python"]["distribution_count"]  # a list naming only some distributions says nothing of the rest
+    assert companions.run(partial).status is Status.SKIP
+
+
+def test_a_complete_list_without_companions_passes_without_the_childs_imports():
+    """Issue 38: a report whose collector counted every distribution says no companion is installed, whether or not
+    the child recorded its imports (an older report) or recorded anything at all (the child's facts left out)."""
+    older = companions.run(facts_with(tf={"companions": None}))
+    no_child = facts_with()
+    del no_child["tensorflow"]
+    for outcome in (older, companions.run(no_child)):
+        assert outcome.status is Status.PASS, outcome.summary
+        assert outcome.evidence["judged"] == "tables"
+        assert outcome.summary.startswith("no companion of TensorFlow is installed")
+    assert companions.run(facts_with()).evidence["judged"] == "import"
 
 
 def test_an_undefined_symbol_fails_the_companion_built_for_another_tensorflow():
@@ -94,8 +109,10 @@ def test_tfp_refusing_an_old_tensorflow_asks_for_the_release_that_accepts_it():
     outcome = companions.run(facts)
     assert outcome.status is Status.FAIL
     assert "requires TensorFlow >= 2.18 when imported" in outcome.summary
-    (repair,) = outcome.remediation.repairs
-    assert repair.packages == ("tensorflow-probability==0.24.0",)
+    # 0.24 imports tf_keras (tf_keras_users.toml, read from its wheel) and tf.keras of 2.17 is Keras 3: its tf-keras
+    # is part of the same repair, or the pasted plan fails at the next import (issue 38)
+    assert [r.packages for r in outcome.remediation.repairs] == [("tensorflow-probability==0.24.0",),
+                                                                 ("tf-keras==2.17.0",)]
 
 
 def test_addons_warning_about_an_unsupported_tensorflow_warns_and_names_no_release():
@@ -275,14 +292,20 @@ def test_every_library_whose_wheel_imports_tf_keras_is_flagged_under_keras_3_wit
     assert outcome.status is Status.FAIL and "needs tf-keras" in outcome.summary, outcome.summary
 
 
-@pytest.mark.parametrize("facts", [
-    table_facts(HUB_160, installed("tf-keras", "2.21.0")),  # tf-keras installed: nothing to flag
-    table_facts(HUB_160, tf_version="2.15.1"),  # TensorFlow 2.15: tf.keras is Keras 2
-    table_facts(HUB_160, environment={"TF_USE_LEGACY_KERAS": "1"}),  # the keras check's case, not this one
-    table_facts(installed("tensorflow-hub", "0.15.0"), tf_version="2.15.1"),  # before Keras 3: Keras 2 tf.keras
-], ids=["tf-keras-installed", "keras-2", "legacy-variable-set", "hub-0.15-under-keras-2"])
-def test_no_warning_where_the_library_has_what_it_needs(facts):
-    assert companions.run(facts).status is Status.SKIP
+@pytest.mark.parametrize("facts, status", [
+    # tf-keras of this TensorFlow installed: the tables know the need is met (issue 38: judged, a pass), for a
+    # library without a Keras layer, or one whose layer fits tf.keras switched to tf-keras (hub's: the test below)
+    (table_facts(installed("tensorflow-model-optimization", "0.8.0"), installed("tf-keras", "2.21.0")), Status.PASS),
+    (table_facts(HUB_160, installed("tf-keras", "2.21.0"), environment={"TF_USE_LEGACY_KERAS": "1"}), Status.PASS),
+    (table_facts(HUB_160, tf_version="2.15.1"), Status.SKIP),  # TensorFlow 2.15: tf.keras is Keras 2
+    (table_facts(HUB_160, environment={"TF_USE_LEGACY_KERAS": "1"}), Status.SKIP),  # the keras check's case
+    (table_facts(installed("tensorflow-hub", "0.15.0"), tf_version="2.15.1"), Status.SKIP),  # Keras 2 tf.keras
+], ids=["tf-keras-installed", "hub-with-tf-keras-as-tf-keras", "keras-2", "legacy-variable-set",
+        "hub-0.15-under-keras-2"])
+def test_no_warning_where_the_library_has_what_it_needs(facts, status):
+    outcome = companions.run(facts)
+    assert outcome.status is status, outcome.summary
+    assert status is Status.SKIP or outcome.evidence["judged"] == "tables"
 
 
 @pytest.mark.parametrize("library, moved, layer", [
@@ -393,9 +416,10 @@ def test_a_companion_naming_tensorflow_only_in_an_extra_is_judged_by_that_extra(
 
 
 def test_a_companion_tensorflow_itself_requires_is_never_judged_by_its_own_extras():
-    # tensorflow-io-gcs-filesystem 0.37.1's extras say tensorflow<2.17, but TensorFlow requires it >=0.23.1
+    # tensorflow-io-gcs-filesystem 0.37.1's extras say tensorflow<2.17, but TensorFlow requires it >=0.23.1: no
+    # companion of this check's to judge in a complete list (the dependencies check judges TensorFlow's own pins)
     facts = table_facts(installed("tensorflow-io-gcs-filesystem", "0.37.1"), tf_version="2.18.0")
-    assert companions.run(facts).status is Status.SKIP
+    assert companions.run(facts).status is Status.PASS
 
 
 def test_only_a_shim_in_a_partial_windows_list_is_its_real_build_and_a_companion_without_wheels_there_gets_wsl2():
@@ -451,7 +475,7 @@ def test_an_older_series_of_a_library_finds_its_own_row_in_the_generated_table()
     huggingface/transformers#36410) listing transformers 4.49.0 beside TensorFlow 2.18 and no tf-keras is told it."""
     outcome = companions.run(table_facts(installed("transformers", "4.49.0"), tf_version="2.18.0"))
     assert outcome.status is Status.FAIL and "transformers 4.49.0 needs tf-keras" in outcome.summary
-    assert companions.run(table_facts(installed("transformers", "5.24.0"), tf_version="2.18.0")).status is Status.SKIP
+    assert companions.run(table_facts(installed("transformers", "5.24.0"), tf_version="2.18.0")).status is Status.PASS
 
 
 def test_companions_the_tables_judge_fit_pass_without_the_child_and_unknown_ones_still_skip():
@@ -531,3 +555,29 @@ def test_hub_0_15_failing_under_keras_3_is_upgraded_past_the_move_with_each_need
     later = companions.run(facts_with(estimator, distributions=(installed("tensorflow-hub", "0.15.0"),)))
     assert [r.packages for r in later.remediation.repairs if r.action is Action.INSTALL] == [
         ("tf-keras==2.21.0",), ("tensorflow-hub>=0.16.0",)]
+
+
+def test_hubs_keras_2_layer_beside_tf_keras_under_keras_3_is_judged_from_the_tables():
+    """Issue 38: tensorflow-hub 0.16.1 with tf-keras installed and tf.keras Keras 3 (TF_USE_LEGACY_KERAS unset):
+    hub.KerasLayer subclasses tf_keras's Layer (companion_layers.toml; its wheel imports tf_keras), which a tf.keras
+    model refuses. The child sees it as the layer's base class; a report without the child's facts must see it from
+    the distributions (mediapipe-model-maker#5542's environment: TensorFlow 2.19, hub 0.16.1, tf-keras 2.19)."""
+    hub = installed("tensorflow-hub", "0.16.1", requires=["numpy >=1.12.0", "protobuf >=3.19.6", "tf-keras >=2.14.1"])
+    tf_keras = installed("tf-keras", "2.21.0", requires=["tensorflow<2.22,>=2.21"])
+    facts = table_facts(hub, tf_keras, installed("keras", "3.13.1"))
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL, outcome.summary
+    assert "tensorflow_hub.KerasLayer is a layer of another Keras than tf.keras" in outcome.summary
+    assert "tensorflow-hub 0.16.1" in outcome.summary and outcome.evidence["judged"] == "tables"
+    # tf-keras of this TensorFlow is there: the shell's switch is the whole repair
+    assert [(r.action, r.variable, r.value) for r in outcome.remediation.repairs] == [
+        (Action.SET_ENV, "TF_USE_LEGACY_KERAS", "1")]
+    # a tf-keras of another release is replaced by this TensorFlow's, with the switch
+    facts_old = table_facts(hub, installed("tf-keras", "2.19.0"), installed("keras", "3.13.1"))
+    assert {(r.action, r.packages, r.variable) for r in companions.run(facts_old).remediation.repairs} == {
+        (Action.INSTALL, ("tf-keras==2.21.0",), None), (Action.SET_ENV, (), "TF_USE_LEGACY_KERAS")}
+    # tf.keras already switched to tf-keras, or TensorFlow 2.15 (tf.keras is Keras 2): the layer fits
+    switched = table_facts(hub, tf_keras, installed("keras", "3.13.1"), environment={"TF_USE_LEGACY_KERAS": "1"})
+    assert not any("another Keras" in p.summary for p in static_problems(switched))
+    keras2 = table_facts(hub, installed("tf-keras", "2.15.1"), installed("keras", "2.15.0"), tf_version="2.15.1")
+    assert not any("another Keras" in p.summary for p in static_problems(keras2))

@@ -78,10 +78,42 @@ def test_keras_below_tensorflow_pin_is_tied_to_the_pin():
 
 
 def test_keras_not_tried_or_not_recorded_is_a_skip():
-    assert keras.run(tensorflow_environment(tensorflow=imported(None))).status is Status.SKIP
     died = imported(None, status="crashed", stage="probe:timing", signal="SIGSEGV", exit_code=-11)
     assert "before it tried tf.keras" in keras.run(tensorflow_environment(tensorflow=died)).summary
     assert keras.run(tensorflow_environment(tensorflow=UNKNOWN)).status is Status.SKIP
+
+
+def test_a_report_without_the_childs_keras_record_is_judged_from_the_tables():
+    """Issue 38: an older report (no tf.keras record) or one without the child's facts at all is judged from the
+    installed distributions: TensorFlow's own keras pin and TF_USE_LEGACY_KERAS as recorded, and says so."""
+    older = keras.run(tensorflow_environment(tensorflow=imported(None)))
+    assert older.status is Status.PASS and older.evidence["judged"] == "tables", older.summary
+    assert "Keras 3 (3.15.1)" in older.summary and "judged from the installed distributions" in older.summary
+    assert keras.run(tensorflow_environment(tensorflow=imported(KERAS3_OK))).evidence["judged"] == "import"
+    assert keras.run(tensorflow_environment()).status is Status.PASS  # no tensorflow section at all
+
+
+def test_legacy_keras_without_tf_keras_fails_from_the_tables_as_from_the_child():
+    live = keras.run(tensorflow_environment(tensorflow=imported(LEGACY_MISSING)))
+    saved = tensorflow_environment()
+    saved["environment"] = {"TF_USE_LEGACY_KERAS": "1"}
+    stripped = keras.run(saved)
+    assert stripped.status is live.status is Status.FAIL and stripped.evidence["judged"] == "tables"
+    assert [r.packages for r in stripped.remediation.repairs] == [r.packages for r in live.remediation.repairs]
+    other = tensorflow_environment(extra=({"name": "tf-keras", "version": "2.15.1", "location": ENV_SITE},))
+    other["environment"] = {"TF_USE_LEGACY_KERAS": "1"}
+    assert keras.run(other).status is Status.FAIL and "tf-keras 2.15.1 is made for another" in keras.run(other).summary
+
+
+def test_keras_of_another_series_than_tensorflows_pin_fails_from_the_tables():
+    """keras 2.15 under TensorFlow 2.21 (keras>=3.12.0): tf.keras breaks, the same repair as the child's failure."""
+    facts = tensorflow_environment({"keras": "2.15.0"})
+    outcome = keras.run(facts)
+    assert outcome.status is Status.FAIL and outcome.evidence["judged"] == "tables"
+    assert "admits no Keras 2.x" in outcome.summary
+    assert install_command(facts, outcome, "keras")[-2:] == ["keras>=3.12.0", "tensorflow-cpu==2.21.0"]
+    # a list that does not say which Keras is installed is not judged
+    assert keras.run(tensorflow_environment({"keras": None})).status is Status.SKIP
 
 
 def test_a_crash_while_building_the_layer_fails():

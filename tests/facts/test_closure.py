@@ -12,37 +12,8 @@ from tfdoctor.plan.planner import build_plan
 from tfdoctor.results.repairs import Action
 
 from tests.builders import ENV_SITE, check_result, tensorflow_environment
-
-KERAS_REQUIRES = ["numpy", "h5py", "optree", "ml-dtypes"]  # keras 3.15.1's, those installed here
-OPTREE_REQUIRES = ['typing-extensions>=4.10.0', 'typing-extensions>=4.12.0; python_version >= "3.13"',
-                   'jax; extra == "jax"', 'typing-extensions==4.10.0; (python_version < "3.13" and '
-                   'platform_system == "Linux") and extra == "test"']
-# The real chained error (tf.keras in the TensorFlow child), trimmed: keras's frames, then TensorFlow's lazy loader.
-KERAS_ERROR = {
-    "type": "ImportError", "message": "Keras cannot be imported. Check that it is installed.",
-    "causes": [{"type": "ImportError", "message": "To use Keras, you need to have `optree` installed. "
-                                                  "Install it via `pip install optree`"}],
-    "frames": [{"file": f"{ENV_SITE}/tensorflow/python/util/lazy_loader.py", "line": 161, "chain": 0},
-               {"file": f"{ENV_SITE}/keras/src/tree/tree_api.py", "line": 17, "chain": 1},
-               {"file": f"{ENV_SITE}/keras/src/utils/dataset_utils.py", "line": 10, "chain": 1}],
-}
-
-
-def _closure_environment(typing_extensions: str = "4.5.0", python: str = "3.11.7", keras_error=KERAS_ERROR, **more):
-    extra = [
-        {"name": "optree", "version": "0.20.0", "location": ENV_SITE, "top_level": ["optree"],
-         "requires": OPTREE_REQUIRES, "has_record": True},
-        {"name": "typing-extensions", "version": typing_extensions, "location": ENV_SITE,
-         "top_level": ["typing_extensions"], "requires": [], "has_record": more.pop("te_record", True)},
-        {"name": "jax", "version": "0.1.0", "location": ENV_SITE, "top_level": ["jax"], "requires": ["numpy>=9"]},
-    ]
-    tensorflow = {"status": "ok", "imported": True, "version": "2.21.0", "stage": "done",
-                  "keras": {"layer_ok": False, "error": keras_error} if keras_error else {"layer_ok": True}}
-    facts = tensorflow_environment({"keras": "3.15.1"}, extra=extra, python=python, tensorflow=tensorflow, **more)
-    for entry in facts["distributions"]:
-        if entry["name"] == "keras":
-            entry["requires"] = KERAS_REQUIRES
-    return facts
+from tests.import_support import KERAS_ERROR
+from tests.import_support import closure_environment as _closure_environment
 
 
 def test_the_closure_reaches_optree_through_keras_and_follows_no_extra_nobody_asked_for():
@@ -119,3 +90,43 @@ def test_dependencies_warns_with_the_tested_release_as_the_candidate(monkeypatch
     assert result.status.value == "warn" and result.summary.startswith("gast 0.2.2 is older than the gast 0.4.0")
     assert [r.packages for r in result.remediation.repairs] == [("gast==0.4.0",)]
     assert check_result("dependencies", tensorflow_environment({"gast": "0.7.0"})).status.value == "pass"
+
+
+def test_an_older_report_without_the_tf_keras_record_keeps_the_closures_declared_incompatibility():
+    """Issue 38: TensorFlow imported, tf.keras not tried (an older report): optree's violated pin is in what tf.keras
+    loads (keras -> optree), so the declaration stands as where nothing was tried, a failure (the live run's child
+    shows tf.keras failing on it); a pin outside that closure (h5py above TensorFlow's own) still only warns."""
+    older = check_result("dependencies", _closure_environment(keras_error=False))
+    assert older.status.value == "fail", older.summary
+    assert "typing-extensions 4.5.0 is outside optree 0.20.0's typing-extensions>=4.10.0" in older.summary
+    assert any("tf.keras was not tried" in line for line in older.details), older.details
+    assert [r.packages for r in older.remediation.repairs] == [("typing-extensions>=4.10.0",)]
+    h5py = _closure_environment("4.15.0", keras_error=False)
+    next(e for e in h5py["distributions"] if e["name"] == "h5py")["version"] = "3.16.0"
+    assert check_result("dependencies", h5py).status.value == "warn"
+
+
+def test_tf_keras_judged_from_the_tables_fails_on_a_pin_violated_in_what_it_loads():
+    """Issue 38: without the child's tf.keras record, keras's closure (keras -> optree -> typing-extensions) is read
+    from the recorded Requires-Dist: the same failure, cause and repair as the child's (tests/live closure case)."""
+    live = check_result("keras", _closure_environment())
+    for facts in (_closure_environment(keras_error=False), _without_tensorflow(_closure_environment())):
+        saved = check_result("keras", facts)
+        assert saved.status is live.status and saved.status.value == "fail", saved.summary
+        assert saved.evidence["judged"] == "tables" and saved.evidence["explained_by"] == "dependencies"
+        assert saved.evidence["cause"] == live.evidence["cause"] == ["typing-extensions"]
+        assert "typing-extensions 4.5.0 is outside optree 0.20.0's typing-extensions>=4.10.0" in saved.summary
+        assert [r.packages for r in saved.remediation.repairs] == [r.packages for r in live.remediation.repairs]
+    healthy = check_result("keras", _without_tensorflow(_closure_environment("4.15.0")))
+    assert healthy.status.value == "pass", healthy.summary
+
+
+def _without_tensorflow(facts: dict) -> dict:
+    facts.pop("tensorflow")
+    return facts
+
+
+def test_the_dependencies_verdict_says_whether_the_childs_import_decided_it():
+    assert check_result("dependencies", _closure_environment()).evidence["judged"] == "import"
+    assert check_result("dependencies", _closure_environment(keras_error=False)).evidence["judged"] == "tables"
+    assert check_result("dependencies", _without_tensorflow(_closure_environment())).evidence["judged"] == "tables"

@@ -72,6 +72,10 @@ CASES = (
 )
 
 
+# What no table holds, by report name: the keras.json that breaks tf.keras (support.check_stripped).
+BEYOND_TABLES = {"keras-config-missing-backend": ("keras",)}
+
+
 class Experiments:
     """The session's base environment (the test setup's TensorFlow, as tests/live/support.py builds it)
     and each case's copy, report and repairs."""
@@ -138,6 +142,7 @@ class Experiments:
         (self.root / "reports").mkdir(exist_ok=True)
         (self.root / "reports" / f"{name}.json").write_text(completed.stdout, encoding="utf-8")
         report = json.loads(completed.stdout)
+        support.check_stripped(report, name, BEYOND_TABLES.get(name, ()))
         experiments = report["facts"].get("experiments") or {}
         support.LEDGER.note(name, mechanism=name, expect="see test_live_experiments",
                             before=support.verdict_line(report), doctor_seconds=round(time.monotonic() - started, 1),

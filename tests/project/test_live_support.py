@@ -115,3 +115,21 @@ def test_the_live_modules_share_one_base_built_once_each_taking_a_hard_link_copy
     (shared / "half-written").write_text("", encoding="utf-8")
     support.shared_base(WorkerFactory(), wheels, copies[1])
     assert built == [shared, shared] and not (shared / "half-written").exists()
+
+
+def test_every_live_report_is_judged_again_without_the_childs_facts():
+    """Issue 38: the hook run_doctor (and the experiments module's doctor) calls on each report: a verdict the
+    tables do not reach without the child's facts fails the live test; a check named beyond the tables may then pass
+    or skip; a release the tables lack is not compared (a warning says so)."""
+    from tests.fixtures_support import FIXTURES, load_fixture
+    from tests.stripped_support import diagnosed
+
+    live = diagnosed(load_fixture(FIXTURES / "linux/keras-config-missing-backend-proven-by-experiment.json"))
+    with pytest.raises(AssertionError, match="keras: fail with the child's facts, pass without"):
+        support.check_stripped(live, "keras-config-missing-backend")
+    support.check_stripped(live, "keras-config-missing-backend", ("keras",))  # the keras.json no table holds
+    support.check_stripped(diagnosed(load_fixture(FIXTURES / "linux/companions-built-for-older-tensorflow-beside-"
+                                                  "tensorflow-cpu-2.21.json")), "companions")
+    nightly = diagnosed(load_fixture(FIXTURES / "linux/container-no-nvidia-smi-blackwell-tf-nightly-ptx-jit.json"))
+    with pytest.warns(UserWarning, match="the tables lack tf-nightly 2.21.0.dev20250722"):
+        support.check_stripped(nightly, "nightly")

@@ -271,6 +271,17 @@ def closure_members(facts: Facts) -> list[Mapping[str, Any]]:
     return _closure(copies, environment, roots)
 
 
+def reached_from(facts: Facts, name: str) -> frozenset[str]:
+    """`name` and every recorded distribution its Requires-Dist reaches, transitively, markers evaluated for the
+    target (what importing it can load: keras -> optree -> typing-extensions). Empty when `name` is not recorded."""
+    copies = _first_copies(facts)
+    root = copies.get(canonical_name(name))
+    if root is None:
+        return frozenset()
+    reached = _closure(copies, marker_environment(facts), [root])
+    return frozenset({canonical_name(name)} | {canonical_name(str(entry["name"])) for entry in reached})
+
+
 def complete_record(facts: Facts) -> bool:
     """Does `distributions` hold every distribution a requirement names? True for reports of the target
     collector that counts them (python.distribution_count); hand-written fact sets list what they like."""

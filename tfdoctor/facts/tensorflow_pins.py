@@ -5,7 +5,7 @@ newest NumPy major its binaries take (`numpy_abi`), the packages its import itse
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Mapping, Optional
 
 from tfdoctor.facts.installable_wheels import Row, within
 from tfdoctor.knowledge import rows as knowledge_rows
@@ -36,3 +36,13 @@ def import_time_dependency(package: str) -> Optional[Row]:
 
 def legacy_keras() -> Row:
     return knowledge_rows(FILE, "legacy_keras")[0]
+
+
+def tf_keras_distribution(tf: Optional[str], environment: Any) -> str:
+    """The distribution tf.keras loads in TensorFlow `tf`: tf-keras where TF_USE_LEGACY_KERAS (as `environment`
+    records it) switches a TensorFlow of 2.16 or later to it, else the keras package."""
+    legacy = legacy_keras()
+    variable = environment.get(legacy["variable"]) if isinstance(environment, Mapping) else None
+    if within(tf, legacy["tf_min"], None) and str(variable or "") in legacy["true_values"]:
+        return "tf-keras"
+    return "keras"
