@@ -1,0 +1,120 @@
+"""Issue 38, Build item 7, second round: confirmed changelog-watch cases not yet split (seen / held out).
+
+A staging file so that each confirmed case is committed as soon as it is confirmed; the split moves each case into
+test_live_changelog.py (seen) or changelog_aside.py (held out) and removes this file. Nothing imports it.
+"""
+
+from __future__ import annotations
+
+_TF_KERAS_NO_DEPS = 'python -m pip install --no-deps "tf-keras==2.21.0"'  # tf-keras 2.21 requires `tensorflow`, not -cpu
+
+CASES: tuple[dict, ...] = (
+    {
+        "id": "tensorflow-2.21-transformers-5-no-tensorflow-classes",
+        "mechanism": "pip install tensorflow-cpu==2.21.0 transformers on Python 3.11 today: transformers 5 (January "
+                     "2026) removed its TensorFlow and Flax classes, so `from transformers import TFAutoModel` raises "
+                     "ImportError although TensorFlow is installed and works; transformers 4.x has them, and under "
+                     "Keras 3 its TensorFlow side raises ValueError without tf-keras",
+        "expect": "fail-or-warn",
+        "causes": (("transformers",),),
+        "hints": ("transformers<5", "tf-keras"),
+        "python": "3.11",
+        "requirements": ("tensorflow-cpu==2.21.0", "transformers>=5,<6"),
+        "use": "from transformers import BertConfig, TFAutoModel\n"
+               "config = BertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, "
+               "intermediate_size=8)\n"
+               "model = TFAutoModel.from_config(config)\n"
+               "print(type(model).__name__, model(model.dummy_inputs).last_hidden_state.shape, 'works')",
+        "premise": "import importlib.metadata as m\n"
+                   "assert m.version('transformers').split('.')[0] == '5', m.version('transformers')\n"
+                   "assert m.version('tensorflow-cpu') == '2.21.0'",
+        # proven on 2026-11-29: transformers 4.57.6 with tf-keras 2.21.0 (--no-deps: its Requires-Dist names
+        # `tensorflow`, which pip would install beside tensorflow-cpu); TensorFlow 2.21.0 kept
+        "repair": ('python -m pip install "transformers<5"', _TF_KERAS_NO_DEPS),
+        "sources": ("https://github.com/huggingface/transformers/releases/tag/v5.0.0",
+                    "https://pypi.org/project/transformers/"),
+    },
+    {
+        "id": "tensorflow-2.21-tensorflow-similarity-keras-3",
+        "mechanism": "pip install tensorflow-cpu==2.21.0 tensorflow-similarity on Python 3.11 today: TensorFlow 2.21's "
+                     "tf.keras is Keras 3.15; tensorflow-similarity 0.17.1 (its newest) imports, but its losses pass "
+                     "Keras 2's reduction='auto', so compiling a SimilarityModel raises ValueError (Invalid value for "
+                     "argument `reduction`); it declares no tf-keras",
+        "expect": "fail-or-warn",
+        "causes": (("tensorflow-similarity",),),
+        "hints": ("tf-keras", "TF_USE_LEGACY_KERAS"),
+        "python": "3.11",
+        "requirements": ("tensorflow-cpu==2.21.0", "tensorflow-similarity==0.17.1"),
+        "use": "import numpy as np, tensorflow as tf, tensorflow_similarity as tfsim\n"
+               "inputs = tf.keras.layers.Input(shape=(4,))\n"
+               "outputs = tfsim.layers.MetricEmbedding(4)(tf.keras.layers.Dense(8)(inputs))\n"
+               "model = tfsim.models.SimilarityModel(inputs, outputs)\n"
+               "model.compile(optimizer='adam', loss=tfsim.losses.MultiSimilarityLoss())\n"
+               "model.fit(np.random.rand(16, 4).astype('float32'), np.array([0, 1] * 8), epochs=1, verbose=0)\n"
+               "print('works')",
+        "premise": "import importlib.metadata as m\n"
+                   "assert m.version('keras').split('.')[0] == '3', m.version('keras')\n"
+                   "assert m.version('tensorflow-similarity') == '0.17.1'\n"
+                   "assert m.version('tensorflow-cpu') == '2.21.0'",
+        # proven on 2026-11-29: tf-keras 2.21.0 (--no-deps) and TF_USE_LEGACY_KERAS=1; TensorFlow 2.21.0 kept
+        "repair": (_TF_KERAS_NO_DEPS, "export TF_USE_LEGACY_KERAS=1"),
+        "sources": ("https://pypi.org/project/tensorflow-similarity/0.17.1/",
+                    "https://github.com/tensorflow/tensorflow/releases/tag/v2.16.1"),
+    },
+    {
+        "id": "tensorflow-2.21-tf2onnx-1.17-large-model-numpy-2",
+        "mechanism": "pip install tensorflow-cpu==2.21.0 tf2onnx on Python 3.11 today: tf2onnx 1.17.0 (March 2026) "
+                     "declares numpy>=1.23.5 and pip picks NumPy 2.4; its graph.py still calls np.product, which NumPy "
+                     "2.0 removed, so `python -m tf2onnx.convert --large_model` raises AttributeError while plain "
+                     "conversion works",
+        "expect": "fail-or-warn",
+        "causes": (("tf2onnx", "numpy"),),
+        "hints": ("numpy<2",),
+        "python": "3.11",
+        "requirements": ("tensorflow-cpu==2.21.0", "tf2onnx==1.17.0"),
+        "use": "import subprocess, sys, tempfile, tensorflow as tf\n"
+               "class M(tf.Module):\n"
+               "    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])\n"
+               "    def __call__(self, x):\n"
+               "        return tf.matmul(x, tf.ones([3, 2])) + 1.0\n"
+               "where = tempfile.mkdtemp()\n"
+               "tf.saved_model.save(M(), where + '/sm')\n"
+               "subprocess.run([sys.executable, '-m', 'tf2onnx.convert', '--saved-model', where + '/sm', '--output', "
+               "where + '/m.onnx', '--large_model'], check=True)\n"
+               "print('works')",
+        "premise": "import importlib.metadata as m, numpy as np\n"
+                   "assert not hasattr(np, 'product'), np.__version__\n"
+                   "assert m.version('tf2onnx') == '1.17.0'\n"
+                   "assert m.version('tensorflow-cpu') == '2.21.0'",
+        # proven on 2026-11-29: NumPy 1.26.4 with ml-dtypes 0.5.4 (ml-dtypes 0.6 requires NumPy 2, TensorFlow 2.21
+        # takes numpy>=1.26.0 and ml_dtypes>=0.5.1); TensorFlow 2.21.0 kept, `pip check` clean
+        "repair": ('python -m pip install "numpy<2" "ml-dtypes<0.6"',),
+        "sources": ("https://numpy.org/doc/stable/release/2.0.0-notes.html",
+                    "https://pypi.org/project/tf2onnx/1.17.0/"),
+    },
+    {
+        "id": "tensorflow-2.21-tf2onnx-1.17-from-keras-keras-3",
+        "mechanism": "pip install tensorflow-cpu==2.21.0 tf2onnx on Python 3.11 today: tf2onnx 1.17.0 (March 2026) "
+                     "imports, but tf2onnx.convert.from_keras of a tf.keras model, which is Keras 3.15 under TensorFlow "
+                     "2.21, raises KeyError ('keras_tensor_1'): it reads Keras 2's output names; with tf-keras and "
+                     "TF_USE_LEGACY_KERAS=1 it converts",
+        "expect": "fail-or-warn",
+        "causes": (("tf2onnx",),),
+        "hints": ("tf-keras", "TF_USE_LEGACY_KERAS"),
+        "python": "3.11",
+        "requirements": ("tensorflow-cpu==2.21.0", "tf2onnx==1.17.0"),
+        "use": "import tensorflow as tf, tf2onnx\n"
+               "model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])\n"
+               "spec = (tf.TensorSpec((None, 3), tf.float32, name='x'),)\n"
+               "proto, _ = tf2onnx.convert.from_keras(model, input_signature=spec, opset=13)\n"
+               "print('works', len(proto.graph.node))",
+        "premise": "import importlib.metadata as m\n"
+                   "assert m.version('keras').split('.')[0] == '3', m.version('keras')\n"
+                   "assert m.version('tf2onnx') == '1.17.0'\n"
+                   "assert m.version('tensorflow-cpu') == '2.21.0'",
+        # proven on 2026-11-29: tf-keras 2.21.0 (--no-deps) and TF_USE_LEGACY_KERAS=1; TensorFlow 2.21.0 kept
+        "repair": (_TF_KERAS_NO_DEPS, "export TF_USE_LEGACY_KERAS=1"),
+        "sources": ("https://pypi.org/project/tf2onnx/1.17.0/",
+                    "https://github.com/onnx/tensorflow-onnx/releases/tag/v1.17.0"),
+    },
+)
