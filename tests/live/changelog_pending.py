@@ -117,4 +117,35 @@ CASES: tuple[dict, ...] = (
         "sources": ("https://pypi.org/project/tf2onnx/1.17.0/",
                     "https://github.com/onnx/tensorflow-onnx/releases/tag/v1.17.0"),
     },
+    {
+        "id": "tensorflowjs-4.22-converter-ydf-0.16.0-protobuf-gencode",
+        "mechanism": "pip install tensorflowjs on Python 3.11 today: tensorflowjs 4.22 requires "
+                     "tensorflow-decision-forests, whose 1.12 pins tensorflow==2.19.0 (protobuf<6); ydf 0.16.1 "
+                     "declares protobuf>=6.31.1, so pip picks ydf 0.16.0 (March 2026), which declares "
+                     "protobuf>=5.29.1 but ships protobuf 6.31.1 gencode: `tensorflowjs_converter` (and "
+                     "`import tensorflow_decision_forests`) raises VersionError (gencode 6.31.1 runtime 5.29.6) "
+                     "while TensorFlow and tf.keras work",
+        "expect": "fail-or-warn",
+        "causes": (("ydf",),),
+        "hints": ("ydf<0.16",),
+        "python": "3.11",
+        "requirements": ("tensorflowjs==4.22.0",),
+        "use": "import subprocess, sys, tempfile, tensorflow as tf\n"
+               "where = tempfile.mkdtemp()\n"
+               "model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])\n"
+               "model.save(where + '/m.h5')\n"
+               "# the tensorflowjs_converter entry point, run by this Python (a copy's bin/ scripts keep the source's "
+               "shebang)\n"
+               "subprocess.run([sys.executable, '-c', 'from tensorflowjs.converters.converter import pip_main; "
+               "pip_main()', '--input_format=keras', where + '/m.h5', where + '/js'], check=True)\n"
+               "print('works')",
+        "premise": "import importlib.metadata as m, google.protobuf as p\n"
+                   "assert m.version('ydf') == '0.16.0', m.version('ydf')\n"
+                   "assert p.__version__.split('.')[0] == '5', p.__version__\n"
+                   "assert m.version('tensorflow') == '2.19.0'",
+        # proven on 2026-11-29: ydf 0.15.0 (protobuf 5 gencode), protobuf 5.29.6 and TensorFlow 2.19.0 kept
+        "repair": ('python -m pip install "ydf<0.16"',),
+        "sources": ("https://pypi.org/project/ydf/0.16.0/", "https://pypi.org/project/ydf/0.16.1/",
+                    "https://protobuf.dev/support/cross-version-runtime-guarantee/"),
+    },
 )
