@@ -148,4 +148,31 @@ CASES: tuple[dict, ...] = (
         "sources": ("https://pypi.org/project/ydf/0.16.0/", "https://pypi.org/project/ydf/0.16.1/",
                     "https://protobuf.dev/support/cross-version-runtime-guarantee/"),
     },
+    {
+        "id": "tensorflow-2.21-autokeras-3.0-keras-3.13-dense-units",
+        "mechanism": "pip install tensorflow-cpu==2.21.0 autokeras on Python 3.11 today: pip picks Keras 3.15 (TensorFlow "
+                     "2.21 asks keras>=3.12.0); Keras 3.13.0 (December 2025) made Dense reject a `units` that is not a "
+                     "Python int, and autokeras 3.0.0 (its newest, November 2025) builds its heads with "
+                     "Dense(self.shape[-1]), a NumPy integer: every AutoModel fit raises ValueError (Received an "
+                     "invalid value for `units`, expected a positive integer. Received: units=1); Keras 3.12.4 works",
+        "expect": "fail-or-warn",
+        "causes": (("autokeras",),),
+        "hints": ("keras<3.13",),
+        "python": "3.11",
+        "requirements": ("tensorflow-cpu==2.21.0", "autokeras==3.0.0"),
+        "use": "import tempfile, numpy as np, autokeras as ak\n"
+               "clf = ak.ImageClassifier(max_trials=1, overwrite=True, directory=tempfile.mkdtemp())\n"
+               "clf.fit(np.random.rand(8, 8, 8, 1).astype('float32'), np.array([0, 1] * 4), epochs=1, verbose=0)\n"
+               "print('works')",
+        "premise": "import importlib.metadata as m\n"
+                   "from packaging.version import Version\n"
+                   "assert Version(m.version('keras')) >= Version('3.13.0'), m.version('keras')\n"
+                   "assert m.version('autokeras') == '3.0.0'\n"
+                   "assert m.version('tensorflow-cpu') == '2.21.0'",
+        # proven on 2026-11-29: Keras 3.12.4 (inside TensorFlow 2.21's keras>=3.12.0; 3.13.0, 3.13.2, 3.14.0 and
+        # 3.15.1 all fail); TensorFlow 2.21.0 kept, `pip check` clean
+        "repair": ('python -m pip install "keras<3.13"',),
+        "sources": ("https://github.com/keras-team/keras/releases/tag/v3.13.0",
+                    "https://pypi.org/project/autokeras/3.0.0/"),
+    },
 )
