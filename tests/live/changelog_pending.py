@@ -175,4 +175,29 @@ CASES: tuple[dict, ...] = (
         "sources": ("https://github.com/keras-team/keras/releases/tag/v3.13.0",
                     "https://pypi.org/project/autokeras/3.0.0/"),
     },
+    {
+        "id": "tensorflow-2.19-jax-0.10-jax2tf-serialization-10",
+        "mechanism": "pip install tensorflow-cpu==2.19.0 jax on Python 3.11 today: pip picks jax 0.10.2 (June 2026), "
+                     "whose jax2tf serializes StableHLO modules of calling-convention version 10; TensorFlow 2.19's "
+                     "XlaCallModule op loads up to version 9, so any function made by jax.experimental.jax2tf.convert "
+                     "raises NotImplementedError when TensorFlow runs it (with version 9 forced, its StableHLO 1.9.1 "
+                     "deserializer rejects vhlo.sine_v2); TensorFlow and tf.keras work; jax 0.5.3 works",
+        "expect": "fail-or-warn",
+        "causes": (("jax",),),
+        "hints": ("jax<0.6",),
+        "python": "3.11",
+        "requirements": ("tensorflow-cpu==2.19.0", "jax"),
+        "use": "import jax.numpy as jnp, tensorflow as tf\n"
+               "from jax.experimental import jax2tf\n"
+               "f = tf.function(jax2tf.convert(lambda x: jnp.sin(x) * 2.0), autograph=False)\n"
+               "print(f(tf.constant([1.0, 2.0])).numpy(), 'works')",
+        "premise": "import importlib.metadata as m\n"
+                   "assert m.version('jax').startswith('0.10.'), m.version('jax')\n"
+                   "assert m.version('tensorflow-cpu') == '2.19.0'",
+        # proven on 2026-11-29: jax and jaxlib 0.5.3 (March 2025, TensorFlow 2.19's time); TensorFlow 2.19.0 kept,
+        # `pip check` clean
+        "repair": ('python -m pip install "jax<0.6" "jaxlib<0.6"',),
+        "sources": ("https://pypi.org/project/jax/0.10.2/",
+                    "https://github.com/jax-ml/jax/blob/main/jax/experimental/jax2tf/README.md"),
+    },
 )
