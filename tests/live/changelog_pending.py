@@ -200,4 +200,30 @@ CASES: tuple[dict, ...] = (
         "sources": ("https://pypi.org/project/jax/0.10.2/",
                     "https://github.com/jax-ml/jax/blob/main/jax/experimental/jax2tf/README.md"),
     },
+    {
+        "id": "tensorflow-2.19-probability-0.25-jax-substrate-jax-0.7",
+        "mechanism": "pip install tensorflow-cpu==2.19.0 tensorflow-probability jax on Python 3.11 today: pip picks "
+                     "tensorflow-probability 0.25.0 (its newest) and jax 0.10.2; jax 0.7.0 (July 2025) removed "
+                     "jax.interpreters.xla.pytype_aval_mappings, which TFP's JAX backend reads when it loads, so "
+                     "`from tensorflow_probability.substrates import jax` raises AttributeError; TensorFlow and "
+                     "tf.keras work; jax 0.6.2 works",
+        "expect": "fail-or-warn",
+        "causes": (("jax",),),
+        "hints": ("jax<0.7",),
+        "python": "3.11",
+        "requirements": ("tensorflow-cpu==2.19.0", "tensorflow-probability", "jax"),
+        "use": "import jax.numpy as jnp\n"
+               "from tensorflow_probability.substrates import jax as tfp\n"
+               "print(tfp.distributions.Normal(0.0, 1.0).log_prob(jnp.array(0.5)), 'works')",
+        "premise": "import importlib.metadata as m\n"
+                   "from packaging.version import Version\n"
+                   "assert Version(m.version('jax')) >= Version('0.7.0'), m.version('jax')\n"
+                   "assert m.version('tensorflow-probability') == '0.25.0'\n"
+                   "assert m.version('tensorflow-cpu') == '2.19.0'",
+        # proven on 2026-11-29: jax and jaxlib 0.6.2; TensorFlow 2.19.0 kept, `pip check` clean
+        "repair": ('python -m pip install "jax<0.7" "jaxlib<0.7"',),
+        "sources": ("https://docs.jax.dev/en/latest/changelog.html",
+                    "https://github.com/tensorflow/probability/issues/2010",
+                    "https://pypi.org/project/tensorflow-probability/0.25.0/"),
+    },
 )
