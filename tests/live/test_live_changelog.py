@@ -231,6 +231,13 @@ class Built:
             self._made[case.id] = (env, report)
         return self._made[case.id]
 
+    def drop(self, case: Case) -> None:
+        """Remove the case's environment once its tests are done: one case's at a time on disk, not the module's."""
+        if case.id in self._made and not os.environ.get("TFDOCTOR_LIVE_KEEP"):
+            env, _ = self._made.pop(case.id)
+            shutil.rmtree(env, ignore_errors=True)
+            env.with_name(f"{env.name}-use.py").unlink(missing_ok=True)
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, request):
@@ -244,6 +251,14 @@ def built(tmp_path_factory, request):
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
     support.LEDGER.workdir = outer
+
+
+@pytest.fixture(scope="module")
+def case(request, built):
+    """The case of the test (parametrized indirectly): a module-scoped parameter, so pytest runs a case's four tests
+    one after another and tears this down, removing its environment, before the next case's are built."""
+    yield request.param
+    built.drop(request.param)
 
 
 def _use(env: Path, case: Case, extra: dict[str, str]) -> tuple[bool, str]:
@@ -270,7 +285,7 @@ def _after(built: Built, case: Case, how: str, commands: list[str]) -> tuple[lis
     return ran, shell_env, env
 
 
-@pytest.mark.parametrize("case", _params("premise"))
+@pytest.mark.parametrize("case", _params("premise"), indirect=True)
 def test_premise_and_the_use_fails(built, case):
     env, _ = built.broken(case)
     premise = support.run([str(env / "bin" / "python"), "-c", case.premise], env=support.clean_environ(**case.env))
@@ -279,7 +294,7 @@ def test_premise_and_the_use_fails(built, case):
     assert not works, f"{case.id}: the use works before any repair, the case is gone:\n{tail}"
 
 
-@pytest.mark.parametrize("case", _params("repair"))
+@pytest.mark.parametrize("case", _params("repair"), indirect=True)
 def test_the_proven_repair_works(built, case):
     broken, _ = built.broken(case)
     ran, shell_env, env = _after(built, case, "repair", list(case.repair))
@@ -292,7 +307,7 @@ def test_the_proven_repair_works(built, case):
         shutil.rmtree(env, ignore_errors=True)
 
 
-@pytest.mark.parametrize("case", _params("verdict"))
+@pytest.mark.parametrize("case", _params("verdict"), indirect=True)
 def test_verdict(built, case):
     _, report = built.broken(case)
     named = _naming(report, case)
@@ -306,7 +321,7 @@ def test_verdict(built, case):
         assert support._normal(hint) in advice, f"the advice lacks {hint!r}: {advice[:800]}"
 
 
-@pytest.mark.parametrize("case", _params("plan"))
+@pytest.mark.parametrize("case", _params("plan"), indirect=True)
 def test_pasted_plan_repairs(built, case):
     broken, report = built.broken(case)
     commands = support.pasted_commands(report)
