@@ -2,7 +2,8 @@
 
 Drawn before the doctor saw any case: `random.Random(38).sample(sorted(ids), k)` over the ids of every confirmed case
 of round 1, `random.Random(382)` over round 2's eight (fixtures/fresh/SCORES.md, "Changelog watch (issue 38)", says
-the method and the counts). Nobody on the branch that made them ran the doctor on these. tests/live/test_live_changelog.py includes them only when TFDOCTOR_LIVE_ASIDE=1:
+the method and the counts). Nobody on the branch that made them ran the doctor on these.
+tests/live/test_live_changelog.py includes them only when TFDOCTOR_LIVE_ASIDE=1:
 
     TFDOCTOR_LIVE_ASIDE=1 .venv/bin/python -m pytest -q -n 0 -rA tests/live/test_live_changelog.py -k aside
 
