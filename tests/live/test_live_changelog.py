@@ -37,6 +37,8 @@ from tests.live import changelog_aside, support
 pytestmark = [pytest.mark.live, pytest.mark.integration]
 
 FAIL, WARN, PROBLEM = "fail", "warn", "fail-or-warn"
+# tf-keras 2.21's Requires-Dist names `tensorflow`, which pip would install beside tensorflow-cpu
+_TF_KERAS_NO_DEPS = 'python -m pip install --no-deps "tf-keras==2.21.0"'
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,133 @@ SEEN = (
          xfail="verdict, plan: protobuf 7.36.2 satisfies TensorFlow 2.20's own protobuf>=5.28.0, TensorFlow and tf.keras "
                "import, and no table says protobuf 7 dropped what graph_io.write_graph passes: the doctor reports no "
                "finding and prints no plan (scored on main fab4259)"),
+    Case(
+        id="tensorflow-2.21-tensorflow-similarity-keras-3",
+        mechanism="pip install tensorflow-cpu==2.21.0 tensorflow-similarity on Python 3.11 today: TensorFlow 2.21's "
+                  "tf.keras is Keras 3.15; tensorflow-similarity 0.17.1 (its newest) imports, but its losses pass "
+                  "Keras 2's reduction='auto', so compiling a SimilarityModel raises ValueError (Invalid value for "
+                  "argument `reduction`); it declares no tf-keras",
+        expect="fail-or-warn",
+        causes=(("tensorflow-similarity",),),
+        hints=("tf-keras", "TF_USE_LEGACY_KERAS"),
+        python="3.11",
+        requirements=("tensorflow-cpu==2.21.0", "tensorflow-similarity==0.17.1"),
+        use="import numpy as np, tensorflow as tf, tensorflow_similarity as tfsim\n"
+            "inputs = tf.keras.layers.Input(shape=(4,))\n"
+            "outputs = tfsim.layers.MetricEmbedding(4)(tf.keras.layers.Dense(8)(inputs))\n"
+            "model = tfsim.models.SimilarityModel(inputs, outputs)\n"
+            "model.compile(optimizer='adam', loss=tfsim.losses.MultiSimilarityLoss())\n"
+            "model.fit(np.random.rand(16, 4).astype('float32'), np.array([0, 1] * 8), epochs=1, verbose=0)\n"
+            "print('works')",
+        premise="import importlib.metadata as m\n"
+                "assert m.version('keras').split('.')[0] == '3', m.version('keras')\n"
+                "assert m.version('tensorflow-similarity') == '0.17.1'\n"
+                "assert m.version('tensorflow-cpu') == '2.21.0'",
+        # proven on 2026-11-29: tf-keras 2.21.0 (--no-deps) and TF_USE_LEGACY_KERAS=1; TensorFlow 2.21.0 kept
+        repair=(_TF_KERAS_NO_DEPS, "export TF_USE_LEGACY_KERAS=1"),
+        sources=("https://pypi.org/project/tensorflow-similarity/0.17.1/",
+                 "https://github.com/tensorflow/tensorflow/releases/tag/v2.16.1"),
+        xfail=("verdict, plan: tensorflow-similarity 0.17.1 imports under TensorFlow 2.21's Keras 3.15, and nothing it "
+               "declares or any table says its losses pass Keras 2's reduction='auto': every check passes, no finding "
+               "names tensorflow-similarity, no plan (scored on 6dad2fa, before any diagnosis change)"),
+    ),
+    Case(
+        id="tensorflow-2.21-tf2onnx-1.17-large-model-numpy-2",
+        mechanism="pip install tensorflow-cpu==2.21.0 tf2onnx on Python 3.11 today: tf2onnx 1.17.0 (March 2026) "
+                  "declares numpy>=1.23.5 and pip picks NumPy 2.4; its graph.py still calls np.product, which NumPy "
+                  "2.0 removed, so `python -m tf2onnx.convert --large_model` raises AttributeError while plain "
+                  "conversion works",
+        expect="fail-or-warn",
+        causes=(("tf2onnx", "numpy"),),
+        hints=("numpy<2",),
+        python="3.11",
+        requirements=("tensorflow-cpu==2.21.0", "tf2onnx==1.17.0"),
+        use="import subprocess, sys, tempfile, tensorflow as tf\n"
+            "class M(tf.Module):\n"
+            "    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])\n"
+            "    def __call__(self, x):\n"
+            "        return tf.matmul(x, tf.ones([3, 2])) + 1.0\n"
+            "where = tempfile.mkdtemp()\n"
+            "tf.saved_model.save(M(), where + '/sm')\n"
+            "subprocess.run([sys.executable, '-m', 'tf2onnx.convert', '--saved-model', where + '/sm', '--output', "
+            "where + '/m.onnx', '--large_model'], check=True)\n"
+            "print('works')",
+        premise="import importlib.metadata as m, numpy as np\n"
+                "assert not hasattr(np, 'product'), np.__version__\n"
+                "assert m.version('tf2onnx') == '1.17.0'\n"
+                "assert m.version('tensorflow-cpu') == '2.21.0'",
+        # proven on 2026-11-29: NumPy 1.26.4 with ml-dtypes 0.5.4 (ml-dtypes 0.6 requires NumPy 2, TensorFlow 2.21
+        # takes numpy>=1.26.0 and ml_dtypes>=0.5.1); TensorFlow 2.21.0 kept, `pip check` clean
+        repair=('python -m pip install "numpy<2" "ml-dtypes<0.6"',),
+        sources=("https://numpy.org/doc/stable/release/2.0.0-notes.html",
+                 "https://pypi.org/project/tf2onnx/1.17.0/"),
+        xfail=("verdict, plan: NumPy 2.x satisfies tf2onnx 1.17.0's own numpy>=1.23.5 and TensorFlow 2.21's pin, "
+               "tf2onnx imports, and np.product is reached only by --large_model: every check passes, no finding "
+               "names tf2onnx, no plan (scored on 6dad2fa, and on main 9045b69)"),
+    ),
+    Case(
+        id="tensorflow-2.21-tf2onnx-1.17-from-keras-keras-3",
+        mechanism="pip install tensorflow-cpu==2.21.0 tf2onnx on Python 3.11 today: tf2onnx 1.17.0 (March 2026) "
+                  "imports, but tf2onnx.convert.from_keras of a tf.keras model, which is Keras 3.15 under TensorFlow "
+                  "2.21, raises KeyError ('keras_tensor_1'): it reads Keras 2's output names; with tf-keras and "
+                  "TF_USE_LEGACY_KERAS=1 it converts",
+        expect="fail-or-warn",
+        causes=(("tf2onnx",),),
+        hints=("tf-keras", "TF_USE_LEGACY_KERAS"),
+        python="3.11",
+        requirements=("tensorflow-cpu==2.21.0", "tf2onnx==1.17.0"),
+        use="import tensorflow as tf, tf2onnx\n"
+            "model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])\n"
+            "spec = (tf.TensorSpec((None, 3), tf.float32, name='x'),)\n"
+            "proto, _ = tf2onnx.convert.from_keras(model, input_signature=spec, opset=13)\n"
+            "print('works', len(proto.graph.node))",
+        premise="import importlib.metadata as m\n"
+                "assert m.version('keras').split('.')[0] == '3', m.version('keras')\n"
+                "assert m.version('tf2onnx') == '1.17.0'\n"
+                "assert m.version('tensorflow-cpu') == '2.21.0'",
+        # proven on 2026-11-29: tf-keras 2.21.0 (--no-deps) and TF_USE_LEGACY_KERAS=1; TensorFlow 2.21.0 kept
+        repair=(_TF_KERAS_NO_DEPS, "export TF_USE_LEGACY_KERAS=1"),
+        sources=("https://pypi.org/project/tf2onnx/1.17.0/",
+                 "https://github.com/onnx/tensorflow-onnx/releases/tag/v1.17.0"),
+        xfail=("verdict, plan: tf2onnx 1.17.0 imports under Keras 3.15 and declares no tf-keras; that from_keras "
+               "reads Keras 2's output names is in no artifact or table: every check passes, no finding names "
+               "tf2onnx, no plan (scored on 6dad2fa, and on main 9045b69)"),
+    ),
+    Case(
+        id="tensorflowjs-4.22-converter-ydf-0.16.0-protobuf-gencode",
+        mechanism="pip install tensorflowjs on Python 3.11 today: tensorflowjs 4.22 requires "
+                  "tensorflow-decision-forests, whose 1.12 pins tensorflow==2.19.0 (protobuf<6); ydf 0.16.1 "
+                  "declares protobuf>=6.31.1, so pip picks ydf 0.16.0 (March 2026), which declares "
+                  "protobuf>=5.29.1 but ships protobuf 6.31.1 gencode: `tensorflowjs_converter` (and "
+                  "`import tensorflow_decision_forests`) raises VersionError (gencode 6.31.1 runtime 5.29.6) "
+                  "while TensorFlow and tf.keras work",
+        expect="fail-or-warn",
+        causes=(("ydf",),),
+        hints=("ydf<0.16",),
+        python="3.11",
+        requirements=("tensorflowjs==4.22.0",),
+        use="import subprocess, sys, tempfile, tensorflow as tf\n"
+            "where = tempfile.mkdtemp()\n"
+            "model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])\n"
+            "model.save(where + '/m.h5')\n"
+            "# the tensorflowjs_converter entry point, run by this Python (a copy's bin/ scripts keep the source's "
+            "shebang)\n"
+            "subprocess.run([sys.executable, '-c', 'from tensorflowjs.converters.converter import pip_main; "
+            "pip_main()', '--input_format=keras', where + '/m.h5', where + '/js'], check=True)\n"
+            "print('works')",
+        premise="import importlib.metadata as m, google.protobuf as p\n"
+                "assert m.version('ydf') == '0.16.0', m.version('ydf')\n"
+                "assert p.__version__.split('.')[0] == '5', p.__version__\n"
+                "assert m.version('tensorflow') == '2.19.0'",
+        # proven on 2026-11-29: ydf 0.15.0 (protobuf 5 gencode), protobuf 5.29.6 and TensorFlow 2.19.0 kept
+        repair=('python -m pip install "ydf<0.16"',),
+        sources=("https://pypi.org/project/ydf/0.16.0/", "https://pypi.org/project/ydf/0.16.1/",
+                 "https://protobuf.dev/support/cross-version-runtime-guarantee/"),
+        xfail=("verdict, plan: the companions check fails on `import tensorflow_decision_forests` (VersionError, "
+               "gencode 6.31.1 runtime 5.29.6) but names neither ydf nor a ydf<0.16 hint; its plan, `export "
+               "TF_USE_LEGACY_KERAS=1` (for tensorflow_hub's KerasLayer, a second finding), leaves "
+               "tensorflowjs_converter failing (scored on 6dad2fa, and on main 9045b69)"),
+    ),
 )
 
 ASIDE = tuple(Case(**spec) for spec in changelog_aside.CASES) if os.environ.get("TFDOCTOR_LIVE_ASIDE") == "1" else ()
@@ -118,6 +247,13 @@ class Built:
             self._made[case.id] = (env, report)
         return self._made[case.id]
 
+    def drop(self, case: Case) -> None:
+        """Remove the case's environment once its tests are done: one case's at a time on disk, not the module's."""
+        if case.id in self._made and not os.environ.get("TFDOCTOR_LIVE_KEEP"):
+            env, _ = self._made.pop(case.id)
+            shutil.rmtree(env, ignore_errors=True)
+            env.with_name(f"{env.name}-use.py").unlink(missing_ok=True)
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, request):
@@ -131,6 +267,14 @@ def built(tmp_path_factory, request):
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
     support.LEDGER.workdir = outer
+
+
+@pytest.fixture(scope="module")
+def case(request, built):
+    """The case of the test (parametrized indirectly): a module-scoped parameter, so pytest runs a case's four tests
+    one after another and tears this down, removing its environment, before the next case's are built."""
+    yield request.param
+    built.drop(request.param)
 
 
 def _use(env: Path, case: Case, extra: dict[str, str]) -> tuple[bool, str]:
@@ -157,7 +301,7 @@ def _after(built: Built, case: Case, how: str, commands: list[str]) -> tuple[lis
     return ran, shell_env, env
 
 
-@pytest.mark.parametrize("case", _params("premise"))
+@pytest.mark.parametrize("case", _params("premise"), indirect=True)
 def test_premise_and_the_use_fails(built, case):
     env, _ = built.broken(case)
     premise = support.run([str(env / "bin" / "python"), "-c", case.premise], env=support.clean_environ(**case.env))
@@ -166,7 +310,7 @@ def test_premise_and_the_use_fails(built, case):
     assert not works, f"{case.id}: the use works before any repair, the case is gone:\n{tail}"
 
 
-@pytest.mark.parametrize("case", _params("repair"))
+@pytest.mark.parametrize("case", _params("repair"), indirect=True)
 def test_the_proven_repair_works(built, case):
     broken, _ = built.broken(case)
     ran, shell_env, env = _after(built, case, "repair", list(case.repair))
@@ -179,7 +323,7 @@ def test_the_proven_repair_works(built, case):
         shutil.rmtree(env, ignore_errors=True)
 
 
-@pytest.mark.parametrize("case", _params("verdict"))
+@pytest.mark.parametrize("case", _params("verdict"), indirect=True)
 def test_verdict(built, case):
     _, report = built.broken(case)
     named = _naming(report, case)
@@ -193,7 +337,7 @@ def test_verdict(built, case):
         assert support._normal(hint) in advice, f"the advice lacks {hint!r}: {advice[:800]}"
 
 
-@pytest.mark.parametrize("case", _params("plan"))
+@pytest.mark.parametrize("case", _params("plan"), indirect=True)
 def test_pasted_plan_repairs(built, case):
     broken, report = built.broken(case)
     commands = support.pasted_commands(report)
