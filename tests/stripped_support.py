@@ -44,11 +44,12 @@ def stripped(document: Mapping[str, Any], level: str) -> dict[str, Any]:
 
 def diagnosed(document: Mapping[str, Any]) -> dict[str, Any]:
     """The document `tfdoctor explain` makes of a report (or fixture): today's checks, one plan."""
-    from tfdoctor.report.saved import _saved_report, explain
+    from tfdoctor.operations.explain import explained_document
+    from tfdoctor.report.saved import _saved_report
 
     saved = _saved_report({"schema_version": document.get("schema_version") or "1.0", "facts": document["facts"]},
                           "stripped")
-    return explain(saved, redacted=False)
+    return explained_document(saved, redacted=False)
 
 
 def statuses(document: Mapping[str, Any]) -> dict[str, str]:
