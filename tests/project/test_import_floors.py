@@ -39,6 +39,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("diagnosis", ("tfdoctor.diagnosis", "tfdoctor.report.saved", "tfdoctor.report.compare")),
     ("render", ("tfdoctor.render",)),
     ("commands", ("tfdoctor.fixer", "tfdoctor.scan", "tfdoctor.posting")),
+    ("operations", ("tfdoctor.operations",)),  # each operation once, with its guards: what every door calls
     ("front door", ("tfdoctor.cli", "tfdoctor.api", "tfdoctor.servers", "tfdoctor.__main__", "tfdoctor.source_tree",
                     "tfdoctor")),
 )

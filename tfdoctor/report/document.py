@@ -27,6 +27,13 @@ WORST_FIRST = ("error", "fail", "warn", "pass")  # skip says nothing about the e
 FAILING = ("fail", "error")  # an `error` (a check that crashed) fails a pre-flight: it could not judge
 
 
+def report_schema() -> dict[str, Any]:
+    """The versioned JSON schema of a report document (schema/report.schema.json), a fresh copy."""
+    from importlib import resources
+
+    return json.loads(resources.files("tfdoctor.schema").joinpath("report.schema.json").read_text(encoding="utf-8"))
+
+
 class CannotRun(Exception):
     """The doctor cannot run at all (exit 2): bad arguments, an unknown check, an unusable interpreter, an unreadable
     report, a bad configuration. The message is one line, shown as is."""

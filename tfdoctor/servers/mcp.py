@@ -2,21 +2,22 @@
 
 Built on the official Python SDK, version 2 (`pip install 'tfdoctor[mcp]'`, Python >= 3.10): its
 `MCPServer` (FastMCP in SDK 1) makes each tool's JSON input schema from the function's signature. The
-tools call the public API (`tfdoctor.diagnose`, `tfdoctor.explain`), `tfdoctor diff`'s and `scan`'s
-functions and the fixer's flow: nothing here judges an environment.
+tools call the operations (tfdoctor/operations/: diagnose, explain, compare, scan, verify, the detached
+apply and undo) and read the report document (tfdoctor/report/document.py), as every other door does:
+nothing here judges an environment, and nothing reaches past those into the rooms below.
 
 What a server adds to the CLI's contract:
 - stdout carries protocol messages only (the SDK's stdio transport points fd 1 at stderr while it
   serves, so a stray print or a child's output cannot reach the wire); logs go to stderr;
 - one job that starts children (a diagnosis, a scan, a fix) runs at a time, in a worker thread, so a
-  cancelled request can kill exactly its children (tfdoctor/processes/commands.py: CHILDREN) and the
+  cancelled request can kill exactly its children (operations/processes.py) and the
   event loop keeps answering meanwhile; a hanging TensorFlow is already a result after `timeout`;
 - every tool has one total deadline (DEADLINES, stated in its description): past it the request's
   children are killed and the tool answers with an error saying so;
 - everything returned is redacted as the CLI's output is;
 - apply_fix and undo_fix exist only with --allow-fix, and apply_fix applies only a plan that
   verify_fix proved on a throwaway copy in this session, while the environment is still as it was.
-  Both run in a detached child under the environment's lock (tfdoctor/fixer/detached.py), which
+  Both run in a detached child under the environment's lock (operations/fix.py: run_detached), which
   finishes (applied and checked by the doctor, or put back) even when the client or this server goes
   away, and records how it ended; the next call about that environment says so, and every verdict this
   session kept of that environment is dropped.
@@ -41,6 +42,10 @@ from mcp.server.mcpserver.resources.types import FunctionResource
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from tfdoctor._version import __version__
+from tfdoctor.operations import CannotRun
+from tfdoctor.operations import fix as fixing
+from tfdoctor.operations.common import interpreter as checked_interpreter
+from tfdoctor.operations.common import redactor, text_redactor
 
 LOG = logging.getLogger("tfdoctor.mcp")
 T = TypeVar("T")
@@ -136,38 +141,26 @@ class DoctorSession:
 # --- helpers ------------------------------------------------------------------------------------------
 
 def _redact_text(text: str) -> str:
-    """A line redacted as the command line redacts it (tfdoctor/diagnosis/options.py)."""
-    from tfdoctor.diagnosis.options import text_redactor
-
+    """A line redacted as the command line redacts it (operations/common.py)."""
     return text_redactor(True)(text)
 
 
 def _redacted_document(document: Dict[str, Any]) -> Dict[str, Any]:
-    from tfdoctor.diagnosis.options import redact_document
+    return redactor(True)(document)
 
-    return redact_document(document, True)
+
+def _refused(exc: CannotRun) -> ToolError:
+    """An operation's refusal as this door's error: its one line, redacted (it may quote a path)."""
+    return ToolError(_redact_text(str(exc)))
 
 
 def _interpreter(python: Optional[str]) -> str:
     """The interpreter to diagnose: this server's own Python by default, else an absolute path to an
     executable file (a clear tool error otherwise: the assistant passes paths it read somewhere)."""
-    import sys
-
-    if python is None or python == "":
-        return sys.executable
-    if "\x00" in python:
-        raise ToolError("python: the path contains a NUL character")
-    path = os.path.expanduser(python)
-    if not os.path.isabs(path):
-        raise ToolError(f"python: {python!r} is not an absolute path (give the interpreter's full path, "
-                        "e.g. /home/me/venv/bin/python)")
     try:
-        info = os.stat(path)
-    except OSError as exc:
-        raise ToolError(f"python: {_redact_text(path)}: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(info.st_mode) or not os.access(path, os.X_OK):
-        raise ToolError(f"python: {_redact_text(path)} is not an executable file")
-    return path
+        return checked_interpreter(python or None, absolute=True)
+    except CannotRun as exc:
+        raise _refused(exc) from None
 
 
 def _report_file(path: str, argument: str) -> str:
@@ -195,18 +188,16 @@ def _timeout(timeout: Optional[float]) -> Optional[float]:
 
 
 def _ids(values: Optional[List[str]]) -> tuple[str, ...]:
-    from tfdoctor.checking.registry import split_ids
+    from tfdoctor.operations.checks import split_ids
 
     return split_ids(list(values or ()))
 
 
 def _key(python: str) -> str:
     """An environment's name in this session (its report resource's too): a hash, as a path would leak
-    the home, of where its interpreter is (tfdoctor/fixer/detached.py): not the interpreter's real path
+    the home, of where its interpreter is (operations/fix.py): not the interpreter's real path
     alone, which every venv made from one Python shares."""
-    from tfdoctor.fixer.detached import environment_key
-
-    return environment_key(python)
+    return fixing.environment_key(python)
 
 
 def _totals_line(document: Mapping[str, Any]) -> str:
@@ -237,7 +228,7 @@ def _result(structured: Dict[str, Any], text: str, earlier: Optional[List[Dict[s
     return CallToolResult(content=[TextContent(type="text", text=clean(text))], structured_content=structured)
 
 
-REFUSALS = {  # tfdoctor/fixer/proven.py's Refused reasons, in this door's terms
+REFUSALS = {  # the detached apply's refusal reasons (record["refused_for"]), in this door's terms
     "moved": "the environment or its plan changed since verify_fix proved it: run verify_fix again",
     "system": "a system or externally managed Python is not changed from an assistant: use a virtual environment, "
               "or run `tfdoctor fix --yes --system` yourself",
@@ -256,7 +247,7 @@ _ENDINGS = {
 
 
 def _earlier(record: Mapping[str, Any]) -> Dict[str, Any]:
-    """A detached apply's or undo's record (tfdoctor/fixer/detached.py) as a tool tells it: no pid or path."""
+    """A detached apply's or undo's record (operations/fix.py: run_detached) as a tool tells it: no pid or path."""
     job = record.get("job") or {}
     return {"operation": f"{job.get('operation')}_fix", "result": record.get("result"),
             "verified": bool(record.get("verified")), "plan_id": job.get("plan_id") or None,
@@ -285,27 +276,17 @@ def _earlier_lines(entries: List[Dict[str, Any]]) -> list[str]:
 
 
 def _report_schema() -> Dict[str, Any]:
-    from importlib import resources
+    from tfdoctor.report.document import report_schema
 
-    return json.loads(resources.files("tfdoctor.schema").joinpath("report.schema.json").read_text(encoding="utf-8"))
+    return report_schema()
 
 
-def _saved(report: Optional[Dict[str, Any]], path: Optional[str], argument: str) -> Any:
-    """A SavedReport from a report given as JSON or by path (exactly one of them)."""
-    from tfdoctor.report.saved import UnreadableReport, parse_report, read_report
-
+def _source(report: Optional[Dict[str, Any]], path: Optional[str], argument: str) -> Any:
+    """A report given as JSON or by path (exactly one of them), as the explain operation reads it: the path checked
+    to be a regular file first (a FIFO or a device would block the read)."""
     if (report is None) == (path is None):
         raise ToolError(f"{argument}: give either the report as JSON or its path, not both and not neither")
-    try:
-        if path is not None:
-            return read_report(_report_file(path, f"{argument}_path"))
-        try:
-            text = json.dumps(report)
-        except (TypeError, ValueError) as exc:
-            raise UnreadableReport(f"not JSON: {exc}") from None
-        return parse_report(text.encode("utf-8"), f"<{argument}>")
-    except UnreadableReport as exc:
-        raise ToolError(_redact_text(str(exc))) from None
+    return _report_file(path, f"{argument}_path") if path is not None else report
 
 
 def _step_changes(plan: Mapping[str, Any]) -> list[Dict[str, Any]]:
@@ -326,8 +307,6 @@ def _step_changes(plan: Mapping[str, Any]) -> list[Dict[str, Any]]:
 
 def build_server(allow_fix: bool = False) -> MCPServer:
     """A new server with its own session: the tools, and apply_fix/undo_fix only when `allow_fix`."""
-    from tfdoctor.fixer import detached
-
     session = DoctorSession(allow_fix=allow_fix)
     server: MCPServer = MCPServer("tfdoctor", version=__version__, instructions=INSTRUCTIONS)
     published: set = set()  # environment keys whose report resource is registered
@@ -350,7 +329,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         children are killed at once, so its thread ends within moments and the next job starts clean; a
         job cancelled while it waited never starts. A `shielded` job (waiting for a detached apply or undo)
         waits on instead: the change finishes in its own process whatever happens here."""
-        from tfdoctor.processes.commands import CHILDREN
+        from tfdoctor.operations.processes import kill_all_children, reopen_children
 
         job = Job()
 
@@ -360,7 +339,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
                     if job.cancelled:
                         raise ToolError("cancelled")
                     job.started = True
-                CHILDREN.reopen()  # a job cancelled before this one closed the registry
+                reopen_children()  # a job cancelled before this one closed the registry
                 return work()
 
         with anyio.move_on_after(seconds):
@@ -374,7 +353,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
                     LOG.warning("%s cancelled while an environment changes: that goes on in its own process", name)
                 elif started:
                     LOG.info("%s cancelled: killing its children", name)
-                    CHILDREN.kill_all()
+                    kill_all_children()
                 raise
         raise ToolError(late() if late is not None else
                         f"{name} ran past its deadline of {seconds:g} s: stopped, and every process it started killed")
@@ -391,8 +370,8 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         """In the worker thread, first: how earlier applies and undos of the environment ended (each told
         once); one still running is waited for, within the deadline (what follows must see it finished)."""
         try:
-            return detached.settle(target, max(0.0, seconds - SETTLE_MARGIN_S), skip=set(session.claimed))
-        except detached.StillRunning as exc:
+            return fixing.settle(target, max(0.0, seconds - SETTLE_MARGIN_S), skip=set(session.claimed))
+        except fixing.StillRunning as exc:
             raise ToolError(_redact_text(str(exc)) + ": ask again when it has finished") from None
 
     def changed(target: str, why: str) -> None:
@@ -437,13 +416,16 @@ def build_server(allow_fix: bool = False) -> MCPServer:
     def diagnosis(target: str, only: tuple[str, ...], skip: tuple[str, ...], probe: bool, deep: bool,
                   timeout: Optional[float]) -> Dict[str, Any]:
         """The interpreter's report, in the worker thread; the caller remembers it, on the event loop."""
-        from tfdoctor.api import DoctorError, diagnose as api_diagnose
+        from tfdoctor.operations.common import settings
+        from tfdoctor.operations.diagnose import DiagnoseRequest
+        from tfdoctor.operations.diagnose import diagnose as run
 
-        try:
-            report = api_diagnose(target, only=only, skip=skip, probe=probe, deep=deep, timeout=timeout)
-        except DoctorError as exc:
-            raise ToolError(_redact_text(str(exc))) from None
-        return report.to_dict()
+        try:  # [tool.tfdoctor] of the nearest pyproject.toml, as the command line reads it
+            request = DiagnoseRequest(target, only, skip, timeout, probe, deep, settings=settings(None, discover=True),
+                                      redact=True, absolute_python=True)
+            return run(request).document.to_dict()
+        except CannotRun as exc:
+            raise _refused(exc) from None
 
     async def diagnosed(name: str, python: Optional[str], only: tuple[str, ...], skip: tuple[str, ...], probe: bool,
                         deep: bool, timeout: Optional[float], seconds: Optional[float] = None,
@@ -479,11 +461,11 @@ def build_server(allow_fix: bool = False) -> MCPServer:
     async def list_checks() -> CallToolResult:
         """The checks tfdoctor runs: id, title, tags, platforms (empty: all), the fact sections each
         reads, and its documentation link. Ids and tags are what `only` and `skip` take."""
-        from tfdoctor.diagnosis.doctor import selected_checks
+        from tfdoctor.operations.checks import list_checks as checks_known
 
         def listed() -> list[Dict[str, Any]]:
-            return [{"id": c.id, "title": c.title, "tags": list(c.tags), "platforms": list(c.platforms),
-                     "needs": list(c.needs), "uses": list(c.uses), "doc_url": c.doc_url} for c in selected_checks()]
+            return [{"id": c.id, "title": c.title, "tags": list(c.tags), "platforms": list(c.systems),
+                     "needs": list(c.needs), "uses": list(c.uses), "doc_url": c.doc_url} for c in checks_known()]
 
         checks = await in_thread(listed, "list_checks")
         return _result({"checks": checks}, f"{len(checks)} checks: " + ", ".join(c["id"] for c in checks))
@@ -496,15 +478,15 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         `report_path` (a saved --json report, re-judged with today's checks), else the last report of
         `python` in this session (none once apply_fix or undo_fix changed the environment), else a new
         diagnosis of `python` (no probe)."""
-        from tfdoctor.diagnosis.doctor import selected_checks
+        from tfdoctor.operations.checks import list_checks as checks_known
 
-        known = {c.id: c for c in selected_checks()}
+        known = {c.id: c for c in checks_known()}
         if check_id not in known:
             raise ToolError(f"check_id: unknown check {check_id!r} (list_checks gives the ids)")
         earlier: list[Dict[str, Any]] = []
         if report is not None or report_path is not None:
-            saved = _saved(report, report_path, "report")
-            document = await in_thread(lambda: _explained(saved, (), ()), "explain_check")
+            source = _source(report, report_path, "report")
+            document = await in_thread(lambda: _explained(source, (), ()), "explain_check")
         else:
             target = _interpreter(python)
             seconds = DEADLINES["explain_check"].seconds()
@@ -540,9 +522,9 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         """Re-judge a saved report (a `tfdoctor --json` output, given as JSON in `report` or by absolute
         path in `report_path`) with today's checks, as `tfdoctor explain` does: no TensorFlow is imported.
         Returns a report of the same schema."""
-        saved = _saved(report, report_path, "report")
+        source = _source(report, report_path, "report")
         only_ids, skip_ids = _ids(only), _ids(skip)
-        document = await in_thread(lambda: _explained(saved, only_ids, skip_ids), "explain_report")
+        document = await in_thread(lambda: _explained(source, only_ids, skip_ids), "explain_report")
         return _result(document, f"tfdoctor explain: {_totals_line(document)}.\n" + "\n".join(_problems_lines(document)))
 
     @tool(READ_ONLY)
@@ -585,10 +567,17 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         """What differs between two saved reports (two machines, or one machine then and now): platform,
         Python, TensorFlow, GPU, packages, environment, and today's verdict of each check on each. Each
         report as JSON (`a`, `b`) or by absolute path (`a_path`, `b_path`)."""
-        from tfdoctor.report.compare import compare
+        from tfdoctor.operations.explain import compare
 
-        first, second = _saved(a, a_path, "a"), _saved(b, b_path, "b")
-        document = await in_thread(lambda: _redacted_document(compare(first, second, redacted=True)), "diff_reports")
+        first, second = _source(a, a_path, "a"), _source(b, b_path, "b")
+
+        def compared() -> Dict[str, Any]:
+            try:
+                return dict(compare(first, second, redact=True).document)
+            except CannotRun as exc:
+                raise _refused(exc) from None
+
+        document = await in_thread(compared, "diff_reports")
         changed_checks = [c for c in document.get("checks") or () if c.get("a") != c.get("b")]
         text = ("The reports do not differ." if document.get("identical") else
                 f"{len(document.get('differences') or ())} facts and {len(changed_checks)} check verdicts differ.")
@@ -627,7 +616,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         def work() -> tuple[list[Dict[str, Any]], Dict[str, Any]]:
             earlier = settled(job.python, seconds - job.deadline_s)
             try:
-                return earlier, detached.run(job, started=lambda process: started.update(pid=process.pid))
+                return earlier, fixing.run_detached(job, started=lambda process: started.update(pid=process.pid))
             except OSError as exc:
                 raise ToolError(f"{name}: cannot start the process that changes the environment: {exc}") from None
 
@@ -639,7 +628,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         session.claimed.add(job.job_id)
         try:
             outcomes, record = await run_job(work, name, seconds, shielded=True, late=late)
-            detached.forget(job)  # told now, in this answer
+            fixing.forget(job)  # told now, in this answer
         finally:
             # its record, if not told here, is told by the next call: none can look before this job's thread
             # has ended, as each looks in the worker thread this job holds until then
@@ -667,8 +656,8 @@ def build_server(allow_fix: bool = False) -> MCPServer:
             proven = session.verified.get(plan_id)
             if proven is None:
                 raise ToolError(f"plan_id: {plan_id!r} was not proven by verify_fix in this session")
-            job = detached.Job("apply", proven.python, DEADLINES["apply_fix"].seconds(proven.timeout), plan_id,
-                               list(proven.only), list(proven.skip), proven.timeout)
+            job = fixing.apply_job(proven.python, DEADLINES["apply_fix"].seconds(proven.timeout), plan_id,
+                                   proven.only, proven.skip, proven.timeout)
             record, earlier = await detached_job(job, "apply_fix")
             session.verified.pop(plan_id, None)  # a proof is used once
             outcome: Dict[str, Any] = {
@@ -686,7 +675,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
             """Restore `python`'s environment as it was before the last fix (tfdoctor fix --undo): the
             snapshot goes back and the distributions are checked against the record."""
             target = _interpreter(python)
-            job = detached.Job("undo", target, DEADLINES["undo_fix"].seconds())
+            job = fixing.undo_job(target, DEADLINES["undo_fix"].seconds())
             record, earlier = await detached_job(job, "undo_fix")
             outcome: Dict[str, Any] = {
                 "restored": record.get("result") == "restored", "result": record.get("result"),
@@ -731,53 +720,38 @@ def _declare_output_schemas(server: MCPServer) -> None:
 
 # --- the jobs (worker thread) -------------------------------------------------------------------------
 
-def _explained(saved: Any, only: tuple[str, ...], skip: tuple[str, ...]) -> Dict[str, Any]:
-    from tfdoctor.diagnosis.doctor import CannotRun
-    from tfdoctor.report.saved import UnreadableReport
-    from tfdoctor.report.saved import explain as explain_saved
+def _explained(source: Any, only: tuple[str, ...], skip: tuple[str, ...]) -> Dict[str, Any]:
+    """Today's checks on a saved report (the explain operation), its document redacted."""
+    from tfdoctor.operations.explain import ExplainRequest, explain
 
     try:
-        document = explain_saved(saved, only, skip, redacted=True)
-    except (CannotRun, UnreadableReport) as exc:
-        raise ToolError(_redact_text(str(exc))) from None
-    return _redacted_document(document)
+        return explain(ExplainRequest(source, only, skip, redact=True, name="<report>")).document.to_dict()
+    except CannotRun as exc:
+        raise _refused(exc) from None
 
 
 def _scan(paths: list[str], depth: int, probe: bool, timeout: Optional[float]) -> Dict[str, Any]:
-    """`tfdoctor scan --json`'s document, as the CLI's scan command builds it."""
-    from tfdoctor.diagnosis.options import OptionsError, doctor_options, load_settings
-    from tfdoctor.render.scan_table import render_json
-    from tfdoctor.scan import summary
-    from tfdoctor.scan.find import Places, find_environments
-    from tfdoctor.scan.run import diagnose_all
+    """`tfdoctor scan --json`'s document, from the scan operation (settings: the nearest pyproject.toml)."""
+    from tfdoctor.operations.common import settings
+    from tfdoctor.operations.scan import ScanRequest, scan
+    from tfdoctor.render.scan_table import scan_document
 
     try:
-        settings = load_settings()  # as `tfdoctor scan` reads it: the nearest pyproject.toml
-    except OptionsError as exc:
-        raise ToolError(str(exc)) from None
-    environments = find_environments(Places.default(paths, depth))
-
-    def options_for(environment: Any) -> Any:
-        return doctor_options(settings, environment.python, timeout=timeout, probe=probe, deep=False)
-
-    text = _redact_text
-    diagnosed = diagnose_all(environments, options_for, _redacted_document, strict=bool(settings.strict),
-                             workers=1 if probe else None)
-    rows = summary.sorted_rows([summary.row(d, text(d.environment.prefix), text(d.environment.python),
-                                            text(d.reason) if d.reason else None) for d in diagnosed])
-    return json.loads(render_json(rows, redacted=True))
+        scanned = scan(ScanRequest(tuple(paths), depth, probe, timeout=timeout, settings=settings(None, discover=True),
+                                   jobs=1 if probe else None, redact=True))
+    except CannotRun as exc:
+        raise _refused(exc) from None
+    return scan_document(scanned.rows, redacted=True)
 
 
 def _verify(python: str, only: tuple[str, ...], skip: tuple[str, ...], timeout: float) -> Dict[str, Any]:
-    from tfdoctor.fixer.environment import FixError
-    from tfdoctor.fixer.flow import FixOptions
-    from tfdoctor.fixer.proven import RecordingUi, prove
-
-    ui = RecordingUi(_redact_text, lambda stage: LOG.info("%s", stage))
+    ui = fixing.recording_ui(True, lambda stage: LOG.info("%s", stage))
+    request = fixing.FixRequest(python, only, skip, yes=True, system=False, timeout=timeout, redact=True,
+                                absolute_python=True)
     try:
-        proof = prove(FixOptions(python, only, skip, yes=True, system=False, timeout=timeout), ui)
-    except FixError as exc:
-        raise ToolError(_redact_text(str(exc))) from None
+        proof = fixing.verify(request, ui)
+    except CannotRun as exc:
+        raise _refused(exc) from None
     outcome: Dict[str, Any] = {"verified": proof.verified, "plan_id": proof.plan_id,
                                "plan": _redacted_document(proof.report.to_dict()).get("plan") or {},
                                "changes": [_redact_text(line) for line in proof.changes],
