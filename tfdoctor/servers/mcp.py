@@ -465,6 +465,26 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         except Exception as exc:  # noqa: BLE001 - a client gone mid-notification: the job's answer says the rest
             LOG.debug("progress of %s not sent: %s", name, exc)
 
+    async def ticking(work: Callable[[], T], name: str, ctx: Optional[Context], notes: Notes) -> T:
+        """`work` in a worker thread, progress notifications beside it while it runs (when there is a request)."""
+        if ctx is None:
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        # the job's own outcome (an answer, an error, a cancellation) is kept and raised outside the task group,
+        # so that it is never wrapped in an exception group
+        outcome: list[Any] = []
+        failure: list[BaseException] = []
+        async with anyio.create_task_group() as group:
+            group.start_soon(tick, ctx, notes, name)
+            try:
+                outcome.append(await anyio.to_thread.run_sync(work, abandon_on_cancel=True))
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, as it was
+                failure.append(exc)
+            finally:
+                group.cancel_scope.cancel()
+        if failure:
+            raise failure[0]
+        return outcome[0]
+
     async def run_job(work: Callable[[Notes], T], name: str, seconds: float, shielded: bool = False,
                       late: Optional[Callable[[], str]] = None, ctx: Optional[Context] = None) -> T:
         """`work` in a worker thread, one job at a time, within the tool's deadline (`seconds`). Cancelled
@@ -486,28 +506,9 @@ def build_server(allow_fix: bool = False) -> MCPServer:
                 reopen_children()  # a job cancelled before this one closed the registry
                 return work(notes)
 
-        async def threaded() -> T:
-            if ctx is None:
-                return await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
-            # the ticker beside the thread; the job's own outcome (an answer, an error, a cancellation) is kept
-            # and raised outside the task group, so that it is never wrapped in an exception group
-            outcome: list[Any] = []
-            failure: list[BaseException] = []
-            async with anyio.create_task_group() as group:
-                group.start_soon(tick, ctx, notes, name)
-                try:
-                    outcome.append(await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True))
-                except BaseException as exc:  # noqa: BLE001 - re-raised below, as it was
-                    failure.append(exc)
-                finally:
-                    group.cancel_scope.cancel()
-            if failure:
-                raise failure[0]
-            return outcome[0]
-
         with anyio.move_on_after(seconds):
             try:
-                return await threaded()
+                return await ticking(in_thread, name, ctx, notes)
             except anyio.get_cancelled_exc_class():
                 with job.lock:
                     job.cancelled = True
@@ -521,12 +522,12 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         raise ToolError(late() if late is not None else
                         f"{name} ran past its deadline of {seconds:g} s: stopped, and every process it started killed")
 
-    async def in_thread(work: Callable[[], T], name: str) -> T:
+    async def in_thread(work: Callable[[], T], name: str, ctx: Optional[Context] = None) -> T:
         """Pure work (re-judging a saved report) off the event loop, within the tool's deadline; it starts
-        no child (a thread past the deadline is abandoned, its answer dropped)."""
+        no child (a thread past the deadline is abandoned, its answer dropped: the input caps keep it short)."""
         seconds = DEADLINES[name].seconds()
         with anyio.move_on_after(seconds):
-            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            return await ticking(work, name, ctx, Notes())
         raise ToolError(f"{name} ran past its deadline of {seconds:g} s")
 
     def settled(target: str, seconds: float) -> list[Dict[str, Any]]:
@@ -651,7 +652,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         earlier: list[Dict[str, Any]] = []
         if report is not None or report_path is not None:
             source, name = _source(report, report_path, "report")
-            document = await in_thread(lambda: _explained(source, name, (), ()), "explain_check")
+            document = await in_thread(lambda: _explained(source, name, (), ()), "explain_check", ctx)
         else:
             target = _interpreter(python)
             seconds = DEADLINES["explain_check"].seconds()
@@ -684,13 +685,14 @@ def build_server(allow_fix: bool = False) -> MCPServer:
 
     @tool(READ_ONLY)
     async def explain_report(report: Optional[Dict[str, Any]] = None, report_path: Optional[str] = None,
-                             only: Optional[List[str]] = None, skip: Optional[List[str]] = None) -> CallToolResult:
+                             only: Optional[List[str]] = None, skip: Optional[List[str]] = None,
+                             ctx: Optional[Context] = None) -> CallToolResult:
         """Re-judge a saved report (a `tfdoctor --json` output, given as JSON in `report` or by absolute
         path in `report_path`) with today's checks, as `tfdoctor explain` does: no TensorFlow is imported.
         Returns a report of the same schema."""
         source, name = _source(report, report_path, "report")
         only_ids, skip_ids = _ids(only), _ids(skip)
-        document = await in_thread(lambda: _explained(source, name, only_ids, skip_ids), "explain_report")
+        document = await in_thread(lambda: _explained(source, name, only_ids, skip_ids), "explain_report", ctx)
         return _result(document, f"tfdoctor explain: {_totals_line(document)}.\n" + "\n".join(_problems_lines(document)))
 
     @tool(READ_ONLY)
@@ -732,7 +734,8 @@ def build_server(allow_fix: bool = False) -> MCPServer:
 
     @tool(READ_ONLY)
     async def diff_reports(a: Optional[Dict[str, Any]] = None, b: Optional[Dict[str, Any]] = None,
-                           a_path: Optional[str] = None, b_path: Optional[str] = None) -> CallToolResult:
+                           a_path: Optional[str] = None, b_path: Optional[str] = None,
+                           ctx: Optional[Context] = None) -> CallToolResult:
         """What differs between two saved reports (two machines, or one machine then and now): platform,
         Python, TensorFlow, GPU, packages, environment, and today's verdict of each check on each. Each
         report as JSON (`a`, `b`) or by absolute path (`a_path`, `b_path`)."""
@@ -746,7 +749,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
             except CannotRun as exc:
                 raise _refused(exc) from None
 
-        document = await in_thread(compared, "diff_reports")
+        document = await in_thread(compared, "diff_reports", ctx)
         changed_checks = [c for c in document.get("checks") or () if c.get("a") != c.get("b")]
         text = ("The reports do not differ." if document.get("identical") else
                 f"{len(document.get('differences') or ())} facts and {len(changed_checks)} check verdicts differ.")
