@@ -449,19 +449,19 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         progressToken): each new line the job says, else every HEARTBEAT_S that it still works."""
         start = last = anyio.current_time()
         count = sent = 0
-        message = f"{name}: started"
         try:
+            count += 1
+            await ctx.report_progress(count, None, f"{name}: started")
             while True:
+                await anyio.sleep(0.5)
                 lines = notes.since(sent)
                 now = anyio.current_time()
-                if lines or count == 0 or now - last >= HEARTBEAT_S:
+                if lines or now - last >= HEARTBEAT_S:
                     sent += len(lines)
-                    message = lines[-1] if lines else (message if count == 0 else
-                                                       f"{name}: still working ({now - start:.0f} s)")
                     count += 1
                     last = now
-                    await ctx.report_progress(count, None, message)
-                await anyio.sleep(0.5)
+                    await ctx.report_progress(count, None, lines[-1] if lines else
+                                              f"{name}: still working ({now - start:.0f} s)")
         except Exception as exc:  # noqa: BLE001 - a client gone mid-notification: the job's answer says the rest
             LOG.debug("progress of %s not sent: %s", name, exc)
 
