@@ -275,3 +275,19 @@ def test_the_package_and_the_plain_cli_never_import_the_mcp_sdk_or_the_servers()
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('tfdoctor.servers'))\n"
         "assert not loaded, loaded\n")
     assert done.returncode == 0, done.stderr
+
+
+# What a door may import of the package (issue 36): the operations, the report document, the renderers, the version,
+# and its own room. Everything else (the doctor, the fixer, the collectors, the saved-report reader) is reached only
+# through an operation, so that each guard is written once.
+DOOR_MAY_IMPORT = ("tfdoctor._version", "tfdoctor.operations", "tfdoctor.report.document", "tfdoctor.render")
+
+
+@pytest.mark.parametrize("door, room", [("tfdoctor/servers/mcp.py", "tfdoctor.servers")])
+def test_a_door_imports_only_the_operations_the_report_document_and_the_renderers(door, room):
+    path = ROOT / door
+    allowed = (*DOOR_MAY_IMPORT, room)
+    imported = imported_modules(path.read_text(encoding="utf-8"), module_of(path))
+    offenders = [f"{door}:{line} imports {name}" for line, name in imported
+                 if not any(name == prefix or name.startswith(prefix + ".") for prefix in allowed)]
+    assert imported and offenders == [], "\n".join(offenders)

@@ -167,7 +167,9 @@ def test_readme_mcp_configuration_is_json_whose_command_the_cli_accepts():
 
     (block,) = _blocks("json")
     (server,) = json.loads(block)["mcpServers"].values()
-    assert server["command"] == "tfdoctor" and server["args"] == ["mcp"]
-    parse_with_real_cli(server["args"])
-    parse_with_real_cli([*server["args"], "--allow-fix"])  # the variant README names
-    assert '"args": ["mcp", "--allow-fix"]' in README
+    # an absolute interpreter and `-m tfdoctor`: what works for a venv install (issue 36), the assistant having no PATH
+    assert server["command"].startswith("/") and server["command"].endswith("/python")
+    assert server["args"][:2] == ["-m", "tfdoctor"] and server["args"][2:] == ["mcp"]
+    parse_with_real_cli(server["args"][2:])
+    parse_with_real_cli([*server["args"][2:], "--allow-fix"])  # the variant README names
+    assert '"args": ["-m", "tfdoctor", "mcp", "--allow-fix"]' in README

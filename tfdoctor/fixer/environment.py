@@ -161,7 +161,7 @@ def prefix_of(python: str) -> str:
     try:
         return str(child_json(python, "import sys\nanswer = sys.prefix\n"))
     except FixError as exc:
-        raise FixError(f"{python} does not start: {exc}") from exc
+        raise FixError(f"{python} does not start as a Python interpreter (give the python of the environment): {exc}") from exc
 
 
 def link_tree(source: Path, target: Path) -> None:

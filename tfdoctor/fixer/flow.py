@@ -487,7 +487,7 @@ def probe(python: str) -> Environment:
     try:
         data = child_json(python, _PROBE, timeout=30.0)
     except FixError as exc:
-        raise FixError(f"{python} does not start: {exc}") from exc
+        raise FixError(f"{python} does not start as a Python interpreter (give the python of the environment): {exc}") from exc
     kind = detect(uv=data["uv"], conda=data["conda"], venv=data["prefix"] != data["base"],
                   externally_managed=data["externally_managed"])  # the doctor's precedence
     return Environment(os.path.abspath(python) if os.sep in python else python, data["prefix"], kind, tuple(data["site"]))

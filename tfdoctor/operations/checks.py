@@ -14,6 +14,9 @@ class CheckInfo:
     platforms: tuple[str, ...]  # where it applies, in words ("macOS", "Linux"); () everywhere
     tags: tuple[str, ...]
     doc_url: Optional[str]
+    needs: tuple[str, ...] = ()  # the fact sections it judges
+    uses: tuple[str, ...] = ()  # the fact sections it reads when they are there
+    systems: tuple[str, ...] = ()  # where it applies, as platform.system() says it ("Darwin"); () everywhere
 
 
 def list_checks() -> list[CheckInfo]:
@@ -22,7 +25,8 @@ def list_checks() -> list[CheckInfo]:
     from tfdoctor.facts import PLATFORM_NAMES
 
     return [CheckInfo(check.id, check.title, tuple(PLATFORM_NAMES.get(p, p) for p in check.platforms),
-                      tuple(check.tags), check.doc_url) for check in selected_checks()]
+                      tuple(check.tags), check.doc_url, tuple(check.needs), tuple(check.uses), tuple(check.platforms))
+            for check in selected_checks()]
 
 
 def split_ids(values: Optional[Iterable[str]]) -> tuple[str, ...]:

@@ -35,8 +35,8 @@ def interpreter(python: Optional[str], *, absolute: bool = False) -> str:
                         "e.g. /home/me/venv/bin/python)")
     try:
         info = os.stat(path)
-    except OSError:
-        raise CannotRun(f"--python {python}: not an executable file") from None
+    except OSError as exc:  # the reason too: "No such file or directory" is not "Permission denied"
+        raise CannotRun(f"--python {python}: not an executable file ({exc.strerror or exc})") from None
     if not stat.S_ISREG(info.st_mode) or not os.access(path, os.X_OK):
         raise CannotRun(f"--python {python}: not an executable file")
     return path

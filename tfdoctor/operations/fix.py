@@ -110,12 +110,27 @@ def forget(job: Any) -> None:
     detached.forget(job)
 
 
+class StillRunning(CannotRun):
+    """An apply or undo of the environment still runs past the wait: the message says which and where."""
+
+
 def settle(python: str, wait_s: float, skip: Collection[str] = ()) -> list[dict[str, Any]]:
     """Wait (at most `wait_s`) for any detached apply or undo of this environment still running, then how each
-    earlier one ended, once. StillRunning (fixer.detached) when one is still running at the end."""
+    earlier one ended, once. StillRunning when one is still running at the end."""
     from tfdoctor.fixer import detached
 
-    return detached.settle(python, wait_s, skip=skip)
+    try:
+        return detached.settle(python, wait_s, skip=skip)
+    except detached.StillRunning as exc:
+        raise StillRunning(str(exc)) from None
+
+
+def environment_key(python: str) -> str:
+    """One name per environment (a hash, as its path would leak the home), from its interpreter's path without
+    running it: what a door keeps per environment (MCP's reports and proofs), as the detached jobs are kept."""
+    from tfdoctor.fixer import detached
+
+    return detached.environment_key(python)
 
 
 def describe(record: dict[str, Any]) -> str:

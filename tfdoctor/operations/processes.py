@@ -49,6 +49,13 @@ def kill_all_children() -> None:
     CHILDREN.kill_all()
 
 
+def reopen_children() -> None:
+    """Let children start again after `kill_all_children` (a server that runs the next request after a cancelled one)."""
+    from tfdoctor.processes.commands import CHILDREN
+
+    CHILDREN.reopen()
+
+
 def remove_working_directory() -> None:
     """The children's empty working directory (processes/commands.NEUTRAL)."""
     from tfdoctor.processes.commands import NEUTRAL

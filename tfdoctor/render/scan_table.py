@@ -85,10 +85,14 @@ def render_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def scan_document(rows: Sequence[Mapping[str, Any]], redacted: bool) -> dict[str, Any]:
+    """`scan --json`'s document: the tool, the headline and one row per environment, best first."""
+    return {"tool": {"name": "tfdoctor", "version": __version__}, "redacted": redacted,
+            "summary": headline(rows), "environments": list(rows)}
+
+
 def render_json(rows: Sequence[Mapping[str, Any]], redacted: bool) -> str:
-    document = {"tool": {"name": "tfdoctor", "version": __version__}, "redacted": redacted,
-                "summary": headline(rows), "environments": list(rows)}
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(scan_document(rows, redacted), indent=2, ensure_ascii=False) + "\n"
 
 
 class ProgressBar:

@@ -27,6 +27,14 @@ WORST_FIRST = ("error", "fail", "warn", "pass")  # skip says nothing about the e
 FAILING = ("fail", "error")  # an `error` (a check that crashed) fails a pre-flight: it could not judge
 
 
+def report_schema() -> dict[str, Any]:
+    """The versioned JSON schema of a report document (schema/report.schema.json, draft 2020-12), a fresh copy: for
+    a validator that checks deeper than `from_dict`."""
+    from tfdoctor.schema import report_schema as read
+
+    return read()
+
+
 class CannotRun(Exception):
     """The doctor cannot run at all (exit 2): bad arguments, an unknown check, an unusable interpreter, an unreadable
     report, a bad configuration. The message is one line, shown as is."""
@@ -135,13 +143,6 @@ def _driver(facts: Mapping[str, Any]) -> Optional[str]:
     except Exception:  # noqa: BLE001
         return None
     return ", ".join(versions) or None
-
-
-def schema() -> dict[str, Any]:
-    """The report's whole JSON Schema (draft 2020-12), for a validator that checks deeper than `from_dict`."""
-    from tfdoctor.schema import report_schema
-
-    return report_schema()
 
 
 class ReportDocument:

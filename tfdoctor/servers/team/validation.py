@@ -38,7 +38,7 @@ def report_validator() -> Callable[[Any], Optional[str]]:
     Compiled once per process (about a second)."""
     import fastjsonschema
 
-    from tfdoctor.report.document import schema as report_schema
+    from tfdoctor.report.document import report_schema
 
     compiled = fastjsonschema.compile(as_draft_7(report_schema()))
 
