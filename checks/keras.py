@@ -47,8 +47,16 @@ def matching_tf_keras(tf_version: Any) -> Optional[str]:
 
 
 @check("keras", "tf.keras builds a layer", needs=("tensorflow",),
-       uses=("python", "distributions", "integrity", "experiments"))
+       uses=("python", "distributions", "integrity", "installers", "experiments"))
 def keras(facts: Facts) -> Outcome:
+    """`tf.keras` resolves to the right Keras and builds a `Dense(2)` layer
+
+    `tf.keras` as user code reaches it, in the same child: which Keras it resolves to (Keras 3, tf-keras under
+    `TF_USE_LEGACY_KERAS`, the Keras 2 of TensorFlow <= 2.15), its version, and one `Dense(2)` layer built and
+    called; a missing tf-keras or one of another release is repaired with the tf-keras made for the installed
+    TensorFlow (the same repair tensorflow-install asks for; the plan installs it `--no-deps` beside tensorflow-cpu,
+    whose `tensorflow` it requires)
+    """
     tf = facts["tensorflow"]
     if tf.get("status") == "not_installed":
         return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
