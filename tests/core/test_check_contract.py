@@ -17,12 +17,12 @@ from typing import Any, Mapping
 
 import pytest
 
-from tests.fixtures_support import SEEN_ROUNDS, fixture_id, fixture_paths, fresh_fixture_paths, load_fixture
+from tests.fixtures_support import FIXTURES, SEEN_ROUNDS, fixture_id, fixture_paths, fresh_fixture_paths, load_fixture
 from tfdoctor.checking.registry import Check, all_checks
 from tfdoctor.checking.runner import run_check, run_checks
 from tfdoctor.checking.view import FactsView, UndeclaredFactRead, strict_from_environment
 from tfdoctor.collect import chosen_collectors
-from tfdoctor.diagnosis.doctor import EXPERIMENT_CHECKS, needed_sections, selected_checks
+from tfdoctor.diagnosis.doctor import EXPERIMENT_CHECKS, experiment_goals, needed_sections, selected_checks
 from tfdoctor.results.model import Outcome, Status
 
 CHECKS = all_checks()
@@ -42,9 +42,32 @@ def facts_alone(facts: Mapping[str, Any], check: Check) -> dict[str, Any]:
     kept |= {"collection", "requirements"}
     if "integrity" not in sections:  # the integrity child verifies RECORD only for a check that reads it
         kept.discard("integrity")
-    if {c.id for c in selected} & set(EXPERIMENT_CHECKS):
-        kept.add("experiments")
-    return {name: value for name, value in facts.items() if name in kept}
+    alone = {name: value for name, value in facts.items() if name in kept and name != "experiments"}
+    if isinstance(facts.get("experiments"), Mapping):
+        experiments = _experiments_alone(facts["experiments"], selected, alone)
+        if experiments is not None:
+            alone["experiments"] = experiments
+    return alone
+
+
+def _experiments_alone(recorded: Mapping[str, Any], selected: list[Check], facts: dict[str, Any]
+                       ) -> Mapping[str, Any] | None:
+    """The trials a run of `selected` would have made: doctor.with_experiments asks for those the selected
+    checks' own results leave unexplained (a keras failure asks nothing of `--only companions`); None when
+    it would ask for none, as the section is then never collected."""
+    if not {c.id for c in selected} & set(EXPERIMENT_CHECKS):
+        return None
+    goals = experiment_goals(facts, run_checks(selected, facts, strict=False))
+    wanted = {(goal["kind"], goal.get("module")) for goal in goals}
+    if not wanted:
+        return None
+
+    def asked(goal: Any) -> bool:
+        return isinstance(goal, Mapping) and (goal.get("kind"), goal.get("module")) in wanted
+
+    return {**recorded, "goals": [g for g in recorded.get("goals") or () if asked(g)],
+            "proofs": [p for p in recorded.get("proofs") or () if asked(p.get("goal"))],
+            "trials": [t for t in recorded.get("trials") or () if asked({"kind": t.get("goal"), "module": t.get("module")})]}
 
 
 def test_alone_collects_less_than_everything():
@@ -53,6 +76,21 @@ def test_alone_collects_less_than_everything():
     facts = {name: {} for name in ("host", "python", "distributions", "tensorflow", "nvidia", "memory")}
     [install] = [c for c in CHECKS if c.id == "install-integrity"]
     assert set(facts_alone(facts, install)) == {"host", "python", "distributions"}
+
+
+@pytest.mark.parametrize("check_id", ["cuda-build", "platform-support"])
+def test_only_starts_the_collectors_of_what_the_check_reads(check_id):
+    """The two checks that flipped alone: `--only` now starts the TensorFlow child and nvidia-smi for them."""
+    started = {collector.name for collector in chosen_collectors(needed_sections(selected_checks((check_id,))))}
+    assert {"tensorflow", "nvidia"} <= started
+
+
+def test_alone_a_check_gets_only_the_experiments_its_own_failure_asks_for():
+    """doctor.with_experiments asks for trials from the selected checks' results: the keras failure's proof
+    reaches `--only keras`, not `--only companions` or `--only tensorflow-import`."""
+    facts = load_fixture(FIXTURES / "linux" / "keras-config-missing-backend-proven-by-experiment.json")["facts"]
+    with_experiments = {c.id for c in CHECKS if c.id in EXPERIMENT_CHECKS and "experiments" in facts_alone(facts, c)}
+    assert with_experiments == {"keras"}
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[fixture_id(p) for p in PATHS])

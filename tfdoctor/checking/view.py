@@ -5,7 +5,7 @@ A check declares the fact sections it reads (`needs`, `uses`); the doctor collec
 never collects: the check would judge one way in a full run and another alone. `FactsView` makes the
 declaration true by refusing such a read.
 
-It refuses only where asked (`TFDOCTOR_STRICT_FACTS=1`, which the test suite sets: tests/conftest.py).
+It refuses only where asked (`TFDOCTOR_STRICT_FACTS=1`, which the test suite sets: tests/__init__.py).
 A user's run gets the facts as they are, so a declaration the tests have not caught yet never turns a
 verdict into an error; the tests run every check on every fixture, alone and in the full run, through
 this view (tests/core/test_check_contract.py).
