@@ -55,8 +55,14 @@ def executable_architectures(facts: Facts) -> Optional[list[str]]:
     return mach_o.architectures_from_hex(record.get("header_hex")) if isinstance(record, dict) else None
 
 
-@check("architecture", "Python runs natively (not under Rosetta)", needs=('host', 'python', 'sysctl'), platforms=('Darwin',))
+@check("architecture", "Python runs natively (not under Rosetta)", needs=("host", "python", "sysctl"),
+       uses=("os", "cpu", "installers"), platforms=("Darwin",))
 def architecture(facts: Facts) -> Outcome:
+    """Python runs natively on Apple silicon, not as x86_64 under Rosetta
+
+    the target Python runs natively on Apple silicon, not as x86_64 under Rosetta (asked of that Python itself:
+    `sysctl.proc_translated`, `platform.machine()`, its Mach-O header)
+    """
     python = section(facts, "python")
     sysctl = section(facts, "sysctl")
     silicon = apple_silicon.apple_silicon(facts)

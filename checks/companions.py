@@ -740,6 +740,36 @@ def _with_reach(facts: Facts, problem: Problem) -> Problem:
 @check("companions", "TensorFlow's companions import",
        uses=("distributions", "tensorflow", "python", "environment", "experiments"), tags=("install",))
 def companions(facts: Facts) -> Outcome:
+    """tensorflow-text, -probability, keras-hub, ... import beside this TensorFlow
+
+    the companions of TensorFlow as your code imports them (tf-keras, tensorflow-text, -io, -probability,
+    -decision-forests, -addons, -hub, -model-optimization, -datasets, keras-hub/-nlp/-cv): the child imports each
+    installed one after TensorFlow and tf.keras, guarded and timed, and records its exception, warnings and log; a
+    companion built for another TensorFlow ("undefined symbol", Keras 2 internals), one that refuses this TensorFlow
+    at import (tensorflow-probability raises, tensorflow-addons warns: what each release checks is read from its
+    tagged source), one missing tf-keras, or one that crashes the interpreter fails, naming the companion at fault
+    (keras-hub failing in tensorflow-text's library is tensorflow-text's) and its release made for the installed
+    TensorFlow. Without the child's imports (a saved report, a failed TensorFlow import) it judges from the tables:
+    a release whose import-time check refuses the installed TensorFlow (`companion_import_checks.toml`, read from
+    the wheels), one the companion table says is made for another TensorFlow where its Requires-Dist was not
+    recorded (by its extras' TensorFlow pin where that is all it names, as tensorflow-io does; never for a companion
+    TensorFlow's own Requires-Dist ranges, such as tensorflow-io-gcs-filesystem); and always, a library whose wheel
+    imports tf_keras (`tf_keras_users.toml`: tensorflow-hub 0.16+, -model-optimization 0.8+, -probability 0.24+,
+    -decision-forests 1.9+) installed under Keras 3 without tf-keras fails with the tf-keras made for the installed
+    TensorFlow, as does such a library failing to import with an unknown error under Keras 3 without tf-keras. A
+    partial list naming only a shim reads as its real build at the shim's version. The child's record that
+    TensorFlow imported counts where a report lists no TensorFlow; a failing companion no release of which has a
+    wheel for this platform is told so (WSL2 on Windows), and where releases are made for the installed TensorFlow
+    but none has a wheel here, that is said (tensorflow-text 2.18 on Windows: WSL2); where no release is made for
+    it, the advice names the TensorFlow its newest release is made for (`remedies/companion_reach.py`). A release
+    whose own Requires-Dist pins another TensorFlow fails even where its import check only warns (TF-DF: compiled
+    ops); an import check that refuses this TensorFlow counts for an import the child recorded ok too (a warning
+    where the pins admit it); without the child, a report whose companions the tables all judge fit passes (`judged:
+    tables`), one they cannot judge skips; an import that fails on a module its provider no longer has
+    (`module_providers.toml`: pkg_resources, which tensorflow-hub imports without declaring setuptools) gets the
+    provider's releases that have it, and a release older than its library's move to tf_keras (tensorflow-hub 0.15)
+    is upgraded past it: each need found is in the one repair
+    """
     tf = section(facts, "tensorflow")
     # the child's own record that TensorFlow imported counts where the report lists no TensorFlow distribution
     # (a saved report listing some distributions, or none): its companions' imports are judged all the same

@@ -73,8 +73,13 @@ def _virtual_machine(flags: Iterable[str], brand: str | None) -> bool:
     return "hypervisor" in flags or bool(brand and _VIRTUAL_BRAND.search(brand))
 
 
-@check("cpu-instructions", "CPU instruction set", needs=("host",), platforms=())
+@check("cpu-instructions", "CPU instruction set", needs=("host",),
+       uses=("sysctl", "cpu", "python", "distributions", "installers", "tensorflow"))
 def cpu_instructions(facts: Facts) -> Outcome:
+    """the CPU has the instructions the wheel needs (AVX on x86)
+
+    the CPU has the instructions the wheel needs (AVX on x86; Rosetta hides it)
+    """
     key = machine_platform(facts)
     brand = section(facts, "cpu").get("brand") or section(facts, "sysctl").get("machdep.cpu.brand_string")
     if rosetta(facts):

@@ -620,8 +620,19 @@ def log_findings(text: str | None, gpu_expected: bool = True) -> dict[str, list[
     return {"signals": signals, "noise": noise}
 
 
-@check("cuda-build", "TensorFlow CUDA build", platforms=("Linux",))
+@check("cuda-build", "TensorFlow CUDA build", uses=("sysctl", "python", "distributions", "nvidia", "tensorflow"),
+       platforms=("Linux",))
 def cuda_build(facts: Facts) -> Outcome:
+    """a CUDA build on a GPU box, its `nvidia-*` libraries, `LD_LIBRARY_PATH`, kernels for the GPU
+
+    a CUDA build on a GPU box (not `tensorflow-cpu`), the `[and-cuda]` libraries at TensorFlow's pins,
+    `LD_LIBRARY_PATH` shadowing, kernels for the GPU's compute capability; log lines (or the probe's GPU error) that
+    prove the kernels cannot run on it (`CUDA_ERROR_INVALID_PTX`, "no kernel image is available for execution on the
+    device", "device kernel image is invalid") fail it, with the release that has kernels for that compute
+    capability or else the CPU build; a ptxas that cannot target the GPU ("ptxas fatal: Value 'sm_89' is not
+    defined", "ptxas too old") and XLA without CUDA's libdevice fail it (a report without a distribution list is
+    judged from the log alone when the log proves a GPU)
+    """
     if not is_recorded(facts, "distributions"):
         return _from_the_log_alone(facts)
     tf = section(facts, "tensorflow")

@@ -200,6 +200,39 @@ def _who(entries: list[Mapping[str, Any]]) -> str:
 @check("dependencies", "Declared dependencies (Requires-Dist)", needs=("distributions",),
        uses=("python", "tensorflow"), tags=("install",))
 def dependencies(facts: Facts) -> Outcome:
+    """every pin on TensorFlow's Requires-Dist closure holds (what `pip check` says), tied to the error it causes; a
+    dependency inside its pin that breaks AutoGraph named as the suspect
+
+    the environment's own declarations (where a report did not record them, the pins the release's own METADATA
+    declares, from the generated release table, for that exact release and wheel platform): the Requires-Dist of
+    every TensorFlow-family distribution (tensorflow*, tf-nightly, keras, tf-keras, tensorboard, ml-dtypes, ...), of
+    every distribution requiring one of them (tensorflow-text, -io, -probability, ...) and of every distribution
+    that closure reaches (optree through keras, typing-extensions through optree: what `pip check` judges), against
+    what is installed, markers evaluated for the target Python and extras counted when installed (`and-cuda` when
+    its nvidia-* libraries are there); `fail` when the import or tf.keras fails (or a keras of another release
+    series than TensorFlow's own pin admits: tf.keras breaks; or, where the import was not tried, a package
+    TensorFlow's import itself loads, numpy, ml-dtypes or protobuf, outside every series its pin admits:
+    `import_time_dependency` rows, read from the release's source), and then a violated pin whose requirer or
+    required distribution the error points into (the failing frames of the traceback and of the exceptions it was
+    raised over, and the modules its messages name, mapped to the distributions owning those files:
+    `facts/owners.py`) is named as the suspect; `fail` when every pin holds but AutoGraph cannot convert Python
+    control flow (the child converts one function with an `if` and a `for` on tensors by `tf.autograph.to_graph`,
+    which raises what `tf.function` only logs, and records the failing frames' files with their top-level imports):
+    those files are TensorFlow's own, so the distributions outside TensorFlow they import are the suspects, most
+    failing frames first (gast 0.2.2 under TensorFlow 2.21, inside its `gast>=0.2.1`; `facts/autograph.py`), each
+    with its candidate, the tested lock's release or else one newer than installed inside every requirer's
+    specifier, which the plan installs with TensorFlow pinned and `tfdoctor --prove` / `fix` try on a copy; `fail`
+    for any unmet pin where the import was not tried (a saved or partial report: the declared incompatibility
+    stands, as `pip check` says); `warn` while a tried TensorFlow works, or for a dependency inside the declared
+    range but older than what the release's CI tested (`knowledge/tested_locks.toml`, when generated); one repair
+    per unmet pin, specifier as written and requirer named, which the plan joins into one step with TensorFlow
+    pinned where it is (requirers that disagree: a conflict naming both); a dependent made for another TensorFlow
+    gets its release made for the installed one (the companion table), else TensorFlow moves under the installed
+    build's name and the plan says why; and, where every pin holds, an installed release that imports a module no
+    provider here has (`module_providers.toml`: every tensorboard before 2.21 imports pkg_resources, which
+    setuptools 82 removed, so the `tensorboard` command fails while TensorFlow imports) warns with the provider's
+    releases that have it (`setuptools<82`), a step joined to the unmet pins' where there are some
+    """
     # a saved report without Requires-Dist: TensorFlow's declared pins from its release's published metadata
     facts, published = published_requires.with_published(facts)
     outcome = _judge(facts)

@@ -23,8 +23,18 @@ from tfdoctor.results.repairs import Repair
 
 
 @check("gpu-visible", "GPU visible to TensorFlow", needs=("tensorflow",),
-       uses=("host", "python", "distributions", "nvidia", "environment", "requirements"))
+       uses=("host", "python", "distributions", "installers", "nvidia", "environment", "requirements"))
 def gpu_visible(facts: Facts) -> Outcome:
+    """TensorFlow lists the GPU that is expected; a CPU-only machine is never blamed
+
+    TensorFlow lists the GPU that is expected (Metal plugin installed, or an NVIDIA GPU present); a CPU-only machine
+    is never blamed; a build the platform's wheels make CPU-only (native Windows after 2.10) is named so, with WSL2;
+    the advice names the libraries TensorFlow's log could not load; a Linux CUDA build whose release declares
+    `[and-cuda]` but has none of those libraries (and no CUDA on `LD_LIBRARY_PATH`) gets
+    `tensorflow[and-cuda]==<installed>` even when its log is silent; no GPU listed in a report without NVIDIA facts
+    is a skip (nobody checked), unless the report requires a GPU (`--require-gpu`: the user's word stands in for the
+    probe)
+    """
     tf = facts["tensorflow"]
     if tf.get("status") == "not_installed":
         return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")

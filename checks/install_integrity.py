@@ -69,10 +69,19 @@ def _totals(facts: Facts) -> dict[str, int]:
     "install-integrity",
     "Installed files match RECORD",
     needs=("integrity",),
+    uses=("python",),
     tags=("install",),
     doc_url="https://packaging.python.org/en/latest/specifications/recording-installed-packages/",
 )
 def install_integrity(facts: Facts) -> Outcome:
+    """TensorFlow's files on disk match their RECORD (sizes, library hashes)
+
+    the TensorFlow-family files on disk against their RECORD (the installer's own list): every file's size, sha256
+    of the native libraries within a time budget; a missing or altered file fails with a reinstall of exactly that
+    distribution and version (`--force-reinstall --no-deps`); files two distributions install are named as a clash,
+    repaired by uninstalling both and installing one (for TensorFlow builds the one tensorflow-install keeps; never
+    a reinstall that would bring it back); egg-info and conda installs without RECORD: "cannot verify"
+    """
     section = facts.get("integrity") or {}
     entries = integrity.verified_distributions(facts)
     if not entries:

@@ -47,11 +47,17 @@ def _others(facts: Facts) -> list[str]:
     "installer",
     "Installer capability",
     needs=("installers",),
-    uses=("python", "distributions"),
+    uses=("python", "distributions", "os"),
     tags=("install",),
     doc_url="https://packaging.python.org/en/latest/specifications/platform-compatibility-tags/",
 )
 def installer_capability(facts: Facts) -> Outcome:
+    """pip (or conda, uv) is new enough for the wheels the environment needs
+
+    the target's pip (and conda, uv) against what its wheels need: the WHEEL tags and Requires-Python of the
+    installed TensorFlow family, and the newest TensorFlow wheel's tag (manylinux_2_27 and macOS 11+ tags need pip
+    20.3); too old: the plan upgrades pip before any pip step
+    """
     installer = installer_for(facts)
     pip = pip_version(facts)
     needs = pip_needs(facts)

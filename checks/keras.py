@@ -48,8 +48,16 @@ def matching_tf_keras(tf_version: Any) -> Optional[str]:
 
 
 @check("keras", "tf.keras builds a layer",
-       uses=("tensorflow", "python", "distributions", "environment", "integrity", "experiments"))
+       uses=("tensorflow", "python", "distributions", "environment", "integrity", "installers", "experiments"))
 def keras(facts: Facts) -> Outcome:
+    """`tf.keras` resolves to the right Keras and builds a `Dense(2)` layer
+
+    `tf.keras` as user code reaches it, in the same child: which Keras it resolves to (Keras 3, tf-keras under
+    `TF_USE_LEGACY_KERAS`, the Keras 2 of TensorFlow <= 2.15), its version, and one `Dense(2)` layer built and
+    called; a missing tf-keras or one of another release is repaired with the tf-keras made for the installed
+    TensorFlow (the same repair tensorflow-install asks for; the plan installs it `--no-deps` beside tensorflow-cpu,
+    whose `tensorflow` it requires). A report without the child's facts is judged from the tables (issue 38)
+    """
     tf = facts.get("tensorflow")
     if not isinstance(tf, Mapping) or not tf:  # a report without the child's facts: the tables judge (issue 38)
         return _from_tables(facts, "not recorded: tensorflow")

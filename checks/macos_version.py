@@ -54,8 +54,13 @@ def is_compat_version(version: Optional[str]) -> bool:
     return release(version)[:2] == (10, 16)
 
 
-@check("macos-version", "macOS version", needs=('os',), platforms=('Darwin',))
+@check("macos-version", "macOS version", needs=("os",), uses=("sysctl", "cpu", "python", "distributions"),
+       platforms=("Darwin",))
 def macos_version_check(facts: Facts) -> Outcome:
+    """macOS is new enough for the installed tensorflow-metal
+
+    macOS is new enough for the installed tensorflow-metal
+    """
     version = macos_version(facts)
     if not version:
         return Outcome.skip("the macOS version was not recorded (no sw_vers output)")

@@ -115,8 +115,12 @@ def parse_swapusage(value: Optional[str]) -> Optional[dict[str, Any]]:
     }
 
 
-@check("memory", "Memory and swap", needs=('memory',), uses=('system_profiler',), platforms=())
+@check("memory", "Memory and swap", needs=("memory",), uses=("sysctl", "system_profiler"))
 def memory(facts: Facts) -> Outcome:
+    """RAM, available memory, swap, macOS memory pressure
+
+    RAM, available memory, swap and macOS memory pressure (the GPU shares this memory on Apple silicon)
+    """
     numbers = memory_numbers(facts)
     total, available = numbers["total_bytes"], numbers["available_bytes"]
     swap_used = numbers["swap_used_bytes"]

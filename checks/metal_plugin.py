@@ -219,8 +219,14 @@ def _duplicates(facts: Facts, findings: Findings, dirs: list[dict]) -> None:
         fix=Remediation(advice, (), DUPLICATE_URL, repairs))
 
 
-@check("metal-plugin", "Metal plugin (tensorflow-metal)", needs=('python', 'distributions'), platforms=('Darwin',))
+@check("metal-plugin", "Metal plugin (tensorflow-metal)", needs=("python", "distributions"),
+       uses=("os", "sysctl", "cpu", "environment", "installers"), platforms=("Darwin",))
 def metal_plugin(facts: Facts) -> Outcome:
+    """tensorflow-metal loads into the installed TensorFlow and Python
+
+    tensorflow-metal against the installed TensorFlow and Python, judged without importing (1.1.0 does not load into
+    2.18/2.19, nothing loads into 2.20+, no wheel for 3.13+), duplicate copies, architecture
+    """
     if not apple_silicon.is_mac(facts) and apple_silicon.apple_silicon(facts) is None:
         return Outcome.skip("not recorded: host (whether this is a Mac)", missing=["host"])
     python = section(facts, "python").get("version")

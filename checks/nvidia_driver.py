@@ -321,8 +321,14 @@ def parse_proc_driver_version(text: str | None) -> str | None:
     return match.group(1) if match else None
 
 
-@check("nvidia-driver", "NVIDIA driver", needs=("nvidia",), uses=("tensorflow",), platforms=("Linux", "Windows"))
+@check("nvidia-driver", "NVIDIA driver", needs=("nvidia",), uses=("tensorflow", "os", "python", "distributions", "environment"),
+       platforms=("Linux", "Windows"))
 def nvidia_driver(facts: Facts) -> Outcome:
+    """the NVIDIA driver is loaded and new enough for TensorFlow's CUDA
+
+    `nvidia-smi` (with a timeout) and `/proc/driver/nvidia/version`: driver loaded, its CUDA version against
+    TensorFlow's build, hangs, version mismatches
+    """
     info = driver_summary(facts)
     if info["state"] == "not_recorded":
         return Outcome.skip("not recorded: nvidia-smi", missing=["nvidia.smi"])

@@ -130,8 +130,15 @@ def _nearest_supported(system: Optional[str], machine: str) -> str:
     return "Use one of those platforms, or build TensorFlow from source."
 
 
-@check("platform-support", "Platform supported by TensorFlow", needs=("host",), platforms=())
+@check("platform-support", "Platform supported by TensorFlow", needs=("host",),
+       uses=("os", "sysctl", "python", "distributions", "installers", "nvidia", "tensorflow"))
 def platform_support(facts: Facts) -> Outcome:
+    """a TensorFlow wheel exists for this OS, CPU and Python (Intel Macs end at 2.16.2, no native Windows GPU after
+    2.10)
+
+    a TensorFlow exists for this OS, CPU architecture and Python (Intel Macs end at 2.16.2, native Windows has no
+    GPU after 2.10, WSL2 named, Linux aarch64 CPU-only, glibc floors)
+    """
     python = section(facts, "python")
     python_version = minor_string(python.get("version"))
     glibc = section(facts, "os").get("glibc") if host_system(facts) == "Linux" else None

@@ -26,6 +26,11 @@ from tfdoctor.results.repairs import Repair
 @check("probe", "GPU vs CPU speed probe", needs=("tensorflow",),
        uses=("host", "python", "distributions", "cpu", "sysctl", "system_profiler"))
 def probe(facts: Facts) -> Outcome:
+    """a float32 matmul on the GPU and the CPU: placement, correctness, GFLOPS, speed-up
+
+    a float32 matmul timed on the GPU and the CPU: placement (silent CPU fallback), NaN/Inf, error against a float64
+    reference, GFLOPS and speed-up
+    """
     tf = facts["tensorflow"]
     if tf.get("status") == "not_installed":
         return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")

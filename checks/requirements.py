@@ -29,9 +29,15 @@ GPU_WORDS = {"any": "a GPU", "metal": "a Metal GPU (tensorflow-metal)", "cuda": 
 
 
 @check("requirements", "Team requirements (pre-flight)",
-       uses=("requirements", "host", "os", "python", "distributions", "nvidia", "tensorflow"),
+       uses=("requirements", "host", "os", "sysctl", "python", "distributions", "nvidia", "tensorflow"),
        tags=("preflight",))
 def requirements(facts: Facts) -> Outcome:
+    """what your team asked of this machine (see [requirements](#pre-flight-for-a-team-requirements))
+
+    what the team asked of this machine (`[tool.tfdoctor]` in pyproject.toml, `--config`, `--require-*`): a GPU
+    (any, Metal, CUDA), TensorFlow and Python versions, the probe's GFLOPS and GPU speed-up; each unmet one fails
+    naming what is missing and how to get it; skipped when nothing is required
+    """
     wanted = section(facts, "requirements")
     asked = {k: v for k, v in wanted.items() if k != "source" and v is not None}
     if not asked:

@@ -137,6 +137,21 @@ def _installed_notes(recorded: Mapping[str, Any]) -> list[str]:
 @check("shadowing", "Modules your code imports come from this installation", needs=("python",),
        uses=("distributions",), tags=("install",))
 def shadowing_check(facts: Facts) -> Outcome:
+    """no `tensorflow.py`, `numpy/` or `PYTHONPATH` entry hides the installed modules from your code, no `json.py` the
+    standard library's (read, never run)
+
+    what `import tensorflow` (and `keras`, `numpy`, `google.protobuf`, `ml_dtypes`) gets in your code, run from the
+    folder the doctor runs in: located as the import system looks, without importing; a copy from outside the
+    installation that comes first (a `tensorflow.py` or `numpy/` in the project folder, a `PYTHONPATH` entry, a
+    user-site copy or a `.pth` line ahead of site-packages) fails, naming the file and the entry that put it first,
+    with the step that fixes it (rename the file; drop the entry from `PYTHONPATH` and the shell line that sets it;
+    `PYTHONNOUSERSITE=1`; disable the `.pth` file); so does a file or package of the project folder named like a
+    module of the standard library (`json.py`, `struct.py`, `email/`: the target's `sys.stdlib_module_names`, or on
+    Python 3.9 the names its standard library directories hold) that `import` would load in its place, found by
+    reading the folder's names (a built-in or frozen module, one imported when Python starts, and the standard
+    library's own `test` and demos are replaced by nothing: a note); while such a copy hides a module the plan holds
+    its install steps back (an install would not reach your code)
+    """
     recorded = shadowing.origins(facts)
     if recorded is None:
         error = (facts.get("python") or {}).get("module_origins")

@@ -24,8 +24,18 @@ INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")
 
 
 @check("tensorflow-import", "TensorFlow imports", needs=("tensorflow",),
-       uses=("host", "python", "distributions", "cpu", "sysctl", "integrity", "experiments"))
+       uses=("host", "os", "python", "distributions", "cpu", "sysctl", "integrity", "installers", "experiments"))
 def tensorflow_import(facts: Facts) -> Outcome:
+    """`import tensorflow` in a child process: crash, hang or error matched to a known cause
+
+    `import tensorflow` in a child process: its fate (exception, SIGILL, segfault, abort, hang) matched against
+    known failure signatures; an error that names an installed distribution (google.protobuf, ml_dtypes, numpy,
+    h5py, a library of the tensorflow package) is tied to the pin it violates or the file its RECORD misses, and the
+    fix repairs every broken pin together; an error no signature and no declaration explains but that names
+    distributions outside TensorFlow (its message's modules, then its failing frames, mapped through RECORD or the
+    path under site-packages: `facts/import_suspects.py`) names them as suspects, each with a candidate release, and
+    no plan step: the offline experiments still run, and `tfdoctor --prove` / `fix` try the candidates on a copy
+    """
     tf = facts["tensorflow"]
     if tf.get("status") == "not_installed":
         return Outcome.skip("TensorFlow is not installed for this interpreter (see tensorflow-install)")

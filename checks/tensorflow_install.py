@@ -216,8 +216,17 @@ def _failed_inside_tensorflow(child: Mapping[str, Any]) -> bool:
     return any(_INSIDE_TENSORFLOW.search(text) for text in texts)
 
 
-@check("tensorflow-install", "TensorFlow distributions", needs=('distributions',), uses=('python',), platforms=())
+@check("tensorflow-install", "TensorFlow distributions", needs=("distributions",),
+       uses=("python", "os", "sysctl", "cpu", "environment", "installers", "nvidia", "tensorflow"))
 def tensorflow_install(facts: Facts) -> Outcome:
+    """which TensorFlow builds are installed; two builds in one `site-packages/tensorflow/`
+
+    which TensorFlow distributions are installed, read from metadata without importing: shims vs real builds (a
+    shim's real build that a partial list, a saved or hand-written report, leaves out while TensorFlow imports or
+    was not tried is noted, not failed), two builds in one `site-packages/tensorflow/`, wheels for this Python;
+    Keras and NumPy against curated pins only where the metadata cannot say (Requires-Dist not recorded, NumPy 2
+    under an old release that set no bound)
+    """
     installer = installer_for(facts)
     platform = wheel_platform(facts)
     python = section(facts, "python").get("version")

@@ -46,6 +46,12 @@ def times(value: Any) -> str:
 
 @check("workload", "Workload probe (--deep)", needs=("tensorflow",), tags=("deep",))
 def workload(facts: Facts) -> Outcome:
+    """with `--deep` only: the usual performance advice, measured on this machine
+
+    with `--deep` only: the performance advice measured (matmul crossover GPU vs CPU, eager vs `tf.function`,
+    `tf.data` prefetch, Conv2D, Keras training steps, mixed precision, swap); see
+    [performance.md](performance.md#deep-workload-probe---deep)
+    """
     tf = facts["tensorflow"]
     result = tf.get("workload")
     if not result:

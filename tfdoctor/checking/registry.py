@@ -1,17 +1,22 @@
 """The check registry: each check is a `Check` value declared next to its logic in checks/<name>.py.
 
 A check declares what it needs (fact sections) and where it applies (host systems); the runner
-uses those declarations to skip it plainly instead of letting it guess. `tfdoctor.checks.MODULES`
-lists the check modules in report order; that tuple is the registration hook.
+uses those declarations to skip it plainly instead of letting it guess, the doctor collects exactly the
+declared sections, and under the tests a check reads nothing else (tfdoctor/checking/view.py).
+Its function's docstring documents it: the first paragraph is the README's one-line summary, the rest what
+it reads and judges in full (docs/architecture.md); tools/check_tables.py writes both tables from them.
+`tfdoctor.checks.MODULES` lists the check modules in report order; that tuple is the registration hook.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
+from tfdoctor.checking.view import ALWAYS_READABLE
 from tfdoctor.results.model import Outcome
 
 Facts = Mapping[str, Any]
@@ -30,10 +35,17 @@ class Check:
     platforms: tuple[str, ...] = ()  # host systems (platform.system()) it applies to; () = all
     tags: tuple[str, ...] = ()
     doc_url: str | None = None
+    summary: str = ""  # one line, for the README's table: the docstring's first paragraph
+    doc: str = ""  # what it reads and judges, for docs/architecture.md: the docstring's other paragraphs
 
     def __post_init__(self) -> None:
         if not _ID_PATTERN.match(self.id):
             raise ValueError(f"check id {self.id!r} is not kebab-case")
+
+    @property
+    def readable(self) -> frozenset[str]:
+        """The fact sections this check may read: its declarations and those every check reads."""
+        return ALWAYS_READABLE | frozenset(self.needs) | frozenset(self.uses)
 
 
 def check(
@@ -49,9 +61,19 @@ def check(
     """Decorator that turns a pure function of the facts into a registered-able `Check`."""
 
     def wrap(function: CheckFunction) -> Check:
-        return Check(id, title, function, tuple(needs), tuple(uses), tuple(platforms), tuple(tags), doc_url)
+        summary, doc = documentation(function)
+        return Check(id, title, function, tuple(needs), tuple(uses), tuple(platforms), tuple(tags), doc_url,
+                     summary, doc)
 
     return wrap
+
+
+def documentation(function: Callable[..., object]) -> tuple[str, str]:
+    """(summary, doc) from a function's docstring, each paragraph one line of Markdown ('' under python -OO,
+    which drops docstrings: only the tables' generator reads them)."""
+    paragraphs = [" ".join(part.split()) for part in inspect.cleandoc(function.__doc__ or "").split("\n\n")]
+    paragraphs = [part for part in paragraphs if part]
+    return (paragraphs[0] if paragraphs else "", " ".join(paragraphs[1:]))
 
 
 class UnknownCheckError(LookupError):

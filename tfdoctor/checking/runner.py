@@ -8,6 +8,7 @@ import traceback
 from tfdoctor.facts import PLATFORM_NAMES, host_system, is_recorded
 from tfdoctor.results.model import CheckResult, Outcome, Status
 from tfdoctor.checking.registry import Check, Facts
+from tfdoctor.checking.view import FactsView, UndeclaredFactRead, strict_from_environment
 
 
 def _applicability(check: Check, facts: Facts) -> Outcome | None:
@@ -22,10 +23,17 @@ def _applicability(check: Check, facts: Facts) -> Outcome | None:
     return None
 
 
-def run_check(check: Check, facts: Facts) -> CheckResult:
+def run_check(check: Check, facts: Facts, strict: bool | None = None) -> CheckResult:
+    """One check on the facts. Strict (the test suite's default, tfdoctor/checking/view.py): the check
+    reads them through a view of its declared sections, and an undeclared read makes its result an error."""
     started = time.perf_counter()
+    if strict is None:
+        strict = strict_from_environment()
     try:
-        outcome = _applicability(check, facts) or check.run(facts)
+        view = FactsView(facts, check.readable, check.id) if strict else None
+        outcome = _applicability(check, facts) or check.run(facts if view is None else view)
+        if view is not None and view.undeclared:  # a refused read that a reader swallowed
+            raise UndeclaredFactRead(check.id, view.undeclared[0])
         if not isinstance(outcome, Outcome):
             raise TypeError(f"check returned {type(outcome).__name__}, not Outcome")
     except Exception as exc:  # noqa: BLE001 - a broken check must not take the run down
@@ -48,5 +56,5 @@ def run_check(check: Check, facts: Facts) -> CheckResult:
     )
 
 
-def run_checks(checks: list[Check], facts: Facts) -> list[CheckResult]:
-    return [run_check(check, facts) for check in checks]
+def run_checks(checks: list[Check], facts: Facts, strict: bool | None = None) -> list[CheckResult]:
+    return [run_check(check, facts, strict) for check in checks]

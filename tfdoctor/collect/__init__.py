@@ -19,7 +19,7 @@ from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError
 from tfdoctor.facts import SECTIONS
 
-__all__ = ["CollectOptions", "TargetUnusableError", "gather", "COLLECTORS"]
+__all__ = ["CollectOptions", "TargetUnusableError", "gather", "chosen_collectors", "COLLECTORS"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,12 @@ COLLECTORS = (
 )
 
 
+def chosen_collectors(sections: frozenset[str] | set[str]) -> list[Collector]:
+    """The collectors a run gathers with: those recording a section the selected checks declare
+    (diagnosis/doctor.needed_sections), and the cheap ones every report carries."""
+    return [c for c in COLLECTORS if c.always or set(c.sections) & sections]
+
+
 def _merged(chosen: list[Collector], collected: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The sections collected so far, in the collectors' order (not the order they finished in)."""
     facts: dict[str, Any] = {}
@@ -74,7 +80,7 @@ def gather(options: CollectOptions, alongside: Callable[[], None] | None = None)
     An interrupt (KeyboardInterrupt, or the CLI's SIGTERM exception) while waiting kills every child
     the collectors started, so their threads end at once, and leaves without waiting for them. An
     unusable target kills the children of this gathering only: another may run beside it (tfdoctor scan)."""
-    chosen = [c for c in COLLECTORS if c.always or set(c.sections) & options.sections]
+    chosen = chosen_collectors(options.sections)
     collected: dict[str, dict[str, Any]] = {}
     durations: dict[str, float] = {}
     errors: dict[str, str] = {}

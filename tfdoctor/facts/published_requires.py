@@ -12,6 +12,7 @@ and the environment's own record always wins. Pure: a new facts mapping, the inp
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -116,7 +117,9 @@ def with_published(facts: Facts) -> tuple[Facts, tuple[Published, ...]]:
         entries.append(entry)
     if not filled:
         return facts, ()
-    return {**facts, "distributions": entries}, tuple(filled)
+    # a layer over the facts, not a copy: a check's view of its declared sections (checking/view.py) stays one,
+    # so a read of an undeclared section still raises instead of finding the section absent
+    return ChainMap({"distributions": entries}, facts), tuple(filled)  # type: ignore[arg-type] # never written
 
 
 def _companion_release(facts: Facts, entry: Any) -> Any:
