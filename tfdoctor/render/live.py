@@ -150,10 +150,12 @@ class LiveDisplay:
 
         lines: list[Any] = [Text(self.header(), style="bold"), Text("")]
         width = max((len(i) for i in self.check_ids), default=10)
-        for index in range(len(self.check_ids)):  # report order: stop at the first one not final yet
+        # report order, the final ones only: a check that reads TensorFlow's facts takes its place when the child
+        # is done (platform-support, first in the report, reads them: stopping at it would show nothing early)
+        for index in range(len(self.check_ids)):
             result = self.results.get(index)
             if result is None:
-                break
+                continue
             status = result["status"]
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append(f"{STATUS_SYMBOLS[status]}  ", style=STYLES[status])
