@@ -21,16 +21,23 @@ from typing import Any, Iterable, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.facts import Facts, canonical_name, is_recorded, made_for, requires_dist, section, tensorflow_child
-from tfdoctor.facts import companions as companions_table
-from tfdoctor.facts import module_providers
-from tfdoctor.results.model import Outcome, Remediation, Status
-from tfdoctor.remedies.tf_keras import tf_keras_repairs
-from tfdoctor.facts import experiments as experiment_facts
 from tfdoctor.checking.registry import check
-from tfdoctor.remedies import companion_reach
-from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.facts import (
+    Facts,
+    canonical_name,
+    companions as companions_table,
+    experiments as experiment_facts,
+    is_recorded,
+    made_for,
+    module_providers,
+    requires_dist,
+    section,
+    tensorflow_child,
+)
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.remedies import companion_reach, experiments as experiment_remedies
+from tfdoctor.remedies.tf_keras import tf_keras_repairs
+from tfdoctor.results.model import Outcome, Remediation, Status
 from tfdoctor.results.repairs import Repair
 
 PIP_URL = "https://pip.pypa.io/en/stable/topics/dependency-resolution/"

@@ -16,9 +16,12 @@ from typing import Any, Iterable, Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-
-from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.checking.registry import check
 from tfdoctor.facts import Facts, canonical_name, installed_version, is_recorded, section
+from tfdoctor.facts.build_names import ROCM_BUILDS
+from tfdoctor.facts.gpu_evidence import gpu_evidence
+from tfdoctor.facts.platform import machine_platform
+from tfdoctor.facts.requires_dist import marker_environment
 from tfdoctor.facts.tensorflow_build import (
     compare,
     is_cuda_build,
@@ -27,19 +30,14 @@ from tfdoctor.facts.tensorflow_build import (
     tensorflow_distribution,
     tensorflow_version,
 )
-from tfdoctor.facts.gpu_evidence import gpu_evidence
 from tfdoctor.facts.tensorflow_log import log_patterns, noise_kind, strip_log_prefix
-from tfdoctor.facts.requires_dist import marker_environment
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.knowledge.specifiers import satisfies
+from tfdoctor.knowledge.versions import key as version_key, release
+from tfdoctor.remedies.cuda import cuda_tensorflow, pip_cuda_trap
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome, Remediation, Status
-from tfdoctor.checking.registry import check
-from tfdoctor.facts.build_names import ROCM_BUILDS
-from tfdoctor.remedies.cuda import cuda_tensorflow, pip_cuda_trap
 from tfdoctor.results.repairs import Repair
-from tfdoctor.knowledge.specifiers import satisfies
-from tfdoctor.knowledge.versions import key as version_key
-from tfdoctor.knowledge.versions import release
-from tfdoctor.facts.platform import machine_platform
 
 PIP_GUIDE = "https://www.tensorflow.org/install/pip#linux"
 SOURCE_TABLE = "https://www.tensorflow.org/install/source#gpu"

@@ -20,13 +20,23 @@ from typing import Any, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor.facts import autograph, made_for, owners, published_requires, requires_dist, section, tensorflow_child
-from tfdoctor.facts import import_causes, module_providers, tested_locks
-from tfdoctor.facts import tensorflow_pins
-from tfdoctor.facts.requires_dist import Unmet
-from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.checking.registry import Facts, check
+from tfdoctor.facts import (
+    autograph,
+    import_causes,
+    made_for,
+    module_providers,
+    owners,
+    published_requires,
+    requires_dist,
+    section,
+    tensorflow_child,
+    tensorflow_pins,
+    tested_locks,
+)
+from tfdoctor.facts.requires_dist import Unmet
 from tfdoctor.remedies.requires_dist import install_repairs
+from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.results.repairs import Repair
 
 PIP_URL = "https://pip.pypa.io/en/stable/topics/dependency-resolution/"

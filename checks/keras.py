@@ -14,15 +14,14 @@ from typing import Any, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import signatures, tensorflow_child, tensorflow_distributions
-from tfdoctor.results.findings import Findings
-from tfdoctor.environment.pip import installer_for
-from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.checking.registry import Facts, check
-from tfdoctor.remedies import import_causes
-from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.environment.pip import installer_for
+from tfdoctor.facts import signatures, tensorflow_child, tensorflow_distributions
+from tfdoctor.remedies import experiments as experiment_remedies, import_causes
 from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation
 
 LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"
 # TensorFlow 2.16 made Keras 3 the tf.keras and routes it to tf_keras when TF_USE_LEGACY_KERAS is set.

@@ -12,18 +12,25 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import apple_silicon, mach_o, section, tensorflow_distributions
-from tfdoctor.facts import installable_wheels, metal_pairing, tensorflow_pins
+from tfdoctor.checking.registry import Facts, check
+from tfdoctor.environment.spell import fresh_environment, spelling_for
+from tfdoctor.facts import (
+    apple_silicon,
+    installable_wheels,
+    mach_o,
+    metal_pairing,
+    section,
+    tensorflow_distributions,
+    tensorflow_pins,
+)
+from tfdoctor.facts.platform import wheel_platform
 from tfdoctor.facts.sw_vers_sysctl import product_version
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.knowledge.versions import minor, release
 from tfdoctor.remedies.arm64 import APPLE_PLUGIN_URL, combo_repairs, combo_words
 from tfdoctor.results.findings import Findings
-from tfdoctor.environment.spell import fresh_environment, spelling_for
-from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
 from tfdoctor.results.repairs import Repair
-from tfdoctor.knowledge.versions import minor, release
-from tfdoctor.facts.platform import wheel_platform
 
 DUPLICATE_URL = "https://github.com/pleonard212/pix-plot/issues/268"
 KERAS3_URL = "https://github.com/tensorflow/tensorflow/issues/63854"

@@ -21,8 +21,10 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.checking.registry import check
 from tfdoctor.facts import Facts, host_system, section
+from tfdoctor.facts.gpu_evidence import cuda_visible_devices, tensorflow_gpu_lines
+from tfdoctor.facts.nvidia_smi import classify_smi, command_output, detected_gpus, parse_smi_query, parse_smi_table
 from tfdoctor.facts.tensorflow_build import (
     compare,
     is_cuda_build,
@@ -32,15 +34,12 @@ from tfdoctor.facts.tensorflow_build import (
     tensorflow_version,
     wsl_version,
 )
-from tfdoctor.facts.nvidia_smi import classify_smi, command_output, detected_gpus, parse_smi_query, parse_smi_table
-from tfdoctor.facts.gpu_evidence import cuda_visible_devices, tensorflow_gpu_lines
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.knowledge.versions import key as version_key, release
+from tfdoctor.remedies.cuda import cuda_tensorflow
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome, Remediation, Status
-from tfdoctor.checking.registry import check
-from tfdoctor.remedies.cuda import cuda_tensorflow
 from tfdoctor.results.repairs import Repair
-from tfdoctor.knowledge.versions import key as version_key
-from tfdoctor.knowledge.versions import release
 
 DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
 COMPAT_GUIDE = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"

@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.facts import host_system, section, signatures, tensorflow_child
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
-from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.results.repairs import Repair
 
 

@@ -16,12 +16,12 @@ from typing import Any, Mapping, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import host_system, is_recorded, section, tensorflow_child, tensorflow_distributions
-from tfdoctor.results.findings import Findings
-from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.checking.registry import Facts, check
+from tfdoctor.facts import host_system, is_recorded, section, tensorflow_child, tensorflow_distributions
 from tfdoctor.remedies.arm64 import APPLE_PLUGIN_URL
 from tfdoctor.remedies.cuda import cuda_tensorflow
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.results.repairs import Repair
 
 PIP_GUIDE = "https://www.tensorflow.org/install/pip"

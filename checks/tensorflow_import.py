@@ -10,14 +10,21 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, import_suspects, integrity, requires_dist, shadowing, signatures, tensorflow_child
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for
-from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
-from tfdoctor.remedies import import_causes
-from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.facts import (
+    host_system,
+    import_suspects,
+    integrity,
+    requires_dist,
+    shadowing,
+    signatures,
+    tensorflow_child,
+)
+from tfdoctor.remedies import experiments as experiment_remedies, import_causes
 from tfdoctor.remedies.signatures import remediation_for
+from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.results.repairs import Repair
 
 INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")

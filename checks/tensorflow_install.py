@@ -14,22 +14,31 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import (
-    PLATFORM_NAMES, apple_silicon, host_system, requires_dist, section, tensorflow_distributions,
-)
-from tfdoctor.remedies.tf_keras import tf_keras_repairs
-from tfdoctor.facts import installable_wheels, metal_pairing, signatures, tensorflow_pins, windows_paths
-from tfdoctor.facts.sw_vers_sysctl import product_version
-from tfdoctor.remedies.arm64 import combo_requirements, native_environment
-from tfdoctor.results.findings import Findings
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.environment.pip import Installer, installer_for
 from tfdoctor.environment.spell import fresh_environment, spelling_for
-from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
-from tfdoctor.results.repairs import Repair
+from tfdoctor.facts import (
+    PLATFORM_NAMES,
+    apple_silicon,
+    host_system,
+    installable_wheels,
+    metal_pairing,
+    requires_dist,
+    section,
+    signatures,
+    tensorflow_distributions,
+    tensorflow_pins,
+    windows_paths,
+)
+from tfdoctor.facts.platform import target_machine, wheel_platform
+from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.knowledge.specifiers import satisfies
 from tfdoctor.knowledge.versions import minor, release
-from tfdoctor.facts.platform import target_machine, wheel_platform
+from tfdoctor.remedies.arm64 import combo_requirements, native_environment
+from tfdoctor.remedies.tf_keras import tf_keras_repairs
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.results.repairs import Repair
 
 INSTALL_URL = "https://www.tensorflow.org/install/pip"
 APPLE_URL = "https://developer.apple.com/metal/tensorflow-plugin/"

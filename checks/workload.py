@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.facts import tensorflow_child
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
 
 SECTIONS = ("crossover", "dispatch", "input_pipeline", "conv2d", "training_step", "memory")
 SOURCES = {row["id"]: row["source"] for row in knowledge_rows("workload", "threshold")}

@@ -40,7 +40,7 @@ def adopt_checks() -> None:
     module = importlib.util.module_from_spec(spec)
     sys.modules[CHECKS_NAME] = module
     spec.loader.exec_module(module)
-    setattr(sys.modules["tfdoctor"], "checks", module)
+    sys.modules["tfdoctor"].checks = module
 
 
 adopt_checks()

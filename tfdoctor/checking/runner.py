@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 import traceback
 
+from tfdoctor.checking.registry import Check, Facts
 from tfdoctor.facts import PLATFORM_NAMES, host_system, is_recorded
 from tfdoctor.results.model import CheckResult, Outcome, Status
-from tfdoctor.checking.registry import Check, Facts
 
 
 def _applicability(check: Check, facts: Facts) -> Outcome | None:

@@ -10,16 +10,55 @@ from typing import List, Optional
 import typer
 
 from tfdoctor._version import __version__
+from tfdoctor.cli.emit import (
+    Format,
+    emit,
+    experiment_progress,
+    fail,
+    live_display,
+    print_checks,
+    terminal_columns,
+    write,
+)
+from tfdoctor.cli.flags import (
+    CONFIG,
+    DEEP,
+    EXPERIMENTS_TIMEOUT,
+    FORMAT,
+    GPU_KIND,
+    JSON,
+    LIST_CHECKS,
+    MIN_GFLOPS,
+    MIN_SPEEDUP,
+    NO_EXPERIMENTS,
+    NO_PROBE,
+    NO_REDACT,
+    ONLY,
+    OUTPUT,
+    PROVE,
+    PYTHON,
+    QUIET,
+    REQUIRE_GPU,
+    REQUIRE_PYTHON,
+    REQUIRE_TF,
+    SKIP,
+    STRICT,
+    TIMEOUT,
+    VERBOSE,
+    VERSION,
+    settings_from,
+)
 from tfdoctor.cli.root import app
-from tfdoctor.cli.emit import (Format, emit, experiment_progress, fail, live_display, print_checks,
-                               terminal_columns, write)
-from tfdoctor.cli.flags import (CONFIG, DEEP, EXPERIMENTS_TIMEOUT, FORMAT,
-                                GPU_KIND, JSON, LIST_CHECKS, MIN_GFLOPS, MIN_SPEEDUP, NO_EXPERIMENTS, NO_PROBE,
-                                NO_REDACT, ONLY, OUTPUT, PROVE, PYTHON, QUIET, REQUIRE_GPU, REQUIRE_PYTHON,
-                                REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, VERSION,
-                                settings_from)
-from tfdoctor.cli.team import (LABEL, REPORT_HOSTNAME, REPORT_REQUIRED, REPORT_TIMEOUT, REPORT_TO, REPORT_TOKEN_FILE,
-                               post_reports, refuse_openmetrics)
+from tfdoctor.cli.team import (
+    LABEL,
+    REPORT_HOSTNAME,
+    REPORT_REQUIRED,
+    REPORT_TIMEOUT,
+    REPORT_TO,
+    REPORT_TOKEN_FILE,
+    post_reports,
+    refuse_openmetrics,
+)
 from tfdoctor.operations.limits import FIX_S, SCAN_S, UNDO_S, words
 
 SCAN_DEADLINE_WORDS = words(SCAN_S)
@@ -146,7 +185,7 @@ def fix_command(
             code = fix(FixRequest(python, split_ids(only), split_ids(skip), yes, system, dry_run, timeout,
                                   redact=not no_redact), ui)
     except CannotRun as exc:
-        raise fail(str(exc))
+        raise fail(str(exc)) from None
     raise typer.Exit(code)
 
 
@@ -208,7 +247,7 @@ def scan_command(
     try:
         result = scan(request, progress)
     except CannotRun as exc:
-        raise fail(str(exc))
+        raise fail(str(exc)) from None
     finally:
         if bar:
             bar[0].__exit__(None, None, None)
@@ -229,4 +268,4 @@ def scan_command(
 
 # The commands on saved reports (explain, diff) and the optional extras' (mcp, and the team server's)
 # register on `app` (cli/root.py) from their own modules, after these: the order is the help's.
-from tfdoctor.cli import saved, extras  # noqa: E402,F401
+from tfdoctor.cli import extras, saved  # noqa: E402,F401

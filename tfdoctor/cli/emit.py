@@ -65,7 +65,7 @@ def write(text: str, output: Optional[Path]) -> None:
     try:
         write_report(str(output), text)
     except OSError as exc:
-        raise fail(f"cannot write {output}: {exc.strerror or exc}")
+        raise fail(f"cannot write {output}: {exc.strerror or exc}") from None
     typer.echo(f"tfdoctor: report written to {output}", err=True)
 
 

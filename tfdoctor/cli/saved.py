@@ -7,11 +7,29 @@ from typing import List, Optional
 
 import typer
 
-from tfdoctor.cli.root import app
 from tfdoctor.cli.emit import Format, emit, fail, for_github, write
-from tfdoctor.cli.flags import (CONFIG, EXPLAIN_EXIT_CODES_HELP, FORMAT, GPU_KIND, JSON, MIN_GFLOPS, MIN_SPEEDUP,
-                                NO_REDACT, ONLY, OUTPUT, QUIET, REPORT_HELP, REQUIRE_GPU, REQUIRE_PYTHON, REQUIRE_TF,
-                                SKIP, STRICT, VERBOSE, settings_from)
+from tfdoctor.cli.flags import (
+    CONFIG,
+    EXPLAIN_EXIT_CODES_HELP,
+    FORMAT,
+    GPU_KIND,
+    JSON,
+    MIN_GFLOPS,
+    MIN_SPEEDUP,
+    NO_REDACT,
+    ONLY,
+    OUTPUT,
+    QUIET,
+    REPORT_HELP,
+    REQUIRE_GPU,
+    REQUIRE_PYTHON,
+    REQUIRE_TF,
+    SKIP,
+    STRICT,
+    VERBOSE,
+    settings_from,
+)
+from tfdoctor.cli.root import app
 from tfdoctor.cli.team import refuse_openmetrics
 
 
@@ -53,7 +71,7 @@ def explain_command(
     try:
         diagnosis = explain(request)
     except CannotRun as exc:
-        raise fail(str(exc), verbose)
+        raise fail(str(exc), verbose) from None
     emit(diagnosis.document.data, Format.json if as_json else fmt, verbose, output, quiet)
     raise typer.Exit(diagnosis.exit_code)
 
@@ -80,7 +98,7 @@ def diff_command(
     try:
         comparison = compare(a, b, redact=not no_redact)
     except CannotRun as exc:
-        raise fail(str(exc))
+        raise fail(str(exc)) from None
     document = comparison.document
     fmt = Format.json if as_json else fmt
     text = RENDERERS[Format.text.value if fmt is Format.github else fmt.value](document)

@@ -81,7 +81,7 @@ def serve_command(
         try:
             code = write_token(new_token)
         except (OSError, ValueError) as exc:
-            raise fail(str(exc))
+            raise fail(str(exc)) from None
         raise typer.Exit(code)
     missing = missing_module()
     if missing:
@@ -91,7 +91,7 @@ def serve_command(
     try:
         code = serve(host, port, db, token_file, private)
     except (OSError, ValueError) as exc:
-        raise fail(str(exc))
+        raise fail(str(exc)) from None
     raise typer.Exit(code)
 
 
@@ -124,7 +124,7 @@ def report_send_command(
     try:
         posted = send_pending(report_to, report_token_file, report_timeout)
     except CannotRun as exc:
-        raise fail(str(exc))
+        raise fail(str(exc)) from None
     for line in posted.lines:
         typer.echo(one_line(line, True), err=True)
     raise typer.Exit(0 if posted.ok else EXIT_NOT_POSTED)

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
 from tfdoctor.child import source
+from tfdoctor.collect.tensorflow import read_result, run_child, signal_name, with_private_temp
 from tfdoctor.processes.commands import CHILDREN
 from tfdoctor.processes.deadline import bounded
-from tfdoctor.collect.tensorflow import read_result, run_child, signal_name, with_private_temp
 
 DEFAULT_BUDGET_S = 30.0
 MIN_TRIAL_S = 2.0  # less than this left: the trial could not even import TensorFlow, so none is started

@@ -16,9 +16,9 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tfdoctor.processes.commands import run_command
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.facts.nvidia_smi import QUERY_FIELDS, QUERY_FIELDS_OLD_DRIVER, classify_smi, smi_query_argv
+from tfdoctor.processes.commands import run_command
 
 # Inside WSL2 the Linux-side nvidia-smi is provided here and was not on PATH on early builds
 # (https://github.com/microsoft/WSL/issues/6617).

@@ -7,9 +7,9 @@ import platform
 import re
 from typing import Any, Optional
 
-from tfdoctor.processes.commands import run_command
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.facts.platform import detect_wsl
+from tfdoctor.processes.commands import run_command
 from tfdoctor.report.redact import never_recorded, scrub_secrets
 
 

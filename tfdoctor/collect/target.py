@@ -8,8 +8,8 @@ import re
 from typing import Any
 
 from tfdoctor.child import source
-from tfdoctor.processes.commands import run_process
 from tfdoctor.collect.options import CollectOptions
+from tfdoctor.processes.commands import run_process
 
 TARGET_TIMEOUT_S = 10.0  # a Python describes itself in well under a second; longer means it hangs
 VERSION_TIMEOUT_S = 10.0

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import IO, Any, Callable, Mapping, Optional
 
 from tfdoctor.child import source
-from tfdoctor.processes.commands import CHILDREN, finish, start_child
-from tfdoctor.processes.deadline import bounded
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError, confirm_python
 from tfdoctor.facts.tensorflow_child import COMPANION_MODULES
+from tfdoctor.processes.commands import CHILDREN, finish, start_child
+from tfdoctor.processes.deadline import bounded
 
 # Seconds of timing the probe may spend after the import (the ladder, warm-ups and blocks of every
 # device). On a 2-core VM the whole probe then takes about 0.5 s after the import (notes/tfchild.md).

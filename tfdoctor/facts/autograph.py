@@ -17,8 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
-from tfdoctor.facts import Facts, canonical_name, section
-from tfdoctor.facts import owners, requires_dist, tested_locks
+from tfdoctor.facts import Facts, canonical_name, owners, requires_dist, section, tested_locks
 from tfdoctor.facts.import_suspects import candidate
 
 

@@ -16,6 +16,7 @@ from tfdoctor.facts import Facts, section
 from tfdoctor.facts.nvidia_smi import detected_gpus
 from tfdoctor.facts.tensorflow_log import strip_log_prefix
 
+
 def cuda_visible_devices(facts: Facts, gpu_count: int) -> dict[str, Any] | None:
     """How CUDA_VISIBLE_DEVICES (from the recorded environment) narrows `gpu_count` GPUs.
 

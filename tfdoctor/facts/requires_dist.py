@@ -19,8 +19,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import Facts, canonical_name, host_system, section
-from tfdoctor.facts import build_names
+from tfdoctor.facts import Facts, build_names, canonical_name, host_system, section
 from tfdoctor.facts.platform import target_machine
 from tfdoctor.knowledge.specifiers import parse_requirement
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from tfdoctor.processes.commands import run_command
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import conda_clone_argv, stand_in_venv_argv
+from tfdoctor.processes.commands import run_command
 
 STATE_DIR = ".tfdoctor"  # inside the environment's prefix: rollback snapshots (never cloned, never snapshotted)
 CLONE_MARK = ".tfdoctor-verify-"  # a throwaway clone is `.<name>.tfdoctor-verify-<8 hex>` beside the environment

@@ -28,8 +28,16 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 from tfdoctor.environment.kinds import detect
 from tfdoctor.environment.spell import POSIX, POWERSHELL, RefusedWord, Spelling, quote
 from tfdoctor.fixer import ownership, rollback
-from tfdoctor.fixer.environment import (Environment, FixError, child_json, clone, freeze, installer_available,
-                                        remove, run_step)
+from tfdoctor.fixer.environment import (
+    Environment,
+    FixError,
+    child_json,
+    clone,
+    freeze,
+    installer_available,
+    remove,
+    run_step,
+)
 
 EXIT_REPAIRED, EXIT_NOT_REPAIRED, EXIT_CANNOT_RUN, EXIT_SHELL_STEPS_LEFT = 0, 1, 2, 3
 STEP_TIMEOUT_S = 1800.0

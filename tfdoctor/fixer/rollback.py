@@ -36,9 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from tfdoctor.files.own_files import UnsafePath, append_private, cache_dir, private_dir, read_private, write_private
 from tfdoctor.fixer.environment import STATE_DIR, Environment, FixError, freeze, link_tree, remove
-from tfdoctor.files.own_files import (UnsafePath, append_private, cache_dir, private_dir, read_private,
-                                write_private)
 
 KEEP = 3
 RECORD = "record.json"

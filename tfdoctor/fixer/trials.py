@@ -141,9 +141,8 @@ def run_trials(environment: Any, found: Sequence[Candidate], tensorflow_pin: Opt
     """Each candidate alone on its own clone, in order, stopping at the first that works; then all of them
     together. `prelude`: plan steps every trial needs first (a RECORD-less distribution's metadata removed).
     Clones are removed whatever happens; the environment itself is never touched."""
-    from tfdoctor.fixer.environment import clone, remove, run_step
     from tfdoctor.environment.spell import POSIX, Spelling
-
+    from tfdoctor.fixer.environment import clone, remove, run_step
     from tfdoctor.processes.deadline import passed
 
     proof = Proof()
@@ -226,8 +225,8 @@ def proven_steps(report: Any, environment: Any, steps: Sequence[Any], say: Any) 
     (the plan's metadata removals first, then one install with TensorFlow pinned); None to keep the plan."""
     from dataclasses import replace
 
-    from tfdoctor.facts.requires_dist import tensorflow_pin
     from tfdoctor.environment.spell import command, spelling_for
+    from tfdoctor.facts.requires_dist import tensorflow_pin
     from tfdoctor.plan.planner import Step
 
     if not any((r.evidence or {}).get("suspects") for r in report.results if r.check_id == "dependencies"):

@@ -31,16 +31,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import Facts
-from tfdoctor.results.model import CheckResult, Status
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import POSIX, Spelling, argv, command, refusal, spelling_for
-from tfdoctor.results.repairs import Action, Repair
+from tfdoctor.facts import Facts
 from tfdoctor.knowledge.specifiers import satisfiable
+from tfdoctor.results.model import CheckResult, Status
+from tfdoctor.results.repairs import Action, Repair
 
 PLANNED = (Status.WARN, Status.FAIL, Status.ERROR)
 MANUAL = (Action.SET_ENV, Action.UNSET_ENV, Action.RENAME)
@@ -253,8 +252,8 @@ def refused_line(word: str, why: str, asked: str = "") -> str:
 
 def build_plan(results: Sequence[CheckResult], facts: Facts) -> Plan:
     """The run's one plan: every repair of a warn/fail/error result, merged and ordered."""
-    from tfdoctor.facts import requires_dist as reqs
     from tfdoctor.environment.pip import installer_for
+    from tfdoctor.facts import requires_dist as reqs
 
     planned = _planned(results)
     spelling = spelling_for(facts)
@@ -432,7 +431,7 @@ def _without_replaced_requirements(facts: Facts, installs: Sequence[tuple[str, R
         if grown.keys() == replaced.keys():
             break
         replaced = grown
-    for check_id, repair in carried:
+    for _check_id, repair in carried:
         if repair.required_by in replaced:
             old = repair.required_by.replace("==", " ")
             how = "removes" if replaced[repair.required_by] == "uninstalled" else f"replaces ({replaced[repair.required_by]})"
@@ -581,8 +580,7 @@ def _companions_fit_tensorflow(facts: Facts, resolver: dict[str, _Wanted], no_de
     that reasoned from another TensorFlow than the one the plan ends with) is corrected to the release made
     for it; where none is, the companion leaves the plan as a conflict with the user's choices."""
     import tfdoctor.plan.coexistence as coexistence
-    from tfdoctor.facts import companions
-    from tfdoctor.facts import requires_dist as reqs
+    from tfdoctor.facts import companions, requires_dist as reqs
 
     environment = reqs.marker_environment(facts)
     installed = tf_pin.partition("==")[2] if tf_pin else None

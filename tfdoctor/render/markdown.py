@@ -13,11 +13,10 @@ import json
 import re
 from typing import Any
 
-from tfdoctor.render import (VERDICT_WORDS, plan_steps_named, platform_line, step_reasons, steps_phrase,
-                             summary_line)
-from tfdoctor.report.document import ReportDocument
+from tfdoctor.render import VERDICT_WORDS, plan_steps_named, platform_line, step_reasons, steps_phrase, summary_line
 from tfdoctor.render.charts import markdown_charts
 from tfdoctor.render.sanitize import clean_document
+from tfdoctor.report.document import ReportDocument
 
 EMOJI = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "➖", "error": "💥"}
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body

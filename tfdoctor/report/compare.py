@@ -13,9 +13,9 @@ import re
 from typing import Any, Callable, Iterator, Mapping
 
 from tfdoctor._version import __version__
+from tfdoctor.facts import Facts, installed_version, section
 from tfdoctor.report.document import ReportDocument
 from tfdoctor.report.saved import SavedReport
-from tfdoctor.facts import Facts, installed_version, section
 
 Row = tuple[str, str, Any]  # section, field, value
 MISSING = "not recorded"

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from tfdoctor.report.run import SCHEMA_VERSION, RunReport
+from tfdoctor.report.run import SCHEMA_VERSION
 
 READABLE_MAJOR = int(SCHEMA_VERSION.split(".")[0])
 MAX_DEPTH = 64  # a report nests about 6 levels; deeper is not a report (and would exhaust the stack)

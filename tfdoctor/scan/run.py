@@ -61,8 +61,8 @@ def diagnose_one(environment: FoundEnvironment, options: DoctorOptions, prepare:
                  strict: bool) -> Diagnosed:
     """One environment's diagnosis; under the scan's deadline (tfdoctor/processes/deadline.py) an environment it cuts
     short is a row saying so, not a verdict on the children it killed."""
-    from tfdoctor.processes.deadline import current, passed, words
     from tfdoctor.diagnosis.doctor import diagnose
+    from tfdoctor.processes.deadline import current, passed, words
 
     started = time.perf_counter()
     scan_deadline = current()

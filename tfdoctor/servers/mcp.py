@@ -733,8 +733,7 @@ def _declare_output_schemas(server: MCPServer) -> None:
 
 def _explained(saved: Any, only: tuple[str, ...], skip: tuple[str, ...]) -> Dict[str, Any]:
     from tfdoctor.diagnosis.doctor import CannotRun
-    from tfdoctor.report.saved import UnreadableReport
-    from tfdoctor.report.saved import explain as explain_saved
+    from tfdoctor.report.saved import UnreadableReport, explain as explain_saved
 
     try:
         document = explain_saved(saved, only, skip, redacted=True)

@@ -91,6 +91,7 @@ class TeamServer:
 
     def __init__(self, settings: Settings) -> None:
         from jinja2 import Environment, PackageLoader, select_autoescape
+
         from tfdoctor.render.sanitize import clean
         from tfdoctor.servers.team.validation import report_validator
 
@@ -309,7 +310,10 @@ class TeamServer:
         total = sum(counts.values())
         rows = self.store.environments(label, limit=FLEET_PAGE_ROWS, offset=(page - 1) * FLEET_PAGE_ROWS)
         pages = max(1, -(-total // FLEET_PAGE_ROWS))
-        link = lambda number: "/?" + urlencode({**({"label": chosen} if chosen else {}), "page": number})
+
+        def link(number: int) -> str:
+            return "/?" + urlencode({**({"label": chosen} if chosen else {}), "page": number})
+
         return self._page(request, "fleet.html", environments=rows, labels=self.store.label_names(),
                           chosen=chosen, counts=counts, total=total, page=page, pages=pages,
                           previous=link(page - 1) if page > 1 else None,
@@ -415,8 +419,7 @@ def _path_of(request: Request) -> str:
 def create_app(settings: Settings) -> Starlette:
     from importlib import resources
 
-    from sqlalchemy.exc import InterfaceError, OperationalError
-    from sqlalchemy.exc import TimeoutError as PoolTimeout
+    from sqlalchemy.exc import InterfaceError, OperationalError, TimeoutError as PoolTimeout
 
     server = TeamServer(settings)
 

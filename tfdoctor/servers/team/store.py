@@ -14,8 +14,23 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Mapping, Optional
 
-from sqlalchemy import (Column, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table, Text,
-                        UniqueConstraint, case, create_engine, event, func, select)
+from sqlalchemy import (
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    case,
+    create_engine,
+    event,
+    func,
+    select,
+)
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from tfdoctor.servers.team.summary import FAILING, STATUS_ORDER, summarize
