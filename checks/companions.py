@@ -178,8 +178,8 @@ def release_made_for(facts: Facts, distribution: str) -> Optional[str]:
         return str(release.version)
     fitting = [v for v in _releases_with_import_checks(distribution) if accepts_at_import(distribution, v, tf_version)]
     ceiling = requires_dist.version_of(release.version) if release is not None else None
-    fitting = [v for v in fitting if ceiling is None or requires_dist.version_of(v) <= ceiling]
-    return max(fitting, key=requires_dist.version_of) if fitting else None
+    fitting = [v for v in fitting if ceiling is None or requires_dist.version_key(v) <= ceiling]
+    return max(fitting, key=requires_dist.version_key) if fitting else None
 
 
 def _tensorflow_words(facts: Facts) -> str:
@@ -274,6 +274,7 @@ def _undeclared_needs(facts: Facts, module: str, distribution: str, installed: O
         intents.append(Repair.install(provider.provided_by, reason=causes[-1]))
         details.append(f"{provider.module} is provided by {provider.provided_by}: {provider.source}")
         url = url or provider.source
+    release_repairs: tuple[Repair, ...]
     if keras2 is not None:
         reason = f"{named} is a Keras 2 library (its releases import tf_keras); tf.keras here is Keras 3"
         upgrade = _past_the_move(facts, distribution, installed)
@@ -352,10 +353,10 @@ def tf_keras_user(distribution: str, version: Optional[str]) -> Optional[Mapping
         return None
     rows = [row for row in knowledge_rows("tf_keras_users", "release")
             if canonical_name(row["distribution"]) == distribution
-            and requires_dist.version_of(row["release"]) is not None and requires_dist.version_of(row["release"]) <= wanted]
+            and requires_dist.version_of(row["release"]) is not None and requires_dist.version_key(row["release"]) <= wanted]
     if not rows:
         return None
-    row = max(rows, key=lambda r: requires_dist.version_of(r["release"]))
+    row = max(rows, key=lambda r: requires_dist.version_key(r["release"]))
     declared = [line for line in row["requires_tf_keras"] if "extra" not in line]
     return row if row["imports_tf_keras"] or declared else None
 
@@ -372,7 +373,7 @@ def moved_to_tf_keras_after(distribution: str, version: Optional[str]) -> Option
              and (requires_dist.version_of(row["release"]) or installed) > installed]
     if not later:
         return None
-    return min(later, key=lambda r: requires_dist.version_of(r["release"]))
+    return min(later, key=lambda r: requires_dist.version_key(r["release"]))
 
 
 def _keras2_library_under_keras3(facts: Facts, distribution: str) -> Optional[Mapping[str, Any]]:
@@ -395,7 +396,7 @@ def _keras2_library_under_keras3(facts: Facts, distribution: str) -> Optional[Ma
     if not (_keras3(facts) or (isinstance(keras, Mapping) and keras.get("flavor") == "keras3")
             or (made_for.installed_tensorflow(facts) is None and keras_major is not None and keras_major.major >= 3)):
         return None
-    return max(rows, key=lambda r: requires_dist.version_of(r["release"]) or requires_dist.version_of("0"))
+    return max(rows, key=lambda r: requires_dist.version_key(r["release"]))
 
 
 def _keras3(facts: Facts) -> bool:
@@ -613,7 +614,8 @@ def _judged_by_tables(facts: Facts) -> tuple[list[str], list[str]]:
     installed = made_for.installed_tensorflow(facts)
     pinned, _ = with_published(facts)
     environment = requires_dist.marker_environment(facts)
-    judged, unknown = [], []
+    judged: list[str] = []
+    unknown: list[str] = []
     for name, version in _installed(facts).items():
         if name not in companions_table.COMPANIONS or name == "tf-keras" and not _keras3(facts) \
                 or installed is None or name in companions_table.DECLARED_BY_TENSORFLOW:

@@ -70,8 +70,9 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
     if keras_error and (item.name in KERAS_NAMES or item.requirer in KERAS_NAMES):
         return keras_error
     tensorflow_pin = requires_dist.is_tensorflow_build(item.requirer) and bool(item.installed)
-    if item.name == "keras" and tensorflow_pin and requires_dist.admits_series(item.specifier, item.installed) is False:
-        series = requires_dist.series_of(requires_dist.version_of(item.installed))
+    installed = requires_dist.version_of(item.installed)
+    if item.name == "keras" and tensorflow_pin and installed is not None and requires_dist.admits_series(item.specifier, item.installed) is False:
+        series = requires_dist.series_of(installed)
         return (f"{item.requirer} {item.requirer_version} takes tf.keras from the keras package, and its pin "
                 f"({item.specifier}) admits no Keras {series}: Keras {series} is another API, so tf.keras breaks")
     if item.name == "numpy" and item.installed and tf_version:
@@ -83,8 +84,8 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
     # issue 29: a package `import tensorflow` itself loads (its own source says so), outside every series its
     # pin admits, breaks the import; only where the import was not tried: a tried import's fate is the fact
     loaded = tensorflow_pins.import_time_dependency(item.name) if tensorflow_pin else None
-    if loaded and imports is None and requires_dist.admits_series(item.specifier, item.installed) is False:
-        series = requires_dist.series_of(requires_dist.version_of(item.installed))
+    if loaded and imports is None and installed is not None and requires_dist.admits_series(item.specifier, item.installed) is False:
+        series = requires_dist.series_of(installed)
         return (f"`import tensorflow` loads {item.name} itself ({loaded['source'].split()[0]}), and "
                 f"{item.requirer} {item.requirer_version}'s pin ({item.specifier}) admits no {item.name} {series}: "
                 f"{item.name} {item.installed} breaks the import (it was not tried in this run)")

@@ -36,7 +36,7 @@ def minor_of(version: Any) -> Optional[tuple[int, int]]:
         release = Version(str(version)).release
     except (InvalidVersion, TypeError):
         return None
-    return (release + (0,))[:2] if release else None
+    return (release[0], (release + (0,))[1]) if release else None
 
 
 def matching_tf_keras(tf_version: Any) -> Optional[str]:

@@ -195,7 +195,7 @@ def _judge_driver(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]
         serves = reported or max_cuda_for_driver(driver, column)
         if minimum and compare(driver, minimum) < 0:
             older = newest_tensorflow_for_driver(driver, column)
-            repairs = ()
+            repairs: tuple[Repair, ...] = ()
             if older and compare(older, "2.14") >= 0:
                 # the alternative to a driver update: TensorFlow must move back to a release built for this driver
                 repairs = cuda_tensorflow(facts, f"=={older}.*",

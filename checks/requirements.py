@@ -259,8 +259,9 @@ def _gflops(findings: Findings, met: list[str], facts: Facts, minimum: float) ->
     if missing:
         findings.fail(f"at least {minimum:g} GFLOPS required: not measured: {missing}")
         return
-    best = max(((kind, (side or {}).get("gflops_best")) for kind, side in sides.items()
-                if isinstance((side or {}).get("gflops_best"), (int, float))), key=lambda item: item[1], default=None)
+    measured = [(kind, gflops) for kind, side in sides.items()
+                if isinstance(gflops := (side or {}).get("gflops_best"), (int, float))]
+    best = max(measured, key=lambda item: item[1], default=None)
     if best is None:
         findings.fail(f"at least {minimum:g} GFLOPS required: the probe measured no throughput (see probe)")
     elif best[1] < minimum:

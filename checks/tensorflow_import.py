@@ -114,9 +114,9 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     lines += [f"also: {m.signature.summary}" for m in matches[1:]]
     summary, fix = primary.signature.summary, remediation_for(primary, facts)
     if primary.signature.id in INSTRUCTION_SIGNATURES:
-        found = instruction_cause(facts, tf)
-        evidence["cause"] = found["id"]
-        summary, fix = found["summary"], found["fix"] or fix
+        instruction = instruction_cause(facts, tf)
+        evidence["cause"] = instruction["id"]
+        summary, fix = instruction["summary"], instruction["fix"] or fix
     elif cause and cause.named:
         # the error names a distribution the environment's metadata shows broken: that repair fixes every
         # unmet pin (and damaged file) together, where the table's fix would name one of them

@@ -220,7 +220,7 @@ _INSIDE_TENSORFLOW = re.compile(r"tensorflow[./\\]python|_pywrap_tensorflow|_pyw
 
 
 def _failed_inside_tensorflow(child: Mapping[str, Any]) -> bool:
-    exception = child.get("exception") if isinstance(child.get("exception"), Mapping) else {}
+    exception = found if isinstance(found := child.get("exception"), Mapping) else {}
     texts = [str(exception.get("message") or ""), *map(str, exception.get("traceback") or ())]
     return any(_INSIDE_TENSORFLOW.search(text) for text in texts)
 
@@ -233,7 +233,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
     copies = tensorflow_distributions.tensorflow_copies(facts)
     evidence = {"platform": platform, "python": python, "installer": installer.kind,
                 "distributions": [c.to_dict() for c in copies]}
-    child = facts.get("tensorflow") if isinstance(facts.get("tensorflow"), Mapping) else {}
+    child = found if isinstance(found := facts.get("tensorflow"), Mapping) else {}
     if not copies and child.get("imported") and not requires_dist.complete_record(facts):
         # a partial list (a thread's, trimmed by hand) that names no TensorFlow, beside a child that imported it
         version = child.get("version")
@@ -325,7 +325,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
         if from_conda and (not row or other_python):
             findings.note(f"{real.name} {tf} was installed by conda (its own build for {platform or 'this platform'}), "
                           "not from a PyPI wheel")
-        elif other_python:
+        elif other_python and row:
             findings.warn(f"{real.name} {tf} has no wheel for Python {python} on {platform} "
                           f"(Python {row['python_min']}-{row['python_max']})",
                           "It was built from source, by conda, or forced in; pip would not pick it.",

@@ -121,7 +121,7 @@ def _crossover(findings: Findings, section: Mapping[str, Any]) -> None:
     elif outcome == "gpu_faster_everywhere":
         findings.note(f"The GPU is faster at every size from {rows[0].get('n')}x{rows[0].get('n')} on")
     elif outcome == "cpu_faster_everywhere":
-        largest = next((r for r in reversed(rows) if r.get("gpu_speedup") is not None), {})
+        largest: Mapping[str, Any] = next((r for r in reversed(rows) if r.get("gpu_speedup") is not None), {})
         findings.warn(f"The GPU is slower than the CPU at every matmul size up to {largest.get('n')}x"
                       f"{largest.get('n')} ({times(largest.get('gpu_speedup'))} the CPU's speed)", fix=Remediation(
                           "Run your models on the CPU until this is explained: the GPU does not win even on "
@@ -289,7 +289,7 @@ def _table(result: Mapping[str, Any]) -> list[list[str]]:
         rows.append(["crossover", f"matmul N: {unit}", curve])
         verdict = {"crossover": f"CPU wins below {crossover.get('crossover_n')}",
                    "gpu_faster_everywhere": "GPU wins at every size", "cpu_faster_everywhere": "CPU wins at every size",
-                   "cpu_only": "no GPU: CPU curve only"}.get(crossover.get("outcome"), str(crossover.get("outcome")))
+                   "cpu_only": "no GPU: CPU curve only"}.get(str(crossover.get("outcome")), str(crossover.get("outcome")))
         rows.append(["crossover", "verdict", verdict])
     dispatch = result.get("dispatch") or {}
     eager, graph = (dispatch.get("eager") or {}).get("per_op_us"), (dispatch.get("function") or {}).get("per_op_us")

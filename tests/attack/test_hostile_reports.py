@@ -236,7 +236,7 @@ def test_every_renderer_cleans_every_string_of_the_document():
     document = _poisoned({**explain(saved), "a_section_renderers_may_add_later": {"lines": ["x"]}})
     outputs = {fmt: renderer(fmt)(document, verbose=True) for fmt in FORMATS}
     outputs["github summary"] = github.step_summary(document)
-    outputs["github annotations"] = github.annotations(document)
+    outputs["github annotations"] = github.workflow_annotations(document)
     compared = _poisoned(diff.compare(saved, saved))
     compared["differences"] = [{"section": "environment", "field": "X" + HOSTILE, "a": HOSTILE, "b": None}]
     outputs.update({f"diff {fmt}": render(compared) for fmt, render in diff_words.RENDERERS.items()})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Mapping, Optional
 
 import typer
 
@@ -238,7 +238,7 @@ def scan_command(
     fmt = Format.json if as_json else fmt
     bar: list = []  # the progress bar, once the scan says how many it found (on a terminal only)
 
-    def progress(event: str, data: dict) -> None:
+    def progress(event: str, data: Mapping[str, Any]) -> None:
         if event == "found" and data["count"] and sys.stderr.isatty():
             bar.append(scan_table.ProgressBar(data["count"]).__enter__())
         elif event == "done" and bar:

@@ -87,9 +87,9 @@ def emit(document: dict, fmt: Format, verbose: bool, output: Optional[Path], qui
     else:
         text = renderer(fmt.value)(document, verbose=verbose)
     if github:
-        from tfdoctor.render.github import annotations, guarded, step_summary
+        from tfdoctor.render.github import guarded, step_summary, workflow_annotations
 
-        notes = annotations(document)
+        notes = workflow_annotations(document)
         if output is None and fmt in (Format.text, Format.github):
             text = guarded(text) + notes  # the report's own lines run no workflow command
         elif notes:

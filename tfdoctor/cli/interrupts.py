@@ -89,7 +89,7 @@ class InterruptsUnwind:
             signal.signal(signum, handler)
 
 
-def interrupt_behind(exc: BaseException) -> Optional[Interrupted]:
+def interrupt_behind(exc: Optional[BaseException]) -> Optional[Interrupted]:
     """The interrupt `exc` is, or was raised while unwinding from. A signal that lands between a lock's
     release and re-acquire (threading.Condition.wait's finally, under a future's result()) makes the
     `with` that holds it release an unlocked lock: RuntimeError, with the Interrupted as its context."""

@@ -4,7 +4,7 @@ their reports with tfdoctor/posting/client.py, stdlib only), `tfdoctor report se
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, Mapping, Optional, Sequence
 
 import typer
 
@@ -37,7 +37,7 @@ SERVE_HELP = (
 )
 
 
-def post_reports(url: Optional[str], documents: List[dict], token_file: Optional[str], labels: Optional[List[str]],
+def post_reports(url: Optional[str], documents: Sequence[Mapping[str, Any]], token_file: Optional[str], labels: Optional[List[str]],
                  hostname: bool, timeout: float = DEFAULT_REPORT_TIMEOUT, names: Optional[List[str]] = None) -> Any:
     """Post the reports (and first what is kept for that server); each failure, warning or pending report sent
     is one line on stderr. The post's outcome (operations.post.Posted): its exit_code(code, required) is the run's

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from tfdoctor.child import source
 from tfdoctor.collect.tensorflow import read_result, run_child, signal_name, with_private_temp
@@ -226,7 +226,7 @@ class Trials:
         return factors
 
 
-def run_experiments(python: str, goals: list[Mapping[str, Any]], python_facts: Mapping[str, Any],
+def run_experiments(python: str, goals: Sequence[Mapping[str, Any]], python_facts: Mapping[str, Any],
                     installed: frozenset[str], budget_s: float = DEFAULT_BUDGET_S,
                     progress: Optional[Progress] = None, environ: Optional[Mapping[str, str]] = None,
                     cwd: Optional[str] = None) -> dict[str, Any]:
@@ -302,7 +302,7 @@ def _proof(found: list[Change], trials: Trials) -> dict[str, Any]:
             "trial": next(i for i in range(len(trials.done) - 1, -1, -1) if trials.done[i]["works"]), "works": True}
 
 
-def collect_experiments(python: str, goals: list[Mapping[str, Any]], facts: Mapping[str, Any],
+def collect_experiments(python: str, goals: Sequence[Mapping[str, Any]], facts: Mapping[str, Any],
                         budget_s: float, progress: Optional[Progress] = None,
                         environ: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
     """The collector's entry: the facts it needs from the first gathering (the target's site layout,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import sys
 from typing import Any, Optional
 
 from tfdoctor.collect.options import CollectOptions
@@ -62,10 +63,10 @@ def long_paths_enabled() -> Optional[bool]:
     """Windows: whether paths longer than 260 characters are allowed (the LongPathsEnabled value that
     https://docs.python.org/3/using/windows.html#removing-the-max-path-limitation documents); None when the
     value cannot be read. A missing value means off."""
-    try:
-        import winreg
-    except ImportError:
+    if sys.platform != "win32":  # winreg is Windows' only
         return None
+    import winreg
+
     try:
         with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"SYSTEM\CurrentControlSet\Control\FileSystem") as key:
             value, _ = winreg.QueryValueEx(key, "LongPathsEnabled")
@@ -145,6 +146,8 @@ def collect_memory(options: CollectOptions) -> dict[str, Any]:
     import psutil
 
     virtual = psutil.virtual_memory()
+    swap_total: Optional[int]
+    swap_used: Optional[int]
     try:
         swap = psutil.swap_memory()
         swap_total, swap_used = swap.total, swap.used

@@ -90,7 +90,7 @@ class StreamCapture:
         self.partial = b""
 
     def _scan(self, data: bytes) -> None:
-        if len(self.lines) >= NOTABLE_LIMIT or not data:
+        if self.notable is None or len(self.lines) >= NOTABLE_LIMIT or not data:
             return
         for match in self.notable.finditer(data):
             start = data.rfind(b"\n", 0, match.start()) + 1
@@ -301,7 +301,7 @@ def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="tfdoctor-") as scratch:
         out = os.path.join(scratch, "tf_child.json")
-        config = {"out": out, "probe": bool(options.probe), "budget_s": PROBE_BUDGET_S,
+        config: dict[str, Any] = {"out": out, "probe": bool(options.probe), "budget_s": PROBE_BUDGET_S,
                   "cpu_only_budget_s": PROBE_BUDGET_S if options.careful_probe else CPU_ONLY_PROBE_BUDGET_S,
                   "timeout_s": float(options.timeout), "companions": list(COMPANION_MODULES),
                   "keras_layers": companion_layers()}

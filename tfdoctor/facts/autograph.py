@@ -59,7 +59,7 @@ def failure(facts: Facts) -> Optional[Mapping[str, Any]]:
 
 def cause(failed: Mapping[str, Any]) -> str:
     """The innermost error's message (the ValueError under ConversionError), on one line."""
-    error = failed.get("error") if isinstance(failed.get("error"), Mapping) else {}
+    error = found if isinstance(found := failed.get("error"), Mapping) else {}
     causes = [c for c in error.get("causes") or () if isinstance(c, Mapping) and c.get("message")]
     chosen = causes[-1] if causes else error
     text = " ".join(str(chosen.get("message") or "").split())

@@ -36,7 +36,7 @@ def _names(field: str) -> list[str]:
 
 def wheel_rows(platform: Optional[str], distribution: Optional[str] = None) -> list[Row]:
     """Ranges of releases with the same wheels, from the generated release table (facts/releases.py)."""
-    found = []
+    found: list[Row] = []
     for row in releases.wheel_ranges():
         if platform and platform not in _names(row["platform"]):
             continue

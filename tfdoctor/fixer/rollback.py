@@ -293,7 +293,7 @@ def _load(environment: Environment, directory: Path) -> Rollback:
     try:
         data = read_private(directory / RECORD, limit=_LIMIT + 1)
     except UnsafePath as exc:
-        raise refused(exc.strerror) from None
+        raise refused(exc.strerror or str(exc)) from None
     except OSError as exc:
         raise refused(f"it cannot be read ({exc.strerror or exc})") from None
     if len(data) > _LIMIT:
@@ -379,7 +379,7 @@ def _journal(rollback: Rollback) -> list[dict[str, Any]]:
     except FileNotFoundError:
         return []
     except UnsafePath as exc:
-        raise refused(exc.strerror) from None
+        raise refused(exc.strerror or str(exc)) from None
     except OSError as exc:
         raise refused(f"it cannot be read ({exc.strerror or exc})") from None
     if len(data) > _LIMIT:

@@ -221,10 +221,10 @@ class _Builder:
 
     def add(self, action: Action, packages: Sequence[str], reasons: Sequence[Reason], **how: Any) -> None:
         if action in SCREENED:
-            kept = [word for word in packages if self.screen(action, word, reasons)]
-            if not kept:
+            screened = [word for word in packages if self.screen(action, word, reasons)]
+            if not screened:
                 return
-            packages = tuple(kept)
+            packages = tuple(screened)
         line = command(self.spelling, action, packages, **how)
         kept = {key: how[key] for key in ("no_deps", "pre", "manager", "prefix", "missing") if how.get(key)}
         if action in (Action.SET_ENV, Action.UNSET_ENV):
@@ -455,7 +455,7 @@ def _merge_installs(installs: Iterable[tuple[str, Repair]], conflicts: list[Conf
                 requirement = Requirement(written)
             except InvalidRequirement:
                 continue  # a check's typo must not become a command
-            name = canonicalize_name(requirement.name)
+            name: str = canonicalize_name(requirement.name)
             target.setdefault(name, _Wanted(name, requirement.name)).add(requirement, check_id, written, repair.reason)
     for name in [n for n in no_deps if n in resolver]:
         # one distribution wanted both ways: the resolver's requirement must admit the exact no-deps one
@@ -536,7 +536,7 @@ def _companions_without_second_build(facts: Facts, resolver: dict[str, _Wanted],
         if name in leads:
             return leads[name]
         release = _chosen_release(companions, name, spec, tf_version, environment)
-        found = None
+        found: Optional[str] = None
         if release is not None:
             builds = {canonicalize_name(r.name) for r in release.tensorflow_requirements(environment)}
             found = next(iter(sorted(builds - {build})), None) if builds and build not in builds else None
@@ -618,9 +618,9 @@ def _companions_fit_tensorflow(facts: Facts, resolver: dict[str, _Wanted], no_de
     for clash in coexistence.clashes(wanted(), environment, installed):
         # what is left is no companion's release: a pin of TensorFlow's own (numpy<2 beside numpy>=2)
         for group in (resolver, no_deps):
-            current = group.pop(clash.distribution, None)
-            if current is not None:
-                conflicts.append(Conflict(clash.distribution, tuple(current.who) + (("", tf_written, "TensorFlow in this plan"),),
+            clashing = group.pop(clash.distribution, None)
+            if clashing is not None:
+                conflicts.append(Conflict(clash.distribution, tuple(clashing.who) + (("", tf_written, "TensorFlow in this plan"),),
                                           clash.why, (f"keep {tf_written} and let it choose {clash.distribution}",
                                                       f"keep {clash.requirement} with a TensorFlow release that admits it")))
 

@@ -210,13 +210,13 @@ def marked_processes(marks: Iterable[str]) -> list[int]:
     return found
 
 
-def kill_escaped(marks: Iterable[str]) -> list[int]:
+def kill_escaped(marks: Iterable[str | None]) -> list[int]:
     """SIGKILL every process that carries one of these marks: descendants that left their child's session
     (setsid) and its group kill. Again until none is found (one may fork meanwhile), a few rounds at most."""
-    marks = [m for m in marks if m]
+    known = [m for m in marks if m]
     killed: list[int] = []
     for _ in range(4):
-        found = marked_processes(marks)
+        found = marked_processes(known)
         if not found:
             break
         for pid in found:

@@ -70,7 +70,8 @@ def compact_json(value: Any, indent: int = 0) -> str:
             one_line = json.dumps(value, ensure_ascii=False)
             if len(one_line) + indent <= WRAP:
                 return one_line
-            rows, row = [], []
+            rows: list[str] = []
+            row: list[str] = []
             for item in (json.dumps(v, ensure_ascii=False) for v in value):
                 if row and len(inner) + len(", ".join(row + [item])) > WRAP:
                     rows.append(", ".join(row))

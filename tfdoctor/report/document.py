@@ -181,7 +181,7 @@ class ReportDocument:
         """The facts that decide whether TensorFlow works (KEY_FACTS), each at most 200 characters or None."""
         from tfdoctor.facts import installed_version, section
 
-        facts = self.data.get("facts") if isinstance(self.data.get("facts"), Mapping) else {}
+        facts = found if isinstance(found := self.data.get("facts"), Mapping) else {}
         tensorflow = section(facts, "tensorflow")
         build = section(tensorflow, "build_info")
         python = section(facts, "python")

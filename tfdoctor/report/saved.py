@@ -120,7 +120,7 @@ def parse_report(data: bytes, name: str) -> SavedReport:
         raise UnreadableReport(f"nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
-        where = f" at line {line} column {exc.colno}" if line else ""
+        where = f" at line {line} column {getattr(exc, 'colno', '?')}" if line else ""
         message = getattr(exc, "msg", str(exc))
         opened = text.lstrip()[:1] in ("{", "[")
         closed = text.rstrip()[-1:] in ("}", "]")

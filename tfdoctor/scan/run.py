@@ -66,7 +66,7 @@ def diagnose_one(environment: FoundEnvironment, options: DoctorOptions, prepare:
 
     started = time.perf_counter()
     scan_deadline = current()
-    if passed():
+    if scan_deadline is not None and passed():
         return Diagnosed(environment, None, 2, f"not diagnosed: the scan's deadline ({words(scan_deadline.seconds)}) "
                          "passed first", 0.0)
     try:

@@ -585,10 +585,12 @@ def build_server(allow_fix: bool = False) -> MCPServer:
         """What differs between two saved reports (two machines, or one machine then and now): platform,
         Python, TensorFlow, GPU, packages, environment, and today's verdict of each check on each. Each
         report as JSON (`a`, `b`) or by absolute path (`a_path`, `b_path`)."""
+        from tfdoctor.operations.explain import judged
         from tfdoctor.report.compare import compare
 
         first, second = _saved(a, a_path, "a"), _saved(b, b_path, "b")
-        document = await in_thread(lambda: _redacted_document(compare(first, second, redacted=True)), "diff_reports")
+        document = await in_thread(lambda: _redacted_document(compare(
+            first, second, judged(first).document(), judged(second).document(), redacted=True)), "diff_reports")
         changed_checks = [c for c in document.get("checks") or () if c.get("a") != c.get("b")]
         text = ("The reports do not differ." if document.get("identical") else
                 f"{len(document.get('differences') or ())} facts and {len(changed_checks)} check verdicts differ.")
@@ -726,17 +728,20 @@ def _declare_output_schemas(server: MCPServer) -> None:
     }
     manager = server._tool_manager  # noqa: SLF001 - the SDK has no public setter for a tool's output schema
     for name, schema in shapes.items():
-        manager.get_tool(name).fn_metadata.output_schema = schema
+        registered = manager.get_tool(name)
+        assert registered is not None, name  # every shape is a tool registered above
+        registered.fn_metadata.output_schema = schema
 
 
 # --- the jobs (worker thread) -------------------------------------------------------------------------
 
 def _explained(saved: Any, only: tuple[str, ...], skip: tuple[str, ...]) -> Dict[str, Any]:
     from tfdoctor.diagnosis.doctor import CannotRun
-    from tfdoctor.report.saved import UnreadableReport, explain as explain_saved
+    from tfdoctor.operations.explain import explained_document
+    from tfdoctor.report.saved import UnreadableReport
 
     try:
-        document = explain_saved(saved, only, skip, redacted=True)
+        document = explained_document(saved, only, skip, redacted=True)
     except (CannotRun, UnreadableReport) as exc:
         raise ToolError(_redact_text(str(exc))) from None
     return _redacted_document(document)

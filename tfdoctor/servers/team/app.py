@@ -229,9 +229,10 @@ class TeamServer:
         from tfdoctor.operations import CannotRun
         from tfdoctor.operations.explain import compare
 
-        documents = [self.store.report(a), self.store.report(b)]
-        if None in documents:
+        first, second = self.store.report(a), self.store.report(b)
+        if first is None or second is None:
             return None
+        documents = [first, second]
         try:  # stored reports were redacted by the machines that sent them: nothing of this server's to hide
             document = dict(compare(documents[0], documents[1], redact=False).document)
         except CannotRun as exc:
@@ -456,6 +457,6 @@ def create_app(settings: Settings) -> Starlette:
 
     unavailable = {error: server.database_unavailable for error in (OperationalError, InterfaceError, PoolTimeout)}
     app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(security.SecurityHeaders)],
-                    exception_handlers=unavailable)  # type: ignore[arg-type]
+                    exception_handlers=unavailable)
     app.state.server = server
     return app

@@ -266,6 +266,7 @@ class Store:
     def _insert_environment(self, conn: Connection, machine_id: str, python: str, when: str) -> None:
         row = dict(machine_id=machine_id, python=python, labels="{}", status="pass", key_facts="{}", checks="{}",
                    first_seen=when, last_seen=when)
+        insert: Any  # the dialect's own insert, which has ON CONFLICT
         if self.dialect == "postgresql":
             from sqlalchemy.dialects.postgresql import insert
         else:
@@ -323,7 +324,7 @@ class Store:
         return self._environment(row) if row is not None else None
 
     @staticmethod
-    def _environment(row: Mapping[str, Any]) -> dict[str, Any]:
+    def _environment(row: Mapping[Any, Any]) -> dict[str, Any]:
         facts = json.loads(row["key_facts"])
         return {
             "id": row["id"], "machine": row["machine_id"], "hostname": row["hostname"], "python": row["python"],
@@ -386,6 +387,8 @@ class Store:
                 return None
             row = conn.execute(select(reports.c.id, reports.c.environment_id, reports.c.received_at,
                                       reports.c.key_facts).where(reports.c.id == report_id)).mappings().first()
+        if row is None:  # gone since (a report deleted meanwhile)
+            return None
         return {"label": label, "report_id": row["id"], "environment_id": row["environment_id"],
                 "received_at": row["received_at"], "how": how, "key_facts": json.loads(row["key_facts"])}
 

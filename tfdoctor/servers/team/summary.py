@@ -32,10 +32,10 @@ def key_facts(document: Mapping[str, Any]) -> dict[str, str | None]:
 
 def summarize(document: Mapping[str, Any]) -> dict[str, Any]:
     """The columns stored beside a report: status, first failing check, key facts, each check's status."""
-    results = document.get("results") if isinstance(document.get("results"), list) else []
-    target = document.get("target") if isinstance(document.get("target"), Mapping) else {}
-    facts = document.get("facts") if isinstance(document.get("facts"), Mapping) else {}
-    python_facts = facts.get("python") if isinstance(facts.get("python"), Mapping) else {}
+    results = found if isinstance(found := document.get("results"), list) else []
+    target = found if isinstance(found := document.get("target"), Mapping) else {}
+    facts = found if isinstance(found := document.get("facts"), Mapping) else {}
+    python_facts = found if isinstance(found := facts.get("python"), Mapping) else {}
     return {
         "status": worst_status(results),
         "first_failing_check": first_failing_check(results),
