@@ -62,10 +62,6 @@ def _nvidia_gpu(facts: Facts) -> bool:
         return False
 
 
-def _fmt(requirements: tuple[str, ...]) -> str:
-    return " ".join(requirements)
-
-
 def install_plan(facts: Facts) -> tuple[Optional[tuple[str, ...]], str, str]:
     """(requirements to install or None, advice, url) for TensorFlow on this platform and Python."""
     platform = wheel_platform(facts)

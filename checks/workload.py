@@ -99,10 +99,6 @@ def judge(result: Mapping[str, Any], probe: Any = None) -> Outcome:
 
 # ------------------------------------------------------------------------------------ sections
 
-def _side_rows(section: Mapping[str, Any], prefix: str = "") -> list[Mapping[str, Any]]:
-    return [value for key, value in section.items() if isinstance(value, Mapping) and key.startswith(prefix)]
-
-
 def _crossover(findings: Findings, section: Mapping[str, Any]) -> None:
     rows = section.get("sizes") or []
     outcome = section.get("outcome")

@@ -105,8 +105,3 @@ def install_name(platform: str, tf_minor: str) -> Optional[str]:
         if any(covers_minor(row, tf_minor) for row in wheel_rows(platform, name)):
             return name
     return None
-
-
-def python_range(distribution: str, version: Optional[str], platform: Optional[str]) -> Optional[tuple[str, str]]:
-    row = wheel_for(distribution, version, platform)
-    return (row["python_min"], row["python_max"]) if row else None

@@ -480,7 +480,3 @@ def probe(python: str) -> Environment:
     kind = detect(uv=data["uv"], conda=data["conda"], venv=data["prefix"] != data["base"],
                   externally_managed=data["externally_managed"])  # the doctor's precedence
     return Environment(os.path.abspath(python) if os.sep in python else python, data["prefix"], kind, tuple(data["site"]))
-
-
-def interactive() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
