@@ -62,7 +62,7 @@ def end_after_interrupt(code: int, grace_s: float = 1.0) -> None:
 
 
 def _remove_neutral_directory() -> None:
-    """The children's empty working directory (collect/commands.py): os._exit skips the atexit that removes it."""
+    """The children's empty working directory (processes/commands.py): os._exit skips the atexit that removes it."""
     from tfdoctor.operations.processes import remove_working_directory
 
     remove_working_directory()

@@ -6,7 +6,7 @@ Never in the real environment and never changing it: every trial is a child proc
 user's files are only read (Keras's configuration is ignored by pointing KERAS_HOME at an empty
 temporary directory, not by touching keras.json).
 
-Every trial runs from an empty working directory (collect/commands.py neutral_directory), as the TensorFlow
+Every trial runs from an empty working directory (processes/commands.py neutral_directory), as the TensorFlow
 child does: the user's project folder is read by the shadowing check, never run by a trial. One trial
 alone runs from the user's working directory, and its record says so: a companion's layer used "as it is",
 which shows what the user's own `python` sees there.

@@ -4,7 +4,7 @@ LD_LIBRARY_PATH puts ahead of the pip-installed ones, and those in the loader ca
 
 nvidia-smi is known to hang when the driver is wedged (Xid 79, no persistence daemon): run_command
 kills it (and its process group) at the timeout and records status "timed_out"; the doctor goes on.
-Outputs are kept raw; tfdoctor/nvidia.py parses them.
+Outputs are kept raw; tfdoctor/facts/nvidia_smi.py parses them.
 """
 
 from __future__ import annotations

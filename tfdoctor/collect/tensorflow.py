@@ -3,7 +3,7 @@
 Importing TensorFlow is exactly what breaks (SIGILL under Rosetta, an abort from a duplicate plugin, a
 dlopen error, a hang), so the doctor never does it itself. The child (tfdoctor/child/tf_child.py) runs
 in the target interpreter as `python -c <source>`, like collect/target.py, so its sys.path is the
-user's, but from an empty working directory (collect/commands.py neutral_directory): a tensorflow.py or
+user's, but from an empty working directory (processes/commands.py neutral_directory): a tensorflow.py or
 json.py of the project folder is read by the shadowing check, never imported here. It writes its findings
 to a file stage by stage; this side records the process's fate (exit code, signal, timeout) and bounded
 captures of its stdout and stderr, read as they come so that a child printing megabytes never blocks. The
@@ -159,7 +159,7 @@ class StageWatch:
 def run_child(argv: list[str], env: Mapping[str, str], timeout: float,
               notable: re.Pattern[bytes] | None = None, watch: Callable[[], None] | None = None,
               cwd: str | None = None) -> ChildFate:
-    """argv as a child of its own (collect/commands.py start_child: its own session, marked, run from the
+    """argv as a child of its own (processes/commands.py start_child: its own session, marked, run from the
     neutral directory unless `cwd` says), its streams captured as they come, killed with everything it
     started at the timeout (or the operation's deadline) and after it exits (finish)."""
     started = time.perf_counter()

@@ -118,7 +118,7 @@ def child_json(python: str, code: str, timeout: float = FREEZE_TIMEOUT_S, regist
     registry, which an interrupt closes, so an interrupt cannot kill it; it runs in a session of its own,
     out of the terminal's reach, and the caller holds the signals meanwhile. Either way it is killed with
     whatever it started at the timeout, and the wait ends when it does, not when a descendant that escaped
-    its session lets go of its pipes (collect/commands.py run_process)."""
+    its session lets go of its pipes (processes/commands.py run_process)."""
     import tempfile
 
     from tfdoctor.processes.commands import run_process

@@ -4,7 +4,7 @@ with the options that run builds), at most one per core at a time.
 Threads in this process, not a doctor process per environment: a diagnosis spends its time in its own
 children (the TensorFlow import, the target's self-description, the RECORD check), which run side by side
 anyway, and one process imports the doctor and parses its knowledge once instead of once per environment
-(about 0.2 s of CPU each). Each diagnosis's children are registered under it (collect/commands.py), so one
+(about 0.2 s of CPU each). Each diagnosis's children are registered under it (processes/commands.py), so one
 environment's unusable interpreter ends only its own. An environment that cannot be diagnosed (no
 interpreter, one that does not start, a doctor error) is a result with the reason, never an exception
 out of here.
