@@ -222,7 +222,8 @@ def kill_escaped(marks: Iterable[str | None]) -> list[int]:
         for pid in found:
             try:
                 os.kill(pid, signal.SIGKILL if os.name == "posix" else signal.SIGTERM)
-                killed.append(pid)
+                if pid not in killed:  # one still dying is found again by the next round
+                    killed.append(pid)
             except OSError:
                 pass
     return killed
