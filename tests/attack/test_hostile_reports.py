@@ -227,7 +227,7 @@ def _poisoned(value, key=""):
 def test_every_renderer_cleans_every_string_of_the_document():
     from tfdoctor.report import compare as diff
     from tfdoctor.render import diff as diff_words
-    from tfdoctor.operations.explain import explained_document as explain
+    from tfdoctor.operations.explain import explained_document as explain, judged
     from tfdoctor.report.saved import read_report
     from tfdoctor.render import FORMATS, github, renderer
 
@@ -237,7 +237,7 @@ def test_every_renderer_cleans_every_string_of_the_document():
     outputs = {fmt: renderer(fmt)(document, verbose=True) for fmt in FORMATS}
     outputs["github summary"] = github.step_summary(document)
     outputs["github annotations"] = github.workflow_annotations(document)
-    compared = _poisoned(diff.compare(saved, saved))
+    compared = _poisoned(diff.compare(saved, saved, judged(saved).document(), judged(saved).document()))
     compared["differences"] = [{"section": "environment", "field": "X" + HOSTILE, "a": HOSTILE, "b": None}]
     outputs.update({f"diff {fmt}": render(compared) for fmt, render in diff_words.RENDERERS.items()})
     for name, text in outputs.items():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import platform
 import re
-import sys
 from typing import Any, Optional
 
 from tfdoctor.collect.options import CollectOptions
@@ -63,13 +62,14 @@ def long_paths_enabled() -> Optional[bool]:
     """Windows: whether paths longer than 260 characters are allowed (the LongPathsEnabled value that
     https://docs.python.org/3/using/windows.html#removing-the-max-path-limitation documents); None when the
     value cannot be read. A missing value means off."""
-    if sys.platform != "win32":  # winreg is Windows' only
-        return None
-    import winreg
-
     try:
-        with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"SYSTEM\CurrentControlSet\Control\FileSystem") as key:
-            value, _ = winreg.QueryValueEx(key, "LongPathsEnabled")
+        import winreg
+    except ImportError:
+        return None
+    registry: Any = winreg  # typeshed declares winreg's names on Windows only; tests fake the module elsewhere
+    try:
+        with registry.OpenKey(registry.HKEY_LOCAL_MACHINE, r"SYSTEM\CurrentControlSet\Control\FileSystem") as key:
+            value, _ = registry.QueryValueEx(key, "LongPathsEnabled")
     except FileNotFoundError:
         return False
     except OSError:
