@@ -162,7 +162,7 @@ def start_child(argv: Sequence[str], env: Mapping[str, str] | None = None, stdin
     )
     process = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env=environ, cwd=cwd or neutral_directory(), **isolation)
-    process.tfdoctor_mark = mark  # type: ignore[attr-defined]
+    process.tfdoctor_mark = mark  # type: ignore[attr-defined]  # Popen declares no place for it; mark_of reads it
     return process
 
 

@@ -200,6 +200,7 @@ def mermaid_xychart(chart: Chart) -> Optional[str]:
              '    x-axis "matrix size N" [' + ", ".join(f'"{s}"' for s in sizes) + "]",
              f'    y-axis "GFLOPS" 0 --> {mermaid_number(nice_ceiling(chart.top))}']
     for device in sorted(devices, key=lambda d: styles[d] != "bar"):  # the bars first, the line drawn over them
+        # the ignore below: `sizes` holds only the sizes with a figure on every device (never None)
         values = ", ".join(mermaid_number(chart.value(s, device)) for s in sizes)  # type: ignore[arg-type]
         lines.append(f'    {styles[device]} "{device}" [{values}]')
     return "\n".join(lines)

@@ -357,6 +357,7 @@ class TeamServer:
         groups = []
         for label in self.store.label_names():
             baseline = self.store.baseline(label)
+            # the ignore below: label_names() writes every label as key=value, so the split is a pair
             members = self.store.environments(tuple(label.split("=", 1)))  # type: ignore[arg-type]
             groups.append({"label": label, "baseline": baseline, "members": [
                 {**member, "differs": [name for name in KEY_FACTS if baseline is not None
