@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import apple_silicon, mach_o, section
-from tfdoctor.facts import installable_wheels, metal_pairing
+from tfdoctor.checking.registry import Facts, check
+from tfdoctor.facts import apple_silicon, installable_wheels, mach_o, metal_pairing, section
+from tfdoctor.knowledge.versions import release
 from tfdoctor.remedies.arm64 import APPLE_PLUGIN_URL, combo_words, native_environment
 from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
-from tfdoctor.knowledge.versions import release
 
 
 def _x86_64_dead_ends() -> str:

@@ -21,16 +21,23 @@ from typing import Any, Iterable, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.facts import Facts, canonical_name, is_recorded, made_for, requires_dist, section, tensorflow_child
-from tfdoctor.facts import companions as companions_table
-from tfdoctor.facts import module_providers
-from tfdoctor.results.model import Outcome, Remediation, Status
-from tfdoctor.remedies.tf_keras import tf_keras_repairs
-from tfdoctor.facts import experiments as experiment_facts
 from tfdoctor.checking.registry import check
-from tfdoctor.remedies import companion_reach
-from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.facts import (
+    Facts,
+    canonical_name,
+    companions as companions_table,
+    experiments as experiment_facts,
+    is_recorded,
+    made_for,
+    module_providers,
+    requires_dist,
+    section,
+    tensorflow_child,
+)
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.remedies import companion_reach, experiments as experiment_remedies
+from tfdoctor.remedies.tf_keras import tf_keras_repairs
+from tfdoctor.results.model import Outcome, Remediation, Status
 from tfdoctor.results.repairs import Repair
 
 PIP_URL = "https://pip.pypa.io/en/stable/topics/dependency-resolution/"
@@ -171,8 +178,8 @@ def release_made_for(facts: Facts, distribution: str) -> Optional[str]:
         return str(release.version)
     fitting = [v for v in _releases_with_import_checks(distribution) if accepts_at_import(distribution, v, tf_version)]
     ceiling = requires_dist.version_of(release.version) if release is not None else None
-    fitting = [v for v in fitting if ceiling is None or requires_dist.version_of(v) <= ceiling]
-    return max(fitting, key=requires_dist.version_of) if fitting else None
+    fitting = [v for v in fitting if ceiling is None or requires_dist.version_key(v) <= ceiling]
+    return max(fitting, key=requires_dist.version_key) if fitting else None
 
 
 def _tensorflow_words(facts: Facts) -> str:
@@ -277,6 +284,7 @@ def _undeclared_needs(facts: Facts, module: str, distribution: str, installed: O
         intents.append(Repair.install(provider.provided_by, reason=causes[-1]))
         details.append(f"{provider.module} is provided by {provider.provided_by}: {provider.source}")
         url = url or provider.source
+    release_repairs: tuple[Repair, ...]
     if keras2 is not None:
         reason = f"{named} is a Keras 2 library (its releases import tf_keras); tf.keras here is Keras 3"
         upgrade = _past_the_move(facts, distribution, installed)
@@ -355,10 +363,10 @@ def tf_keras_user(distribution: str, version: Optional[str]) -> Optional[Mapping
         return None
     rows = [row for row in knowledge_rows("tf_keras_users", "release")
             if canonical_name(row["distribution"]) == distribution
-            and requires_dist.version_of(row["release"]) is not None and requires_dist.version_of(row["release"]) <= wanted]
+            and requires_dist.version_of(row["release"]) is not None and requires_dist.version_key(row["release"]) <= wanted]
     if not rows:
         return None
-    row = max(rows, key=lambda r: requires_dist.version_of(r["release"]))
+    row = max(rows, key=lambda r: requires_dist.version_key(r["release"]))
     declared = [line for line in row["requires_tf_keras"] if "extra" not in line]
     return row if row["imports_tf_keras"] or declared else None
 
@@ -375,7 +383,7 @@ def moved_to_tf_keras_after(distribution: str, version: Optional[str]) -> Option
              and (requires_dist.version_of(row["release"]) or installed) > installed]
     if not later:
         return None
-    return min(later, key=lambda r: requires_dist.version_of(r["release"]))
+    return min(later, key=lambda r: requires_dist.version_key(r["release"]))
 
 
 def _keras2_library_under_keras3(facts: Facts, distribution: str) -> Optional[Mapping[str, Any]]:
@@ -398,7 +406,7 @@ def _keras2_library_under_keras3(facts: Facts, distribution: str) -> Optional[Ma
     if not (_keras3(facts) or (isinstance(keras, Mapping) and keras.get("flavor") == "keras3")
             or (made_for.installed_tensorflow(facts) is None and keras_major is not None and keras_major.major >= 3)):
         return None
-    return max(rows, key=lambda r: requires_dist.version_of(r["release"]) or requires_dist.version_of("0"))
+    return max(rows, key=lambda r: requires_dist.version_key(r["release"]))
 
 
 def _keras3(facts: Facts) -> bool:
@@ -674,7 +682,8 @@ def _judged_by_tables(facts: Facts) -> tuple[list[str], list[str]]:
     installed = made_for.installed_tensorflow(facts)
     pinned, _ = with_published(facts)
     environment = requires_dist.marker_environment(facts)
-    judged, unknown = [], []
+    judged: list[str] = []
+    unknown: list[str] = []
     for name, version in _installed(facts).items():
         if name not in companions_table.COMPANIONS or name == "tf-keras" and not _keras3(facts) \
                 or installed is None or name in companions_table.DECLARED_BY_TENSORFLOW:

@@ -15,15 +15,14 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-
-from tfdoctor.knowledge import rows as knowledge_rows
-from tfdoctor.facts import Facts, host_system, section
-from tfdoctor.facts.tensorflow_build import tensorflow_distribution, tensorflow_version
-from tfdoctor.environment.spell import fresh_environment, spelling_for
-from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.checking.registry import check
-from tfdoctor.results.repairs import Repair
+from tfdoctor.environment.spell import fresh_environment, spelling_for
+from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.platform import machine_platform, rosetta
+from tfdoctor.facts.tensorflow_build import tensorflow_distribution, tensorflow_version
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.results.repairs import Repair
 
 HARDWARE_GUIDE = "https://www.tensorflow.org/install/pip#hardware_requirements"
 # Brands of virtual CPU models that hide host features (Proxmox/QEMU "Common KVM processor", "QEMU

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-
-from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.checking.registry import check
 from tfdoctor.facts import Facts, canonical_name, installed_version, is_recorded, section
+from tfdoctor.facts.build_names import ROCM_BUILDS
+from tfdoctor.facts.gpu_evidence import gpu_evidence
+from tfdoctor.facts.platform import machine_platform
+from tfdoctor.facts.requires_dist import marker_environment
 from tfdoctor.facts.tensorflow_build import (
     compare,
     is_cuda_build,
@@ -27,19 +30,14 @@ from tfdoctor.facts.tensorflow_build import (
     tensorflow_distribution,
     tensorflow_version,
 )
-from tfdoctor.facts.gpu_evidence import gpu_evidence
 from tfdoctor.facts.tensorflow_log import log_patterns, noise_kind, strip_log_prefix
-from tfdoctor.facts.requires_dist import marker_environment
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.knowledge.specifiers import satisfies
+from tfdoctor.knowledge.versions import key as version_key, release
+from tfdoctor.remedies.cuda import cuda_tensorflow, pip_cuda_trap
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome, Remediation, Status
-from tfdoctor.checking.registry import check
-from tfdoctor.facts.build_names import ROCM_BUILDS
-from tfdoctor.remedies.cuda import cuda_tensorflow, pip_cuda_trap
 from tfdoctor.results.repairs import Repair
-from tfdoctor.knowledge.specifiers import satisfies
-from tfdoctor.knowledge.versions import key as version_key
-from tfdoctor.knowledge.versions import release
-from tfdoctor.facts.platform import machine_platform
 
 PIP_GUIDE = "https://www.tensorflow.org/install/pip#linux"
 SOURCE_TABLE = "https://www.tensorflow.org/install/source#gpu"
@@ -228,7 +226,7 @@ def gpu_targets(gpus: list[dict[str, Any]], log: dict[str, list[dict[str, Any]]]
     """([(GPU name, compute capability)], notes): from nvidia-smi (or a GPU's name), else from the GPUs
     TensorFlow's own log names."""
     notes: list[str] = []
-    from_log = {s.get("cc") for s in log["signals"] if s["id"] in ("ptx-jit", "gpu-below-minimum") and s.get("cc")}
+    from_log: set[str] = {s["cc"] for s in log["signals"] if s["id"] in ("ptx-jit", "gpu-below-minimum") and s.get("cc")}
     targets = []
     for gpu in gpus:
         cc, origin = compute_capability(gpu)
@@ -406,7 +404,7 @@ def _judge_kernel_proof(facts: Facts, tf: Mapping[str, Any], gpus: list[dict[str
     wanted = [r for r in releases.values() if r and r != minor]
     reason = f"TensorFlow {version} cannot run its kernels on {label}"
     if len(set(wanted)) == 1 and len(wanted) == len(releases) and compare(wanted[0], "2.14") >= 0:
-        target = wanted[0]
+        target: Optional[str] = wanted[0]
         fix = Remediation(f"Move TensorFlow to {target}, the newest release with kernels for {label}.", (),
                           SOURCE_TABLE, cuda_tensorflow(facts, f"=={target}.*",
                                                         f"{reason}; {target} is the newest release with kernels for it"))
@@ -459,7 +457,7 @@ def _judge_architecture(facts: Facts, gpus: list[dict[str, Any]], build: dict[st
         said = tuple(f"TensorFlow said: {line}" for line in evidence_lines[:2])
         if support == "none":
             older = newest_release_with_kernels(cc)
-            repairs = ()
+            repairs: tuple[Repair, ...] = ()
             if older and compare(older, "2.14") >= 0:
                 # no TensorFlow from this one on runs the GPU: TensorFlow must move back to get it
                 repairs = cuda_tensorflow(facts, f"=={older}.*", f"TensorFlow {version} has no kernels for {label}; "

@@ -20,13 +20,23 @@ from typing import Any, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from tfdoctor.facts import autograph, made_for, owners, published_requires, requires_dist, section, tensorflow_child
-from tfdoctor.facts import import_causes, module_providers, tested_locks
-from tfdoctor.facts import tensorflow_pins
-from tfdoctor.facts.requires_dist import Unmet
-from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.checking.registry import Facts, check
+from tfdoctor.facts import (
+    autograph,
+    import_causes,
+    made_for,
+    module_providers,
+    owners,
+    published_requires,
+    requires_dist,
+    section,
+    tensorflow_child,
+    tensorflow_pins,
+    tested_locks,
+)
+from tfdoctor.facts.requires_dist import Unmet
 from tfdoctor.remedies.requires_dist import install_repairs
+from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.results.repairs import Repair
 
 PIP_URL = "https://pip.pypa.io/en/stable/topics/dependency-resolution/"
@@ -75,8 +85,9 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
         return (f"tf.keras loads {item.requirer} {item.requirer_version} (the Requires-Dist of what it imports), and "
                 "this pin of its is violated; tf.keras was not tried in this run: the declared incompatibility stands")
     tensorflow_pin = requires_dist.is_tensorflow_build(item.requirer) and bool(item.installed)
-    if item.name == "keras" and tensorflow_pin and requires_dist.admits_series(item.specifier, item.installed) is False:
-        series = requires_dist.series_of(requires_dist.version_of(item.installed))
+    installed = requires_dist.version_of(item.installed)
+    if item.name == "keras" and tensorflow_pin and installed is not None and requires_dist.admits_series(item.specifier, item.installed) is False:
+        series = requires_dist.series_of(installed)
         return (f"{item.requirer} {item.requirer_version} takes tf.keras from the keras package, and its pin "
                 f"({item.specifier}) admits no Keras {series}: Keras {series} is another API, so tf.keras breaks")
     if item.name == "numpy" and item.installed and tf_version:
@@ -88,8 +99,8 @@ def _known_to_break(item: Unmet, tf_version: Optional[str], keras_error: Optiona
     # issue 29: a package `import tensorflow` itself loads (its own source says so), outside every series its
     # pin admits, breaks the import; only where the import was not tried: a tried import's fate is the fact
     loaded = tensorflow_pins.import_time_dependency(item.name) if tensorflow_pin else None
-    if loaded and imports is None and requires_dist.admits_series(item.specifier, item.installed) is False:
-        series = requires_dist.series_of(requires_dist.version_of(item.installed))
+    if loaded and imports is None and installed is not None and requires_dist.admits_series(item.specifier, item.installed) is False:
+        series = requires_dist.series_of(installed)
         return (f"`import tensorflow` loads {item.name} itself ({loaded['source'].split()[0]}), and "
                 f"{item.requirer} {item.requirer_version}'s pin ({item.specifier}) admits no {item.name} {series}: "
                 f"{item.name} {item.installed} breaks the import (it was not tried in this run)")

@@ -14,11 +14,11 @@ import re
 from dataclasses import replace
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, is_recorded, section, signatures, tensorflow_child
-from tfdoctor.environment.pip import installer_for
-from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.checking.registry import Facts, check
+from tfdoctor.environment.pip import installer_for
+from tfdoctor.facts import host_system, is_recorded, section, signatures, tensorflow_child
 from tfdoctor.remedies.signatures import remediation_for
+from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.results.repairs import Repair
 
 

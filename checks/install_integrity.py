@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.facts import integrity
+from tfdoctor.remedies.integrity import clash_fix, reinstall_fix
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome
-from tfdoctor.checking.registry import Facts, check
-from tfdoctor.remedies.integrity import clash_fix, reinstall_fix
 
 TENSORFLOW_PREFIXES = ("tensorflow", "tf-nightly", "intel-tensorflow")
 CLASH_URL = "https://github.com/openvinotoolkit/openvino_notebooks/pull/2793"

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from tfdoctor.facts import distributions, section
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for, pip_needs, pip_too_old, pip_version
-from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
-from tfdoctor.results.repairs import Repair
+from tfdoctor.facts import distributions, section
 from tfdoctor.facts.build_names import TENSORFLOW_BUILDS
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.results.repairs import Repair
 
 ENSUREPIP_URL = "https://docs.python.org/3/library/ensurepip.html"
 

@@ -14,16 +14,15 @@ from typing import Any, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import signatures, tensorflow_child, tensorflow_distributions
-from tfdoctor.results.findings import Findings
-from tfdoctor.environment.pip import installer_for
-from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.checking.registry import Facts, check
-from tfdoctor.remedies import import_causes
-from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.environment.pip import installer_for
+from tfdoctor.facts import signatures, tensorflow_child, tensorflow_distributions
+from tfdoctor.remedies import experiments as experiment_remedies, import_causes
 from tfdoctor.remedies.requires_dist import install_repairs
 from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation
 
 LEGACY_VARIABLE = "TF_USE_LEGACY_KERAS"
 # TensorFlow 2.16 made Keras 3 the tf.keras and routes it to tf_keras when TF_USE_LEGACY_KERAS is set.
@@ -38,7 +37,7 @@ def minor_of(version: Any) -> Optional[tuple[int, int]]:
         release = Version(str(version)).release
     except (InvalidVersion, TypeError):
         return None
-    return (release + (0,))[:2] if release else None
+    return (release[0], (release + (0,))[1]) if release else None
 
 
 def matching_tf_keras(tf_version: Any) -> Optional[str]:
@@ -111,7 +110,8 @@ def _from_tables(facts: Facts, why: str) -> Outcome:
         if broken:
             item = broken[0]
             unmet = [u for u in requires_dist.unmet_requirements(published) if not u.moves_tensorflow]
-            series = requires_dist.series_of(requires_dist.version_of(item.installed))
+            installed = requires_dist.version_of(item.installed)
+            series = requires_dist.series_of(installed) if installed is not None else item.installed
             summary = (f"tf.keras fails: {item.requirer} {item.requirer_version} takes tf.keras from the keras package, "
                        f"and its pin ({item.specifier}) admits no Keras {series} (keras {item.installed} is installed; "
                        "see dependencies)")

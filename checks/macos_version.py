@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import apple_silicon, section, tensorflow_distributions
-from tfdoctor.facts import installable_wheels, metal_pairing
+from tfdoctor.checking.registry import Facts, check
+from tfdoctor.facts import apple_silicon, installable_wheels, metal_pairing, section, tensorflow_distributions
+from tfdoctor.facts.platform import wheel_platform
 from tfdoctor.facts.sw_vers_sysctl import product_version
+from tfdoctor.knowledge.versions import release
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
 from tfdoctor.results.repairs import Repair
-from tfdoctor.knowledge.versions import release
-from tfdoctor.facts.platform import wheel_platform
 
 MACOS_TOO_OLD_URL = "https://github.com/tensorflow/tensorflow/issues/53309"
 X86_64_WHEELS_URL = "https://pypi.org/project/tensorflow/2.16.2/#files"

@@ -12,14 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.facts import apple_silicon, section
-
-from tfdoctor.facts.system_profiler import parse_displays
 from tfdoctor.facts.sw_vers_sysctl import sysctl_int
+from tfdoctor.facts.system_profiler import parse_displays
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
-from tfdoctor.knowledge import rows as knowledge_rows
 
 MAC_URL = "https://github.com/tensorflow/tensorflow/issues/62773"
 OTHER_URL = "https://psutil.readthedocs.io/en/latest/#psutil.virtual_memory"

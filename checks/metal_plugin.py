@@ -10,20 +10,27 @@ Metal training at CPU speed with metal 1.1.0.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import apple_silicon, mach_o, section, tensorflow_distributions
-from tfdoctor.facts import installable_wheels, metal_pairing, tensorflow_pins
+from tfdoctor.checking.registry import Facts, check
+from tfdoctor.environment.spell import fresh_environment, spelling_for
+from tfdoctor.facts import (
+    apple_silicon,
+    installable_wheels,
+    mach_o,
+    metal_pairing,
+    section,
+    tensorflow_distributions,
+    tensorflow_pins,
+)
+from tfdoctor.facts.platform import wheel_platform
 from tfdoctor.facts.sw_vers_sysctl import product_version
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.knowledge.versions import minor, release
 from tfdoctor.remedies.arm64 import APPLE_PLUGIN_URL, combo_repairs, combo_words
 from tfdoctor.results.findings import Findings
-from tfdoctor.environment.spell import fresh_environment, spelling_for
-from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
 from tfdoctor.results.repairs import Repair
-from tfdoctor.knowledge.versions import minor, release
-from tfdoctor.facts.platform import wheel_platform
 
 DUPLICATE_URL = "https://github.com/pleonard212/pix-plot/issues/268"
 KERAS3_URL = "https://github.com/tensorflow/tensorflow/issues/63854"
@@ -43,7 +50,7 @@ def _fresh_env_fix(facts: Facts, python_version: str, why: str) -> Remediation:
                        "this one stays CPU-only.", fresh_environment(spelling_for(facts), python_version), APPLE_PLUGIN_URL)
 
 
-def _metal_advice(version: str, pairing: dict, tf: str) -> str:
+def _metal_advice(version: str, pairing: Mapping[str, Any], tf: str) -> str:
     caveat = f" ({pairing['workaround']})" if pairing.get("workaround") else ""
     return f"Install tensorflow-metal {version}, the release that loads into TensorFlow {_minor(tf)}{caveat}."
 
@@ -101,7 +108,7 @@ def _build_fix(facts: Facts, metal: str, tf: str, python: Optional[str], build: 
                                              f"{tf_minor} wheel for this Python: without it TensorFlow runs on the CPU"),))
 
 
-def _pairing_fix(facts: Facts, metal: str, tf: str, python: Optional[str], pairing: Optional[dict]) -> Remediation:
+def _pairing_fix(facts: Facts, metal: str, tf: str, python: Optional[str], pairing: Optional[Mapping[str, Any]]) -> Remediation:
     """Change the plugin to one that loads into this TF; or, where none does, remove it (TensorFlow stays)
     or move TensorFlow forward to the newest pair that loads, saying why it must move."""
     macos = product_version(section(facts, "os").get("sw_vers"))
@@ -112,8 +119,8 @@ def _pairing_fix(facts: Facts, metal: str, tf: str, python: Optional[str], pairi
     choice = metal_pairing.metal_choice(tf, python, macos, build)
     right_metal = choice[0] if choice else None
     if choice:
-        repairs: tuple[Repair, ...] = (_install_metal(right_metal, tf),)
-        advice = _metal_advice(right_metal, choice[1], tf)
+        repairs: tuple[Repair, ...] = (_install_metal(choice[0], tf),)
+        advice = _metal_advice(choice[0], choice[1], tf)
     else:
         combo = metal_pairing.gpu_combo(python, macos)
         if combo and _moves_back(combo, tf):
@@ -150,7 +157,7 @@ def _not_installed(facts: Facts, tf: Optional[str], python: Optional[str]) -> Ou
         return Outcome.skip("Python runs as x86_64 (see architecture): no tensorflow-metal for it")
     if not tf:
         return Outcome.skip("TensorFlow is not installed (see tensorflow-install)")
-    evidence = {"tensorflow": tf, "python": python}
+    evidence: dict[str, Any] = {"tensorflow": tf, "python": python}
     newest_python = metal_pairing.newest_metal_python()
     if release(python)[:2] > release(newest_python)[:2]:
         return Outcome.warn(f"No tensorflow-metal exists for Python {_minor(python)}: TensorFlow runs on the CPU only",
@@ -172,7 +179,8 @@ def _not_installed(facts: Facts, tf: Optional[str], python: Optional[str]) -> Ou
     cutoff = no_metal_from_tf()
     untested = [v for v in metal_pairing.metal_versions()
                 if (metal_pairing.metal_pairing(v, tf) or {}).get("outcome") == "loads_untested"
-                and metal_pairing.metal_supports_python(metal_pairing.metal_release(v), python)]
+                and (metal_row := metal_pairing.metal_release(v)) is not None
+                and metal_pairing.metal_supports_python(metal_row, python)]
     if cutoff and installable_wheels.within(tf, cutoff, None):
         why = f"No tensorflow-metal release loads into TensorFlow {cutoff} or later."
     elif untested:

@@ -21,8 +21,10 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.checking.registry import check
 from tfdoctor.facts import Facts, host_system, section
+from tfdoctor.facts.gpu_evidence import cuda_visible_devices, tensorflow_gpu_lines
+from tfdoctor.facts.nvidia_smi import classify_smi, command_output, detected_gpus, parse_smi_query, parse_smi_table
 from tfdoctor.facts.tensorflow_build import (
     compare,
     is_cuda_build,
@@ -32,15 +34,12 @@ from tfdoctor.facts.tensorflow_build import (
     tensorflow_version,
     wsl_version,
 )
-from tfdoctor.facts.nvidia_smi import classify_smi, command_output, detected_gpus, parse_smi_query, parse_smi_table
-from tfdoctor.facts.gpu_evidence import cuda_visible_devices, tensorflow_gpu_lines
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.knowledge.versions import key as version_key, release
+from tfdoctor.remedies.cuda import cuda_tensorflow
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome, Remediation, Status
-from tfdoctor.checking.registry import check
-from tfdoctor.remedies.cuda import cuda_tensorflow
 from tfdoctor.results.repairs import Repair
-from tfdoctor.knowledge.versions import key as version_key
-from tfdoctor.knowledge.versions import release
 
 DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
 COMPAT_GUIDE = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"
@@ -196,7 +195,7 @@ def _judge_driver(facts: Facts, info: dict[str, Any], gpus: list[dict[str, Any]]
         serves = reported or max_cuda_for_driver(driver, column)
         if minimum and compare(driver, minimum) < 0:
             older = newest_tensorflow_for_driver(driver, column)
-            repairs = ()
+            repairs: tuple[Repair, ...] = ()
             if older and compare(older, "2.14") >= 0:
                 # the alternative to a driver update: TensorFlow must move back to a release built for this driver
                 repairs = cuda_tensorflow(facts, f"=={older}.*",

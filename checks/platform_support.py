@@ -13,15 +13,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import Facts, host_system, is_recorded, releases, section
-from tfdoctor.facts import metal_pairing
-from tfdoctor.facts.tensorflow_build import compare, minor_string, platform_fact, tensorflow_version, wsl_version
-from tfdoctor.facts.nvidia_smi import detected_gpus
-from tfdoctor.environment.spell import fresh_environment, spelling_for
-from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.checking.registry import check
-from tfdoctor.results.repairs import Repair
+from tfdoctor.environment.spell import fresh_environment, spelling_for
+from tfdoctor.facts import Facts, host_system, is_recorded, metal_pairing, releases, section
+from tfdoctor.facts.nvidia_smi import detected_gpus
 from tfdoctor.facts.platform import machine_platform, rosetta
+from tfdoctor.facts.tensorflow_build import compare, minor_string, platform_fact, tensorflow_version, wsl_version
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.results.repairs import Repair
 
 WSL_GUIDE = "https://www.tensorflow.org/install/pip#windows-wsl2"
 INSTALL_GUIDE = "https://www.tensorflow.org/install/pip"

@@ -12,14 +12,14 @@ block moved 1.1x and stayed within 10 % of long separate runs (bench/bench.py): 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.facts import host_system, section, signatures, tensorflow_child
+from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
-from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.results.repairs import Repair
 
 
@@ -271,7 +271,7 @@ def _judge_first_call(findings: Findings, facts: Facts, tf: Mapping[str, Any], g
 
 # ------------------------------------------------------------------------------------------ peaks
 
-def _longest_prefix(rows: list[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
+def _longest_prefix(rows: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
     fitting = [row for row in rows if name == row["chip"] or name.startswith(row["chip"] + " ")]
     return max(fitting, key=lambda row: len(row["chip"]), default=None)
 

@@ -16,12 +16,12 @@ from typing import Any, Mapping, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import host_system, is_recorded, section, tensorflow_child, tensorflow_distributions
-from tfdoctor.results.findings import Findings
-from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.checking.registry import Facts, check
+from tfdoctor.facts import host_system, is_recorded, section, tensorflow_child, tensorflow_distributions
 from tfdoctor.remedies.arm64 import APPLE_PLUGIN_URL
 from tfdoctor.remedies.cuda import cuda_tensorflow
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.results.repairs import Repair
 
 PIP_GUIDE = "https://www.tensorflow.org/install/pip"
@@ -265,8 +265,9 @@ def _gflops(findings: Findings, met: list[str], facts: Facts, minimum: float) ->
     if missing:
         findings.fail(f"at least {minimum:g} GFLOPS required: not measured: {missing}")
         return
-    best = max(((kind, (side or {}).get("gflops_best")) for kind, side in sides.items()
-                if isinstance((side or {}).get("gflops_best"), (int, float))), key=lambda item: item[1], default=None)
+    measured = [(kind, gflops) for kind, side in sides.items()
+                if isinstance(gflops := (side or {}).get("gflops_best"), (int, float))]
+    best = max(measured, key=lambda item: item[1], default=None)
     if best is None:
         findings.fail(f"at least {minimum:g} GFLOPS required: the probe measured no throughput (see probe)")
     elif best[1] < minimum:

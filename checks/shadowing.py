@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
+from tfdoctor.checking.registry import check
 from tfdoctor.facts import Facts, canonical_name, host_system, shadowing
 from tfdoctor.facts.shadowing import PROJECT_KIND, Hiding
 from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import check
 from tfdoctor.results.repairs import Repair
 
 PYTHON_PATH_DOCS = "https://docs.python.org/3/library/sys_path_init.html"

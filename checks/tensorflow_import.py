@@ -10,14 +10,21 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.facts import host_system, import_suspects, integrity, requires_dist, shadowing, signatures, tensorflow_child
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for
-from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
-from tfdoctor.remedies import import_causes
-from tfdoctor.remedies import experiments as experiment_remedies
+from tfdoctor.facts import (
+    host_system,
+    import_suspects,
+    integrity,
+    requires_dist,
+    shadowing,
+    signatures,
+    tensorflow_child,
+)
+from tfdoctor.remedies import experiments as experiment_remedies, import_causes
 from tfdoctor.remedies.signatures import remediation_for
+from tfdoctor.results.model import Outcome, Remediation
 from tfdoctor.results.repairs import Repair
 
 INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")
@@ -117,9 +124,9 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
     lines += [f"also: {m.signature.summary}" for m in matches[1:]]
     summary, fix = primary.signature.summary, remediation_for(primary, facts)
     if primary.signature.id in INSTRUCTION_SIGNATURES:
-        found = instruction_cause(facts, tf)
-        evidence["cause"] = found["id"]
-        summary, fix = found["summary"], found["fix"] or fix
+        instruction = instruction_cause(facts, tf)
+        evidence["cause"] = instruction["id"]
+        summary, fix = instruction["summary"], instruction["fix"] or fix
     elif cause and cause.named:
         # the error names a distribution the environment's metadata shows broken: that repair fixes every
         # unmet pin (and damaged file) together, where the table's fix would name one of them

@@ -14,22 +14,31 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import (
-    PLATFORM_NAMES, apple_silicon, host_system, requires_dist, section, tensorflow_distributions,
-)
-from tfdoctor.remedies.tf_keras import tf_keras_repairs
-from tfdoctor.facts import installable_wheels, metal_pairing, signatures, tensorflow_pins, windows_paths
-from tfdoctor.facts.sw_vers_sysctl import product_version
-from tfdoctor.remedies.arm64 import combo_requirements, native_environment
-from tfdoctor.results.findings import Findings
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.environment.pip import Installer, installer_for
 from tfdoctor.environment.spell import fresh_environment, spelling_for
-from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
-from tfdoctor.results.repairs import Repair
+from tfdoctor.facts import (
+    PLATFORM_NAMES,
+    apple_silicon,
+    host_system,
+    installable_wheels,
+    metal_pairing,
+    requires_dist,
+    section,
+    signatures,
+    tensorflow_distributions,
+    tensorflow_pins,
+    windows_paths,
+)
+from tfdoctor.facts.platform import target_machine, wheel_platform
+from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.knowledge.specifiers import satisfies
 from tfdoctor.knowledge.versions import minor, release
-from tfdoctor.facts.platform import target_machine, wheel_platform
+from tfdoctor.remedies.arm64 import combo_requirements, native_environment
+from tfdoctor.remedies.tf_keras import tf_keras_repairs
+from tfdoctor.results.findings import Findings
+from tfdoctor.results.model import Outcome, Remediation
+from tfdoctor.results.repairs import Repair
 
 INSTALL_URL = "https://www.tensorflow.org/install/pip"
 APPLE_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
@@ -51,10 +60,6 @@ def _nvidia_gpu(facts: Facts) -> bool:
         return bool(detected_gpus(facts))
     except Exception:  # noqa: BLE001 - a broken helper must not turn this check into an error
         return False
-
-
-def _fmt(requirements: tuple[str, ...]) -> str:
-    return " ".join(requirements)
 
 
 def install_plan(facts: Facts) -> tuple[Optional[tuple[str, ...]], str, str]:
@@ -211,7 +216,7 @@ _INSIDE_TENSORFLOW = re.compile(r"tensorflow[./\\]python|_pywrap_tensorflow|_pyw
 
 
 def _failed_inside_tensorflow(child: Mapping[str, Any]) -> bool:
-    exception = child.get("exception") if isinstance(child.get("exception"), Mapping) else {}
+    exception = found if isinstance(found := child.get("exception"), Mapping) else {}
     texts = [str(exception.get("message") or ""), *map(str, exception.get("traceback") or ())]
     return any(_INSIDE_TENSORFLOW.search(text) for text in texts)
 
@@ -233,7 +238,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
     copies = tensorflow_distributions.tensorflow_copies(facts)
     evidence = {"platform": platform, "python": python, "installer": installer.kind,
                 "distributions": [c.to_dict() for c in copies]}
-    child = facts.get("tensorflow") if isinstance(facts.get("tensorflow"), Mapping) else {}
+    child = found if isinstance(found := facts.get("tensorflow"), Mapping) else {}
     if not copies and child.get("imported") and not requires_dist.complete_record(facts):
         # a partial list (a thread's, trimmed by hand) that names no TensorFlow, beside a child that imported it
         version = child.get("version")
@@ -325,7 +330,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
         if from_conda and (not row or other_python):
             findings.note(f"{real.name} {tf} was installed by conda (its own build for {platform or 'this platform'}), "
                           "not from a PyPI wheel")
-        elif other_python:
+        elif other_python and row:
             findings.warn(f"{real.name} {tf} has no wheel for Python {python} on {platform} "
                           f"(Python {row['python_min']}-{row['python_max']})",
                           "It was built from source, by conda, or forced in; pip would not pick it.",

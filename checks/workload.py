@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.checking.registry import Facts, check
 from tfdoctor.facts import tensorflow_child
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.checking.registry import Facts, check
 
 SECTIONS = ("crossover", "dispatch", "input_pipeline", "conv2d", "training_step", "memory")
 SOURCES = {row["id"]: row["source"] for row in knowledge_rows("workload", "threshold")}
@@ -105,10 +105,6 @@ def judge(result: Mapping[str, Any], probe: Any = None) -> Outcome:
 
 # ------------------------------------------------------------------------------------ sections
 
-def _side_rows(section: Mapping[str, Any], prefix: str = "") -> list[Mapping[str, Any]]:
-    return [value for key, value in section.items() if isinstance(value, Mapping) and key.startswith(prefix)]
-
-
 def _crossover(findings: Findings, section: Mapping[str, Any]) -> None:
     rows = section.get("sizes") or []
     outcome = section.get("outcome")
@@ -127,7 +123,7 @@ def _crossover(findings: Findings, section: Mapping[str, Any]) -> None:
     elif outcome == "gpu_faster_everywhere":
         findings.note(f"The GPU is faster at every size from {rows[0].get('n')}x{rows[0].get('n')} on")
     elif outcome == "cpu_faster_everywhere":
-        largest = next((r for r in reversed(rows) if r.get("gpu_speedup") is not None), {})
+        largest: Mapping[str, Any] = next((r for r in reversed(rows) if r.get("gpu_speedup") is not None), {})
         findings.warn(f"The GPU is slower than the CPU at every matmul size up to {largest.get('n')}x"
                       f"{largest.get('n')} ({times(largest.get('gpu_speedup'))} the CPU's speed)", fix=Remediation(
                           "Run your models on the CPU until this is explained: the GPU does not win even on "
@@ -295,7 +291,7 @@ def _table(result: Mapping[str, Any]) -> list[list[str]]:
         rows.append(["crossover", f"matmul N: {unit}", curve])
         verdict = {"crossover": f"CPU wins below {crossover.get('crossover_n')}",
                    "gpu_faster_everywhere": "GPU wins at every size", "cpu_faster_everywhere": "CPU wins at every size",
-                   "cpu_only": "no GPU: CPU curve only"}.get(crossover.get("outcome"), str(crossover.get("outcome")))
+                   "cpu_only": "no GPU: CPU curve only"}.get(str(crossover.get("outcome")), str(crossover.get("outcome")))
         rows.append(["crossover", "verdict", verdict])
     dispatch = result.get("dispatch") or {}
     eager, graph = (dispatch.get("eager") or {}).get("per_op_us"), (dispatch.get("function") or {}).get("per_op_us")

@@ -98,8 +98,7 @@ def diagnose(python: Optional[str] = None, *, only: Iterable[str] = (), skip: It
     apply when the arguments leave them unset. Raises DoctorError when the doctor cannot run."""
     from tfdoctor.operations import CannotRun
     from tfdoctor.operations.common import settings
-    from tfdoctor.operations.diagnose import DiagnoseRequest
-    from tfdoctor.operations.diagnose import diagnose as run
+    from tfdoctor.operations.diagnose import DiagnoseRequest, diagnose as run
 
     try:
         diagnosis = run(DiagnoseRequest(python, tuple(only), tuple(skip), timeout, probe, deep, experiments,
@@ -114,8 +113,7 @@ def explain(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, 
     """Today's checks on a saved report (a path, '-' for stdin, or the parsed JSON as a dict); the
     requirements it recorded are judged again. Raises DoctorError when it is not a readable report."""
     from tfdoctor.operations import CannotRun
-    from tfdoctor.operations.explain import ExplainRequest
-    from tfdoctor.operations.explain import explain as judge
+    from tfdoctor.operations.explain import ExplainRequest, explain as judge
 
     if not isinstance(path_or_dict, (str, os.PathLike, Mapping)):
         raise DoctorError(f"explain() takes a path, '-' or a report as a dict, not {type(path_or_dict).__name__}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from typing import Any
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 CHECKS_NAME = "tfdoctor.checks"
@@ -40,7 +41,8 @@ def adopt_checks() -> None:
     module = importlib.util.module_from_spec(spec)
     sys.modules[CHECKS_NAME] = module
     spec.loader.exec_module(module)
-    setattr(sys.modules["tfdoctor"], "checks", module)
+    package: Any = sys.modules["tfdoctor"]  # a module object: its attributes are not declared
+    package.checks = module
 
 
 adopt_checks()

@@ -236,7 +236,7 @@ def test_every_renderer_cleans_every_string_of_the_document():
     document = _poisoned({**explain(saved), "a_section_renderers_may_add_later": {"lines": ["x"]}})
     outputs = {name: fmt.report(document, Look(verbose=True)) for name, fmt in registry().items()}
     outputs["github summary"] = github.step_summary(document)
-    outputs["github annotations"] = github.annotations(document)
+    outputs["github annotations"] = github.workflow_annotations(document)
     compared = _poisoned(dict(compare(str(fixture), str(fixture), redact=False).document))
     compared["differences"] = [{"section": "environment", "field": "X" + HOSTILE, "a": HOSTILE, "b": None}]
     outputs.update({f"diff {name}": fmt.diff(compared, Look()) for name, fmt in registry().items() if fmt.diff})

@@ -1,4 +1,4 @@
-"""The head start (tfdoctor/__main__.py, collect/commands.py HeadStarts): which command lines start the
+"""The head start (tfdoctor/__main__.py, processes/commands.py HeadStarts): which command lines start the
 collectors' children before typer parses them, that a collector takes such a child only for its very
 own command, that nothing is left behind, and that the integrity child answers the same either way."""
 

@@ -17,6 +17,7 @@ from tests.fakes import survivors
 from tfdoctor.processes import deadline
 from tfdoctor.processes import commands
 from tfdoctor.collect.tensorflow import run_child
+from tfdoctor.processes import commands, deadline
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="sessions and setsid are POSIX")
 

@@ -24,7 +24,7 @@ DOORS = {
 SHARED = ("tfdoctor.operations", "tfdoctor.report.document", "tfdoctor.render", "tfdoctor._version",
           "tfdoctor.files")
 # A command that starts another door's server: `tfdoctor serve` and `tfdoctor mcp` import the server they start,
-# inside the command, so the plain CLI never loads those stacks (tests/project/test_import_cost.py).
+# inside the command, so the plain CLI never loads those stacks (tests/project/test_server_isolation.py).
 STARTS_A_SERVER = {
     ("cli/team.py", "tfdoctor.servers.team.serve"),
     ("cli/extras.py", "tfdoctor.servers.mcp"),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 import traceback
 
-from tfdoctor.facts import PLATFORM_NAMES, host_system, is_recorded
-from tfdoctor.results.model import CheckResult, Outcome, Status
 from tfdoctor.checking.registry import Check, Facts
 from tfdoctor.checking.view import FactsView, UndeclaredFactRead, strict_from_environment
+from tfdoctor.facts import PLATFORM_NAMES, host_system, is_recorded
+from tfdoctor.results.model import CheckResult, Outcome, Status
 
 
 def _applicability(check: Check, facts: Facts) -> Outcome | None:

@@ -41,7 +41,7 @@ DENSE_BATCH, CNN_BATCH = 128, 64
 MESSAGE_LIMIT = 2000
 # tf.data iterators kept alive until the child's os._exit (see input_pipeline): the one deliberate piece
 # of module state, in a process that lives for one run
-PARKED = []
+PARKED: list = []
 
 
 def now():

@@ -5,21 +5,61 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Mapping, Optional
 
 import typer
 
 from tfdoctor._version import __version__
+from tfdoctor.cli.emit import (
+    Format,
+    ScanFormat,
+    chosen,
+    emit,
+    experiment_progress,
+    fail,
+    live_display,
+    print_checks,
+    terminal_columns,
+    write,
+)
+from tfdoctor.cli.flags import (
+    CONFIG,
+    DEEP,
+    EXPERIMENTS_TIMEOUT,
+    FORMAT,
+    GPU_KIND,
+    JSON,
+    LIST_CHECKS,
+    MIN_GFLOPS,
+    MIN_SPEEDUP,
+    NO_EXPERIMENTS,
+    NO_PROBE,
+    NO_REDACT,
+    ONLY,
+    OUTPUT,
+    PROVE,
+    PYTHON,
+    QUIET,
+    REQUIRE_GPU,
+    REQUIRE_PYTHON,
+    REQUIRE_TF,
+    SKIP,
+    STRICT,
+    TIMEOUT,
+    VERBOSE,
+    VERSION,
+    settings_from,
+)
 from tfdoctor.cli.root import app
-from tfdoctor.cli.emit import (Format, ScanFormat, chosen, emit, experiment_progress, fail, live_display, print_checks,
-                               terminal_columns, write)
-from tfdoctor.cli.flags import (CONFIG, DEEP, EXPERIMENTS_TIMEOUT, FORMAT,
-                                GPU_KIND, JSON, LIST_CHECKS, MIN_GFLOPS, MIN_SPEEDUP, NO_EXPERIMENTS, NO_PROBE,
-                                NO_REDACT, ONLY, OUTPUT, PROVE, PYTHON, QUIET, REQUIRE_GPU, REQUIRE_PYTHON,
-                                REQUIRE_TF, SKIP, STRICT, TIMEOUT, VERBOSE, VERSION,
-                                settings_from)
-from tfdoctor.cli.team import (LABEL, REPORT_HOSTNAME, REPORT_REQUIRED, REPORT_TIMEOUT, REPORT_TO, REPORT_TOKEN_FILE,
-                               post_reports)
+from tfdoctor.cli.team import (
+    LABEL,
+    REPORT_HOSTNAME,
+    REPORT_REQUIRED,
+    REPORT_TIMEOUT,
+    REPORT_TO,
+    REPORT_TOKEN_FILE,
+    post_reports,
+)
 from tfdoctor.operations.limits import FIX_S, SCAN_S, UNDO_S, words
 
 SCAN_DEADLINE_WORDS = words(SCAN_S)
@@ -149,7 +189,7 @@ def fix_command(
             code = fix(FixRequest(python, split_ids(only), split_ids(skip), yes, system, dry_run, timeout,
                                   redact=not no_redact, choice=choice), ui)
     except CannotRun as exc:
-        raise fail(str(exc))
+        raise fail(str(exc)) from None
     raise typer.Exit(code)
 
 
@@ -202,7 +242,7 @@ def scan_command(
     fmt = chosen(fmt, as_json)
     bar: list = []  # the progress bar, once the scan says how many it found (on a terminal only)
 
-    def progress(event: str, data: dict) -> None:
+    def progress(event: str, data: Mapping[str, Any]) -> None:
         if event == "found" and data["count"] and sys.stderr.isatty():
             bar.append(scan_table.ProgressBar(data["count"]).__enter__())
         elif event == "done" and bar:
@@ -211,7 +251,7 @@ def scan_command(
     try:
         result = scan(request, progress)
     except CannotRun as exc:
-        raise fail(str(exc))
+        raise fail(str(exc)) from None
     finally:
         if bar:
             bar[0].__exit__(None, None, None)
@@ -228,4 +268,4 @@ def scan_command(
 
 # The commands on saved reports (explain, diff) and the optional extras' (mcp, and the team server's)
 # register on `app` (cli/root.py) from their own modules, after these: the order is the help's.
-from tfdoctor.cli import saved, extras  # noqa: E402,F401
+from tfdoctor.cli import extras, saved  # noqa: E402,F401

@@ -22,7 +22,7 @@ def _choices(command: str) -> Any:
     from tfdoctor.render.formats import serving
 
     names = serving(command)
-    return Enum(f"{command.title()}Format", {name: name for name in names}, type=str)  # type: ignore[misc]
+    return Enum(f"{command.title()}Format", {name: name for name in names}, type=str)
 
 
 # typer reads choices from an Enum: one per kind of output, built from the registry, so a format that cannot
@@ -82,7 +82,7 @@ def write(text: str, output: Optional[Path]) -> None:
     try:
         write_report(str(output), text)
     except OSError as exc:
-        raise fail(f"cannot write {output}: {exc.strerror or exc}")
+        raise fail(f"cannot write {output}: {exc.strerror or exc}") from None
     typer.echo(f"tfdoctor: report written to {output}", err=True)
 
 
@@ -100,9 +100,9 @@ def emit(document: dict, fmt: "OutputFormat", verbose: bool, output: Optional[Pa
     assert fmt.report is not None  # the choices are the formats that serve a report
     text = fmt.report(document, Look(verbose=verbose, quiet=quiet, color=color, width=_report_width(terminal)))
     if for_github(fmt):
-        from tfdoctor.render.github import annotations, guarded, step_summary
+        from tfdoctor.render.github import guarded, step_summary, workflow_annotations
 
-        notes = annotations(document)
+        notes = workflow_annotations(document)
         if output is None and as_text:
             text = guarded(text) + notes  # the report's own lines run no workflow command
         elif notes:

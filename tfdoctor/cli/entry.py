@@ -12,7 +12,7 @@ from tfdoctor.cli.emit import one_line
 from tfdoctor.cli.interrupts import Interrupted, InterruptsUnwind, end_after_interrupt, interrupt_behind, interrupted
 
 # Typer has shipped click both as a dependency and vendored; find its classes by name, not by module.
-_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+_USAGE_ERROR: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")  # click's, either one
 
 
 def main() -> None:
@@ -55,8 +55,9 @@ def run_command_line(args: List[str]) -> int:
     except (KeyboardInterrupt, typer.Abort):
         return interrupted(EXIT_INTERRUPTED)
     except Exception as exc:  # noqa: BLE001 - the contract: a one-line reason, never a traceback
-        if type(exc).__name__ == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
-            return exc.exit_code
+        exit_code = getattr(exc, "exit_code", None)
+        if type(exc).__name__ == "Exit" and isinstance(exit_code, int):
+            return exit_code
         typer.echo(f"tfdoctor: internal error: {one_line(f'{type(exc).__name__}: {exc}')}", err=True)
         return 2
     return code if isinstance(code, int) else 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import typer
 
-from tfdoctor.cli.root import app
 from tfdoctor.cli.emit import fail
+from tfdoctor.cli.root import app
 from tfdoctor.cli.team import SERVE_HELP, report_app, serve_command
 
 
@@ -20,7 +20,7 @@ def mcp_command(allow_fix: bool = typer.Option(False, "--allow-fix", help="Also 
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "anyio", "pydantic"):
             raise
-        raise fail("tfdoctor mcp needs the MCP SDK (Python >= 3.10): pip install 'tfdoctor[mcp]'")
+        raise fail("tfdoctor mcp needs the MCP SDK (Python >= 3.10): pip install 'tfdoctor[mcp]'") from None
     serve(allow_fix)
 
 

@@ -93,4 +93,4 @@ def settings_from(config: Optional[str], discover: bool, gpu: Optional[str] = No
         return settings(config, discover, gpu=gpu, tensorflow=tensorflow, python=python, min_gflops=min_gflops,
                         min_speedup=min_speedup)
     except CannotRun as exc:
-        raise fail(str(exc))
+        raise fail(str(exc)) from None

@@ -62,7 +62,7 @@ def end_after_interrupt(code: int, grace_s: float = 1.0) -> None:
 
 
 def _remove_neutral_directory() -> None:
-    """The children's empty working directory (collect/commands.py): os._exit skips the atexit that removes it."""
+    """The children's empty working directory (processes/commands.py): os._exit skips the atexit that removes it."""
     from tfdoctor.operations.processes import remove_working_directory
 
     remove_working_directory()
@@ -89,7 +89,7 @@ class InterruptsUnwind:
             signal.signal(signum, handler)
 
 
-def interrupt_behind(exc: BaseException) -> Optional[Interrupted]:
+def interrupt_behind(exc: Optional[BaseException]) -> Optional[Interrupted]:
     """The interrupt `exc` is, or was raised while unwinding from. A signal that lands between a lock's
     release and re-acquire (threading.Condition.wait's finally, under a future's result()) makes the
     `with` that holds it release an unlocked lock: RuntimeError, with the Interrupted as its context."""

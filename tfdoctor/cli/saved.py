@@ -7,11 +7,29 @@ from typing import List, Optional
 
 import typer
 
-from tfdoctor.cli.root import app
 from tfdoctor.cli.emit import DiffFormat, Format, chosen, emit, fail, for_github, write
-from tfdoctor.cli.flags import (CONFIG, EXPLAIN_EXIT_CODES_HELP, FORMAT, GPU_KIND, JSON, MIN_GFLOPS, MIN_SPEEDUP,
-                                NO_REDACT, ONLY, OUTPUT, QUIET, REPORT_HELP, REQUIRE_GPU, REQUIRE_PYTHON, REQUIRE_TF,
-                                SKIP, STRICT, VERBOSE, settings_from)
+from tfdoctor.cli.flags import (
+    CONFIG,
+    EXPLAIN_EXIT_CODES_HELP,
+    FORMAT,
+    GPU_KIND,
+    JSON,
+    MIN_GFLOPS,
+    MIN_SPEEDUP,
+    NO_REDACT,
+    ONLY,
+    OUTPUT,
+    QUIET,
+    REPORT_HELP,
+    REQUIRE_GPU,
+    REQUIRE_PYTHON,
+    REQUIRE_TF,
+    SKIP,
+    STRICT,
+    VERBOSE,
+    settings_from,
+)
+from tfdoctor.cli.root import app
 
 
 @app.command(
@@ -52,7 +70,7 @@ def explain_command(
     try:
         diagnosis = explain(request)
     except CannotRun as exc:
-        raise fail(str(exc), verbose)
+        raise fail(str(exc), verbose) from None
     emit(diagnosis.document.data, chosen(fmt, as_json), verbose, output, quiet)
     raise typer.Exit(diagnosis.exit_code)
 
@@ -78,7 +96,7 @@ def diff_command(
     try:
         comparison = compare(a, b, redact=not no_redact)
     except CannotRun as exc:
-        raise fail(str(exc))
+        raise fail(str(exc)) from None
     document = comparison.document
     fmt = chosen(fmt, as_json)
     assert fmt.diff is not None  # the choices are the formats that serve diff

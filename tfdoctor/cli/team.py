@@ -4,7 +4,7 @@ their reports with tfdoctor/posting/client.py, stdlib only), `tfdoctor report se
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, Mapping, Optional, Sequence
 
 import typer
 
@@ -37,7 +37,7 @@ SERVE_HELP = (
 )
 
 
-def post_reports(url: Optional[str], documents: List[dict], token_file: Optional[str], labels: Optional[List[str]],
+def post_reports(url: Optional[str], documents: Sequence[Mapping[str, Any]], token_file: Optional[str], labels: Optional[List[str]],
                  hostname: bool, timeout: float = DEFAULT_REPORT_TIMEOUT, names: Optional[List[str]] = None) -> Any:
     """Post the reports (and first what is kept for that server); each failure, warning or pending report sent
     is one line on stderr. The post's outcome (operations.post.Posted): its exit_code(code, required) is the run's
@@ -84,7 +84,7 @@ def serve_command(
         try:
             code = write_token(new_token)
         except (OSError, ValueError) as exc:
-            raise fail(str(exc))
+            raise fail(str(exc)) from None
         raise typer.Exit(code)
     missing = missing_module()
     if missing:
@@ -94,7 +94,7 @@ def serve_command(
     try:
         code = serve(host, port, db, token_file, private, stale_after, keep_days, keep_reports)
     except (OSError, ValueError) as exc:
-        raise fail(str(exc))
+        raise fail(str(exc)) from None
     raise typer.Exit(code)
 
 
@@ -127,7 +127,7 @@ def report_send_command(
     try:
         posted = send_pending(report_to, report_token_file, report_timeout)
     except CannotRun as exc:
-        raise fail(str(exc))
+        raise fail(str(exc)) from None
     for line in posted.lines:
         typer.echo(one_line(line, True), err=True)
     raise typer.Exit(0 if posted.ok else EXIT_NOT_POSTED)

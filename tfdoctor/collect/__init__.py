@@ -13,11 +13,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tfdoctor.processes.commands import CHILDREN, owned_by
-from tfdoctor.processes.deadline import carried
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError
 from tfdoctor.facts import SECTIONS
+from tfdoctor.processes.commands import CHILDREN, owned_by
+from tfdoctor.processes.deadline import carried
 
 __all__ = ["CollectOptions", "TargetUnusableError", "gather", "chosen_collectors", "COLLECTORS"]
 

@@ -6,7 +6,7 @@ Never in the real environment and never changing it: every trial is a child proc
 user's files are only read (Keras's configuration is ignored by pointing KERAS_HOME at an empty
 temporary directory, not by touching keras.json).
 
-Every trial runs from an empty working directory (collect/commands.py neutral_directory), as the TensorFlow
+Every trial runs from an empty working directory (processes/commands.py neutral_directory), as the TensorFlow
 child does: the user's project folder is read by the shadowing check, never run by a trial. One trial
 alone runs from the user's working directory, and its record says so: a companion's layer used "as it is",
 which shows what the user's own `python` sees there.
@@ -29,12 +29,12 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from tfdoctor.child import source
+from tfdoctor.collect.tensorflow import read_result, run_child, signal_name, with_private_temp
 from tfdoctor.processes.commands import CHILDREN
 from tfdoctor.processes.deadline import bounded
-from tfdoctor.collect.tensorflow import read_result, run_child, signal_name, with_private_temp
 
 DEFAULT_BUDGET_S = 30.0
 MIN_TRIAL_S = 2.0  # less than this left: the trial could not even import TensorFlow, so none is started
@@ -226,7 +226,7 @@ class Trials:
         return factors
 
 
-def run_experiments(python: str, goals: list[Mapping[str, Any]], python_facts: Mapping[str, Any],
+def run_experiments(python: str, goals: Sequence[Mapping[str, Any]], python_facts: Mapping[str, Any],
                     installed: frozenset[str], budget_s: float = DEFAULT_BUDGET_S,
                     progress: Optional[Progress] = None, environ: Optional[Mapping[str, str]] = None,
                     cwd: Optional[str] = None) -> dict[str, Any]:
@@ -302,7 +302,7 @@ def _proof(found: list[Change], trials: Trials) -> dict[str, Any]:
             "trial": next(i for i in range(len(trials.done) - 1, -1, -1) if trials.done[i]["works"]), "works": True}
 
 
-def collect_experiments(python: str, goals: list[Mapping[str, Any]], facts: Mapping[str, Any],
+def collect_experiments(python: str, goals: Sequence[Mapping[str, Any]], facts: Mapping[str, Any],
                         budget_s: float, progress: Optional[Progress] = None,
                         environ: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
     """The collector's entry: the facts it needs from the first gathering (the target's site layout,

@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 from tfdoctor.child import source
-from tfdoctor.processes.commands import run_command
 from tfdoctor.collect.options import CollectOptions
+from tfdoctor.processes.commands import run_command
 
 # Seconds of sha256 over native libraries, smallest first. About 1 GB/s on one core of the 2-core CI
 # VM: 0.3 s covers every library of a tensorflow-cpu 2.21 environment except libtensorflow_cc.so.2

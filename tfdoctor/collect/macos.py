@@ -6,8 +6,8 @@ import os
 import platform
 from typing import Any
 
-from tfdoctor.processes.commands import run_command
 from tfdoctor.collect.options import CollectOptions
+from tfdoctor.processes.commands import run_command
 
 # sysctl.proc_translated is deliberately absent: it is per process, so the target interpreter asks
 # it of itself (child/target_info.py); asking here would describe the doctor, not the target.

@@ -4,7 +4,7 @@ LD_LIBRARY_PATH puts ahead of the pip-installed ones, and those in the loader ca
 
 nvidia-smi is known to hang when the driver is wedged (Xid 79, no persistence daemon): run_command
 kills it (and its process group) at the timeout and records status "timed_out"; the doctor goes on.
-Outputs are kept raw; tfdoctor/nvidia.py parses them.
+Outputs are kept raw; tfdoctor/facts/nvidia_smi.py parses them.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tfdoctor.processes.commands import run_command
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.facts.nvidia_smi import QUERY_FIELDS, QUERY_FIELDS_OLD_DRIVER, classify_smi, smi_query_argv
+from tfdoctor.processes.commands import run_command
 
 # Inside WSL2 the Linux-side nvidia-smi is provided here and was not on PATH on early builds
 # (https://github.com/microsoft/WSL/issues/6617).

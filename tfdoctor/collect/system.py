@@ -7,9 +7,9 @@ import platform
 import re
 from typing import Any, Optional
 
-from tfdoctor.processes.commands import run_command
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.facts.platform import detect_wsl
+from tfdoctor.processes.commands import run_command
 from tfdoctor.report.redact import never_recorded, scrub_secrets
 
 
@@ -66,9 +66,10 @@ def long_paths_enabled() -> Optional[bool]:
         import winreg
     except ImportError:
         return None
+    registry: Any = winreg  # typeshed declares winreg's names on Windows only; tests fake the module elsewhere
     try:
-        with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"SYSTEM\CurrentControlSet\Control\FileSystem") as key:
-            value, _ = winreg.QueryValueEx(key, "LongPathsEnabled")
+        with registry.OpenKey(registry.HKEY_LOCAL_MACHINE, r"SYSTEM\CurrentControlSet\Control\FileSystem") as key:
+            value, _ = registry.QueryValueEx(key, "LongPathsEnabled")
     except FileNotFoundError:
         return False
     except OSError:
@@ -145,6 +146,8 @@ def collect_memory(options: CollectOptions) -> dict[str, Any]:
     import psutil
 
     virtual = psutil.virtual_memory()
+    swap_total: Optional[int]
+    swap_used: Optional[int]
     try:
         swap = psutil.swap_memory()
         swap_total, swap_used = swap.total, swap.used

@@ -8,8 +8,8 @@ import re
 from typing import Any
 
 from tfdoctor.child import source
-from tfdoctor.processes.commands import run_process
 from tfdoctor.collect.options import CollectOptions
+from tfdoctor.processes.commands import run_process
 
 TARGET_TIMEOUT_S = 10.0  # a Python describes itself in well under a second; longer means it hangs
 VERSION_TIMEOUT_S = 10.0
@@ -22,7 +22,7 @@ class TargetUnusableError(RuntimeError):
 
 def command(python: str) -> list[str]:
     """The child's command line (also started early, before the command line is parsed: tfdoctor/__main__.py).
-    It runs from an empty directory (collect/commands.py) and is told the working directory, the user's
+    It runs from an empty directory (processes/commands.py) and is told the working directory, the user's
     project folder, which it reads (what is there named like a module) and never imports from."""
     try:
         working_directory = os.getcwd()

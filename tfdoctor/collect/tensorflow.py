@@ -3,7 +3,7 @@
 Importing TensorFlow is exactly what breaks (SIGILL under Rosetta, an abort from a duplicate plugin, a
 dlopen error, a hang), so the doctor never does it itself. The child (tfdoctor/child/tf_child.py) runs
 in the target interpreter as `python -c <source>`, like collect/target.py, so its sys.path is the
-user's, but from an empty working directory (collect/commands.py neutral_directory): a tensorflow.py or
+user's, but from an empty working directory (processes/commands.py neutral_directory): a tensorflow.py or
 json.py of the project folder is read by the shadowing check, never imported here. It writes its findings
 to a file stage by stage; this side records the process's fate (exit code, signal, timeout) and bounded
 captures of its stdout and stderr, read as they come so that a child printing megabytes never blocks. The
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import IO, Any, Callable, Mapping, Optional
 
 from tfdoctor.child import source
-from tfdoctor.processes.commands import CHILDREN, finish, start_child
-from tfdoctor.processes.deadline import bounded
 from tfdoctor.collect.options import CollectOptions
 from tfdoctor.collect.target import TargetUnusableError, confirm_python
 from tfdoctor.facts.tensorflow_child import COMPANION_MODULES
+from tfdoctor.processes.commands import CHILDREN, finish, start_child
+from tfdoctor.processes.deadline import bounded
 
 # Seconds of timing the probe may spend after the import (the ladder, warm-ups and blocks of every
 # device). On a 2-core VM the whole probe then takes about 0.5 s after the import (notes/tfchild.md).
@@ -90,7 +90,7 @@ class StreamCapture:
         self.partial = b""
 
     def _scan(self, data: bytes) -> None:
-        if len(self.lines) >= NOTABLE_LIMIT or not data:
+        if self.notable is None or len(self.lines) >= NOTABLE_LIMIT or not data:
             return
         for match in self.notable.finditer(data):
             start = data.rfind(b"\n", 0, match.start()) + 1
@@ -159,7 +159,7 @@ class StageWatch:
 def run_child(argv: list[str], env: Mapping[str, str], timeout: float,
               notable: re.Pattern[bytes] | None = None, watch: Callable[[], None] | None = None,
               cwd: str | None = None) -> ChildFate:
-    """argv as a child of its own (collect/commands.py start_child: its own session, marked, run from the
+    """argv as a child of its own (processes/commands.py start_child: its own session, marked, run from the
     neutral directory unless `cwd` says), its streams captured as they come, killed with everything it
     started at the timeout (or the operation's deadline) and after it exits (finish)."""
     started = time.perf_counter()
@@ -301,7 +301,7 @@ def collect_tensorflow(options: CollectOptions) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="tfdoctor-") as scratch:
         out = os.path.join(scratch, "tf_child.json")
-        config = {"out": out, "probe": bool(options.probe), "budget_s": PROBE_BUDGET_S,
+        config: dict[str, Any] = {"out": out, "probe": bool(options.probe), "budget_s": PROBE_BUDGET_S,
                   "cpu_only_budget_s": PROBE_BUDGET_S if options.careful_probe else CPU_ONLY_PROBE_BUDGET_S,
                   "timeout_s": float(options.timeout), "companions": list(COMPANION_MODULES),
                   "keras_layers": companion_layers()}

@@ -22,15 +22,16 @@ specifier, an unknown check id in only/skip, a pyproject.toml that is not a file
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.9/3.10
+else:  # pragma: no cover - Python 3.9/3.10
     import tomli as tomllib
 
 GPU_KINDS = ("any", "metal", "cuda")
@@ -139,7 +140,7 @@ def parse_table(table: Mapping[str, Any], source: str, prefix: str = "") -> Conf
         raise bad(unknown[0], f"unknown key (known: {', '.join(KEYS)})")
     checkers = {"require-gpu": gpu_requirement, "tensorflow": specifier, "python": specifier,
                 "min-gflops": positive_number, "min-gpu-speedup": positive_number}
-    values = {}
+    values: dict[str, Any] = {}
     for key, checker in checkers.items():
         try:
             values[key] = checker(table[key]) if key in table else None

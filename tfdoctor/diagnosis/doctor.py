@@ -7,13 +7,12 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from tfdoctor.knowledge import preload as preload_knowledge
-from tfdoctor.results.model import CheckResult, Status
 from tfdoctor.checking.registry import Check, all_checks, select
+from tfdoctor.checking.runner import run_check, run_checks
+from tfdoctor.knowledge import preload as preload_knowledge
 from tfdoctor.report.document import CannotRun
 from tfdoctor.report.run import RunReport
-from tfdoctor.checking.runner import run_check, run_checks
-
+from tfdoctor.results.model import CheckResult, Status
 
 # progress(event, data): the collectors' events (tfdoctor/collect/options.py) and "result" {"index", "result"}
 Progress = Callable[[str, Mapping[str, Any]], None]

@@ -67,8 +67,8 @@ def newest_tensorflow_wheel(facts: Facts) -> Optional[tuple[str, str, str]]:
     rows = TENSORFLOW_WHEEL_TAGS.get(platform or "")
     python = section(facts, "python").get("version")
     glibc = section(facts, "os").get("glibc") if host_system(facts) == "Linux" else None
-    newest = releases.newest_tensorflow(platform, str(python), glibc) if rows and python else None
-    if not newest:
+    newest = releases.newest_tensorflow(platform, str(python), glibc) if platform and rows and python else None
+    if not newest or not rows:
         return None
     version = newest["newest"]
     row = next((r for r in rows if Version(version) >= Version(r[0])), None)

@@ -17,8 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
-from tfdoctor.facts import Facts, canonical_name, section
-from tfdoctor.facts import owners, requires_dist, tested_locks
+from tfdoctor.facts import Facts, canonical_name, owners, requires_dist, section, tested_locks
 from tfdoctor.facts.import_suspects import candidate
 
 
@@ -60,7 +59,7 @@ def failure(facts: Facts) -> Optional[Mapping[str, Any]]:
 
 def cause(failed: Mapping[str, Any]) -> str:
     """The innermost error's message (the ValueError under ConversionError), on one line."""
-    error = failed.get("error") if isinstance(failed.get("error"), Mapping) else {}
+    error = found if isinstance(found := failed.get("error"), Mapping) else {}
     causes = [c for c in error.get("causes") or () if isinstance(c, Mapping) and c.get("message")]
     chosen = causes[-1] if causes else error
     text = " ".join(str(chosen.get("message") or "").split())

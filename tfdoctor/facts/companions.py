@@ -21,9 +21,9 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import canonical_name
 from tfdoctor.facts.requires_dist import _applies, _extra_of, holds, is_tensorflow_build, parse, version_of
+from tfdoctor.knowledge import rows as knowledge_rows
 
 COMPANIONS: tuple[str, ...] = (
     "tf-keras", "tensorflow-text", "tensorflow-io", "tensorflow-io-gcs-filesystem", "tensorflow-probability",

@@ -28,16 +28,3 @@ def tried(facts: Facts, kind: str, module: Optional[str] = None) -> list[Mapping
     """The trials run for that goal."""
     return [t for t in section(facts).get("trials") or ()
             if t.get("goal") == kind and (module is None or t.get("module") == module)]
-
-
-def use_failure(facts: Facts, module: str) -> Optional[Mapping[str, Any]]:
-    """The trial that reproduced a companion layer's failure on use (as it is), if one ran."""
-    proof = proof_for(facts, "use", module)
-    return (proof or {}).get("failure")
-
-
-def mismatched_layers(facts: Facts) -> list[tuple[str, Mapping[str, Any]]]:
-    """(companion module, layer fact) for each exported Keras layer of another Keras than tf.keras."""
-    tf = facts.get("tensorflow") or {}
-    return [(entry.get("module"), layer) for entry in tf.get("companions") or ()
-            for layer in entry.get("keras_layers") or () if layer.get("tf_keras_layer") is False]

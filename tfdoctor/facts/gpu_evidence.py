@@ -16,6 +16,7 @@ from tfdoctor.facts import Facts, section
 from tfdoctor.facts.nvidia_smi import detected_gpus
 from tfdoctor.facts.tensorflow_log import strip_log_prefix
 
+
 def cuda_visible_devices(facts: Facts, gpu_count: int) -> dict[str, Any] | None:
     """How CUDA_VISIBLE_DEVICES (from the recorded environment) narrows `gpu_count` GPUs.
 
@@ -101,9 +102,9 @@ _GPU_PROOF = tuple((proof_id, said, re.compile(pattern)) for proof_id, said, pat
 
 def _tensorflow_texts(tf: Mapping[str, Any]) -> list[str]:
     texts = [tf.get("stderr_head"), tf.get("stderr_tail"), "\n".join(tf.get("notable_lines") or ())]
-    exception = tf.get("exception") if isinstance(tf.get("exception"), Mapping) else {}
+    exception = found if isinstance(found := tf.get("exception"), Mapping) else {}
     texts.append(str(exception.get("message") or ""))
-    errors = tf.get("errors") if isinstance(tf.get("errors"), Mapping) else {}
+    errors = found if isinstance(found := tf.get("errors"), Mapping) else {}
     texts += [str(e.get("message") or "") for e in errors.values() if isinstance(e, Mapping)]
     return [t for t in texts if isinstance(t, str) and t]
 
@@ -148,8 +149,8 @@ def gpu_evidence(facts: Facts) -> dict[str, Any]:
         return {**evidence, "source": "pci",
                 "why": f"{len(pci)} NVIDIA GPU{'s' if len(pci) > 1 else ''} on the PCI bus"}
     if log:
-        names = sorted({entry["name"] for entry in log if entry.get("name")})
-        what = f"an NVIDIA GPU ({', '.join(names)})" if names else "an NVIDIA GPU"
+        logged = sorted({entry["name"] for entry in log if entry.get("name")})
+        what = f"an NVIDIA GPU ({', '.join(logged)})" if logged else "an NVIDIA GPU"
         return {**evidence, "source": "tensorflow-log",
                 "why": f"TensorFlow's log shows {what} ({log[0]['said']})"}
     return {**evidence, "present": False, "source": None, "why": "no NVIDIA GPU detected"}

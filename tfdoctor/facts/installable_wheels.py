@@ -36,7 +36,7 @@ def _names(field: str) -> list[str]:
 
 def wheel_rows(platform: Optional[str], distribution: Optional[str] = None) -> list[Row]:
     """Ranges of releases with the same wheels, from the generated release table (facts/releases.py)."""
-    found = []
+    found: list[Row] = []
     for row in releases.wheel_ranges():
         if platform and platform not in _names(row["platform"]):
             continue
@@ -105,8 +105,3 @@ def install_name(platform: str, tf_minor: str) -> Optional[str]:
         if any(covers_minor(row, tf_minor) for row in wheel_rows(platform, name)):
             return name
     return None
-
-
-def python_range(distribution: str, version: Optional[str], platform: Optional[str]) -> Optional[tuple[str, str]]:
-    row = wheel_for(distribution, version, platform)
-    return (row["python_min"], row["python_max"]) if row else None

@@ -31,7 +31,7 @@ def _shim_target_left_out(facts: Facts) -> Optional[tuple[str, str]]:
     if requires_dist.complete_record(facts) or (tf and not tf.get("imported")):
         return None
     shims = [c for c in tensorflow_distributions.tensorflow_copies(facts) if not c.real and c.shim_of and c.version]
-    return (canonical_name(shims[0].shim_of), str(shims[0].version)) if shims else None
+    return (canonical_name(str(shims[0].shim_of)), str(shims[0].version)) if shims else None
 
 
 def knows_releases(name: str, via_extras: bool = False) -> bool:

@@ -39,7 +39,7 @@ RECOMMENDABLE = ("loads", "training_fails")
 
 
 def imports(pairing: Optional[Row]) -> bool:
-    return bool(pairing) and pairing["outcome"] in IMPORTS
+    return pairing is not None and bool(pairing) and pairing["outcome"] in IMPORTS
 
 
 def _for_build(row: Row, tf_distribution: Optional[str]) -> bool:

@@ -118,7 +118,7 @@ def parse_smi_query(text: str | None, fields: Sequence[str] = QUERY_FIELDS) -> l
         return []
     first = [c.strip() for c in rows[0]]
     if "name" in first or "driver_version" in first or "compute_cap" in first:
-        names = [(_HEADER_NAME.match(c) or _HEADER_NAME.match("x")).group(1) for c in first]
+        names = [header.group(1) if (header := _HEADER_NAME.match(c)) else "x" for c in first]
         body = rows[1:]
     else:
         names = list(fields)
@@ -129,7 +129,7 @@ def parse_smi_query(text: str | None, fields: Sequence[str] = QUERY_FIELDS) -> l
             return []  # an error message, not CSV (e.g. 'Field "compute_cap" is not a valid field')
         values = dict(zip(names, (_cell(c) for c in row)))
         parsed.append({
-            "index": int(values["index"]) if (values.get("index") or "").isdigit() else None,
+            "index": int(index) if (index := values.get("index") or "").isdigit() else None,
             "name": values.get("name"),
             "driver_version": values.get("driver_version"),
             "memory_total_mib": _mib(values.get("memory.total")),
@@ -171,7 +171,8 @@ def classify_smi(result: Mapping[str, Any] | None) -> str:
             return kind
     if status == "ok":
         return "ok"
-    return _SMI_EXIT_CODES.get(result.get("exit_code"), "failed")
+    code = result.get("exit_code")
+    return _SMI_EXIT_CODES.get(code, "failed") if isinstance(code, int) else "failed"
 
 
 

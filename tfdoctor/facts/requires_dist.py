@@ -19,8 +19,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import Facts, canonical_name, host_system, section
-from tfdoctor.facts import build_names
+from tfdoctor.facts import Facts, build_names, canonical_name, host_system, section
 from tfdoctor.facts.platform import target_machine
 from tfdoctor.knowledge.specifiers import parse_requirement
 
@@ -122,6 +121,11 @@ def parse(line: str) -> Optional[Requirement]:
     return parse_requirement(line)
 
 
+def version_key(text: Any) -> Version:
+    """A sort key that never compares None: an unreadable version sorts lowest, as 0."""
+    return version_of(text) or Version("0")
+
+
 def version_of(text: Any) -> Optional[Version]:
     try:
         return Version(str(text))
@@ -150,7 +154,7 @@ def admits_series(specifier: SpecifierSet | str, installed: Optional[str]) -> Op
         return None
 
     def same_series(v: Version) -> bool:
-        return v.major == version.major and (version.major or v.minor == version.minor)
+        return v.major == version.major and (version.major > 0 or v.minor == version.minor)
 
     first = Version(f"{version.major}.0.0" if version.major else f"0.{version.minor}.0")
     candidates = {first}
@@ -404,7 +408,7 @@ def _imported_build(copies: Mapping[str, Mapping[str, Any]]) -> Optional[Mapping
     entries without recorded files count as real), else the first build recorded."""
     builds = [entry for name, entry in copies.items() if is_tensorflow_build(name)]
     real = [entry for entry in builds if "tensorflow" in (entry.get("top_level") or ("tensorflow",))]
-    return (real or builds or [None])[0]
+    return next(iter(real or builds), None)
 
 
 def tensorflow_pin(facts: Facts) -> Optional[str]:

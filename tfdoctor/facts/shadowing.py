@@ -59,7 +59,7 @@ class Hiding:
         return _dirname(self.origin) if self.is_package else self.origin
 
     def to_dict(self) -> dict[str, Any]:
-        found = {"module": self.module, "imported_as": self.imported_as, "origin": self.origin, "entry": self.entry,
+        found: dict[str, Any] = {"module": self.module, "imported_as": self.imported_as, "origin": self.origin, "entry": self.entry,
                  "kind": self.kind, "hidden": list(self.hidden), "hidden_entries": list(self.hidden_entries), "pth": self.pth,
                  "pythonpath_item": self.pythonpath_item}
         if self.stdlib:

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import canonical_name
+from tfdoctor.knowledge import rows as knowledge_rows
 
 # "install" rows are matched against an installer's own output (a failed step of the plan), never against
 # the TensorFlow child's texts: the checks pass their own phase explicitly.

@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.facts import Facts, canonical_name, distributions, host_system, section
 from tfdoctor.facts.build_names import CPU_ONLY_BUILDS, ROCM_BUILDS, TENSORFLOW_BUILDS
 from tfdoctor.facts.platform import detect_wsl, target_machine
+from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.knowledge.versions import compare, minor, release
+
 
 def minor_string(version: str | None) -> str | None:
     parts = minor(version)

@@ -9,11 +9,10 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import Facts, canonical_name, section
-from tfdoctor.facts import installable_wheels
+from tfdoctor.facts import Facts, canonical_name, installable_wheels, section
 from tfdoctor.facts.platform import wheel_platform
-from tfdoctor.knowledge.specifiers import parse_requirement
 from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.knowledge.specifiers import parse_requirement
 from tfdoctor.knowledge.versions import release
 
 METAL = "tensorflow-metal"

@@ -10,7 +10,7 @@ optional (absent until a maintainer with network access generates it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tfdoctor.facts import Facts, canonical_name
 from tfdoctor.facts.requires_dist import first_copy, marker_environment, tensorflow_pin, version_of
@@ -32,7 +32,7 @@ class BehindCi:
                 f"CI tested on Python {self.python}")
 
 
-def table_rows() -> list[Mapping[str, Any]]:
+def table_rows() -> Sequence[Mapping[str, Any]]:
     from tfdoctor.knowledge import names, rows
 
     return rows(TABLE, "tested") if TABLE in names() else []
@@ -52,7 +52,7 @@ def behind_ci(facts: Facts, rows: Optional[Iterable[Mapping[str, Any]]] = None) 
         entry = first_copy(facts, str(row.get("name")))
         installed = version_of(entry.get("version")) if entry else None
         tested = version_of(row.get("version"))
-        if installed is not None and tested is not None and installed < tested:
+        if entry is not None and installed is not None and tested is not None and installed < tested:
             found.append(BehindCi(canonical_name(str(row["name"])), str(entry["version"]), str(row["version"]),
                                   tf_version, python, str(row.get("source") or "")))
     return found

@@ -288,9 +288,9 @@ def _stopped_behind(exc: BaseException) -> Optional[Stopped]:
 
 
 def _apply(job: Job, ui: Any, redact: Callable[[str], str]) -> Dict[str, Any]:
+    from tfdoctor.diagnosis.options import redact_document
     from tfdoctor.fixer.flow import FixOptions
     from tfdoctor.fixer.proven import apply_proven
-    from tfdoctor.diagnosis.options import redact_document
 
     options = FixOptions(job.python, tuple(job.only), tuple(job.skip), yes=True, system=False, timeout=job.timeout,
                          redact=lambda document: redact_document(document, True))
@@ -314,10 +314,10 @@ def main(spec: str) -> None:
     job = Job.from_dict(data)
     path = _path(job)
 
-    from tfdoctor.processes.commands import CHILDREN
+    from tfdoctor.diagnosis.options import text_redactor
     from tfdoctor.fixer.environment import FixError
     from tfdoctor.fixer.proven import RecordingUi
-    from tfdoctor.diagnosis.options import text_redactor
+    from tfdoctor.processes.commands import CHILDREN
 
     redact = text_redactor(True)
     record: Dict[str, Any] = {"state": "running", "job": asdict(job), "asker": data.get("asker"),

@@ -8,8 +8,8 @@ import json
 import os
 from typing import Any, Mapping
 
-from tfdoctor.fixer.environment import Environment, run_step
 from tfdoctor.environment.spell import POSIX, Spelling
+from tfdoctor.fixer.environment import Environment, run_step
 from tfdoctor.results.repairs import Action
 
 _OFFLINE = ("Could not fetch URL", "NewConnectionError", "Failed to establish a new connection",

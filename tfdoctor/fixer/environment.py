@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from tfdoctor.processes.commands import run_command
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import conda_clone_argv, stand_in_venv_argv
+from tfdoctor.processes.commands import run_command
 
 STATE_DIR = ".tfdoctor"  # inside the environment's prefix: rollback snapshots (never cloned, never snapshotted)
 CLONE_MARK = ".tfdoctor-verify-"  # a throwaway clone is `.<name>.tfdoctor-verify-<8 hex>` beside the environment
@@ -118,7 +118,7 @@ def child_json(python: str, code: str, timeout: float = FREEZE_TIMEOUT_S, regist
     registry, which an interrupt closes, so an interrupt cannot kill it; it runs in a session of its own,
     out of the terminal's reach, and the caller holds the signals meanwhile. Either way it is killed with
     whatever it started at the timeout, and the wait ends when it does, not when a descendant that escaped
-    its session lets go of its pipes (collect/commands.py run_process)."""
+    its session lets go of its pipes (processes/commands.py run_process)."""
     import tempfile
 
     from tfdoctor.processes.commands import run_process

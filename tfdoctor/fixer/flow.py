@@ -28,9 +28,17 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 from tfdoctor.environment.kinds import detect
 from tfdoctor.environment.spell import POSIX, POWERSHELL, RefusedWord, Spelling, quote
 from tfdoctor.fixer import ownership, rollback
+from tfdoctor.fixer.environment import (
+    Environment,
+    FixError,
+    child_json,
+    clone,
+    freeze,
+    installer_available,
+    remove,
+    run_step,
+)
 from tfdoctor.processes.commands import CHILDREN
-from tfdoctor.fixer.environment import (Environment, FixError, child_json, clone, freeze, installer_available,
-                                        remove, run_step)
 
 EXIT_REPAIRED, EXIT_NOT_REPAIRED, EXIT_CANNOT_RUN, EXIT_SHELL_STEPS_LEFT = 0, 1, 2, 3
 STEP_TIMEOUT_S = 1800.0
@@ -491,7 +499,3 @@ def probe(python: str) -> Environment:
     kind = detect(uv=data["uv"], conda=data["conda"], venv=data["prefix"] != data["base"],
                   externally_managed=data["externally_managed"])  # the doctor's precedence
     return Environment(os.path.abspath(python) if os.sep in python else python, data["prefix"], kind, tuple(data["site"]))
-
-
-def interactive() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()

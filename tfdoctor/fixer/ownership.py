@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from tfdoctor.fixer.environment import Environment, FixError
 from tfdoctor.files.own_files import cache_dir, private_dir, read_private, touch_private, write_private
+from tfdoctor.fixer.environment import Environment, FixError
 
 LOCK = "lock"
 OWNER = "lock.owner"  # who holds the lock: written after it is taken, read by whoever finds it taken

@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
 from tfdoctor.fixer import flow, ownership

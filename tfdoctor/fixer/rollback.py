@@ -36,9 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from tfdoctor.files.own_files import UnsafePath, append_private, cache_dir, private_dir, read_private, write_private
 from tfdoctor.fixer.environment import STATE_DIR, Environment, FixError, freeze, link_tree, remove
-from tfdoctor.files.own_files import (UnsafePath, append_private, cache_dir, private_dir, read_private,
-                                write_private)
 
 KEEP = 3
 RECORD = "record.json"
@@ -294,7 +293,7 @@ def _load(environment: Environment, directory: Path) -> Rollback:
     try:
         data = read_private(directory / RECORD, limit=_LIMIT + 1)
     except UnsafePath as exc:
-        raise refused(exc.strerror) from None
+        raise refused(exc.strerror or str(exc)) from None
     except OSError as exc:
         raise refused(f"it cannot be read ({exc.strerror or exc})") from None
     if len(data) > _LIMIT:
@@ -380,7 +379,7 @@ def _journal(rollback: Rollback) -> list[dict[str, Any]]:
     except FileNotFoundError:
         return []
     except UnsafePath as exc:
-        raise refused(exc.strerror) from None
+        raise refused(exc.strerror or str(exc)) from None
     except OSError as exc:
         raise refused(f"it cannot be read ({exc.strerror or exc})") from None
     if len(data) > _LIMIT:

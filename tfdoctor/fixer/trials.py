@@ -15,9 +15,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
 
 from tfdoctor.results.repairs import Action
+
+if TYPE_CHECKING:
+    from tfdoctor.environment.kinds import InstallerKind
 
 # What must work after a trial: the import, a Keras layer built and called, an AutoGraph-converted
 # function with Python control flow traced once, and the user's failing imports (argv).
@@ -130,7 +133,7 @@ def _violated_pins(evidence: Mapping[str, Any]) -> list[Candidate]:
     return list(found.values())
 
 
-def _install_argv(kind: str, python: str, requirements: Sequence[str]) -> list[str]:
+def _install_argv(kind: InstallerKind, python: str, requirements: Sequence[str]) -> list[str]:
     from tfdoctor.environment.spell import POSIX, Spelling, argv
 
     return argv(Spelling(kind, python, POSIX), Action.INSTALL, tuple(requirements))
@@ -141,9 +144,8 @@ def run_trials(environment: Any, found: Sequence[Candidate], tensorflow_pin: Opt
     """Each candidate alone on its own clone, in order, stopping at the first that works; then all of them
     together. `prelude`: plan steps every trial needs first (a RECORD-less distribution's metadata removed).
     Clones are removed whatever happens; the environment itself is never touched."""
-    from tfdoctor.fixer.environment import clone, remove, run_step
     from tfdoctor.environment.spell import POSIX, Spelling
-
+    from tfdoctor.fixer.environment import clone, remove, run_step
     from tfdoctor.processes.deadline import passed
 
     proof = Proof()
@@ -226,8 +228,8 @@ def proven_steps(report: Any, environment: Any, steps: Sequence[Any], say: Any) 
     (the plan's metadata removals first, then one install with TensorFlow pinned); None to keep the plan."""
     from dataclasses import replace
 
-    from tfdoctor.facts.requires_dist import tensorflow_pin
     from tfdoctor.environment.spell import command, spelling_for
+    from tfdoctor.facts.requires_dist import tensorflow_pin
     from tfdoctor.plan.planner import Step
 
     if not any((r.evidence or {}).get("suspects") for r in report.results if r.check_id == "dependencies"):

@@ -1,6 +1,6 @@
 """Knowledge data: version facts with a source for every row, in TOML files beside this module.
 
-Convention (tested in tests/test_knowledge.py): each file is a set of arrays of tables; every row has
+Convention (tested in tests/knowledge/test_knowledge.py): each file is a set of arrays of tables; every row has
 `source` (at least one public https:// URL, never a local path) and `verified` (true when read from
 the artefact itself or an official table, false for a single report or an inference). Checks read
 rows; they never hard-code a version fact. releases.toml and companions.toml are generated from PyPI by

@@ -7,7 +7,7 @@ An installed pre-release satisfies a range the way pip's resolver accepts an ins
 from __future__ import annotations
 
 import functools
-from typing import Optional
+from typing import Any, Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
@@ -68,7 +68,9 @@ def _bounds(clause: Specifier) -> list[tuple[str, Version, bool]]:
 def satisfiable(specifier: SpecifierSet) -> bool:
     """Can any version satisfy every clause together? (bounds and exact pins; `!=` exclusions of a
     pinned version too). Pre-releases count: an installed rc or nightly satisfies an installer."""
-    lows, highs, pins = [], [], []
+    lows: list[Any] = []
+    highs: list[Any] = []
+    pins = []
     for clause in specifier:
         for side, bound, strict in _bounds(clause):
             (lows if side == "low" else highs).append((bound, strict))

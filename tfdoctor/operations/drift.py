@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Mapping, Optional
 
-from tfdoctor.report.compare import fact_rows, row_differences
 from tfdoctor.facts import canonical_name
 from tfdoctor.facts.tensorflow_distributions import tensorflow_distribution_names
+from tfdoctor.report.compare import fact_rows, row_differences
 
 PROBLEMS = ("error", "fail", "warn")
 CONSEQUENCES = {("tensorflow", "TensorFlow import"), ("tensorflow", "Devices")}
@@ -66,17 +66,17 @@ def names_in(result: Mapping[str, Any]) -> list[str]:
 
 def digest(document: Mapping[str, Any]) -> dict[str, Any]:
     """What a drift needs of a report, kept beside it: its fact rows and its checks' verdicts as recorded."""
-    facts = document.get("facts") if isinstance(document.get("facts"), Mapping) else {}
+    facts = found if isinstance(found := document.get("facts"), Mapping) else {}
     try:
         rows = fact_rows(facts)
     except Exception:  # noqa: BLE001 - a report is untrusted: one whose facts cannot be read still gets a digest
         rows = []
-    results = []
+    results: list[dict[str, Any]] = []
     for result in document.get("results") or ():
         if not isinstance(result, Mapping):
             continue
         status = str(result.get("status"))
-        entry = {"id": str(result.get("id")), "title": str(result.get("title") or result.get("id")),
+        entry: dict[str, Any] = {"id": str(result.get("id")), "title": str(result.get("title") or result.get("id")),
                  "status": status, "summary": str(result.get("summary") or "")[:500]}
         if status in PROBLEMS:
             entry["names"] = names_in(result)

@@ -12,11 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Collection, Optional
 
-from tfdoctor.operations.common import CannotRun, interpreter, redactor, text_redactor
-
 # flow's exit codes: 0 repaired (or nothing to repair), 1 not repaired (as it was), 2 cannot run, 3 shell steps left
-from tfdoctor.fixer.flow import (EXIT_CANNOT_RUN, EXIT_NOT_REPAIRED, EXIT_REPAIRED,  # noqa: F401
-                                 EXIT_SHELL_STEPS_LEFT, Ui)
+from tfdoctor.fixer.flow import EXIT_CANNOT_RUN, EXIT_NOT_REPAIRED, EXIT_REPAIRED, EXIT_SHELL_STEPS_LEFT, Ui  # noqa: F401
+from tfdoctor.operations.common import CannotRun, interpreter, redactor, text_redactor
 
 
 @dataclass(frozen=True)

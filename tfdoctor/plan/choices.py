@@ -54,8 +54,7 @@ def _named(text: str) -> Optional[str]:
 def stranded_companions(plan: "Plan", facts: Facts) -> list[str]:
     """The installed companions no release of which is made for the installed TensorFlow here (by their
     Requires-Dist or their own import check), and the companions the plan leaves in a conflict."""
-    from tfdoctor.facts import companions
-    from tfdoctor.facts import requires_dist as reqs
+    from tfdoctor.facts import companions, requires_dist as reqs
 
     pin = reqs.tensorflow_pin(facts)
     if not pin:
@@ -148,8 +147,7 @@ def choices_for(plan: "Plan", planned: Sequence[tuple[str, Repair]], facts: Fact
 def _moving_intents(name: str, pin: str, facts: Facts) -> Optional[tuple[list[tuple[str, Repair]], str]]:
     """(the intents that install the newest release of companion `name` that installs here with the newest
     TensorFlow it supports, 'tensorflow 2.19.0'), or None when the tables name no such pair."""
-    from tfdoctor.facts import companions
-    from tfdoctor.facts import requires_dist as reqs
+    from tfdoctor.facts import companions, requires_dist as reqs
     from tfdoctor.plan import coexistence
 
     environment = reqs.marker_environment(facts)

@@ -80,8 +80,7 @@ def result_of(plan: Mapping[str, Any], facts: Mapping[str, Any]) -> Result:
     tables say (an exact pin; the installed release when it satisfies the step, which pip then keeps; a
     companion's newest release made for the plan's TensorFlow; TensorFlow's newest release the plan's other
     pins admit, releases.toml), else unknown (None)."""
-    from tfdoctor.facts import companions
-    from tfdoctor.facts import requires_dist as reqs
+    from tfdoctor.facts import companions, requires_dist as reqs
     from tfdoctor.plan import coexistence
 
     before = {name: str(entry["version"]) for name, entry in reqs._first_copies(facts).items() if entry.get("version")}
@@ -193,8 +192,7 @@ def _companions_made_for(result: Result, environment: Mapping[str, str]) -> Iter
 
 def _requirements_kept(result: Result, facts: Mapping[str, Any], environment: Mapping[str, str]) -> Iterable[Gap]:
     """Requires-Dist of a distribution the plan leaves in place, on one it changes: held before, not after."""
-    from tfdoctor.facts import companions
-    from tfdoctor.facts import requires_dist as reqs
+    from tfdoctor.facts import companions, requires_dist as reqs
 
     build, tf_version = result.tensorflow or ("", "")
     for name, entry in reqs._first_copies(facts).items():

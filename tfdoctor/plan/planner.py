@@ -31,17 +31,16 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import Facts
-from tfdoctor.results.model import CheckResult, Status
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import POSIX, Spelling, argv, command, refusal, spelling_for
-from tfdoctor.results.repairs import Action, Repair
+from tfdoctor.facts import Facts
 from tfdoctor.knowledge.specifiers import satisfiable
 from tfdoctor.plan.closure import CLOSURE
+from tfdoctor.results.model import CheckResult, Status
+from tfdoctor.results.repairs import Action, Repair
 
 if TYPE_CHECKING:
     from tfdoctor.plan.choices import Choice
@@ -230,10 +229,10 @@ class _Builder:
 
     def add(self, action: Action, packages: Sequence[str], reasons: Sequence[Reason], **how: Any) -> None:
         if action in SCREENED:
-            kept = [word for word in packages if self.screen(action, word, reasons)]
-            if not kept:
+            screened = [word for word in packages if self.screen(action, word, reasons)]
+            if not screened:
                 return
-            packages = tuple(kept)
+            packages = tuple(screened)
         line = command(self.spelling, action, packages, **how)
         kept = {key: how[key] for key in ("no_deps", "pre", "manager", "prefix", "missing") if how.get(key)}
         if action in (Action.SET_ENV, Action.UNSET_ENV):
@@ -308,8 +307,8 @@ def closed_plan(planned: Sequence[tuple[str, Repair]], facts: Facts) -> Plan:
 
 def _plan_once(planned: Sequence[tuple[str, Repair]], facts: Facts) -> Plan:
     """One plan of these intents, merged and ordered (not yet checked against its own result)."""
-    from tfdoctor.facts import requires_dist as reqs
     from tfdoctor.environment.pip import installer_for
+    from tfdoctor.facts import requires_dist as reqs
 
     spelling = spelling_for(facts)
     if not planned:
@@ -486,7 +485,7 @@ def _without_replaced_requirements(facts: Facts, installs: Sequence[tuple[str, R
         if grown.keys() == replaced.keys():
             break
         replaced = grown
-    for check_id, repair in carried:
+    for _check_id, repair in carried:
         if repair.required_by in replaced:
             old = repair.required_by.replace("==", " ")
             how = "removes" if replaced[repair.required_by] == "uninstalled" else f"replaces ({replaced[repair.required_by]})"
@@ -510,7 +509,7 @@ def _merge_installs(installs: Iterable[tuple[str, Repair]], conflicts: list[Conf
                 requirement = Requirement(written)
             except InvalidRequirement:
                 continue  # a check's typo must not become a command
-            name = canonicalize_name(requirement.name)
+            name: str = canonicalize_name(requirement.name)
             target.setdefault(name, _Wanted(name, requirement.name)).add(requirement, check_id, written, repair.reason)
     for name in [n for n in no_deps if n in resolver]:
         # one distribution wanted both ways: the resolver's requirement must admit the exact no-deps one
@@ -591,7 +590,7 @@ def _companions_without_second_build(facts: Facts, resolver: dict[str, _Wanted],
         if name in leads:
             return leads[name]
         release = _chosen_release(companions, name, spec, tf_version, environment)
-        found = None
+        found: Optional[str] = None
         if release is not None:
             builds = {canonicalize_name(r.name) for r in release.tensorflow_requirements(environment)}
             found = next(iter(sorted(builds - {build})), None) if builds and build not in builds else None
@@ -635,8 +634,7 @@ def _companions_fit_tensorflow(facts: Facts, resolver: dict[str, _Wanted], no_de
     that reasoned from another TensorFlow than the one the plan ends with) is corrected to the release made
     for it; where none is, the companion leaves the plan as a conflict with the user's choices."""
     import tfdoctor.plan.coexistence as coexistence
-    from tfdoctor.facts import companions
-    from tfdoctor.facts import requires_dist as reqs
+    from tfdoctor.facts import companions, requires_dist as reqs
 
     environment = reqs.marker_environment(facts)
     installed = tf_pin.partition("==")[2] if tf_pin else None
@@ -674,9 +672,9 @@ def _companions_fit_tensorflow(facts: Facts, resolver: dict[str, _Wanted], no_de
     for clash in coexistence.clashes(wanted(), environment, installed):
         # what is left is no companion's release: a pin of TensorFlow's own (numpy<2 beside numpy>=2)
         for group in (resolver, no_deps):
-            current = group.pop(clash.distribution, None)
-            if current is not None:
-                conflicts.append(Conflict(clash.distribution, tuple(current.who) + (("", tf_written, "TensorFlow in this plan"),),
+            clashing = group.pop(clash.distribution, None)
+            if clashing is not None:
+                conflicts.append(Conflict(clash.distribution, tuple(clashing.who) + (("", tf_written, "TensorFlow in this plan"),),
                                           clash.why, (f"keep {tf_written} and let it choose {clash.distribution}",
                                                       f"keep {clash.requirement} with a TensorFlow release that admits it")))
 

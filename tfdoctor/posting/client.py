@@ -235,7 +235,7 @@ def _opener(exchange: _Exchange) -> Any:
     import urllib.request
 
     def held(base: Any) -> Any:
-        class Held(base):  # type: ignore[valid-type,misc]
+        class Held(base):
             def connect(self) -> None:
                 super().connect()
                 exchange.hold(self.sock)

@@ -162,7 +162,7 @@ def start_child(argv: Sequence[str], env: Mapping[str, str] | None = None, stdin
     )
     process = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env=environ, cwd=cwd or neutral_directory(), **isolation)
-    process.tfdoctor_mark = mark  # type: ignore[attr-defined]
+    process.tfdoctor_mark = mark  # type: ignore[attr-defined]  # Popen declares no place for it; mark_of reads it
     return process
 
 
@@ -210,19 +210,20 @@ def marked_processes(marks: Iterable[str]) -> list[int]:
     return found
 
 
-def kill_escaped(marks: Iterable[str]) -> list[int]:
+def kill_escaped(marks: Iterable[str | None]) -> list[int]:
     """SIGKILL every process that carries one of these marks: descendants that left their child's session
     (setsid) and its group kill. Again until none is found (one may fork meanwhile), a few rounds at most."""
-    marks = [m for m in marks if m]
+    known = [m for m in marks if m]
     killed: list[int] = []
     for _ in range(4):
-        found = marked_processes(marks)
+        found = marked_processes(known)
         if not found:
             break
         for pid in found:
             try:
                 os.kill(pid, signal.SIGKILL if os.name == "posix" else signal.SIGTERM)
-                killed.append(pid)
+                if pid not in killed:  # one still dying is found again by the next round
+                    killed.append(pid)
             except OSError:
                 pass
     return killed

@@ -18,7 +18,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
 
-
 # Each operation's deadline, in one place: the commands' help states them from here.
 # A run: its TensorFlow import (--timeout) and experiments (--experiments-timeout), and this much for the
 # children beside them (the interpreter's description, 10 s and 10 s more to tell whether it is a Python;

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.facts import Facts, apple_silicon, tensorflow_distributions
-from tfdoctor.facts.installable_wheels import Row
 from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.environment.spell import native_arm64_environment
+from tfdoctor.facts import Facts, apple_silicon, tensorflow_distributions
+from tfdoctor.facts.installable_wheels import Row
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.results.repairs import Repair
 

@@ -9,9 +9,9 @@ from typing import Any, Mapping, Optional
 
 from tfdoctor.facts import Facts, integrity, published_requires
 from tfdoctor.facts.import_causes import what_explains
-from tfdoctor.results.model import Remediation
 from tfdoctor.remedies.integrity import REINSTALL_URL, clash_fix, reinstall_fix
 from tfdoctor.remedies.requires_dist import install_repairs
+from tfdoctor.results.model import Remediation
 from tfdoctor.results.repairs import Repair
 
 DEPENDENCIES_CHECK = "dependencies"

@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 from tfdoctor.environment.kinds import InstallerKind
-from tfdoctor.facts import Facts, canonical_name, integrity, tensorflow_distributions
-from tfdoctor.facts import requires_dist as reqs
+from tfdoctor.facts import Facts, canonical_name, integrity, requires_dist as reqs, tensorflow_distributions
 from tfdoctor.facts.integrity import FileProblem
 from tfdoctor.facts.platform import wheel_platform
 from tfdoctor.results.model import Remediation

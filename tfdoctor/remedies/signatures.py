@@ -13,9 +13,9 @@ from tfdoctor.environment.spell import fresh_environment, spelling_for
 from tfdoctor.facts import Facts, integrity, section, signatures
 from tfdoctor.facts.tensorflow_distributions import real_builds, tensorflow_version
 from tfdoctor.knowledge import rows as knowledge_rows
+from tfdoctor.knowledge.versions import in_range
 from tfdoctor.results.model import Remediation
 from tfdoctor.results.repairs import Repair
-from tfdoctor.knowledge.versions import in_range
 
 
 def _step_applies(step: signatures.FixStep, tf_version: str | None) -> bool:

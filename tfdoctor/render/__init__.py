@@ -7,7 +7,7 @@ run render identically, and redaction happens once, before any renderer sees the
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 STATUS_SYMBOLS = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "-", "error": "‼"}
 STATUS_WORDS = {"pass": "passed", "warn": "warning", "fail": "failed", "skip": "skipped", "error": "error"}

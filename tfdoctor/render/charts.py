@@ -94,7 +94,7 @@ def probe_chart(facts: Any) -> Optional[Chart]:
     for kind in DEVICES:
         side = sides.get(kind) if isinstance(sides, Mapping) else None
         size = size_of(side.get("n")) if isinstance(side, Mapping) else None
-        if size is not None:
+        if size is not None and isinstance(side, Mapping):
             points.append(Point(size, kind.upper(), figure(side.get("gflops_best"))))
     if len(points) < 2 or all(p.gflops is None for p in points):
         return None
@@ -105,7 +105,7 @@ CHARTS = {"probe": probe_chart, "workload": crossover_chart}  # the result each 
 
 
 def chart_for(document: Mapping[str, Any], result: Mapping[str, Any]) -> Optional[Chart]:
-    make = CHARTS.get(result.get("id"))
+    make = CHARTS.get(str(result.get("id")))
     if make is None or result.get("status") == "skip":
         return None
     return make(document.get("facts") or {})
@@ -155,7 +155,7 @@ def terminal_chart(document: Mapping[str, Any], result: Mapping[str, Any], inden
         # a figure too small for the narrowest block still gets one: a sliver is not a zero
         length = max(point.gflops, top / (bar_width * 8)) if point.gflops else 0.0
         style = BAR_STYLES[point.device]
-        cells = [str(point.size) if point.size != shown else "", Text(point.device, style),
+        cells: list[Any] = [str(point.size) if point.size != shown else "", Text(point.device, style),
                  Bar(top, 0, length, width=bar_width, color=style), gflops_text(point.gflops)]
         if ratio_width:
             cells.append(Text((ratios.get(point.size) or "") if point.device == "GPU" else "", "dim"))
@@ -200,6 +200,7 @@ def mermaid_xychart(chart: Chart) -> Optional[str]:
              '    x-axis "matrix size N" [' + ", ".join(f'"{s}"' for s in sizes) + "]",
              f'    y-axis "GFLOPS" 0 --> {mermaid_number(nice_ceiling(chart.top))}']
     for device in sorted(devices, key=lambda d: styles[d] != "bar"):  # the bars first, the line drawn over them
+        # the ignore below: `sizes` holds only the sizes with a figure on every device (never None)
         values = ", ".join(mermaid_number(chart.value(s, device)) for s in sizes)  # type: ignore[arg-type]
         lines.append(f'    {styles[device]} "{device}" [{values}]')
     return "\n".join(lines)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from tfdoctor.report.compare import MISSING, SECTION_TITLES
 from tfdoctor.render.sanitize import clean_document, json_dumps
+from tfdoctor.report.compare import MISSING, SECTION_TITLES
 from tfdoctor.report.saved import SavedReport
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from tfdoctor.render.sanitize import clean, clean_document
 from tfdoctor.render.formats import Look, OutputFormat
+from tfdoctor.render.sanitize import clean, clean_document
 
 LEVELS = {"fail": "error", "error": "error", "warn": "warning"}
 
@@ -53,7 +53,7 @@ def annotation(result: dict[str, Any]) -> str | None:
     return f"::{level} title={escape_property(title)}::{escape_data(chr(10).join(lines))}"
 
 
-def annotations(document: dict[str, Any]) -> str:
+def workflow_annotations(document: dict[str, Any]) -> str:
     """The annotation lines of a report, '' when nothing failed or warned."""
     found = [line for line in (annotation(r) for r in document.get("results") or ()) if line]
     return "".join(line + "\n" for line in found)

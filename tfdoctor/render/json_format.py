@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfdoctor.render.sanitize import json_dumps
 from tfdoctor.render.formats import Look, OutputFormat
+from tfdoctor.render.sanitize import json_dumps
 
 
 def render(document: dict[str, Any], verbose: bool = False) -> str:

@@ -145,8 +145,8 @@ class LiveDisplay:
         from rich.spinner import Spinner
         from rich.text import Text
 
-        from tfdoctor.render.text import STYLES
         from tfdoctor.render import STATUS_SYMBOLS
+        from tfdoctor.render.text import STYLES
 
         lines: list[Any] = [Text(self.header(), style="bold"), Text("")]
         width = max((len(i) for i in self.check_ids), default=10)

@@ -13,12 +13,19 @@ import json
 import re
 from typing import Any
 
-from tfdoctor.render import (VERDICT_WORDS, choice_cost, plan_steps_named, platform_line, step_reasons, steps_phrase,
-                             summary_line)
-from tfdoctor.report.document import ReportDocument
+from tfdoctor.render import (
+    VERDICT_WORDS,
+    choice_cost,
+    plan_steps_named,
+    platform_line,
+    step_reasons,
+    steps_phrase,
+    summary_line,
+)
 from tfdoctor.render.charts import markdown_charts
-from tfdoctor.render.sanitize import clean_document
 from tfdoctor.render.formats import Look, OutputFormat
+from tfdoctor.render.sanitize import clean_document
+from tfdoctor.report.document import ReportDocument
 
 EMOJI = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "➖", "error": "💥"}
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
@@ -72,7 +79,8 @@ def compact_json(value: Any, indent: int = 0) -> str:
             one_line = json.dumps(value, ensure_ascii=False)
             if len(one_line) + indent <= WRAP:
                 return one_line
-            rows, row = [], []
+            rows: list[str] = []
+            row: list[str] = []
             for item in (json.dumps(v, ensure_ascii=False) for v in value):
                 if row and len(inner) + len(", ".join(row + [item])) > WRAP:
                     rows.append(", ".join(row))

@@ -9,9 +9,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Iterator, Mapping
 
+from tfdoctor.render.formats import Look, OutputFormat
 from tfdoctor.render.sanitize import clean
 from tfdoctor.report.document import ReportDocument
-from tfdoctor.render.formats import Look, OutputFormat
 
 STATUSES = ("pass", "warn", "fail", "skip", "error")
 
@@ -34,7 +34,7 @@ def _timestamp(text: Any) -> float | None:
 
 
 def _lines(document: Mapping[str, Any]) -> Iterator[str]:
-    target = document.get("target") if isinstance(document.get("target"), Mapping) else {}
+    target = found if isinstance(found := document.get("target"), Mapping) else {}
     python = target.get("python") or ""
     results = [r for r in document.get("results") or () if isinstance(r, Mapping)]
     yield "# HELP tfdoctor_check_status 1 for the status the check reached on this environment, 0 for the others."

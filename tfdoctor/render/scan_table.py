@@ -64,7 +64,7 @@ def render_text(rows: Sequence[Mapping[str, Any]], color: bool | None = False, w
             last = header == HEADERS[-1]
             table.add_column(header, overflow="fold", no_wrap=not last, ratio=1 if last else None)
         for entry in rows:
-            values = cells(entry)
+            values: list[Any] = cells(entry)  # the verdict becomes a styled Text
             values[4] = Text(values[4], VERDICT_STYLES.get(values[4], ""))
             table.add_row(*[v if isinstance(v, Text) else Text(v) for v in values])
         console.print(table)

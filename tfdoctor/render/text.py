@@ -6,12 +6,20 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from tfdoctor.render import (STATUS_SYMBOLS, VERDICT_WORDS, choice_cost, plan_steps_named, platform_line, step_reasons,
-                             steps_phrase, summary_line)
-from tfdoctor.report.document import ReportDocument
+from tfdoctor.render import (
+    STATUS_SYMBOLS,
+    VERDICT_WORDS,
+    choice_cost,
+    plan_steps_named,
+    platform_line,
+    step_reasons,
+    steps_phrase,
+    summary_line,
+)
 from tfdoctor.render.charts import terminal_chart
-from tfdoctor.render.sanitize import clean_document
 from tfdoctor.render.formats import Look, OutputFormat
+from tfdoctor.render.sanitize import clean_document
+from tfdoctor.report.document import ReportDocument
 
 PROBLEMS = ("warn", "fail", "error")
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "skip": "dim", "error": "magenta"}

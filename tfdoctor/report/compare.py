@@ -13,10 +13,10 @@ import re
 from typing import Any, Callable, Iterator, Mapping
 
 from tfdoctor._version import __version__
-from tfdoctor.report.document import ReportDocument
-from tfdoctor.report.saved import SavedReport
 from tfdoctor.facts import Facts, section
 from tfdoctor.facts.tensorflow_distributions import tensorflow_version
+from tfdoctor.report.document import ReportDocument
+from tfdoctor.report.saved import SavedReport
 
 Row = tuple[str, str, Any]  # section, field, value
 MISSING = "not recorded"

@@ -183,7 +183,7 @@ class ReportDocument:
         from tfdoctor.facts import installed_version, section
         from tfdoctor.facts.tensorflow_distributions import tensorflow_version
 
-        facts = self.data.get("facts") if isinstance(self.data.get("facts"), Mapping) else {}
+        facts = found if isinstance(found := self.data.get("facts"), Mapping) else {}
         tensorflow = section(facts, "tensorflow")
         build = section(tensorflow, "build_info")
         python = section(facts, "python")

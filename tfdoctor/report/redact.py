@@ -139,7 +139,8 @@ def _jwt_spans(text: str) -> Iterator[tuple[int, int]]:
     while (start := _JWT_START.search(text, position)) is not None:
         token = _JWT.match(text, start.start())
         if token is None:
-            position = _BASE64URL_RUN.match(text, start.end()).end()
+            run = _BASE64URL_RUN.match(text, start.end())  # matches always (maybe empty)
+            position = run.end() if run else start.end()
         else:
             yield token.span()
             position = token.end()
@@ -341,7 +342,7 @@ _WINDOWS_USER_DIR = re.compile(
 
 
 def identifying(name: str | None) -> bool:
-    return bool(name) and len(name) >= MIN_WORD_LENGTH and name.lower() not in NOT_IDENTIFYING
+    return name is not None and len(name) >= MIN_WORD_LENGTH and name.lower() not in NOT_IDENTIFYING
 
 
 def user_dir_names(text: str) -> Iterator[str]:
@@ -454,7 +455,7 @@ def drop_environment_secrets(document: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(environment, dict) or not any(never_recorded(str(k)) for k in environment):
         return document
     kept = {k: v for k, v in environment.items() if not never_recorded(str(k))}
-    return {**document, "facts": {**facts, "environment": kept}}
+    return {**document, "facts": {**(facts or {}), "environment": kept}}
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -8,10 +8,19 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
 from tfdoctor._version import __version__
-from tfdoctor.results.model import CheckResult, totals
+
 # The exit-code contract lives with the verdict (report/document.py); its names are the run's callers' too.
-from tfdoctor.report.document import (EXIT_INTERRUPTED, EXIT_NOT_POSTED, EXIT_OK, EXIT_PROBLEMS,  # noqa: F401
-                                      EXIT_TERMINATED, EXIT_UNUSABLE, ReportDocument, Verdict)
+from tfdoctor.report.document import (  # noqa: F401
+    EXIT_INTERRUPTED,
+    EXIT_NOT_POSTED,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_TERMINATED,
+    EXIT_UNUSABLE,
+    ReportDocument,
+    Verdict,
+)
+from tfdoctor.results.model import CheckResult, totals
 
 if TYPE_CHECKING:
     from tfdoctor.plan.planner import Plan

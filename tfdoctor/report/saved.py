@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from tfdoctor.report.run import SCHEMA_VERSION, RunReport
+from tfdoctor.report.run import SCHEMA_VERSION
 
 READABLE_MAJOR = int(SCHEMA_VERSION.split(".")[0])
 MAX_DEPTH = 64  # a report nests about 6 levels; deeper is not a report (and would exhaust the stack)
@@ -120,7 +120,7 @@ def parse_report(data: bytes, name: str) -> SavedReport:
         raise UnreadableReport(f"nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
-        where = f" at line {line} column {exc.colno}" if line else ""
+        where = f" at line {line} column {getattr(exc, 'colno', '?')}" if line else ""
         message = getattr(exc, "msg", str(exc))
         opened = text.lstrip()[:1] in ("{", "[")
         closed = text.rstrip()[-1:] in ("}", "]")

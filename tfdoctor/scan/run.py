@@ -4,7 +4,7 @@ with the options that run builds), at most one per core at a time.
 Threads in this process, not a doctor process per environment: a diagnosis spends its time in its own
 children (the TensorFlow import, the target's self-description, the RECORD check), which run side by side
 anyway, and one process imports the doctor and parses its knowledge once instead of once per environment
-(about 0.2 s of CPU each). Each diagnosis's children are registered under it (collect/commands.py), so one
+(about 0.2 s of CPU each). Each diagnosis's children are registered under it (processes/commands.py), so one
 environment's unusable interpreter ends only its own. An environment that cannot be diagnosed (no
 interpreter, one that does not start, a doctor error) is a result with the reason, never an exception
 out of here.
@@ -61,12 +61,12 @@ def diagnose_one(environment: FoundEnvironment, options: DoctorOptions, prepare:
                  strict: bool) -> Diagnosed:
     """One environment's diagnosis; under the scan's deadline (tfdoctor/processes/deadline.py) an environment it cuts
     short is a row saying so, not a verdict on the children it killed."""
-    from tfdoctor.processes.deadline import current, passed, words
     from tfdoctor.diagnosis.doctor import diagnose
+    from tfdoctor.processes.deadline import current, passed, words
 
     started = time.perf_counter()
     scan_deadline = current()
-    if passed():
+    if scan_deadline is not None and passed():
         return Diagnosed(environment, None, 2, f"not diagnosed: the scan's deadline ({words(scan_deadline.seconds)}) "
                          "passed first", 0.0)
     try:

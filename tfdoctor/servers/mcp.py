@@ -44,10 +44,8 @@ from mcp.server.mcpserver.resources.types import FunctionResource
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from tfdoctor._version import __version__
-from tfdoctor.operations import CannotRun
-from tfdoctor.operations import fix as fixing
-from tfdoctor.operations.common import interpreter as checked_interpreter
-from tfdoctor.operations.common import redactor, text_redactor
+from tfdoctor.operations import CannotRun, fix as fixing
+from tfdoctor.operations.common import interpreter as checked_interpreter, redactor, text_redactor
 from tfdoctor.render.sanitize import clean, clean_document
 
 LOG = logging.getLogger("tfdoctor.mcp")
@@ -581,8 +579,7 @@ def build_server(allow_fix: bool = False) -> MCPServer:
                   timeout: Optional[float], notes: Notes) -> Dict[str, Any]:
         """The interpreter's report, in the worker thread; the caller remembers it, on the event loop."""
         from tfdoctor.operations.common import settings
-        from tfdoctor.operations.diagnose import DiagnoseRequest
-        from tfdoctor.operations.diagnose import diagnose as run
+        from tfdoctor.operations.diagnose import DiagnoseRequest, diagnose as run
 
         try:  # [tool.tfdoctor] of the nearest pyproject.toml, as the command line reads it
             request = DiagnoseRequest(target, only, skip, timeout, probe, deep, settings=settings(None, discover=True),

@@ -37,10 +37,10 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from tfdoctor.servers.team import security
 from tfdoctor.operations.drift import drift as drift_between
-from tfdoctor.servers.team.store import BaselineRefused, NoSuchReport, Posted, Store
 from tfdoctor.report.document import WORST_FIRST
+from tfdoctor.servers.team import security
+from tfdoctor.servers.team.store import BaselineRefused, NoSuchReport, Posted, Store
 from tfdoctor.servers.team.summary import KEY_FACTS, STATUS_ORDER, STATUS_RANK, summarize
 
 MACHINE_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
@@ -145,6 +145,7 @@ class TeamServer:
     def __init__(self, settings: Settings) -> None:
         from jinja2 import Environment, PackageLoader, select_autoescape
         from markupsafe import Markup, escape
+
         from tfdoctor.render.sanitize import clean
         from tfdoctor.servers.team.validation import report_validator
 
@@ -411,8 +412,8 @@ class TeamServer:
             chosen_cause = ""
         page = self._page_number(request, "page")
         stale_before = self._stale_before()
-        filters = dict(label=label, status=chosen_status or None, stale_before=stale_before,
-                       cause_key=chosen_cause or None)
+        filters: dict[str, Any] = dict(label=label, status=chosen_status or None, stale_before=stale_before,
+                                       cause_key=chosen_cause or None)
         counts = self.store.status_counts(label, stale_before)
         total = self.store.count_environments(**filters)
         rows = self.store.environments(**filters, limit=FLEET_PAGE_ROWS, offset=(page - 1) * FLEET_PAGE_ROWS)
@@ -486,6 +487,7 @@ class TeamServer:
             return self._page(request, "missing.html", status_code=404, what="pair of reports")
         names = {}
         for head in heads:
+            assert head is not None  # checked above
             environment = self.store.environment(head["environment_id"]) or {}
             names[head["environment_id"]] = environment.get("hostname") or str(environment.get("machine", ""))[:12]
         return self._page(request, "diff.html", a=heads[0], b=heads[1], diff=self._diff(*ids), names=names)
@@ -511,6 +513,7 @@ class TeamServer:
         groups = []
         for label in self.store.label_names():
             baseline = self.store.baseline(label)
+            # the ignore below: label_names() writes every label as key=value, so the split is a pair
             members = self.store.environments(tuple(label.split("=", 1)))  # type: ignore[arg-type]
             groups.append({"label": label, "baseline": baseline, "members": [
                 {**member, "differs": [name for name in KEY_FACTS if baseline is not None
@@ -580,8 +583,7 @@ def _path_of(request: Request) -> str:
 def create_app(settings: Settings) -> Starlette:
     from importlib import resources
 
-    from sqlalchemy.exc import InterfaceError, OperationalError
-    from sqlalchemy.exc import TimeoutError as PoolTimeout
+    from sqlalchemy.exc import InterfaceError, OperationalError, TimeoutError as PoolTimeout
 
     server = TeamServer(settings)
 
@@ -644,6 +646,6 @@ def create_app(settings: Settings) -> Starlette:
 
     unavailable = {error: server.database_unavailable for error in (OperationalError, InterfaceError, PoolTimeout)}
     app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(security.SecurityHeaders)],
-                    exception_handlers=unavailable)  # type: ignore[arg-type]
+                    exception_handlers=unavailable)
     app.state.server = server
     return app

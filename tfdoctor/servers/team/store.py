@@ -16,12 +16,29 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Mapping, Optional
 
-from sqlalchemy import (Column, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table, Text,
-                        UniqueConstraint, bindparam, case, create_engine, event, func, or_, select, union)
+from sqlalchemy import (
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    bindparam,
+    case,
+    create_engine,
+    event,
+    func,
+    or_,
+    select,
+    union,
+)
 from sqlalchemy.engine import Connection, Engine, make_url
 
-from tfdoctor.operations.drift import digest as digest_of
-from tfdoctor.operations.drift import drift as drift_between
+from tfdoctor.operations.drift import digest as digest_of, drift as drift_between
 from tfdoctor.servers.team.summary import FAILING, STATUS_ORDER, STATUS_RANK, summarize
 
 METADATA = MetaData()
@@ -222,7 +239,7 @@ def _rank(status: str) -> int:
     return STATUS_RANK.get(status, 0) if status != "skip" else 0
 
 
-def _base(report: Mapping[str, Any]) -> dict[str, Any]:
+def _base(report: Mapping[Any, Any]) -> dict[str, Any]:
     return {"report": report["id"], "status": report["status"], "received_at": report["received_at"]}
 
 
@@ -269,10 +286,15 @@ class Store:
         self.engine = make_engine(url)
         self.dialect = self.engine.dialect.name
         migrate(self.engine)
+        insert: Any  # each dialect's insert, with its ON CONFLICT DO NOTHING
         if self.dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert
+            from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+            insert = postgresql_insert
         else:
-            from sqlalchemy.dialects.sqlite import insert
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            insert = sqlite_insert
         self._insert_environment_once = insert(environments).on_conflict_do_nothing(
             index_elements=["machine_id", "python"])
 
@@ -330,7 +352,7 @@ class Store:
                                                    for k, v in labels_posted.items()])
         return Posted(environment_id, report_id, status, regressed)
 
-    def _better_report(self, conn: Connection, environment: Mapping[str, Any], previous: Optional[Mapping[str, Any]],
+    def _better_report(self, conn: Connection, environment: Mapping[Any, Any], previous: Optional[Mapping[str, Any]],
                        status: str, received: str) -> tuple[Optional[dict[str, Any]], Optional[str]]:
         """The environment's newest report with a better status than `status` (None for a pass, or when there
         is none), and when the environment became worse than it: the time of the first report after it."""
@@ -480,7 +502,7 @@ class Store:
         return self._environment(row) if row is not None else None
 
     @staticmethod
-    def _environment(row: Mapping[str, Any]) -> dict[str, Any]:
+    def _environment(row: Mapping[Any, Any]) -> dict[str, Any]:
         """An environment's row as the pages and the API read it (each check's status stays in the database:
         only /metrics counts them, fleet_counts)."""
         facts = json.loads(row["key_facts"])
@@ -627,6 +649,8 @@ class Store:
                 return None
             row = conn.execute(select(reports.c.id, reports.c.environment_id, reports.c.received_at,
                                       reports.c.key_facts).where(reports.c.id == report_id)).mappings().first()
+        if row is None:  # gone since (a report deleted meanwhile)
+            return None
         return {"label": label, "report_id": row["id"], "environment_id": row["environment_id"],
                 "received_at": row["received_at"], "how": how, "key_facts": json.loads(row["key_facts"])}
 

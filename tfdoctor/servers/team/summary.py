@@ -49,7 +49,7 @@ def _one_line(value: Any, limit: int) -> str | None:
 
 def _first_step(document: Mapping[str, Any]) -> str | None:
     """The first command of the report's repair plan (as the doctor spelt it for that machine)."""
-    plan = document.get("plan") if isinstance(document.get("plan"), Mapping) else {}
+    plan = found if isinstance(found := document.get("plan"), Mapping) else {}
     for step in plan.get("steps") or ():
         if isinstance(step, Mapping) and step.get("command"):
             return _one_line(step.get("command"), STEP_CHARS)
@@ -60,10 +60,10 @@ def summarize(document: Mapping[str, Any]) -> dict[str, Any]:
     """The verdict stored beside a report: status, the first failing check and its one-line cause (with a key
     that machines failing for the same reason share), the plan's first step, counts per status, key facts,
     each check's status."""
-    results = document.get("results") if isinstance(document.get("results"), list) else []
-    target = document.get("target") if isinstance(document.get("target"), Mapping) else {}
-    facts = document.get("facts") if isinstance(document.get("facts"), Mapping) else {}
-    python_facts = facts.get("python") if isinstance(facts.get("python"), Mapping) else {}
+    results = found if isinstance(found := document.get("results"), list) else []
+    target = found if isinstance(found := document.get("target"), Mapping) else {}
+    facts = found if isinstance(found := document.get("facts"), Mapping) else {}
+    python_facts = found if isinstance(found := facts.get("python"), Mapping) else {}
     verdict = Verdict.of(results)
     problem = verdict.first_problem
     failing = problem.check_id if problem is not None else None

@@ -46,7 +46,7 @@ def report_validator() -> Callable[[Any], Optional[str]]:
         try:
             compiled(document)
         except fastjsonschema.JsonSchemaException as exc:
-            return str(exc.message)[:300]
+            return str(exc)[:300]  # a JsonSchemaValueException's message
         return None
 
     return validate
