@@ -209,7 +209,7 @@ def _who(entries: list[Mapping[str, Any]]) -> str:
 
 
 @check("dependencies", "Declared dependencies (Requires-Dist)", needs=("distributions",),
-       uses=("python", "tensorflow"), tags=("install",))
+       uses=("python", "tensorflow", "environment"), tags=("install",))
 def dependencies(facts: Facts) -> Outcome:
     """every pin on TensorFlow's Requires-Dist closure holds (what `pip check` says), tied to the error it causes; a
     dependency inside its pin that breaks AutoGraph named as the suspect

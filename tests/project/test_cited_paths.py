@@ -22,6 +22,8 @@ CITED = re.compile(r"(?<![\w./-])([A-Za-z_][\w-]*/[\w./-]*\w/?)(?![\w/<*{\[-]|\.
 FILE_SUFFIXES = frozenset({"py", "md", "toml", "json", "html", "css", "txt", "sh", "yml", "yaml", "mako", "pyi"})
 # files a tool writes when run, cited as such ("when generated"), that no clone holds
 GENERATED = frozenset({"tfdoctor/knowledge/tested_locks.toml"})  # tools/refresh_knowledge.py (issue 29)
+# the MCP protocol's method names, which read like a path under tools/ (docs/mcp.md, servers/mcp.py)
+PROTOCOL_METHODS = frozenset({"tools/list", "tools/call"})
 
 
 def _texts(path: Path) -> Iterator[str]:
@@ -58,7 +60,7 @@ def missing_paths(text: str, root: Path = ROOT) -> list[str]:
     for match in CITED.finditer(text):
         cited = match.group(1)
         first = cited.split("/", 1)[0]
-        if (first in TOP_FOLDERS or first in ROOMS) and not _exists(cited, root):
+        if (first in TOP_FOLDERS or first in ROOMS) and cited not in PROTOCOL_METHODS and not _exists(cited, root):
             found.append(cited)
     return found
 
