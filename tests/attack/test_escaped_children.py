@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,4 +121,40 @@ def test_scan_returns_within_its_deadline_and_leaves_no_escaped_grandchild(world
     run, took = timed(fs.doctor_argv("scan", root, "--json", "--no-redact"), env, RUN_DEADLINE_S)
     assert took < RUN_DEADLINE_S, f"{took:.0f} s"
     assert str(base) in run.stdout, run.stdout[:2000] + run.stderr[-2000:]
+    nothing_left(base, pidfile, before)
+
+
+def test_each_mcp_tool_that_runs_the_environment_returns_within_its_deadline(world, monkeypatch):
+    """The MCP door (issue 35): diagnose, repair_plan, explain_check and scan on the environment whose Python leaves
+    an escaped grandchild holding the pipes each answer within the deadline their descriptions state, and nothing
+    they started is left. The server runs in this process (the SDK's in-memory client), as an assistant's would in
+    its own."""
+    pytest.importorskip("mcp.server", reason="the MCP SDK (the [mcp] extra, Python >= 3.10) is not installed")
+    import anyio
+
+    from tests.mcp_support import connected
+    from tfdoctor.servers.mcp import DEADLINES
+
+    root, base, env, pidfile = world
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    before = planted(base, pidfile)
+    python = str(base / "bin" / "python")
+    calls = [("diagnose", {"python": python}), ("repair_plan", {"python": python}),
+             ("explain_check", {"check_id": "dependencies", "python": python}),
+             ("scan", {"paths": [str(root)], "depth": 2})]
+
+    async def scenario() -> dict[str, tuple[float, Any]]:
+        answered: dict[str, tuple[float, Any]] = {}
+        async with connected() as client:
+            for name, arguments in calls:
+                started = time.monotonic()
+                with anyio.fail_after(DEADLINES[name].seconds() + PATIENCE_S):  # hung: the test ends it
+                    result = await client.call_tool(name, arguments)
+                answered[name] = (time.monotonic() - started, result)
+        return answered
+
+    for name, (took, result) in anyio.run(scenario).items():
+        assert took < DEADLINES[name].seconds(), f"{name}: {took:.0f} s"
+        assert not result.is_error, (name, result.content[0].text if result.content else result)
     nothing_left(base, pidfile, before)
