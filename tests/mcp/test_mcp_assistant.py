@@ -29,15 +29,6 @@ def world(tmp_path_factory):
     return build_broken_world(tmp_path_factory.mktemp("mcp-assistant"))
 
 
-@pytest.fixture()
-def offline(world, monkeypatch, tmp_path):
-    for name, value in world.environ().items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("PYTHONPATH", raising=False)
-    monkeypatch.chdir(tmp_path)
-    return world
-
-
 @pytest.fixture(scope="module")
 def saved_report(world):
     """One real report of the broken environment (only the dependencies check: seconds)."""

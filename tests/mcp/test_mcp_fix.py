@@ -19,15 +19,6 @@ def world(tmp_path_factory):
     return build_broken_world(tmp_path_factory.mktemp("mcp-fix"))
 
 
-@pytest.fixture()
-def offline(world, monkeypatch, tmp_path):
-    for name, value in world.environ().items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("PYTHONPATH", raising=False)
-    monkeypatch.chdir(tmp_path)
-    return world
-
-
 def test_verify_then_apply_repairs_and_undo_restores_the_freeze_exactly(offline):
     target = offline.copy("repair")
     python = str(target / "bin" / "python")

@@ -26,17 +26,6 @@ def world(tmp_path_factory):
     return build_broken_world(tmp_path_factory.mktemp("mcp-world"))
 
 
-@pytest.fixture()
-def offline(world, monkeypatch, tmp_path):
-    """The server's process as a user's would be for the world: pip finds only the local wheels, and no
-    pyproject.toml above the working directory (no configuration is read)."""
-    for name, value in world.environ().items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("PYTHONPATH", raising=False)
-    monkeypatch.chdir(tmp_path)
-    return world
-
-
 @pytest.fixture(scope="module")
 def saved_report(world, tmp_path_factory):
     """One diagnosis of the broken environment through the server, saved as a client would save it."""
