@@ -47,7 +47,7 @@ def matching_tf_keras(tf_version: Any) -> Optional[str]:
 
 
 @check("keras", "tf.keras builds a layer",
-       uses=("tensorflow", "python", "distributions", "environment", "integrity", "installers", "experiments"))
+       uses=("tensorflow", "python", "distributions", "environment", "integrity", "installers", "experiments", "os"))
 def keras(facts: Facts) -> Outcome:
     """`tf.keras` resolves to the right Keras and builds a `Dense(2)` layer
 
