@@ -74,7 +74,7 @@ def _md(value: Any) -> str:
 
 
 def render_markdown(document: Mapping[str, Any], verbose: bool = False) -> str:
-    from tfdoctor.render.markdown import EMOJI, escape
+    from tfdoctor.render.markdown_text import EMOJI, escape
 
     document = clean_document(document)
     reports = document["reports"]

@@ -24,41 +24,12 @@ from tfdoctor.render import (
 )
 from tfdoctor.render.charts import markdown_charts
 from tfdoctor.render.formats import Look, OutputFormat
+from tfdoctor.render.markdown_text import EMOJI, code, escape  # noqa: F401 - EMOJI: this format's words too
 from tfdoctor.render.sanitize import clean_document
 from tfdoctor.report.document import ReportDocument
 
-EMOJI = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "➖", "error": "💥"}
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
 WRAP = 100
-
-_SPECIAL = {ord(c): "\\" + c for c in "\\`*_~[]|<>"}  # backslashed; ~ too: GitHub strikes through ~a~
-
-
-# GitHub turns these into mentions and cross-references (notifying people, back-linking issues)
-# even when escaped; inside a code span it does not. `owner/repo#1` starts where a run of its
-# characters starts (not at every \b inside 'a.a.a...'), so a long run is scanned once, not once per dot.
-_REFERENCES = re.compile(r"(?<![\w.])@[A-Za-z0-9][\w-]*|(?<![\w.-])[\w.-]+(?:/[\w.-]+)?#\d+\b|(?<![\w&])#\d+\b"
-                         r"|\bGH-\d+\b")
-
-
-def escape(text: Any) -> str:
-    """Literal text in Markdown prose or a table cell: one line, nothing interpreted, nobody notified."""
-    text = str(text).replace("\r", "").replace("\n", " ")
-    parts, last = [], 0
-    for match in _REFERENCES.finditer(text):
-        parts += [text[last:match.start()].translate(_SPECIAL), code(match.group())]
-        last = match.end()
-    parts.append(text[last:].translate(_SPECIAL))
-    return "".join(parts)
-
-
-def code(text: Any) -> str:
-    """An inline code span, safe inside a table cell."""
-    body = str(text).replace("\n", " ").replace("|", "\\|")
-    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if longest else ""
-    return f"{ticks}{pad}{body}{pad}{ticks}"
 
 
 def fenced(body: str, info: str = "") -> list[str]:

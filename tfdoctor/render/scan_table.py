@@ -72,7 +72,7 @@ def render_text(rows: Sequence[Mapping[str, Any]], color: bool | None = False, w
 
 
 def render_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
-    from tfdoctor.render.markdown import code, escape
+    from tfdoctor.render.markdown_text import code, escape
 
     rows = clean_document(list(rows))
     lines = [f"### tfdoctor {__version__} scan", "", f"**{escape(headline(rows))}**", ""]
