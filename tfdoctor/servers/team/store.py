@@ -243,7 +243,7 @@ def _base(report: Mapping[Any, Any]) -> dict[str, Any]:
     return {"report": report["id"], "status": report["status"], "received_at": report["received_at"]}
 
 
-_STATUS_RANK = case({status: rank for rank, status in enumerate(STATUS_ORDER)}, value=environments.c.status,
+_STATUS_RANK = case(STATUS_RANK, value=environments.c.status,
                     else_=len(STATUS_ORDER))
 
 

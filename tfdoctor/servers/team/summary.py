@@ -22,16 +22,6 @@ DIFF_FIELDS_FIRST = ("TensorFlow version", "Built for CUDA", "Built for cuDNN", 
                      "NVIDIA driver", "Driver's CUDA", "Python version", "TensorFlow import", "Devices")
 
 
-def worst_status(results: Any) -> str:
-    return Verdict.of(results if isinstance(results, list) else ()).status
-
-
-def first_failing_check(results: Any) -> str | None:
-    """The first check that failed or crashed, else the first that warned."""
-    problem = Verdict.of(results if isinstance(results, list) else ()).first_problem
-    return problem.check_id if problem is not None else None
-
-
 def key_facts(document: Mapping[str, Any]) -> dict[str, str | None]:
     return ReportDocument(dict(document)).key_facts()
 
