@@ -2,15 +2,16 @@
 real small venvs (tests/fixer_support.py: a fake TensorFlow whose pin on `fakedep` is violated, wheels
 served offline): an interrupt at every stage of `fix` and of `--undo`, a kill in the middle of a
 restore, every signal that ends a session while pip is writing, two runs at once, a sitecustomize that
-prints and 5,000 distributions. Every file of the environment (every RECORD and what it lists) is
-compared with its state before.
+prints and 1,000 distributions (a freeze of 90 KB). Every file of the environment (every RECORD and what
+it lists) is compared with its state before.
 
 Checked against main at 181ac01 (these tests and tests/fixer_support.py copied into `git archive
 181ac01` and run there; `fixer_support.doctor_argv` runs the tfdoctor of the checkout the tests live in):
 these fail there: the interrupt while the doctor checks the repaired environment, the interrupted
 --undo, the restore killed mid-way, SIGHUP and SIGQUIT while pip writes, two runs at once, sitecustomize
-and 5,000 distributions. Interrupts on the copy, while diagnosing the copy, while applying, and SIGINT
-and SIGTERM while pip writes held on main too (the issue says so): they stay as guards."""
+and the crowd (then 5,000 distributions of short names, an 80 KB freeze). Interrupts on the copy, while
+diagnosing the copy, while applying, and SIGINT and SIGTERM while pip writes held on main too (the issue
+says so): they stay as guards."""
 
 from __future__ import annotations
 
@@ -207,17 +208,25 @@ def test_two_runs_at_once_never_both_claim_success(world):
     assert fs.hashes(target) == before
 
 
-def test_sitecustomize_noise_and_5000_distributions(world):
-    """A sitecustomize printing on stdout and 5,000 distributions (a freeze far beyond 64 KiB): fix and
+# The crowd: a freeze (`name==version` a line) of at least 90 KB, more than 5,000 names of 10 characters made (80 KB),
+# from a fifth of their distributions: what the children answer is as long, and fix, --undo and the doctor's
+# collectors read a fifth as many metadata files (the test took 209 s of CI's 2 cores with 5,000)
+CROWD, CROWD_NAME = 1000, "crowd-{number:04d}-" + "x" * 74
+
+
+def test_sitecustomize_noise_and_a_crowd_of_distributions(world):
+    """A sitecustomize printing on stdout and 1,000 distributions whose freeze is far beyond 64 KiB: fix and
     --undo read their children's answers whole, from a file."""
     _, _, _, env = world
     target = _target(world, "crowded")
     site = fs.site_packages(target)
     (site / "sitecustomize.py").write_text("print('hello from sitecustomize {')\n", encoding="utf-8")
-    for number in range(5000):
-        info = site / f"crowd_{number:04d}-1.0.dist-info"
+    names = [CROWD_NAME.format(number=number) for number in range(CROWD)]
+    for name in names:
+        info = site / f"{name.replace('-', '_')}-1.0.dist-info"
         info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: crowd-{number:04d}\nVersion: 1.0\n")
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    assert sum(len(f"{name}==1.0\n") for name in names) > 88 * 1024  # the freeze: beyond a pipe's 64 KiB
     before = fs.hashes(target)
     fixed = fs.fix(target, env, "--yes")
     assert fixed.returncode == 0 and "Repaired" in fixed.stdout, fixed.stdout + fixed.stderr

@@ -225,15 +225,26 @@ def _params(phase: str) -> list:
             for case in CASES]
 
 
-class Built:
-    """Each selected case's environment, built once (pip's resolver, then the --no-deps releases), and its report."""
+def _recipe(case: Case) -> tuple:
+    """What makes a case's environment and its report: cases that share it share one build (the two tf2onnx cases are
+    one `pip install tensorflow-cpu==2.21.0 tf2onnx==1.17.0`: 50-100 s of CI each)."""
+    return case.python, case.requirements, case.no_deps, tuple(sorted(case.env.items())), case.beyond_tables
 
-    def __init__(self, root: Path):
+
+class Built:
+    """Each selected case's environment, built once (pip's resolver, then the --no-deps releases), and its report;
+    one for the cases of one recipe, removed when the last of them is done."""
+
+    def __init__(self, root: Path, cases: list[Case]):
         self.root = root
-        self._made: dict[str, tuple[Path, dict]] = {}
+        self._made: dict[tuple, tuple[Path, dict]] = {}
+        self._users: dict[tuple, set[str]] = {}  # the selected cases of each recipe not done yet
+        for case in cases:
+            self._users.setdefault(_recipe(case), set()).add(case.id)
 
     def broken(self, case: Case) -> tuple[Path, dict]:
-        if case.id not in self._made:
+        recipe = _recipe(case)
+        if recipe not in self._made:
             started, env = time.monotonic(), self.root / case.id
             fetched = support.build_resolved(env, support.python_of(case.python), case.requirements)
             if case.no_deps:
@@ -244,13 +255,21 @@ class Built:
             support.LEDGER.note(case.id, mechanism=case.mechanism[:120], expect=case.expect,
                                 before=support.verdict_line(report), build_seconds=time.monotonic() - started,
                                 build_download=fetched)
-            self._made[case.id] = (env, report)
-        return self._made[case.id]
+            self._made[recipe] = (env, report)
+        elif case.id not in support.LEDGER.cases:  # the recipe's environment, built for a case before this one
+            env, report = self._made[recipe]
+            support.LEDGER.note(case.id, mechanism=f"{case.mechanism[:90]} (the environment of {env.name})",
+                                expect=case.expect, before=support.verdict_line(report))
+        return self._made[recipe]
 
     def drop(self, case: Case) -> None:
-        """Remove the case's environment once its tests are done: one case's at a time on disk, not the module's."""
-        if case.id in self._made and not os.environ.get("TFDOCTOR_LIVE_KEEP"):
-            env, _ = self._made.pop(case.id)
+        """Remove the case's environment once the tests of every case built the same way are done: one recipe's
+        at a time on disk, not the module's."""
+        recipe = _recipe(case)
+        users = self._users.get(recipe, set())
+        users.discard(case.id)
+        if not users and recipe in self._made and not os.environ.get("TFDOCTOR_LIVE_KEEP"):
+            env, _ = self._made.pop(recipe)
             shutil.rmtree(env, ignore_errors=True)
             env.with_name(f"{env.name}-use.py").unlink(missing_ok=True)
 
@@ -263,7 +282,9 @@ def built(tmp_path_factory, request):
     root = tmp_path_factory.mktemp("changelog")
     support.LEDGER.started = time.monotonic()
     outer, support.LEDGER.workdir = support.LEDGER.workdir, str(root)
-    yield Built(root)
+    cases = list({item.callspec.params["case"].id: item.callspec.params["case"]
+                  for item in support.selected_items(request, __name__)}.values())
+    yield Built(root, cases)
     if not os.environ.get("TFDOCTOR_LIVE_KEEP"):
         shutil.rmtree(root, ignore_errors=True)
     support.LEDGER.workdir = outer

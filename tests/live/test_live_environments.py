@@ -91,10 +91,11 @@ CASES = (
          FAIL, causes=(("keras 2.15",),), install=("keras==2.15.0",), violates="keras",
          fix_as="protobuf-too-old"),  # one `pip install` of a pin's range, a failing import before
     Case("h5py-too-new", "h5py above TensorFlow's pin while TensorFlow still imports and works",
-         WARN, causes=(("h5py 3.16",),), install=("h5py==3.16.0",), violates="h5py"),
+         WARN, causes=(("h5py 3.16",),), install=("h5py==3.16.0",), violates="h5py",
+         fix_as="tensorboard-without-pkg-resources"),  # one `pip install` of a pin's range, TensorFlow working before
     Case("numpy-too-old", "NumPy below TensorFlow's pin while TensorFlow still imports and works",
          WARN, causes=(("numpy 1.25",),), install=("numpy==1.25.2",), violates="numpy",
-         fix_as="h5py-too-new"),  # one `pip install` of a pin's range, TensorFlow working before
+         fix_as="tensorboard-without-pkg-resources"),  # one `pip install` of a pin's range, TensorFlow working before
     Case("shared-library-deleted", "a shared library of the tensorflow package deleted: the import fails",
          FAIL, causes=(("libtensorflow_framework.so.2",),), delete=("tensorflow/libtensorflow_framework.so.2",),
          fix_as="old-pip-and-deleted-library"),  # TensorFlow's wheel reinstalled, that plan's last step
@@ -124,7 +125,9 @@ CASES = (
          # `python -m venv` setuptools has it; tensorflow-hub-0.15-beside-setuptools-84 is that mechanism's case)
          # the plan: tf-keras, and `export TF_USE_LEGACY_KERAS=1` (hub's KerasLayer is a tf-keras layer under Keras 3),
          # a step for the shell: pasted into it, and named by `tfdoctor fix` (exit 3) as left to the user
-         install=("tensorflow-hub==0.16.0", "setuptools==80.9.0"), imports=("tensorflow_hub",)),
+         install=("tensorflow-hub==0.16.0", "setuptools==80.9.0"), imports=("tensorflow_hub",),
+         # `pip install --no-deps` of tf-keras, then the shell's export (fix exits 3): the 0.15 case's plan ends so
+         fix_as="tensorflow-hub-0.15-beside-setuptools-84"),
     Case("tensorflow-hub-0.15-beside-setuptools-84", "tensorflow-hub 0.15.0 (before hub moved to tf_keras; it imports "
          "tf.estimator, gone since TensorFlow 2.16, and pkg_resources, which setuptools 82 removed) beside setuptools 84 "
          "and tensorflow-cpu {tf} without tf-keras: import tensorflow_hub fails on one, then on the other",
