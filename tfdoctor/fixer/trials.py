@@ -15,12 +15,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tfdoctor.results.repairs import Action
-
-if TYPE_CHECKING:
-    from tfdoctor.environment.kinds import InstallerKind
 
 # What must work after a trial: the import, a Keras layer built and called, an AutoGraph-converted
 # function with Python control flow traced once, and the user's failing imports (argv).
@@ -133,7 +130,7 @@ def _violated_pins(evidence: Mapping[str, Any]) -> list[Candidate]:
     return list(found.values())
 
 
-def _install_argv(kind: InstallerKind, python: str, requirements: Sequence[str]) -> list[str]:
+def _install_argv(kind: str, python: str, requirements: Sequence[str]) -> list[str]:
     from tfdoctor.environment.spell import POSIX, Spelling, argv
 
     return argv(Spelling(kind, python, POSIX), Action.INSTALL, tuple(requirements))
