@@ -139,6 +139,21 @@ def pyvenv_cfg():
     return values
 
 
+def pixi_environment():
+    """conda-meta/pixi, the file pixi writes into every environment it installs (its manifest path, the
+    environment's name, pixi's version: https://pixi.sh/latest/workspace/environment/ "Environment
+    Installation Metadata"); None where there is none. Only those short strings are kept."""
+    try:
+        with open(os.path.join(sys.prefix, "conda-meta", "pixi"), encoding="utf-8") as handle:
+            data = json.loads(handle.read(64 * 1024))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return dict((key, data[key][:4096]) for key in ("manifest_path", "environment_name", "pixi_version")
+                if isinstance(data.get(key), str))
+
+
 def installer_markers():
     """What tells the environment's installer apart (tfdoctor/environment/installers/ reads it): recorded in
     facts["python"] by the doctor, and asked alone by `tfdoctor fix --undo` (fixer/flow.py probe), so both
@@ -150,6 +165,7 @@ def installer_markers():
         "conda": os.path.isdir(os.path.join(sys.prefix, "conda-meta")),
         "uv_version": (cfg or {}).get("uv"),
         "externally_managed": bool(stdlib) and os.path.exists(os.path.join(stdlib, "EXTERNALLY-MANAGED")),
+        "pixi": pixi_environment(),
     }
 
 

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-from tfdoctor.environment.installers import conda, managed, system, uv, venv
+from tfdoctor.environment.installers import conda, managed, pixi, system, uv, venv
 from tfdoctor.environment.installers.base import Installer, Unspellable
 from tfdoctor.facts import Facts, integrity, section
 from tfdoctor.results.repairs import Repair
 
 REGISTERED: tuple[Installer, ...] = (
     uv.INSTALLER,  # a uv venv: uv's pyvenv.cfg line, before any venv
+    pixi.INSTALLER,  # conda-meta/pixi: before conda, whose conda-meta/ its environments hold too
     conda.INSTALLER,  # conda-meta/: conda's, even where a venv sits on it
     venv.INSTALLER,
     managed.INSTALLER,  # PEP 668's marker on a base interpreter
