@@ -83,3 +83,17 @@ def test_fix_leaves_a_pixi_environment_alone(tmp_path):
         clone(environment)
     assert not [p for p in tmp_path.parent.iterdir() if ".tfdoctor-verify-" in p.name]  # no copy made beside it
     assert Spelling("pixi", "/p/bin/python").installer.dry_run is None
+
+
+def test_prove_tries_nothing_on_a_pixi_environment():
+    """`--prove` installs candidates into copies: for pixi it says why it tries none, and makes no copy."""
+    from types import SimpleNamespace
+
+    from tfdoctor.fixer.trials import prove_report
+
+    unmet = CheckResult("dependencies", "Dependencies", Status.FAIL, "unmet", evidence={
+        "unmet": [{"name": "protobuf", "specifier": ">=5.28.0", "requirer": "tensorflow"}]})
+    said: list[str] = []
+    report = SimpleNamespace(results=[unmet], facts=facts(pixi=RECORDED), plan=SimpleNamespace(steps=()))
+    assert prove_report(report, said.append) is None
+    assert said and "nothing tried: pixi keeps this environment" in said[-1], said

@@ -207,14 +207,17 @@ def prove_report(report: Any, say: Any) -> Optional[Proof]:
         say("--prove: no suspect to try (" + ("every candidate was refused" if refused else
                                               "nothing in the report points at a distribution") + ").")
         return None
+    environment = Environment.from_facts(report.facts)
+    if environment.installer.fix_refusal:
+        say(f"--prove: nothing tried: {environment.installer.fix_refusal}.")
+        return None
     say("--prove: trying " + ", ".join(c.requirement for c in found) + " on throwaway copies of the environment "
         "(this uses the package index, as `tfdoctor fix --dry-run` does; the environment is not changed)")
     from tfdoctor.processes.deadline import PROVE_S, within
 
     prelude = [step for step in report.plan.steps if step.action is Action.REMOVE_METADATA]
     with within(PROVE_S):
-        proof = run_trials(Environment.from_facts(report.facts), found, pin, say=say,
-                           prelude=prelude)
+        proof = run_trials(environment, found, pin, say=say, prelude=prelude)
     for line in describe(proof):
         say(line)
     return proof
