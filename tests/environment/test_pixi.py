@@ -52,16 +52,19 @@ def test_the_child_records_conda_meta_pixi_and_its_detection_follows(tmp_path):
 
 def test_pixi_steps_change_the_workspace_as_pixi_documents():
     spelling = spelling_for(facts(pixi=RECORDED))
-    manifest = ["--manifest-path", f"{WORKSPACE}/pixi.toml"]
+    manifest = [f"--manifest-path={WORKSPACE}/pixi.toml"]
     assert argv(spelling, Action.INSTALL, ("protobuf>=5.28,<6", "tensorflow-cpu==2.21.0")) == [
         "pixi", "add", *manifest, "--pypi", "--", "protobuf>=5.28,<6", "tensorflow-cpu==2.21.0"]
     assert argv(spelling, Action.UNINSTALL, ("tensorflow",)) == ["pixi", "remove", *manifest, "--pypi", "--", "tensorflow"]
     # conda's own packages too: pixi lays them down again, never `conda install` over pixi's prefix
     assert argv(spelling, Action.REINSTALL, ("numpy==1.26.4",), manager="conda", prefix="/x") == [
-        "pixi", "reinstall", *manifest, "--environment", "cuda", "--", "numpy"]
-    assert command(spelling, Action.INSTALL, ("numpy<2",)).startswith("pixi add --manifest-path /home/u/proj/pixi.toml")
+        "pixi", "reinstall", *manifest, "--environment=cuda", "--", "numpy"]
+    assert command(spelling, Action.INSTALL, ("numpy<2",)).startswith("pixi add '--manifest-path=/home/u/proj/pixi.toml'")
     saved = spelling_for(facts())  # a saved report's default place: the workspace directory
-    assert argv(saved, Action.INSTALL, ("numpy<2",))[:4] == ["pixi", "add", "--manifest-path", WORKSPACE]
+    assert argv(saved, Action.INSTALL, ("numpy<2",))[:3] == ["pixi", "add", f"--manifest-path={WORKSPACE}"]
+    hostile = spelling_for(facts(pixi={"manifest_path": "--frozen; rm -rf ~", "environment_name": "$(x)"}))
+    line = command(hostile, Action.REINSTALL, ("numpy==1.26.4",))
+    assert line == "pixi reinstall '--manifest-path=--frozen; rm -rf ~' '--environment=$(x)' -- numpy", line
     assert fresh_environment(spelling)[0].startswith("pixi init")
 
 

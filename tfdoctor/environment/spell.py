@@ -43,7 +43,6 @@ _PLAIN = {POSIX: re.compile(r"[\w@%+=:,./-]+", re.ASCII), POWERSHELL: re.compile
 _POWERSHELL_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
 
 
-
 def quote(word: str, shell: str = POSIX) -> str:
     """`word` as one argument for `shell`, read back exactly: POSIX single quotes (shlex.quote's form), or
     PowerShell's single-quoted string, where nothing expands and a quote is doubled. PowerShell reads a bare

@@ -9,7 +9,8 @@ prefix (same page, "Structure"). Before conda in the registry: its environments 
 Its steps change the workspace, not the environment alone: pixi re-installs an environment as its lock file
 says at the next `pixi run`, `pixi shell` or `pixi install` ("you cannot manually edit them, this should always
 go through the pixi.toml", same page), so a `pip install` into it would not last. Commands, with the workspace
-given by `--manifest-path` ("The path to pixi.toml, pyproject.toml, or the workspace directory"):
+given by `--manifest-path=` ("The path to pixi.toml, pyproject.toml, or the workspace directory"; read from the
+environment's own conda-meta/pixi, so bound to its option with `=`, as clap, pixi's parser, reads it):
 - install: `pixi add --pypi REQ...` (https://pixi.sh/latest/reference/cli/pixi/add/), which writes the
   requirements into the manifest, solves, locks and installs; it has no --no-deps and no pre-release switch, so
   such a step has no pixi command (Unspellable: said in the plan's notes);
@@ -76,8 +77,9 @@ class PixiInstaller:
         return tuple((key, value) for key, value in (("manifest", manifest), ("environment", environment)) if value)
 
     def _pixi(self, spelling: "Spelling", command: str) -> list[str]:
+        # `--option=value`: the value (read from the environment's own files) binds to its option whatever it starts with
         manifest = spelling.given("manifest")
-        return ["pixi", command, *(["--manifest-path", manifest] if manifest else [])]
+        return ["pixi", command, *([f"--manifest-path={manifest}"] if manifest else [])]
 
     def install(self, spelling: "Spelling", requirements: Sequence[str], *, no_deps: bool, pre: bool) -> list[str]:
         if no_deps:
@@ -92,7 +94,7 @@ class PixiInstaller:
     def reinstall(self, spelling: "Spelling", pins: Sequence[str], *, owner: Optional[Installer],
                   prefix: Optional[str]) -> list[str]:
         environment = spelling.given("environment")
-        return [*self._pixi(spelling, "reinstall"), *(["--environment", environment] if environment else []),
+        return [*self._pixi(spelling, "reinstall"), *([f"--environment={environment}"] if environment else []),
                 END_OF_OPTIONS, *(pin.split("==", 1)[0] for pin in pins)]
 
     def reinstall_recorded(self, pins: Sequence[str], prefix: Optional[str]) -> list[str]:
