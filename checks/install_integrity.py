@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from tfdoctor.checking.registry import Facts, check
-from tfdoctor.environment.kinds import InstallerKind
+from tfdoctor.environment import installers
 from tfdoctor.facts import integrity
 from tfdoctor.remedies.integrity import clash_fix, reinstall_fix
 from tfdoctor.results.findings import Findings
@@ -35,8 +35,9 @@ def _mib(value: Any) -> str:
 def _why_unverifiable(entry: Mapping[str, Any]) -> str:
     if entry.get("metadata") == "egg-info":
         return "an egg-info install (no RECORD)"
-    if str(entry.get("installer") or "").strip() == InstallerKind.CONDA:
-        return "installed by conda (no RECORD)"
+    owner = installers.recorded_by(entry.get("installer"))
+    if owner is not None:
+        return f"installed by {owner.records} (no RECORD)"
     return "no RECORD"
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 from packaging.version import Version
 
 from tfdoctor.checking.registry import Facts, check
-from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.pip import installer_for, pip_needs, pip_too_old, pip_version
 from tfdoctor.facts import distributions, section
 from tfdoctor.facts.build_names import TENSORFLOW_BUILDS
@@ -64,14 +63,11 @@ def installer_capability(facts: Facts) -> Outcome:
     newest = needs[0] if needs else None
     evidence = {"pip": pip, "kind": installer.kind,
                 "needs": [{"pip": n.pip, "distribution": n.distribution, "reason": n.reason} for n in needs[:5]]}
-    if installer.kind == InstallerKind.UV:
-        uv = section(facts, "python").get("uv_version")
-        return Outcome.ok(f"uv {uv} manages this environment: it installs with its own resolver, not pip",
-                          *([f"pip {pip} is also installed"] if pip else []), **evidence)
-    if installer.kind == InstallerKind.MANAGED:
-        # one policy with the plan (tfdoctor/environment/spell.py): this Python is repaired in place
-        return Outcome.ok("Externally managed Python (PEP 668): its pip changes it only with "
-                          "--break-system-packages, which the plan's pip steps pass (tfdoctor fix asks for --system)",
+    # uv's or pixi's own resolver, or pip only with PEP 668's flag, which the plan passes: the installer's own
+    # words (tfdoctor/environment/installers/), one policy with the plan's spelling
+    note = installer.installer.capability_note(section(facts, "python"))
+    if note:
+        return Outcome.ok(note, *([f"pip {pip} is also installed"] if pip and not installer.uses_pip else []),
                           **evidence)
     if pip is None:
         return Outcome.warn(

@@ -11,12 +11,11 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from tfdoctor.checking.registry import Facts, check
-from tfdoctor.environment.kinds import InstallerKind
+from tfdoctor.environment import installers
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.facts import (
     host_system,
     import_suspects,
-    integrity,
     requires_dist,
     shadowing,
     signatures,
@@ -25,7 +24,6 @@ from tfdoctor.facts import (
 from tfdoctor.remedies import experiments as experiment_remedies, import_causes
 from tfdoctor.remedies.signatures import remediation_for
 from tfdoctor.results.model import Outcome, Remediation
-from tfdoctor.results.repairs import Repair
 
 INSTRUCTION_SIGNATURES = ("illegal-instruction", "cpu-without-avx-message")
 
@@ -225,7 +223,6 @@ def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, A
     names = [copy.name for copy in copies] or ["tensorflow"]
     version = copies[0].version if copies else None
     pin = f"{names[0]}=={version}" if version else names[0]
-    by_conda, _ = integrity.by_installer(facts, [pin])
     locations = ", ".join(spec.get("locations") or ()) or "?"
     return Outcome.fail(
         "`import tensorflow` finds a tensorflow directory without its __init__.py (an incomplete install)",
@@ -234,9 +231,8 @@ def _namespace_package(facts: Facts, tf: Mapping[str, Any], spec: Mapping[str, A
         fix=Remediation(
             "Two TensorFlow distributions that write the same tensorflow/ directory were installed and one "
             "was uninstalled, taking shared files with it. Reinstall the one you use.",
-            repairs=(Repair.reinstall(pin, reason=f"tensorflow/ has no __init__.py: {pin.replace('==', ' ')} "
-                                      "lays its files down again", manager=InstallerKind.CONDA if by_conda else None,
-                                      prefix=integrity.conda_prefix(facts) if by_conda else None),),
+            repairs=installers.reinstall_repairs(facts, [pin], f"tensorflow/ has no __init__.py: "
+                                                 f"{pin.replace('==', ' ')} lays its files down again"),
         ),
         status=tf.get("status"), diagnosis="conflicting-tf-distributions",
     )

@@ -15,6 +15,7 @@ import re
 from typing import Any, Mapping, Optional
 
 from tfdoctor.checking.registry import Facts, check
+from tfdoctor.environment import installers
 from tfdoctor.environment.pip import Installer, installer_for
 from tfdoctor.environment.spell import fresh_environment, spelling_for
 from tfdoctor.facts import (
@@ -326,10 +327,10 @@ def tensorflow_install(facts: Facts) -> Outcome:
         other_python = bool(row and python and not installable_wheels.within(python, row["python_min"],
                                                                             row["python_max"]))
         # conda's own build (INSTALLER says conda): PyPI's wheels are not where it came from, nor a fault of it
-        from_conda = str((requires_dist.first_copy(facts, real.name) or {}).get("installer") or "").strip() == "conda"
-        if from_conda and (not row or other_python):
-            findings.note(f"{real.name} {tf} was installed by conda (its own build for {platform or 'this platform'}), "
-                          "not from a PyPI wheel")
+        owner = installers.recorded_by((requires_dist.first_copy(facts, real.name) or {}).get("installer"))
+        if owner is not None and (not row or other_python):
+            findings.note(f"{real.name} {tf} was installed by {owner.records} (its own build for "
+                          f"{platform or 'this platform'}), not from a PyPI wheel")
         elif other_python and row:
             findings.warn(f"{real.name} {tf} has no wheel for Python {python} on {platform} "
                           f"(Python {row['python_min']}-{row['python_max']})",

@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 
 from tests import fixer_support as fs
-from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import POSIX, POWERSHELL, Spelling, argv, command
 from tfdoctor.results.repairs import Action
 
@@ -139,8 +138,8 @@ HOSTILE_WORDS = [
     "y`touch pwned`", "z;touch pwned", "a\nb", "numpy==1.0; rm -rf ~", "numpy @ http://evil/numpy.whl",
     "numpy>=2 --index-url http://evil", "numpy===anything", "numpy==1.0 ; python_version>'0'", "numpy==1.0\x1b[2J",
 ]
-SPELLINGS = [Spelling(InstallerKind.VENV, "/v/bin/python"), Spelling(InstallerKind.UV, "/v/bin/python"),
-             Spelling(InstallerKind.MANAGED, "/usr/bin/python3"), Spelling(InstallerKind.VENV, "C:\\v\\python.exe", POWERSHELL)]
+SPELLINGS = [Spelling("venv", "/v/bin/python"), Spelling("uv", "/v/bin/python"),
+             Spelling("managed", "/usr/bin/python3"), Spelling("venv", "C:\\v\\python.exe", POWERSHELL)]
 
 
 @pytest.mark.parametrize("word", HOSTILE_WORDS)
@@ -166,7 +165,7 @@ def test_packages_follow_the_end_of_options(spelling):
         assert words[-len(packages) - 1:] == ["--", *packages], words
         line = command(spelling, action, packages)
         assert (" '--' " if spelling.shell == POWERSHELL else " -- ") in line, line
-    conda = argv(Spelling(InstallerKind.CONDA, "/c/bin/python", POSIX), Action.REINSTALL, ("numpy==1.26.4",),
+    conda = argv(Spelling("conda", "/c/bin/python", POSIX), Action.REINSTALL, ("numpy==1.26.4",),
                  manager="conda", prefix="/c")
     assert conda[-2:] == ["--", "numpy=1.26.4"], conda
 

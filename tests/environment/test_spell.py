@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tfdoctor.environment.kinds import InstallerKind
 from tfdoctor.environment.spell import POSIX, POWERSHELL, Spelling, argv, command, fresh_environment, spelling_for
 from tfdoctor.results.repairs import Action
 
@@ -33,7 +32,7 @@ def test_an_externally_managed_python_has_one_policy_the_plan_line_and_what_fix_
     """PEP 668: the plan changes the Python it diagnosed, with pip's own flag (`tfdoctor fix` asks for
     --system first); what fix executes is the plan's line word for word, never a venv somewhere else."""
     spelling = spelling_for(facts("Linux", externally_managed=True))
-    assert spelling.kind is InstallerKind.MANAGED
+    assert spelling.kind == "managed"
     for action, packages in ((Action.INSTALL, ("numpy<2",)), (Action.UNINSTALL, ("tf-keras",)),
                              (Action.REINSTALL, ("tensorflow==2.21.0",))):
         words = argv(spelling, action, packages)
@@ -48,7 +47,7 @@ def test_windows_quotes_for_powershell():
 
 
 def test_uninstall_and_reinstall():
-    venv = Spelling(InstallerKind.VENV, "/opt/py/bin/python3")
+    venv = Spelling("venv", "/opt/py/bin/python3")
     assert command(venv, Action.UNINSTALL, ("tensorflow-macos",)) == (
         "/opt/py/bin/python3 -m pip uninstall -y -- tensorflow-macos")
     assert command(venv, Action.REINSTALL, ("tensorflow==2.19.0",)) == (

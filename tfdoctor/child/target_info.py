@@ -139,14 +139,42 @@ def pyvenv_cfg():
     return values
 
 
-def describe_python():
+def pixi_environment():
+    """conda-meta/pixi, the file pixi writes into every environment it installs (its manifest path, the
+    environment's name, pixi's version: https://pixi.sh/latest/workspace/environment/ "Environment
+    Installation Metadata"); None where there is none. Only those short strings are kept."""
+    try:
+        with open(os.path.join(sys.prefix, "conda-meta", "pixi"), encoding="utf-8") as handle:
+            data = json.loads(handle.read(64 * 1024))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return dict((key, data[key][:4096]) for key in ("manifest_path", "environment_name", "pixi_version")
+                if isinstance(data.get(key), str))
+
+
+def installer_markers():
+    """What tells the environment's installer apart (tfdoctor/environment/installers/ reads it): recorded in
+    facts["python"] by the doctor, and asked alone by `tfdoctor fix --undo` (fixer/flow.py probe), so both
+    detect alike."""
     cfg = pyvenv_cfg()
     stdlib = sysconfig.get_path("stdlib") or ""
+    return {
+        "in_venv": getattr(sys, "base_prefix", sys.prefix) != sys.prefix,
+        "conda": os.path.isdir(os.path.join(sys.prefix, "conda-meta")),
+        "uv_version": (cfg or {}).get("uv"),
+        "externally_managed": bool(stdlib) and os.path.exists(os.path.join(stdlib, "EXTERNALLY-MANAGED")),
+        "pixi": pixi_environment(),
+    }
+
+
+def describe_python():
     try:
         site_packages = site.getsitepackages()
     except AttributeError:  # old virtualenv's site.py
         site_packages = []
-    return {
+    description = {
         "executable": sys.executable,
         "real_executable": os.path.realpath(sys.executable),
         "version": platform.python_version(),
@@ -159,10 +187,6 @@ def describe_python():
         "proc_translated": proc_translated(),
         "prefix": sys.prefix,
         "base_prefix": getattr(sys, "base_prefix", sys.prefix),
-        "in_venv": getattr(sys, "base_prefix", sys.prefix) != sys.prefix,
-        "conda": os.path.isdir(os.path.join(sys.prefix, "conda-meta")),
-        "uv_version": (cfg or {}).get("uv"),
-        "externally_managed": bool(stdlib) and os.path.exists(os.path.join(stdlib, "EXTERNALLY-MANAGED")),
         "site_packages": site_packages,
         "user_site": site.getusersitepackages() if hasattr(site, "getusersitepackages") else None,
         "user_site_enabled": bool(site.ENABLE_USER_SITE),
@@ -175,6 +199,8 @@ def describe_python():
         "tensorflow_plugin_dirs": tensorflow_plugin_dirs(),
         "marker_environment": marker_environment(),
     }
+    description.update(installer_markers())
+    return description
 
 
 def marker_environment():

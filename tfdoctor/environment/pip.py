@@ -1,4 +1,4 @@
-"""What the target's pip can carry out, and the installer the target has (tfdoctor/environment/kinds.py).
+"""What the target's pip can carry out, and the installer the target has (tfdoctor/environment/installers/).
 
 A pip too old for the wheel tags the environment needs (manylinux_2_27 needs pip 20.3), or no pip at all,
 makes the plan bring pip up before its pip steps, so no plan holds a command this environment cannot run.
@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.environment.kinds import InstallerKind, kind_of
+from tfdoctor.environment import installers
 from tfdoctor.facts import Facts, host_system, section
 from tfdoctor.facts.platform import wheel_platform
 
@@ -151,7 +151,7 @@ class Installer:
     """The target's installer and what its pip can carry out. It spells nothing: the commands are
     tfdoctor/environment/spell.py's."""
 
-    kind: InstallerKind
+    kind: str  # the registered installer's report value (tfdoctor/environment/installers/)
     python: str  # the target interpreter, as recorded
     windows: bool = False
     # What pip can carry out (from installer_for; the defaults build plain commands): the target's pip
@@ -160,12 +160,16 @@ class Installer:
     pip_missing: bool = False
 
     @property
+    def installer(self) -> installers.Installer:
+        return installers.named(self.kind)
+
+    @property
     def uses_pip(self) -> bool:
-        return self.kind.uses_pip
+        return self.installer.uses_pip
 
     @property
     def label(self) -> str:
-        return self.kind.label
+        return self.installer.label
 
 
 def installer_for(facts: Facts) -> Installer:
@@ -174,5 +178,5 @@ def installer_for(facts: Facts) -> Installer:
     windows = host_system(facts) == "Windows"
     too_old = pip_too_old(facts)
     missing = pip_recorded(facts) and pip_version(facts) is None
-    return Installer(kind_of(python), executable, windows, upgrade_pip_to=too_old.pip if too_old else None,
+    return Installer(installers.detect(python).kind, executable, windows, upgrade_pip_to=too_old.pip if too_old else None,
                      pip_missing=missing)

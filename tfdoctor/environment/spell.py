@@ -23,13 +23,16 @@ from typing import TYPE_CHECKING, Optional, Sequence
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.environment.kinds import InstallerKind
+from tfdoctor.environment import installers
+from tfdoctor.environment.installers.base import CHECK_ARM64, END_OF_OPTIONS, POSIX, POWERSHELL, Installer, Unspellable
 from tfdoctor.results.repairs import Action
 
 if TYPE_CHECKING:
     from tfdoctor.facts import Facts
 
-POSIX, POWERSHELL = "posix", "powershell"
+__all__ = ["CHECK_ARM64", "END_OF_OPTIONS", "POSIX", "POWERSHELL", "REMOVE_METADATA_SCRIPT", "RefusedWord", "Spelling",
+           "Unspellable", "argv", "clone_argv", "command", "fresh_environment", "native_arm64_environment", "quote",
+           "refusal", "spelling_for", "stand_in_venv_argv"]
 _NEEDS_QUOTES = set("<>=!~*[];&|() $'\"`")  # quoted even where harmless: requirements read alike everywhere
 # A word made only of these is the same word unquoted. POSIX: shlex.quote's safe set (no glob, brace,
 # tilde, escape, newline or expansion character). PowerShell: without ',' (an array), '@' (splatting)
@@ -38,9 +41,6 @@ _PLAIN = {POSIX: re.compile(r"[\w@%+=:,./-]+", re.ASCII), POWERSHELL: re.compile
 # PowerShell reads the typographic quotes as its own: each closes a single-quoted string too
 # (about_Quoting_Rules, https://learn.microsoft.com/powershell/module/microsoft.powershell.core/about/about_quoting_rules).
 _POWERSHELL_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
-
-
-END_OF_OPTIONS = "--"
 
 
 def quote(word: str, shell: str = POSIX) -> str:
@@ -59,11 +59,20 @@ def quote(word: str, shell: str = POSIX) -> str:
 
 @dataclass(frozen=True)
 class Spelling:
-    """How to write commands for one environment: its installer kind and interpreter, and the shell."""
+    """How to write commands for one environment: its installer's kind (the report's value) and interpreter,
+    the shell, and what the installer's commands need beyond the interpreter (`Installer.context`)."""
 
-    kind: InstallerKind
+    kind: str
     python: str
     shell: str = POSIX
+    context: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def installer(self) -> Installer:
+        return installers.named(self.kind)
+
+    def given(self, key: str) -> Optional[str]:
+        return next((value for name, value in self.context if name == key), None)
 
     def quote(self, word: str) -> str:
         return quote(word, self.shell)
@@ -79,15 +88,6 @@ class Spelling:
     @property
     def pip(self) -> str:
         return f"{self.interpreter()} -m pip"
-
-    @property
-    def uv(self) -> bool:
-        return self.kind == InstallerKind.UV
-
-    def _system_flag(self) -> list[str]:
-        # PEP 668: pip refuses to change an externally managed Python without this flag; `tfdoctor fix`
-        # asks for --system before it runs such a plan.
-        return ["--break-system-packages"] if self.kind == InstallerKind.MANAGED else []
 
 
 class RefusedWord(ValueError):
@@ -156,42 +156,25 @@ REMOVE_METADATA_SCRIPT = (
 def argv(spelling: Spelling, action: Action, packages: Sequence[str] = (), *, no_deps: bool = False,
          pre: bool = False, manager: Optional[str] = None, prefix: Optional[str] = None,
          missing: bool = False) -> list[str]:
-    """An installer step as the argument vector `tfdoctor fix` runs (no shell in between)."""
+    """An installer step as the argument vector `tfdoctor fix` runs (no shell in between): the words checked
+    here, the command the environment's installer's (tfdoctor/environment/installers/); Unspellable where it
+    has none for the step. `manager`: the installer whose records say it installed the reinstalled pins."""
     s = spelling
-    python = [s.python, "-m", "pip"]
-    uv = ["uv", "pip"]
-    end = END_OF_OPTIONS
+    installer = s.installer
     if action is Action.REMOVE_METADATA:
         # the environment's own interpreter finds the metadata (so it runs on `tfdoctor fix`'s clone too); after
         # `-c CODE` Python reads no option: every word is the script's
         pins = _checked(action, packages)
         return [s.python, "-c", REMOVE_METADATA_SCRIPT, *(word for pin in pins for word in pin.split("==", 1))]
     if action is Action.UPGRADE_INSTALLER:
-        if missing:
-            return [s.python, "-m", "ensurepip", "--upgrade"]
-        return [*python, "install", *s._system_flag(), "--upgrade", "pip"]
+        return installer.upgrade_pip(s, missing=missing)
     if action is Action.UNINSTALL:
-        names = _checked(action, packages)
-        if s.uv:
-            return [*uv, "uninstall", "--python", s.python, end, *names]
-        return [*python, "uninstall", *s._system_flag(), "-y", end, *names]
+        return installer.uninstall(s, _checked(action, packages))
     if action is Action.REINSTALL:
-        pins = _checked(action, packages)
-        if manager == InstallerKind.CONDA:
-            # conda's own packages: conda lays its files down again ('name==1.2' is conda's 'name=1.2')
-            where = ["-p", prefix] if prefix else []
-            return ["conda", "install", *where, "--force-reinstall", "--no-deps", "-y", end,
-                    *(p.replace("==", "=", 1) for p in pins)]
-        if s.uv:
-            return [*uv, "install", "--python", s.python, "--reinstall", "--no-deps", end, *pins]
-        return [*python, "install", *s._system_flag(), "--force-reinstall", "--no-deps", end, *pins]
+        owner = installers.named(manager) if manager else None
+        return installer.reinstall(s, _checked(action, packages), owner=owner, prefix=prefix)
     if action is Action.INSTALL:
-        requirements = _checked(action, packages)
-        flags = ["--no-deps"] if no_deps else []
-        if s.uv:
-            return [*uv, "install", "--python", s.python, *flags, *(["--prerelease=allow"] if pre else []), end,
-                    *requirements]
-        return [*python, "install", *s._system_flag(), *flags, *(["--pre"] if pre else []), end, *requirements]
+        return installer.install(s, _checked(action, packages), no_deps=no_deps, pre=pre)
     raise ValueError(f"{action.value} is not an installer step")
 
 
@@ -219,60 +202,28 @@ def command(spelling: Spelling, action: Action, packages: Sequence[str] = (), *,
 def spelling_for(facts: "Facts") -> Spelling:
     """The spelling of the diagnosed environment: its installer, its interpreter, the host's shell."""
     from tfdoctor.environment.pip import installer_for
-    from tfdoctor.facts import host_system
+    from tfdoctor.facts import host_system, section
 
     installer = installer_for(facts)
-    return Spelling(installer.kind, installer.python, POWERSHELL if host_system(facts) == "Windows" else POSIX)
+    context = installers.named(installer.kind).context(section(facts, "python"))
+    return Spelling(installer.kind, installer.python, POWERSHELL if host_system(facts) == "Windows" else POSIX, context)
 
 
 def fresh_environment(spelling: Spelling, python_version: str = "3.12") -> tuple[str, ...]:
     """Commands that create a clean environment of the same kind and activate it, in the plan's shell."""
-    if spelling.kind == InstallerKind.CONDA:
-        return (f"conda create -n tf python={python_version} -y", "conda activate tf")
-    if spelling.shell == POWERSHELL:
-        if spelling.kind == InstallerKind.UV:
-            return (f"uv venv --python {python_version} $env:USERPROFILE\\.venvs\\tf",
-                    "& $env:USERPROFILE\\.venvs\\tf\\Scripts\\Activate.ps1")
-        return (f"py -{python_version} -m venv $env:USERPROFILE\\tf-venv", "& $env:USERPROFILE\\tf-venv\\Scripts\\Activate.ps1")
-    if spelling.kind == InstallerKind.UV:
-        return (f"uv venv --python {python_version} ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
-    return (f"python{python_version} -m venv ~/.venvs/tf", "source ~/.venvs/tf/bin/activate")
-
-
-CHECK_ARM64 = "python -c \"import platform; print(platform.machine())\"  # must print arm64"
+    return spelling.installer.fresh_environment(spelling.shell, python_version)
 
 
 def native_arm64_environment(kind: str, python_version: str, installer_url: str = "") -> tuple[str, ...]:
-    """Commands that create and activate a native arm64 environment on a Mac and confirm it is arm64:
-    `kind` "conda" (Miniforge from `installer_url`), "uv" (a uv-managed CPython) or else python.org's."""
-    if kind == InstallerKind.CONDA:
-        return (
-            f"curl -L -O {installer_url}",
-            "bash Miniforge3-MacOSX-arm64.sh",
-            "source ~/miniforge3/bin/activate",
-            f"conda create -n tf python={python_version} -y",
-            "conda activate tf",
-            CHECK_ARM64,
-        )
-    if kind == InstallerKind.UV:
-        request = f"cpython-{python_version}-macos-aarch64-none"
-        return (
-            f"uv python install {request}",
-            f"uv venv --python {request} ~/.venvs/tf",
-            "source ~/.venvs/tf/bin/activate",
-            CHECK_ARM64,
-        )
-    framework = f"/Library/Frameworks/Python.framework/Versions/{python_version}/bin/python{python_version}"
-    return (
-        f"arch -arm64 {framework} -m venv ~/.venvs/tf",
-        "source ~/.venvs/tf/bin/activate",
-        CHECK_ARM64,
-    )
+    """Commands that create and activate a native arm64 environment on a Mac and confirm it is arm64, for the
+    installer of report value `kind` (conda's: Miniforge from `installer_url`)."""
+    return installers.named(kind).native_arm64(python_version, installer_url)
 
 
-def conda_clone_argv(conda: str, source: str, target: str) -> list[str]:
-    """A conda environment copied for `tfdoctor fix` to prove its plan on, offline."""
-    return [conda, "create", "-y", "--offline", "-p", target, "--clone", source]
+def clone_argv(kind: str, tool: str, source: str, target: str) -> list[str]:
+    """An environment copied by its installer's own `tool` (conda create --clone), for `tfdoctor fix` to
+    prove its plan on, offline."""
+    return installers.named(kind).clone_argv(tool, source, target)
 
 
 def stand_in_venv_argv(python: str, target: str) -> list[str]:

@@ -23,7 +23,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import Facts, canonical_name, section
+from tfdoctor.facts import Facts, canonical_name
 
 MISSING = "missing"
 SIZE = "size"
@@ -132,16 +132,6 @@ def installed_by(facts: Facts, name: str) -> Optional[str]:
         if canonical_name(str(entry.get("name") or "")) == wanted:
             return str(entry.get("installer") or "").strip() or None
     return None
-
-
-def by_installer(facts: Facts, pins: list[str]) -> tuple[list[str], list[str]]:
-    """('name==version' pins conda installed, the others): conda lays its own packages down again."""
-    conda = [pin for pin in pins if installed_by(facts, pin.split("==")[0]) == "conda"]
-    return conda, [pin for pin in pins if pin not in conda]
-
-
-def conda_prefix(facts: Facts) -> Optional[str]:
-    return str(section(facts, "python").get("prefix") or "") or None
 
 
 def clash_groups(found: list[FileProblem]) -> list[set[str]]:

@@ -4,9 +4,8 @@ It needs the package index: offline, it says so."""
 
 from __future__ import annotations
 
-import json
 import os
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from tfdoctor.environment.spell import POSIX, Spelling
 from tfdoctor.fixer.environment import Environment, run_step
@@ -23,16 +22,21 @@ def ask_resolver(steps: list[Any], environment: Environment, ui: Any) -> int:
                "reinstall what is there).", "green")
         return 0
     spelling = Spelling(environment.kind, environment.python, POSIX)
+    dry_run = spelling.installer.dry_run
+    if dry_run is None:
+        ui.say(f"The {spelling.installer.label}'s installer has no resolver to ask without changing anything: "
+               "--dry-run cannot answer (the plan is unchanged).", "yellow")
+        return 2
     worst = 0
     for step in installs:
         argv = step.argv(spelling)
         where = argv.index("install") + 1
-        argv[where:where] = ["--dry-run"] + ([] if spelling.uv else ["--quiet", "--report", "-"])
+        argv[where:where] = list(dry_run.flags)
         with ui.progress(f"asking the resolver about step {step.number}"):
             result = run_step(argv, timeout=600.0)
         output = result["stdout"] + result["stderr"]
         if result["status"] != "ok":
-            if any(marker in output for marker in _OFFLINE) or _index_turned_off(os.environ, spelling.uv):
+            if any(marker in output for marker in _OFFLINE) or _index_turned_off(os.environ, dry_run.offline_variables):
                 ui.say("Offline: the package index cannot be reached (or is turned off): --dry-run needs it (the plan is unchanged; "
                        "tfdoctor fix without --dry-run proves it on a copy instead).", "yellow")
                 return 2
@@ -40,24 +44,12 @@ def ask_resolver(steps: list[Any], environment: Environment, ui: Any) -> int:
             ui.say(f"Step {step.number} does not resolve:\n{tail}", "red")
             worst = 1
             continue
-        ui.say(f"Step {step.number} resolves: {_would_install(result['stdout'], spelling.uv) or 'nothing to install'}.", "green")
+        ui.say(f"Step {step.number} resolves: {dry_run.would_install(result['stdout']) or 'nothing to install'}.", "green")
     return worst
 
 
-def _index_turned_off(environ: Mapping[str, str], uv: bool) -> bool:
-    """The installer was told not to use an index (pip's PIP_NO_INDEX, uv's UV_OFFLINE / UV_NO_INDEX):
-    what does not resolve then is unknown, not unresolvable. Truth as pip reads its boolean settings
-    (strtobool: 1, true, yes, on, y, t)."""
-    names = ("UV_OFFLINE", "UV_NO_INDEX") if uv else ("PIP_NO_INDEX",)
+def _index_turned_off(environ: Mapping[str, str], names: Sequence[str]) -> bool:
+    """The installer was told not to use an index (pip's PIP_NO_INDEX, uv's UV_OFFLINE / UV_NO_INDEX: the
+    installer's DryRun names them): what does not resolve then is unknown, not unresolvable. Truth as pip reads
+    its boolean settings (strtobool: 1, true, yes, on, y, t)."""
     return any(environ.get(name, "").strip().lower() in ("1", "true", "yes", "on", "y", "t") for name in names)
-
-
-def _would_install(stdout: str, uv: bool) -> str:
-    if uv:
-        return "; ".join(line.strip() for line in stdout.splitlines() if line.strip().startswith(("+", "-")))
-    try:
-        report = json.loads(stdout)
-    except ValueError:
-        return ""
-    items = [f"{i['metadata']['name']} {i['metadata']['version']}" for i in report.get("install") or ()]
-    return ", ".join(items)

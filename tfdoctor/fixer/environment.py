@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from tfdoctor.environment.kinds import InstallerKind
-from tfdoctor.environment.spell import conda_clone_argv, stand_in_venv_argv
+from tfdoctor.environment import installers
+from tfdoctor.environment.installers import venv
+from tfdoctor.environment.spell import clone_argv, stand_in_venv_argv
 from tfdoctor.processes.commands import run_command
 
 STATE_DIR = ".tfdoctor"  # inside the environment's prefix: rollback snapshots (never cloned, never snapshotted)
@@ -84,7 +85,7 @@ class FixError(Exception):
 class Environment:
     python: str  # the interpreter, inside `prefix` for venvs and conda environments
     prefix: str
-    kind: InstallerKind
+    kind: str  # the registered installer's report value (tfdoctor/environment/installers/)
     site_packages: tuple[str, ...] = ()
 
     @classmethod
@@ -96,9 +97,13 @@ class Environment:
                    tuple(str(p) for p in python.get("site_packages") or ()))
 
     @property
+    def installer(self) -> installers.Installer:
+        return installers.named(self.kind)
+
+    @property
     def isolated(self) -> bool:
         """An environment of its own (a venv, uv's or conda's), not the system's or Homebrew's Python."""
-        return InstallerKind(self.kind).isolated
+        return self.installer.isolated
 
     @property
     def state_dir(self) -> Path:
@@ -184,20 +189,25 @@ def link_tree(source: Path, target: Path) -> None:
 def clone(environment: Environment) -> Environment:
     """A throwaway copy of the environment beside it, to run the plan on first. A system Python's prefix
     (/usr, a framework) is never copied: its stand-in is a temporary venv that sees its packages
-    (--system-site-packages), where the plan's installs land in front of them."""
+    (--system-site-packages), where the plan's installs land in front of them. An installer with a copy of
+    its own (conda's `create --clone`) makes it; one whose environments `fix` leaves alone (pixi's: its lock
+    file rules them) gets none."""
+    installer = environment.installer
+    if installer.fix_refusal:
+        raise FixError(f"cannot verify the plan on a copy: {installer.fix_refusal}")
     if not environment.isolated:
         return _stand_in(environment)
     source = Path(environment.prefix)
     target = source.parent / f".{source.name}{CLONE_MARK}{uuid.uuid4().hex[:8]}"
-    if environment.kind == InstallerKind.CONDA:
-        conda = shutil.which("conda") or shutil.which("mamba")
-        if conda is None:
-            raise FixError("cannot verify the plan: conda (or mamba) is not on PATH to clone this conda environment")
-        result = run_command(conda_clone_argv(conda, str(source), str(target)),
-                             timeout=CLONE_TIMEOUT_S)
+    if installer.clone_tools:
+        tool = next((found for found in map(shutil.which, installer.clone_tools) if found), None)
+        if tool is None:
+            raise FixError(f"cannot verify the plan: {' or '.join(installer.clone_tools)} is not on PATH to clone this "
+                           f"{installer.label}")
+        result = run_command(clone_argv(environment.kind, tool, str(source), str(target)), timeout=CLONE_TIMEOUT_S)
         if result["status"] != "ok":
             remove(target)
-            raise FixError(f"conda could not clone the environment: {result['stderr'].strip()[-300:]}")
+            raise FixError(f"{Path(tool).name} could not clone the environment: {result['stderr'].strip()[-300:]}")
     else:
         try:
             link_tree(source, target)
@@ -227,7 +237,7 @@ def _stand_in(environment: Environment) -> Environment:
         raise FixError(f"cannot make a stand-in environment for {environment.python}: "
                        f"{(result['stderr'] or result['stdout']).strip()[-300:]}")
     python = target / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
-    return Environment(str(python), str(target), InstallerKind.VENV)
+    return Environment(str(python), str(target), venv.INSTALLER.kind)
 
 
 def remove(path: Path | str) -> None:

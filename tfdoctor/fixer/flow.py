@@ -25,7 +25,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol
 
-from tfdoctor.environment.kinds import detect
+from tfdoctor.child import source
+from tfdoctor.environment import installers
 from tfdoctor.environment.spell import POSIX, POWERSHELL, RefusedWord, Spelling, quote
 from tfdoctor.fixer import ownership, rollback
 from tfdoctor.fixer.environment import (
@@ -209,13 +210,17 @@ def _fix(options: FixOptions, ui: Ui) -> int:
         ui.say("Every step is for your shell or project (marked manual above): tfdoctor fix changes nothing.", "yellow")
         return EXIT_NOT_REPAIRED if _failures(report) else EXIT_REPAIRED
     environment = Environment.from_facts(report.facts)
+    if environment.installer.fix_refusal:
+        ui.say(f"tfdoctor fix leaves this {environment.installer.label} to its installer: "
+               f"{environment.installer.fix_refusal}. Run the plan's commands above. Nothing was changed.", "yellow")
+        return EXIT_CANNOT_RUN
     if options.dry_run:
         from tfdoctor.fixer.dry_run import ask_resolver
 
         return ask_resolver(steps, environment, ui)
     if not environment.isolated and not (options.yes and options.system):
-        ui.say(f"This is a {'system' if environment.kind == 'system' else 'externally managed'} Python "
-               f"({environment.python}): tfdoctor fix changes it only with both --yes and --system. A virtual "
+        ui.say(f"This Python ({environment.python}) is no environment of its own but the "
+               f"{environment.installer.label}: tfdoctor fix changes it only with both --yes and --system. A virtual "
                "environment of your own is the safer place for TensorFlow.", "red")
         return EXIT_CANNOT_RUN
     if not options.yes and not ui.can_ask():
@@ -483,19 +488,19 @@ def _undo(environment: Environment, python: str, ui: Ui, yes: bool) -> int:
     return EXIT_REPAIRED
 
 
-_PROBE = ("import os, site, sys, sysconfig\nanswer = {'prefix': sys.prefix, 'base': getattr(sys, 'base_prefix', sys.prefix),"
-          " 'conda': os.path.isdir(os.path.join(sys.prefix, 'conda-meta')),"
-          " 'uv': any(l.startswith('uv') for l in open(os.path.join(sys.prefix, 'pyvenv.cfg'))) if os.path.isfile(os.path.join(sys.prefix, 'pyvenv.cfg')) else False,"
-          " 'externally_managed': os.path.isfile(os.path.join(sysconfig.get_path('stdlib') or '', 'EXTERNALLY-MANAGED')),"
-          " 'site': getattr(site, 'getsitepackages', lambda: [])()}\n")
+def _probe_code() -> str:
+    """The target child's own installer markers (child/target_info.py, run without its description), so
+    `fix --undo` detects the installer as the doctor does, and where the environment and its packages are."""
+    return ("__name__ = 'tfdoctor_probe'  # target_info's description stays unrun: only its functions are wanted\n"
+            + source("target_info")
+            + "\nanswer = dict(installer_markers(), prefix=sys.prefix, site=getattr(site, 'getsitepackages', list)())\n")
 
 
 def probe(python: str) -> Environment:
     """Where an interpreter's environment is, without a diagnosis (for the lock and --undo)."""
     try:
-        data = child_json(python, _PROBE, timeout=30.0)
+        data = child_json(python, _probe_code(), timeout=30.0)
     except FixError as exc:
         raise FixError(f"{python} does not start as a Python interpreter (give the python of the environment): {exc}") from exc
-    kind = detect(uv=data["uv"], conda=data["conda"], venv=data["prefix"] != data["base"],
-                  externally_managed=data["externally_managed"])  # the doctor's precedence
+    kind = installers.detect(data).kind  # the doctor's precedence, on the same markers
     return Environment(os.path.abspath(python) if os.sep in python else python, data["prefix"], kind, tuple(data["site"]))

@@ -15,12 +15,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tfdoctor.results.repairs import Action
-
-if TYPE_CHECKING:
-    from tfdoctor.environment.kinds import InstallerKind
 
 # What must work after a trial: the import, a Keras layer built and called, an AutoGraph-converted
 # function with Python control flow traced once, and the user's failing imports (argv).
@@ -133,7 +130,7 @@ def _violated_pins(evidence: Mapping[str, Any]) -> list[Candidate]:
     return list(found.values())
 
 
-def _install_argv(kind: InstallerKind, python: str, requirements: Sequence[str]) -> list[str]:
+def _install_argv(kind: str, python: str, requirements: Sequence[str]) -> list[str]:
     from tfdoctor.environment.spell import POSIX, Spelling, argv
 
     return argv(Spelling(kind, python, POSIX), Action.INSTALL, tuple(requirements))
@@ -210,14 +207,17 @@ def prove_report(report: Any, say: Any) -> Optional[Proof]:
         say("--prove: no suspect to try (" + ("every candidate was refused" if refused else
                                               "nothing in the report points at a distribution") + ").")
         return None
+    environment = Environment.from_facts(report.facts)
+    if environment.installer.fix_refusal:
+        say(f"--prove: nothing tried: {environment.installer.fix_refusal}.")
+        return None
     say("--prove: trying " + ", ".join(c.requirement for c in found) + " on throwaway copies of the environment "
         "(this uses the package index, as `tfdoctor fix --dry-run` does; the environment is not changed)")
     from tfdoctor.processes.deadline import PROVE_S, within
 
     prelude = [step for step in report.plan.steps if step.action is Action.REMOVE_METADATA]
     with within(PROVE_S):
-        proof = run_trials(Environment.from_facts(report.facts), found, pin, say=say,
-                           prelude=prelude)
+        proof = run_trials(environment, found, pin, say=say, prelude=prelude)
     for line in describe(proof):
         say(line)
     return proof

@@ -34,8 +34,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
-from tfdoctor.environment.kinds import InstallerKind
-from tfdoctor.environment.spell import POSIX, Spelling, argv, command, refusal, spelling_for
+from tfdoctor.environment.spell import POSIX, Spelling, Unspellable, argv, command, refusal, spelling_for
 from tfdoctor.facts import Facts
 from tfdoctor.knowledge.specifiers import satisfiable
 from tfdoctor.plan.closure import CLOSURE
@@ -123,7 +122,7 @@ class Plan:
     steps: tuple[Step, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
     moves_tensorflow: Optional[TensorFlowMove] = None
-    installer: InstallerKind = InstallerKind.VENV
+    installer: str = "venv"  # the registered installer's report value (tfdoctor/environment/installers/)
     shell: str = POSIX
     notes: tuple[str, ...] = ()
     choices: tuple["Choice", ...] = ()  # complete plans the user picks from (`tfdoctor fix --choice N`)
@@ -226,6 +225,7 @@ class _Builder:
         self.spelling = spelling
         self.steps: list[dict[str, Any]] = []
         self.refused: list[str] = []
+        self.unspelled: list[str] = []
 
     def add(self, action: Action, packages: Sequence[str], reasons: Sequence[Reason], **how: Any) -> None:
         if action in SCREENED:
@@ -233,7 +233,13 @@ class _Builder:
             if not screened:
                 return
             packages = tuple(screened)
-        line = command(self.spelling, action, packages, **how)
+        try:
+            line = command(self.spelling, action, packages, **how)
+        except Unspellable as exc:  # the installer has no command that does what the step asks: said, not spelled
+            asked = ", ".join(dict.fromkeys(r.check for r in reasons if r.check))
+            self.unspelled.append(f"no {self.spelling.installer.label} command for {action.value} "
+                                  f"{' '.join(packages)}{f' (asked by {asked})' if asked else ''}: {exc}")
+            return
         kept = {key: how[key] for key in ("no_deps", "pre", "manager", "prefix", "missing") if how.get(key)}
         if action in (Action.SET_ENV, Action.UNSET_ENV):
             kept.update(variable=how.get("variable"), value=how.get("value") if action is Action.SET_ENV else None)
@@ -356,11 +362,12 @@ def _plan_once(planned: Sequence[tuple[str, Repair]], facts: Facts) -> Plan:
         wanted.add(pin_req, "", tf_pin, KEEP_TENSORFLOW)
 
     installer = installer_for(facts)
-    runs_pip = spelling.kind != InstallerKind.UV and (resolver or no_deps or uninstalled
-                                         or any(manager != InstallerKind.CONDA for manager, _ in reinstalls))
+    # pip steps: every step but a reinstall its recording installer (conda) does itself
+    runs_pip = spelling.installer.uses_pip and bool(resolver or no_deps or uninstalled
+                                                    or any(manager is None for manager, _ in reinstalls))
     asked = by_action.get(Action.UPGRADE_INSTALLER, ())
     missing = installer.pip_missing or any(r.missing for _, r in asked)
-    if spelling.kind != InstallerKind.UV and (asked or (runs_pip and (installer.upgrade_pip_to or missing))):
+    if spelling.installer.uses_pip and (asked or (runs_pip and (installer.upgrade_pip_to or missing))):
         reasons = [Reason(c, r.reason) for c, r in asked] or [
             Reason("installer", "pip must be able to install the wheels the other steps need")]
         if missing:
@@ -374,7 +381,7 @@ def _plan_once(planned: Sequence[tuple[str, Repair]], facts: Facts) -> Plan:
         for _ in range(copies - 1):  # another copy further down sys.path: pip removes one per call
             builder.add(Action.UNINSTALL, (name,), reasons)
 
-    for (manager, prefix), pins in sorted(reinstalls.items(), key=lambda item: item[0][0] != InstallerKind.CONDA):
+    for (manager, prefix), pins in sorted(reinstalls.items(), key=lambda item: item[0][0] is None):
         if pins:
             builder.add(Action.REINSTALL, tuple(pins), [r for rs in pins.values() for r in rs],
                         manager=manager, prefix=prefix)
@@ -395,7 +402,7 @@ def _plan_once(planned: Sequence[tuple[str, Repair]], facts: Facts) -> Plan:
         for (variable, value, path, new_path), reasons in manual.items():
             builder.add(action, (), reasons, variable=variable, value=value, path=path, new_path=new_path)
 
-    notes += builder.refused
+    notes += builder.refused + builder.unspelled
     return Plan(builder.build(), tuple(conflicts), move, spelling.kind, spelling.shell, tuple(dict.fromkeys(notes)))
 
 
@@ -419,10 +426,11 @@ def _remove_record_less(builder: _Builder, facts: Facts, resolver: Mapping[str, 
                         reinstalls: Mapping[tuple[Optional[str], Optional[str]], Mapping[str, Any]],
                         spelling: Spelling) -> None:
     """Issue 29: a distribution without RECORD that the plan replaces or removes has its metadata removed
-    first (pip cannot uninstall it; uv would leave it behind). Not for conda, whose records are its own."""
+    first (pip cannot uninstall it; uv would leave it behind). Not where the environment keeps its own records
+    (conda-meta), whose dist-infos without RECORD are its installer's."""
     from tfdoctor.facts import record_less
 
-    if spelling.kind == "conda":
+    if spelling.installer.keeps_records:
         return
     wanted: dict[str, Optional[str]] = {name: str(w.specifier) for name, w in {**resolver, **no_deps}.items()}
     asked: dict[str, list[str]] = {name: [c for c, _, _ in w.who if c] for name, w in {**resolver, **no_deps}.items()}
@@ -430,7 +438,7 @@ def _remove_record_less(builder: _Builder, facts: Facts, resolver: Mapping[str, 
         wanted[name] = None
         asked[name] = [r.check for r in reasons]
     for (manager, _), pins in reinstalls.items():
-        for pin, reasons in pins.items() if manager != "conda" else ():
+        for pin, reasons in pins.items() if manager is None else ():
             wanted[_name_of(pin)] = None
             asked[_name_of(pin)] = [r.check for r in reasons]
     for entry in record_less.replaced(facts, wanted):

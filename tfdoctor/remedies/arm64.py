@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.environment.kinds import InstallerKind
+from tfdoctor.environment import installers
 from tfdoctor.environment.pip import installer_for
 from tfdoctor.environment.spell import native_arm64_environment
 from tfdoctor.facts import Facts, apple_silicon, tensorflow_distributions
@@ -19,6 +19,8 @@ from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.results.repairs import Repair
 
 APPLE_PLUGIN_URL = "https://developer.apple.com/metal/tensorflow-plugin/"
+# knowledge/macos.toml's arm64_python rows: python.org's universal2 framework build, and Miniforge
+PYTHON_ORG, CONDA_ROW = "python.org", "conda"
 
 
 def combo_requirements(combo: Optional[dict[str, str]]) -> tuple[str, ...]:
@@ -44,23 +46,23 @@ def combo_repairs(facts: Facts, combo: dict[str, str], reason: str) -> tuple[Rep
     return (*removal, Repair.install(*combo_requirements(combo), reason=reason))
 
 
-def uses_conda(facts: Facts) -> bool:
+def arm64_installer(facts: Facts) -> installers.Installer:
+    """The installer whose native arm64 environment to make: the environment's own, except that a plain venv
+    (or system Python) made from a conda Python moves to conda's (Miniforge), as its user already uses conda."""
+    installer = installer_for(facts).installer
     origin = apple_silicon.python_origin(facts)
-    return installer_for(facts).kind == InstallerKind.CONDA or origin["kind"] in apple_silicon.CONDA_ORIGINS
+    if installer.arm64_origin == PYTHON_ORG and origin["kind"] in apple_silicon.CONDA_ORIGINS:
+        return next(other for other in installers.REGISTERED if other.arm64_origin == CONDA_ROW)
+    return installer
 
 
 def native_environment(facts: Facts, python_version: str = "3.12") -> tuple[str, tuple[str, ...]]:
     """(name of the arm64 Python to use, commands that create and activate a native environment and
     confirm it is arm64). What to install there: `combo_words(metal_pairing.gpu_combo(python_version))`."""
-    if uses_conda(facts):
-        row = arm64_python("conda")
-        return (row["name"] if row else "Miniforge (arm64)",
-                native_arm64_environment(InstallerKind.CONDA, python_version, row["installer_url"] if row else ""))
-    if installer_for(facts).kind == InstallerKind.UV:
-        return ("a uv-managed arm64 CPython", native_arm64_environment(InstallerKind.UV, python_version))
-    row = arm64_python("python.org")
-    return (f"the {row['name'] if row else 'python.org universal2 installer'} ({row['installer_url'] if row else ''})",
-            native_arm64_environment(InstallerKind.VENV, python_version))
+    installer = arm64_installer(facts)
+    row = arm64_python(installer.arm64_origin) if installer.arm64_origin else None
+    return (installer.native_arm64_name(row),
+            native_arm64_environment(installer.kind, python_version, row["installer_url"] if row else ""))
 
 
 def arm64_python(kind: str) -> Optional[Row]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tfdoctor.environment.kinds import InstallerKind
+from tfdoctor.environment import installers
 from tfdoctor.facts import Facts, canonical_name, integrity, requires_dist as reqs, tensorflow_distributions
 from tfdoctor.facts.integrity import FileProblem
 from tfdoctor.facts.platform import wheel_platform
@@ -28,15 +28,12 @@ def reinstall_fix(facts: Facts, found: list[FileProblem]) -> Optional[Remediatio
         return None
     # What conda installed, conda reinstalls: pip would lay its files over conda's package and leave
     # conda's record of it wrong. The rest goes through the environment's own installer.
-    by_conda, others = integrity.by_installer(facts, requirements)
-    repairs = [Repair.reinstall(*by_conda, reason=_damage(damaged, by_conda), manager=InstallerKind.CONDA.value,
-                                prefix=integrity.conda_prefix(facts))] if by_conda else []
-    if others:
-        repairs.append(Repair.reinstall(*others, reason=_damage(damaged, others)))
+    repairs = installers.reinstall_repairs(facts, requirements, lambda pins: _damage(damaged, pins))
+    by_owner = any(repair.manager for repair in repairs)
     names = ", ".join(requirements)
     return Remediation(f"Reinstall {names} as it was (same version, dependencies untouched): the files RECORD "
-                       "lists come back.", url=CONDA_REINSTALL_URL if by_conda and not others else REINSTALL_URL,
-                       repairs=tuple(repairs))
+                       "lists come back.", url=CONDA_REINSTALL_URL if by_owner and len(repairs) == 1 else REINSTALL_URL,
+                       repairs=repairs)
 
 
 def _damage(found: list[FileProblem], requirements: list[str]) -> str:

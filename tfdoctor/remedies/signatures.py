@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping
 
-from tfdoctor.environment.kinds import InstallerKind
+from tfdoctor.environment import installers
 from tfdoctor.environment.spell import fresh_environment, spelling_for
-from tfdoctor.facts import Facts, integrity, section, signatures
+from tfdoctor.facts import Facts, section, signatures
 from tfdoctor.facts.tensorflow_distributions import real_builds, tensorflow_version
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.knowledge.versions import in_range
@@ -81,12 +81,7 @@ def repairs_for(steps: Iterable[signatures.FixStep], facts: Facts, reason: str,
         elif step.action == "uninstall":
             repairs.append(Repair.uninstall(*names, reason=reason))
         elif step.action == "reinstall":
-            by_conda, others = integrity.by_installer(facts, names)
-            if by_conda:
-                repairs.append(Repair.reinstall(*by_conda, reason=reason, manager=InstallerKind.CONDA.value,
-                                                prefix=integrity.conda_prefix(facts)))
-            if others:
-                repairs.append(Repair.reinstall(*others, reason=reason))
+            repairs += installers.reinstall_repairs(facts, names, reason)
     return tuple(repairs), ()
 
 

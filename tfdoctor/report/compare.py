@@ -59,7 +59,7 @@ def _platform(facts: Facts) -> Iterator[Row]:
 
 
 def _python(facts: Facts) -> Iterator[Row]:
-    from tfdoctor.environment.kinds import kind_of  # the kind's label only: not what its pip can do (costly)
+    from tfdoctor.environment import installers  # the installer's label only: not what its pip can do (costly)
 
     python = section(facts, "python")
     yield "python", "Python", python.get("version")
@@ -68,7 +68,7 @@ def _python(facts: Facts) -> Iterator[Row]:
     translated = {"1": "translated (Rosetta)", "0": "native"}.get(str(python.get("proc_translated")))
     if translated:
         yield "python", "Rosetta", translated
-    yield "python", "Environment", kind_of(python).label if python else None
+    yield "python", "Environment", installers.detect(python).label if python else None
     yield "python", "Executable", python.get("executable")
 
 
