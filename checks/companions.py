@@ -851,7 +851,12 @@ def companions(facts: Facts) -> Outcome:
     tables`), one they cannot judge skips; an import that fails on a module its provider no longer has
     (`module_providers.toml`: pkg_resources, which tensorflow-hub imports without declaring setuptools) gets the
     provider's releases that have it, and a release older than its library's move to tf_keras (tensorflow-hub 0.15)
-    is upgraded past it: each need found is in the one repair
+    is upgraded past it: each need found is in the one repair. A library in no table is judged by what its own files
+    import (`distributions[].imports`, read through its RECORD and cached by its hash: issue 38): one that needs
+    tf_keras (retina-face 0.0.17) is a tf_keras user as above, "read from its files"; one whose installed release
+    ships no TensorFlow code while an earlier one did (transformers 5; the earlier ones from `tf_keras_users.toml`)
+    warns where TensorFlow is the only framework installed (no torch, jax, flax), with the last release that had
+    it (and its tf-keras) as the plan, keeping it for PyTorch or JAX said as the other choice
     """
     tf = section(facts, "tensorflow")
     # the child's own record that TensorFlow imported counts where the report lists no TensorFlow distribution
