@@ -100,7 +100,7 @@ def test_a_second_run_reads_no_source_file_and_a_new_record_is_read_again(tmp_pa
 def test_only_libraries_requiring_the_tensorflow_family_and_recorded_libraries_are_read(tmp_path, environ):
     site = tmp_path / "site-packages"
     reader = library(site, "reader", {"reader/__init__.py": NEEDS})
-    family = dict(library(site, "tensorflow-hub", {"tensorflow_hub/__init__.py": NEEDS}), name="tensorflow-hub")
+    family = library(site, "tf-keras", {"tf_keras/__init__.py": NEEDS})
     unrelated = dict(library(site, "requests", {"requests/__init__.py": NEEDS}), requires=["idna"])
     extra_only = dict(library(site, "wrapper", {"wrapper/__init__.py": NEEDS}), requires=['tf-keras; extra == "tf"'])
     transformers = dict(library(site, "transformers", {"transformers/__init__.py": "x = 1\n"}), requires=[])

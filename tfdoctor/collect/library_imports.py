@@ -9,7 +9,7 @@ ImportError handler does not raise again, the library works without it.
 
 Only distributions that plausibly matter are read: those whose Requires-Dist names a TensorFlow-family
 distribution (any line, extras too) and the libraries the target child records for what they once shipped
-(transformers); never the family itself, whose code the tables know. Each is read up to MAX_BYTES; the result is
+(transformers); never TensorFlow's builds or what is released in step with it (keras, tf-keras, tensorboard). Each is read up to MAX_BYTES; the result is
 cached by the RECORD's sha256 (and this reader's version) in the user's cache, so a second run reads one RECORD
 per library and no source file. I/O is here; the checks read the result from facts["distributions"][i]["imports"].
 """
@@ -25,7 +25,7 @@ import stat
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
-from tfdoctor.facts.requires_dist import FAMILY
+from tfdoctor.facts.requires_dist import FAMILY, is_tensorflow_build
 
 READER_VERSION = 1  # part of the cache key: a changed reading rule reads every library again
 MAX_BYTES = 64 * 1024 * 1024  # per library: transformers 4.x is 60 MB of .py files, read once, then cached
@@ -35,6 +35,10 @@ MAX_LINES_KEPT = 5
 # Libraries recorded for what an earlier release shipped (tfdoctor/child/target_info.py ALSO_RECORDED), read even
 # though their Requires-Dist names no TensorFlow any more.
 RECORDED_LIBRARIES = frozenset({"transformers"})
+# TensorFlow's builds and what is released in step with it (their code is TensorFlow's own, and large); the doctor's
+# own `tensorflow` extra. Companions (tensorflow-hub, -probability, ...) are read: their tables hold some releases only.
+NOT_READ = frozenset({"keras", "keras-nightly", "tf-keras", "tf-keras-nightly", "tensorboard", "tb-nightly",
+                      "tensorboard-data-server", "ml-dtypes", "tensorflow-io-gcs-filesystem", "tfdoctor"})
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(tf_keras|tensorflow|keras)\b", re.M)
 _SETS_LEGACY = re.compile(rb"environ\[['\"]TF_USE_LEGACY_KERAS['\"]\]\s*=")
@@ -51,8 +55,8 @@ def wanted(entry: Mapping[str, Any]) -> bool:
     once shipped."""
     name = _canonical(str(entry.get("name") or ""))
     path = entry.get("metadata_path")
-    if not name or not isinstance(path, str) or not path.endswith(".dist-info") or FAMILY.match(name) \
-            or name.startswith(("tensorflow", "tf-", "nvidia-")):
+    if not name or not isinstance(path, str) or not path.endswith(".dist-info") or is_tensorflow_build(name) \
+            or name in NOT_READ or name.startswith("nvidia-"):
         return False
     if name in RECORDED_LIBRARIES:
         return True
