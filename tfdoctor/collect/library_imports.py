@@ -39,6 +39,8 @@ RECORDED_LIBRARIES = frozenset({"transformers"})
 # own `tensorflow` extra. Companions (tensorflow-hub, -probability, ...) are read: their tables hold some releases only.
 NOT_READ = frozenset({"keras", "keras-nightly", "tf-keras", "tf-keras-nightly", "tensorboard", "tb-nightly",
                       "tensorboard-data-server", "ml-dtypes", "tensorflow-io-gcs-filesystem", "tfdoctor"})
+_MAY_NAME_FAMILY = re.compile(r"\s*(tensorflow|tf[-_.]|intel[-_.]tensorflow|keras|tensorboard|tb[-_.]nightly|ml[-_.]dtypes)",
+                              re.I)
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(tf_keras|tensorflow|keras)\b", re.M)
 _SETS_LEGACY = re.compile(rb"environ\[['\"]TF_USE_LEGACY_KERAS['\"]\]\s*=")
@@ -52,19 +54,21 @@ def _canonical(name: str) -> str:
 def wanted(entry: Mapping[str, Any]) -> bool:
     """Is this recorded distribution one whose files are read: not of the TensorFlow family (or the packages its
     import loads), with its metadata's path recorded, and requiring a family distribution or recorded for what it
-    once shipped."""
-    name = _canonical(str(entry.get("name") or ""))
+    once shipped. Cheapest tests first: thousands of recorded distributions pass through here."""
     path = entry.get("metadata_path")
-    if not name or not isinstance(path, str) or not path.endswith(".dist-info") or is_tensorflow_build(name) \
-            or name in NOT_READ or name.startswith("nvidia-"):
+    if not isinstance(path, str) or not path.endswith(".dist-info"):
+        return False  # most recorded distributions: only those on TensorFlow's closure carry a path
+    name = str(entry.get("name") or "").lower().replace("_", "-").replace(".", "-")  # the child writes it canonical
+    if name not in RECORDED_LIBRARIES and not any(
+            _MAY_NAME_FAMILY.match(str(line)) and FAMILY.match(_canonical(_requirement_name(str(line))))
+            for line in entry.get("requires") or ()):
         return False
-    if name in RECORDED_LIBRARIES:
-        return True
-    for line in entry.get("requires") or ():
-        match = _REQUIREMENT_NAME.match(str(line))
-        if match and FAMILY.match(_canonical(match.group(1))):
-            return True
-    return False
+    return bool(name) and name not in NOT_READ and not name.startswith("nvidia-") and not is_tensorflow_build(name)
+
+
+def _requirement_name(line: str) -> str:
+    match = _REQUIREMENT_NAME.match(line)
+    return match.group(1) if match else ""
 
 
 def _read_regular(path: str, limit: int) -> Optional[bytes]:
@@ -125,23 +129,26 @@ class _Site:
 
 def _optional_lines(source: bytes) -> set[int]:
     """Lines of `import tf_keras` that sit in a `try` whose ImportError handler goes on without it (no raise):
-    the library falls back. A file that does not parse counts every import as needed."""
+    the library falls back. Only statements are walked (not the expressions inside them, most of a tree), and a file
+    without `try` is not parsed at all. A file that does not parse counts every import as needed."""
+    if b"try" not in source:
+        return set()
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return set()
     optional: set[int] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Try):
-            continue
-        falls_back = any(_catches_import_error(h) and not any(isinstance(n, ast.Raise) for n in ast.walk(h))
-                         for h in node.handlers)
-        if not falls_back:
-            continue
-        for statement in node.body:
-            for inner in ast.walk(statement):
-                if isinstance(inner, (ast.Import, ast.ImportFrom)):
-                    optional.add(inner.lineno)
+    pending: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while pending:
+        node, guarded = pending.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and guarded:
+            optional.add(node.lineno)
+        falls_back = isinstance(node, ast.Try) and any(
+            _catches_import_error(h) and not any(isinstance(n, ast.Raise) for n in ast.walk(h)) for h in node.handlers)
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            for child in getattr(node, name, None) or ():
+                if isinstance(child, (ast.stmt, ast.ExceptHandler)):
+                    pending.append((child, guarded or (falls_back and name == "body")))
     return optional
 
 
@@ -222,14 +229,24 @@ def _cached(root: Optional[Path], key: str) -> Optional[dict[str, Any]]:
 
 
 def _store(root: Optional[Path], key: str, value: Mapping[str, Any]) -> None:
+    """Written beside and renamed over (a reader sees all of it or nothing), never through a link, not synced: a
+    cache entry lost in a crash is read again next time."""
     if root is None:
         return
-    from tfdoctor.files.own_files import write_private
-
+    scratch = root / f".{key}.{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        write_private(root / f"{key}.json", json.dumps(dict(value), sort_keys=True).encode())
+        descriptor = os.open(scratch, flags, 0o600)
+        try:
+            os.write(descriptor, json.dumps(dict(value), sort_keys=True).encode())
+        finally:
+            os.close(descriptor)
+        os.replace(scratch, root / f"{key}.json")
     except OSError:
-        pass
+        try:
+            os.unlink(scratch)
+        except OSError:
+            pass
 
 
 def with_imports(distributions: Iterable[Any], environ: Mapping[str, str] = os.environ) -> list[Any]:
