@@ -45,6 +45,11 @@ def fake_distribution(root: Path, index: int, count: int) -> None:
     files = [f"{name}/__init__.py", f"{name}/core.py", f"{name}-{version}.dist-info/METADATA",
              f"{name}-{version}.dist-info/RECORD", f"{name}-{version}.dist-info/INSTALLER"]
     (info / "RECORD").write_text("".join(f"{path},sha256=abc,123\n" for path in files))
+    if index % 200 == 0:  # those the collector reads (collect/library_imports.py): their own files, ~40 kB of them
+        package = root / name
+        package.mkdir()
+        (package / "__init__.py").write_text("import tensorflow as tf\n" + "x = 1  # a line of code\n" * 800)
+        (package / "core.py").write_text("def f():\n    import tf_keras\n" + "y = 2  # a line of code\n" * 800)
 
 
 def target_child_seconds(env: dict[str, str]) -> tuple[float, float]:
@@ -58,6 +63,22 @@ def target_child_seconds(env: dict[str, str]) -> tuple[float, float]:
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def library_import_seconds(env: dict[str, str], cache: Path) -> tuple[float, float, int]:
+    """(seconds of the first read of the libraries' own files, seconds of the next, cached, run, libraries read): the
+    target collector's work after its child (collect/library_imports.py), on the distributions the child records."""
+    from tfdoctor.child import source
+    from tfdoctor.collect.library_imports import wanted, with_imports
+
+    completed = subprocess.run([PYTHON, "-c", source("target_info")], env=env, check=True, capture_output=True)
+    recorded = json.loads(completed.stdout.decode().strip().splitlines()[-1])["distributions"]
+    timings = []
+    for _ in range(2):
+        started = time.perf_counter()
+        with_imports([dict(entry) for entry in recorded], {"XDG_CACHE_HOME": str(cache)})
+        timings.append(time.perf_counter() - started)
+    return timings[0], timings[1], sum(1 for entry in recorded if wanted(entry))
 
 
 def doctor_seconds(env: dict[str, str], skip: str) -> float:
@@ -88,7 +109,8 @@ def main() -> None:
         for index in range(args.count):
             fake_distribution(root, index, args.count)
         print(f"built {args.count} fake distributions in {time.perf_counter() - started:.1f} s")
-        plain = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        # the doctor's own cache (the libraries' imports) inside the bench's directory, not the user's
+        plain = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "XDG_CACHE_HOME": str(root / ".cache")}
         loaded = {**plain, "PYTHONPATH": str(root)}
         target_child_seconds(loaded)  # warm the file cache: the installed case, not a cold disk
         without, with_fakes = [], []
@@ -97,6 +119,7 @@ def main() -> None:
             with_fakes.append(target_child_seconds(loaded))
         base, heavy = statistics.median(w for w, _ in without), statistics.median(w for w, _ in with_fakes)
         base_cpu, heavy_cpu = statistics.median(c for _, c in without), statistics.median(c for _, c in with_fakes)
+        first_read, cached_read, libraries = library_import_seconds(loaded, root / ".library-cache")
         from tfdoctor.checking.registry import all_checks
 
         skip = ",".join(c.id for c in all_checks() if "tensorflow" in c.needs + c.uses)
@@ -116,6 +139,7 @@ def main() -> None:
                                        "added": round(run_heavy - run_base, 3)},
         "report_bytes": {"without": size_plain, "with": size_loaded},
         "distributions_recorded": {"without": recorded_plain, "with": recorded_loaded},
+        "library_imports_s": {"libraries": libraries, "first": round(first_read, 3), "cached": round(cached_read, 3)},
     }
     print(f"target collector child, median of {args.rounds}: {base:.3f} s without, {heavy:.3f} s with "
           f"{args.count} distributions: +{heavy - base:.3f} s (goal: at most +0.3 s); CPU time "
@@ -124,6 +148,8 @@ def main() -> None:
           f"with: +{run_heavy - run_base:.3f} s")
     print(f"tfdoctor --json --no-probe: {size_plain / 1024:.1f} KiB without, {size_loaded / 1024:.1f} KiB with "
           f"(goal: under 200 KiB); distributions recorded: {recorded_plain} -> {recorded_loaded}")
+    print(f"libraries' own files read (collect/library_imports.py): {libraries} libraries, {first_read:.3f} s the first "
+          f"run, {cached_read:.3f} s cached (one RECORD each)")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
 

@@ -371,6 +371,74 @@ def tf_keras_user(distribution: str, version: Optional[str]) -> Optional[Mapping
     return row if row["imports_tf_keras"] or declared else None
 
 
+def files_tf_keras_user(facts: Facts, distribution: str) -> Optional[Mapping[str, Any]]:
+    """What the installed library's own files say where no table row does (issue 38, build 5: retina-face 0.0.17,
+    in no list, runs `import tf_keras` when imported under TensorFlow 2.16+): a row shaped like tf_keras_users.toml's
+    when a .py file its RECORD lists imports tf_keras outside a fallback (collect/library_imports.py); else None."""
+    entry = requires_dist.first_copy(facts, distribution) or {}
+    imports = entry.get("imports")
+    if not isinstance(imports, Mapping) or not imports.get("tf_keras"):
+        return None
+    return {"distribution": distribution, "release": entry.get("version"),
+            "imports_tf_keras": [str(line) for line in imports["tf_keras"]], "requires_tf_keras": [],
+            "sets_legacy_variable": bool(imports.get("sets_legacy_variable")), "source": None, "read_from": "files"}
+
+
+# frameworks a library without TensorFlow code can run its models on: with one installed, TensorFlow is not the
+# environment's only framework, and a library that left TensorFlow for them is no finding
+OTHER_FRAMEWORKS = ("torch", "jax", "flax")
+
+
+def _tensorflow_code_dropped(facts: Facts, name: str, version: str) -> Optional[Problem]:
+    """A library whose installed release ships no TensorFlow code (none of the .py files its RECORD lists imports
+    tensorflow or tf_keras: read whole, collect/library_imports.py) while an earlier release did (tf_keras_users.toml:
+    transformers 4.x imports tf_keras, 5.0 removed its TensorFlow classes), in an environment plainly set up for
+    TensorFlow: a TensorFlow build is installed (static_problems' premise) and no other framework it could run on
+    (OTHER_FRAMEWORKS). A warning naming the last release that had TensorFlow code, with the plan that returns to
+    it (and its tf-keras under Keras 3); keeping the release for PyTorch or JAX is the other choice, said."""
+    entry = requires_dist.first_copy(facts, name) or {}
+    imports = entry.get("imports")
+    if not isinstance(imports, Mapping) or not imports.get("complete") or not imports.get("files_read") \
+            or imports.get("tensorflow_files") or imports.get("tf_keras_files") or imports.get("tf_keras_optional_files"):
+        return None
+    installed_version = requires_dist.version_of(version)
+    if installed_version is None or any(_installed(facts).get(other) for other in OTHER_FRAMEWORKS):
+        return None
+    rows = [row for row in knowledge_rows("tf_keras_users", "release") if canonical_name(row["distribution"]) == name
+            and requires_dist.version_of(row["release"]) is not None]
+    had = [row for row in rows if row["imports_tf_keras"] and requires_dist.version_key(row["release"]) < installed_version]
+    if not had:
+        return None
+    last = max(had, key=lambda r: requires_dist.version_key(r["release"]))
+    without = [row for row in rows if not row["imports_tf_keras"]
+               and requires_dist.version_key(last["release"]) < requires_dist.version_key(row["release"])]
+    first_without = min(without, key=lambda r: requires_dist.version_key(r["release"]))["release"] if without else None
+    requirement = f"{name}<{first_without}" if first_without else f"{name}<={last['release']}"
+    named = f"{name} {version}"
+    tensorflow = _tensorflow_words(facts)
+    reason = (f"{named} ships no TensorFlow code (none of its {imports.get('files_read')} .py files imports tensorflow "
+              f"or tf_keras); {name} {last['release']} is the last release with it")
+    repairs: tuple[Repair, ...] = (Repair.install(requirement, reason=reason),)
+    needs_tf_keras = "tf-keras" not in _installed(facts) and _keras3(facts)
+    if needs_tf_keras:
+        repairs += tf_keras_repairs(facts, f"{name} {last['release']} imports tf_keras (read from its wheel: "
+                                           f"{last['source']}); tf.keras beside {tensorflow} is Keras 3")
+    wanted = made_for.tf_keras_requirement(facts) or "tf-keras"
+    advice = (f"Two choices. To use {name} with TensorFlow, install '{requirement}' ({name} {last['release']} is the "
+              f"last release with TensorFlow code)" + (f" and {wanted}, which it imports under Keras 3" if needs_tf_keras
+                                                       else "") + ": the plan does this, TensorFlow stays. "
+              f"Or keep {named} and run its models with PyTorch or JAX (install one of them): nothing of it uses "
+              f"{tensorflow}.")
+    details = [f"read from its files: {imports.get('files_read')} .py files listed in its RECORD, none imports "
+               "tensorflow or tf_keras",
+               f"{name} {last['release']} imports tf_keras (read from its wheel: {', '.join(last['imports_tf_keras'][:2])}"
+               f" {last['source']})",
+               f"no other framework it runs on is installed ({', '.join(OTHER_FRAMEWORKS)})"]
+    return Problem(name, Status.WARN, f"{named} ships no TensorFlow code (its TensorFlow classes are gone; "
+                   f"{name} {last['release']} was the last release with them), and this environment is set up for "
+                   f"{tensorflow} alone", details, advice, repairs, last["source"], kind="no-tensorflow-code")
+
+
 def moved_to_tf_keras_after(distribution: str, version: Optional[str]) -> Optional[Mapping[str, Any]]:
     """The oldest generated row of a release *newer* than `version` that imports tf_keras, when the table holds
     no row saying `version` (or an older release) imports it: the installed release predates the library's move
@@ -468,9 +536,11 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
             continue
         if refused is not None:  # it only warns, and the import goes on to what else it needs (TF-DF: tf_keras)
             later.append(refused)
-        user = tf_keras_user(name, version)
+        user = tf_keras_user(name, version) or files_tf_keras_user(facts, name)
         if user is not None and "tf-keras" not in have and _keras3(facts):
             where = ", ".join(user["imports_tf_keras"][:2]) or "; ".join(user["requires_tf_keras"])
+            read = f"read from its files: {where}" if user.get("read_from") == "files" else (
+                f"read from its wheel: {where} ({user['source']})")
             reason = (f"{named} imports tf_keras (Keras 2), which is not installed; "
                       + (f"tf.keras of {tensorflow} is Keras 3" if _keras3_by_tensorflow(facts)
                          else f"the keras beside {tensorflow} is Keras 3"))
@@ -478,17 +548,21 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
             layered = _legacy_keras_fix(facts, name, tf_keras_repairs(facts, reason))
             if layered is not None:
                 problems.append(Problem(name, Status.FAIL, f"{named} needs tf-keras under Keras 3, and tf-keras is not "
-                                        "installed", [f"read from its wheel: {where} ({user['source']})"],
+                                        "installed", [read],
                                         layered.advice, layered.repairs, layered.url, kind="needs-tf-keras"))
                 continue
             problems.append(Problem(
                 name, Status.FAIL, f"{named} needs tf-keras under Keras 3, and tf-keras is not installed",
-                [f"read from its wheel: {where} ({user['source']})"],
+                [read],
                 f"Install {wanted or 'tf-keras'}, the tf-keras made for {tensorflow}: {name} uses it for its Keras "
                 f"layers."
                 + (f" For tf.keras itself to be Keras 2 too (a model mixing tf.keras and {name} layers), also set "
                    "TF_USE_LEGACY_KERAS=1 before TensorFlow is imported." if _keras3_by_tensorflow(facts) else ""),
-                tf_keras_repairs(facts, reason), user["source"], kind="needs-tf-keras"))
+                tf_keras_repairs(facts, reason), user.get("source"), kind="needs-tf-keras"))
+            continue
+        dropped = _tensorflow_code_dropped(facts, name, version)
+        if dropped is not None:
+            later.append(dropped)
             continue
         refused_layer = _keras2_layer_problem(facts, name, version) if user is not None else None
         if refused_layer is not None:
@@ -777,7 +851,12 @@ def companions(facts: Facts) -> Outcome:
     tables`), one they cannot judge skips; an import that fails on a module its provider no longer has
     (`module_providers.toml`: pkg_resources, which tensorflow-hub imports without declaring setuptools) gets the
     provider's releases that have it, and a release older than its library's move to tf_keras (tensorflow-hub 0.15)
-    is upgraded past it: each need found is in the one repair
+    is upgraded past it: each need found is in the one repair. A library in no table is judged by what its own files
+    import (`distributions[].imports`, read through its RECORD and cached by its hash: issue 38): one that needs
+    tf_keras (retina-face 0.0.17) is a tf_keras user as above, "read from its files"; one whose installed release
+    ships no TensorFlow code while an earlier one did (transformers 5; the earlier ones from `tf_keras_users.toml`)
+    warns where TensorFlow is the only framework installed (no torch, jax, flax), with the last release that had
+    it (and its tf-keras) as the plan, keeping it for PyTorch or JAX said as the other choice
     """
     tf = section(facts, "tensorflow")
     # the child's own record that TensorFlow imported counts where the report lists no TensorFlow distribution
@@ -815,7 +894,8 @@ def companions(facts: Facts) -> Outcome:
     # what an import does not show: a library of Keras 2 layers installed under Keras 3 without tf-keras, and a
     # release whose own import-time check refuses this TensorFlow with a warning the child does not match (TF-DF's
     # "is compatible with the following TensorFlow Versions"); a table verdict is left to the recorded Requires-Dist
-    problems += [p for p in static_problems(facts, flagged) if p.kind in ("needs-tf-keras", "import-check")]
+    problems += [p for p in static_problems(facts, flagged)
+                 if p.kind in ("needs-tf-keras", "import-check", "no-tensorflow-code")]
     if not problems:
         imported = [f"{e['module']} {e.get('version') or ''}".strip() for e in entries if e.get("status") == "ok"]
         if not entries:

@@ -581,3 +581,95 @@ def test_hubs_keras_2_layer_beside_tf_keras_under_keras_3_is_judged_from_the_tab
     assert not any("another Keras" in p.summary for p in static_problems(switched))
     keras2 = table_facts(hub, installed("tf-keras", "2.15.1"), installed("keras", "2.15.0"), tf_version="2.15.1")
     assert not any("another Keras" in p.summary for p in static_problems(keras2))
+
+
+# --- libraries in no list, read from their own files (issue 38, build 5) ----------------------------------------
+
+RETINA = "linux/retina-face-0.0.17-keras-3-without-tf-keras.json"
+TRANSFORMERS_5 = "linux/transformers-5-beside-tensorflow-2.21-no-tensorflow-code.json"
+TRANSFORMERS_4 = "linux/transformers-4.57-with-tf-keras-beside-tensorflow-2.21-healthy.json"
+
+
+def _plan_commands(facts: dict) -> str:
+    from tfdoctor.checking.registry import all_checks
+    from tfdoctor.checking.runner import run_checks
+
+    plan = build_plan(run_checks(all_checks(), facts), facts)
+    return "\n".join(step.command for step in plan.steps)
+
+
+def test_a_library_in_no_list_whose_files_import_tf_keras_needs_tf_keras_under_keras_3():
+    """retina-face 0.0.17 is in no table: its own package_utils.py imports tf_keras (read through its RECORD), so
+    under TensorFlow 2.21 without tf-keras it fails, saying where it read that, with the tf-keras made for 2.21."""
+    from tests.builders import fixture_facts
+
+    facts = fixture_facts(RETINA)
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL
+    assert outcome.summary == "retina-face 0.0.17 needs tf-keras under Keras 3, and tf-keras is not installed"
+    assert "read from its files: retinaface/commons/package_utils.py:19" in outcome.details
+    assert "--no-deps -- 'tf-keras==2.21.0'" in _plan_commands(facts)
+    # the same library with tf-keras installed, or whose import of tf_keras has a fallback, is no finding
+    with_tf_keras = fixture_facts(RETINA)
+    with_tf_keras["distributions"].append({"name": "tf-keras", "version": "2.21.0", "requires": ["tensorflow<2.22,>=2.21"]})
+    assert companions.run(with_tf_keras).status is Status.PASS
+    optional = fixture_facts(RETINA)
+    imports = next(d for d in optional["distributions"] if d["name"] == "retina-face")["imports"]
+    imports.update(tf_keras=[], tf_keras_files=0, tf_keras_optional_files=1)
+    assert not [p for p in static_problems(optional) if p.module == "retina-face"]
+
+
+def test_a_library_read_from_its_files_is_flagged_beside_the_childs_imports_too():
+    """The live path (the child imported TensorFlow and the companions) adds the files' finding as the tables' one."""
+    from tests.builders import fixture_facts
+
+    facts = fixture_facts(RETINA)
+    facts["tensorflow"] = {"status": "ok", "imported": True, "stage": "done", "version": "2.21.0", "companions": []}
+    outcome = companions.run(facts)
+    assert outcome.status is Status.FAIL and "retina-face 0.0.17 needs tf-keras" in outcome.summary
+
+
+def test_transformers_5_without_tensorflow_code_beside_a_tensorflow_only_environment_warns_with_the_way_back():
+    """transformers 5 removed its TensorFlow classes (none of its files imports tensorflow or tf_keras); with TensorFlow
+    installed and no PyTorch or JAX, a warning names it and its last release with TensorFlow code, and the plan puts
+    transformers<5.0.0 and its tf-keras in place, TensorFlow kept; the advice names the other choice."""
+    from tests.builders import fixture_facts
+
+    facts = fixture_facts(TRANSFORMERS_5)
+    outcome = companions.run(facts)
+    assert outcome.status is Status.WARN
+    assert outcome.summary.startswith("transformers 5.24.0 ships no TensorFlow code")
+    assert "transformers 4.57.6 was the last release with them" in outcome.summary
+    assert any(d.startswith("read from its files: 2912 .py files") for d in outcome.details)
+    assert "PyTorch or JAX" in outcome.remediation.advice
+    commands = _plan_commands(facts)
+    assert "'transformers<5.0.0' 'tensorflow-cpu==2.21.0'" in commands
+    assert "--no-deps -- 'tf-keras==2.21.0'" in commands
+
+
+@pytest.mark.parametrize("change", ["torch", "jax", "no tensorflow", "incomplete", "tensorflow code"])
+def test_transformers_5_is_no_finding_where_the_environment_is_not_set_up_for_tensorflow_alone(change):
+    """Healthy: transformers 5 beside PyTorch or JAX (its frameworks), without TensorFlow, or where its files were not
+    all read or do hold TensorFlow code."""
+    from tests.builders import fixture_facts
+
+    facts = fixture_facts(TRANSFORMERS_5)
+    transformers = next(d for d in facts["distributions"] if d["name"] == "transformers")
+    if change in ("torch", "jax"):
+        facts["distributions"].append({"name": change, "version": "2.9.0" if change == "torch" else "0.7.2"})
+    elif change == "no tensorflow":
+        facts["distributions"] = [d for d in facts["distributions"] if d["name"] != "tensorflow-cpu"]
+    elif change == "incomplete":
+        transformers["imports"]["complete"] = False
+    else:
+        transformers["imports"]["tensorflow_files"] = 12
+    assert companions.run(facts).status is not Status.WARN
+    assert not [p for p in static_problems(facts) if p.module == "transformers"]
+
+
+def test_transformers_4_with_its_tf_keras_beside_tensorflow_2_21_passes():
+    from tests.builders import fixture_facts
+
+    facts = fixture_facts(TRANSFORMERS_4)
+    assert companions.run(facts).status is Status.PASS
+    assert _plan_commands(facts) == ""

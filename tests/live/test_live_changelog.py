@@ -212,8 +212,43 @@ SEEN = (
     ),
 )
 
+# Issue 38, build 5: libraries in no list, known only by what their own files import (not from a changelog: the
+# issue's own example, scored apart from the changelog watch's sets).
+OUTSIDE_LISTS = (
+    Case(
+        id="tensorflow-2.21-retina-face-0.0.17-tf-keras-read-from-its-files",
+        mechanism="pip install tensorflow-cpu==2.21.0 and retina-face 0.0.17's other requirements on Python 3.11, then "
+                  "retina-face --no-deps (it requires `tensorflow`, which pip would install beside tensorflow-cpu): "
+                  "`from retinaface import RetinaFace` sets TF_USE_LEGACY_KERAS=1 and raises ValueError (\"requires "
+                  "tf-keras package\") under TensorFlow 2.16+ without tf-keras; retina-face is in no table, its "
+                  "package_utils.py imports tf_keras",
+        expect=FAIL,
+        causes=(("retina-face",),),
+        hints=("tf-keras",),
+        python="3.11",
+        requirements=("tensorflow-cpu==2.21.0", "numpy>=1.14.0", "gdown>=3.10.1", "Pillow>=5.2.0",
+                      "opencv-python>=3.4.4"),
+        no_deps=("retina-face==0.0.17",),
+        # detect_faces on a synthetic image, the network built with its initial weights: its pretrained ones are a
+        # download from GitHub, which this machine cannot reach
+        use="import numpy as np\n"
+            "from retinaface import RetinaFace\n"
+            "from retinaface.model import retinaface_model\n"
+            "retinaface_model.load_weights = lambda model: model\n"
+            "faces = RetinaFace.detect_faces(np.zeros((64, 64, 3), dtype=np.uint8), model=RetinaFace.build_model())\n"
+            "print('works', type(faces).__name__)",
+        premise="import importlib.metadata as m, importlib.util as u\n"
+                "assert u.find_spec('tf_keras') is None\n"
+                "assert m.version('retina-face') == '0.0.17'\n"
+                "assert m.version('tensorflow-cpu') == '2.21.0'",
+        repair=(_TF_KERAS_NO_DEPS,),
+        sources=("https://pypi.org/project/retina-face/0.0.17/",
+                 "https://github.com/serengil/retinaface/blob/master/retinaface/commons/package_utils.py"),
+    ),
+)
+
 ASIDE = tuple(Case(**spec) for spec in changelog_aside.CASES) if os.environ.get("TFDOCTOR_LIVE_ASIDE") == "1" else ()
-CASES = SEEN + ASIDE
+CASES = SEEN + OUTSIDE_LISTS + ASIDE
 
 
 def _params(phase: str) -> list:

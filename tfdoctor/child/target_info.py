@@ -33,8 +33,13 @@ CHILD_DIRECTORY = os.getcwd()
 DETAILED_PREFIXES = ("tensorflow", "tf-nightly", "tf-keras", "keras", "numpy", "ml-dtypes", "nvidia-", "protobuf",
                      "intel-tensorflow", "tensorboard", "tb-nightly")
 # Recorded with name and version even when no requirement names them: checks read them (cuda-build:
-# PyTorch's own cuDNN pin fights TensorFlow's in one environment).
-ALSO_RECORDED = ("torch",)
+# PyTorch's own cuDNN pin fights TensorFlow's in one environment; companions: whether a library without
+# TensorFlow code has another framework to run on, jax and flax too).
+ALSO_RECORDED = ("torch", "jax", "flax") + ("transformers",)
+# Libraries whose earlier releases shipped TensorFlow code and whose newest do not (transformers 5 removed its
+# TensorFlow classes, and its Requires-Dist no longer names TensorFlow): recorded with their metadata's path, so
+# the collector reads what the installed release's own files import (tfdoctor/collect/library_imports.py).
+READ_LIBRARIES = ("transformers",)
 # Family names (canonical): tfdoctor/facts/requires_dist.py FAMILY says the same for the checks.
 FAMILY = re.compile(r"^(tensorflow(-.+)?|tf-nightly(-.+)?|intel-tensorflow(-.+)?|keras|keras-nightly|tf-keras|"
                     r"tf-keras-nightly|tensorboard|tb-nightly|ml-dtypes)$")
@@ -440,7 +445,7 @@ def describe_distributions():
                           "top_level": top_level_of(info_path) if os.path.isdir(info_path) else []})
         elif os.path.isdir(info_path):
             entry["top_level"] = top_level_of(info_path)
-        if key in closure or detailed:
+        if key in closure or detailed or key in READ_LIBRARIES:
             entry["metadata_path"] = info_path
             # what pip needs to uninstall it: RECORD, or installed-files.txt for an egg-info pip wrote
             entry["has_record"] = os.path.isfile(os.path.join(info_path, "RECORD")) or os.path.isfile(

@@ -48,7 +48,10 @@ def collect_target(options: CollectOptions) -> dict[str, Any]:
     except (ValueError, IndexError) as exc:
         confirm_python(options.python)
         raise TargetUnusableError(f"{options.python} did not describe itself: {exc}") from exc
-    return {"python": described["python"], "distributions": described["distributions"]}
+    from tfdoctor.collect.library_imports import with_imports
+
+    # what the libraries beside TensorFlow import, read from their own files (cached by RECORD): issue 38, build 5
+    return {"python": described["python"], "distributions": with_imports(described["distributions"])}
 
 
 def confirm_python(python: str) -> None:
