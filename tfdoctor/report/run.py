@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from tfdoctor.plan.planner import Plan
 
 # Major: a field removed or changed in meaning. Minor: fields added (1.1: plan, repairs, plan_steps; 1.2: facts.experiments,
-# tensorflow.companions[].keras_layers; 1.3: repairs[].required_by, plan.steps[].variable and value; 1.4: plan.choices). Readers accept
+# tensorflow.companions[].keras_layers; 1.3: repairs[].required_by, plan.steps[].variable and value; 1.4: plan.choices; 1.5: python.abiflags,
+# distributions[].wheel_tags). Readers accept
 # any 1.x.
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 
 
 
