@@ -328,7 +328,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
 
     tf = tensorflow_distributions.tensorflow_version(facts)
     real = reals[0] if reals else None
-    other_python = False
+    other_python, move_fix = False, None
     if real and tf:
         row = installable_wheels.wheel_for(real.name, tf, platform) if platform else None
         other_python = bool(row and python and not installable_wheels.within(python, row["python_min"],
@@ -339,36 +339,40 @@ def tensorflow_install(facts: Facts) -> Outcome:
             findings.note(f"{real.name} {tf} was installed by conda (its own build for {platform or 'this platform'}), "
                           "not from a PyPI wheel")
         elif other_python and row:
+            move_fix = _install_fix(facts, installer, f"{real.name} {tf} has no wheel for Python {python}: "
+                                    "TensorFlow moves to the release pip installs for it",
+                                    (Repair.uninstall(*names, reason=f"{real.name} {tf} has no wheel for "
+                                                      f"Python {python} on {platform}"),))
             findings.warn(f"{real.name} {tf} has no wheel for Python {python} on {platform} "
                           f"(Python {row['python_min']}-{row['python_max']})",
-                          "It was built from source, by conda, or forced in; pip would not pick it.",
-                          fix=_install_fix(facts, installer, f"{real.name} {tf} has no wheel for Python {python}: "
-                                           "TensorFlow moves to the release pip installs for it",
-                                           (Repair.uninstall(*names, reason=f"{real.name} {tf} has no wheel for "
-                                                             f"Python {python} on {platform}"),)))
+                          "It was built from source, by conda, or forced in; pip would not pick it.", fix=move_fix)
         elif not row and platform and known_platform(platform) and release(tf) >= (2, 5) \
                 and installable_wheels.wheel_rows(platform, real.name) \
                 and installable_wheels.table_speaks_for(real.name, tf):
             findings.warn(f"PyPI has no {real.name} {tf} wheel for {platform}",
                           "It came from another channel (conda-forge, a community build, a source build).")
         _check_pins(facts, findings, tf, real.name)
-    _check_wheel_tags(facts, findings, real.name if real and other_python else None)
+    _check_wheel_tags(facts, findings, real.name if real and other_python else None, move_fix)
 
     summary = ", ".join(f"{c.name} {c.version or '(version not recorded)'}" for c in (reals or copies))
     return findings.outcome(f"TensorFlow installed: {summary}", **evidence)
 
 
-def _check_wheel_tags(facts: Facts, findings: Findings, moving: Optional[str]) -> None:
+def _check_wheel_tags(facts: Facts, findings: Findings, moving: Optional[str], move_fix: Optional[Remediation]) -> None:
     """Installed distributions whose WHEEL tags name another interpreter or ABI (facts/wheel_tags.py): their
     extension modules cannot load here. Each is reinstalled at its release for this Python, except a TensorFlow
-    build whose release has no wheel for it (`moving`: the finding above moves TensorFlow). A fail while the import
-    fails or was not tried; a warn while TensorFlow imports (the foreign files are not on its path, or fall back)."""
+    build whose release has no wheel for it (`moving`: TensorFlow moves, `move_fix`, which this finding carries
+    too, being the worse one). A fail while the import fails or was not tried; a warn while TensorFlow imports (the
+    foreign files are not on its path, or fall back)."""
     found = wheel_tags.foreign_builds(facts)
     if not found:
         return
     child = found_child if isinstance(found_child := facts.get("tensorflow"), Mapping) else {}
     repairable = [build for build in found if build.name != moving]
     fix = this_python_fix(repairable) if repairable else None
+    if moving and move_fix is not None and any(build.name == moving for build in found):
+        fix = move_fix if fix is None else Remediation(f"{move_fix.advice} {fix.advice}", move_fix.commands,
+                                                       move_fix.url, move_fix.repairs + fix.repairs)
     first = found[0]
     others = [f"also {build.describe()}" for build in found[1:]]
     (findings.warn if child.get("imported") else findings.fail)(

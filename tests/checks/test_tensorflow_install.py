@@ -329,3 +329,19 @@ def test_the_recorded_cp312_wheel_in_python_3_11_fails_naming_the_tag_and_reinst
     facts["distributions"] = [dict(d, wheel_tags=["cp311-cp311-manylinux_2_27_x86_64"]) if d["name"] == "tensorflow-cpu"
                               else d for d in facts["distributions"]]
     assert check_result(tensorflow_install, facts).status is Status.PASS
+
+
+def test_a_foreign_tensorflow_whose_release_has_no_wheel_for_this_python_moves_instead_of_a_reinstall():
+    """tensorflow-cpu 2.21.0 (Python 3.10-3.13) with cp312 files in Python 3.9: a reinstall of 2.21.0 cannot work
+    here, so the finding carries the move to the release pip installs for 3.9, and the foreign NumPy's reinstall."""
+    from tests.builders import tensorflow_environment
+
+    facts = tensorflow_environment(python="3.9.18")
+    facts["distributions"][0]["wheel_tags"] = [TF_CP312]
+    next(d for d in facts["distributions"] if d["name"] == "numpy")["wheel_tags"] = ["cp312-cp312-manylinux_2_27_x86_64"]
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL and result.summary.startswith("tensorflow-cpu's files were built for CPython 3.12")
+    commands = planned(result, facts)
+    assert not any("'tensorflow-cpu==2.21.0'" in command for command in commands), commands
+    assert any("uninstall" in command and "tensorflow-cpu" in command for command in commands), commands
+    assert any("--force-reinstall --no-deps -- 'numpy==2.4.6'" in command for command in commands), commands
