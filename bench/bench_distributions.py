@@ -1,7 +1,7 @@
 """What 5,000 installed distributions cost: the target collector's time and the JSON report's size.
 
-Builds 5,000 fake distributions (dist-info directories with METADATA, RECORD and INSTALLER, a few
-dozen of them requiring TensorFlow, like tensorflow-text or tensorflow-io would) in a temporary
+Builds 5,000 fake distributions (dist-info directories with METADATA, RECORD, INSTALLER and WHEEL, one in ten
+with an extension module, a few dozen of them requiring TensorFlow, like tensorflow-text or tensorflow-io would) in a temporary
 directory put on the target's sys.path with PYTHONPATH, then times, in alternating rounds, the
 target collector's child script with and without them, and measures `tfdoctor --json` both ways.
 
@@ -42,8 +42,14 @@ def fake_distribution(root: Path, index: int, count: int) -> None:
     ]
     (info / "METADATA").write_text("\n".join(headers) + "\n\n" + BODY)
     (info / "INSTALLER").write_text("pip\n")
+    # every wheel leaves a WHEEL file; one in ten ships an extension module (its tags are then recorded)
+    compiled = index % 10 == 0
+    tag = "cp311-cp311-manylinux_2_17_x86_64" if compiled else "py3-none-any"
+    (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nGenerator: bdist_wheel (0.45.1)\nRoot-Is-Purelib: "
+                                f"{'false' if compiled else 'true'}\nTag: {tag}\n\n")
     files = [f"{name}/__init__.py", f"{name}/core.py", f"{name}-{version}.dist-info/METADATA",
-             f"{name}-{version}.dist-info/RECORD", f"{name}-{version}.dist-info/INSTALLER"]
+             f"{name}-{version}.dist-info/RECORD", f"{name}-{version}.dist-info/INSTALLER",
+             f"{name}-{version}.dist-info/WHEEL", *([f"{name}/_speedups.cpython-311-x86_64-linux-gnu.so"] if compiled else [])]
     (info / "RECORD").write_text("".join(f"{path},sha256=abc,123\n" for path in files))
     if index % 200 == 0:  # those the collector reads (collect/library_imports.py): their own files, ~40 kB of them
         package = root / name

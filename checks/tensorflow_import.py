@@ -115,6 +115,13 @@ def _failed(facts: Facts, tf: Mapping[str, Any]) -> Outcome:
         found = import_suspects.suspects(facts, tf.get("exception")) if raised else []
         if found:  # issue 29: no rule explains it, but the error names distributions to try, as an expert would
             return _suspected(facts, tf, what, found, details, evidence)
+        own = import_suspects.own_files_failing(facts, tf.get("exception")) if raised else []
+        if own:  # issue 38: the failing file is TensorFlow's own: the build laid down again is the one to try
+            evidence["candidates"] = [{"name": s.name, "requirement": s.requirement, "reinstall": True,
+                                       "why": f"the import error points into {s.name} {s.version}'s own files "
+                                              f"({s.how()}): reinstalled as it was"} for s in own]
+            details.append(f"the error points into {own[0].name} {own[0].version}'s own files ({own[0].how()}): "
+                           "`tfdoctor --prove` tries it reinstalled as it was on a throwaway copy")
         return Outcome.fail(what, *details, fix=_unknown_failure_fix(facts, tf), **evidence)
     primary = matches[0]
     evidence["diagnosis"] = primary.signature.diagnosis

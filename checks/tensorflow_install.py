@@ -4,9 +4,11 @@ Finds: nothing installed (with the install command for this platform and Python)
 writing the same site-packages/tensorflow/ (uninstalling one breaks the other); a shim without its
 real package or at another version (the shim direction flipped: tensorflow -> tensorflow-macos for
 2.13-2.15 on Apple silicon, tensorflow-macos -> tensorflow in 2.16); one name installed twice; a
-TensorFlow with no wheel for this Python; Keras, tf-keras and NumPy outside TensorFlow's pins, from the
-curated tables only where TensorFlow's own Requires-Dist cannot say (not recorded, or NumPy past the ABI
-an old release declares no bound for): the dependencies check judges the declared pins.
+TensorFlow with no wheel for this Python; distributions whose own WHEEL tags name another Python (their
+extension modules cannot load here: reinstalled at the same release for this one); Keras, tf-keras and NumPy
+outside TensorFlow's pins, from the curated tables only where TensorFlow's own Requires-Dist cannot say (not
+recorded, or NumPy past the ABI an old release declares no bound for): the dependencies check judges the declared
+pins.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from tfdoctor.facts import (
     signatures,
     tensorflow_distributions,
     tensorflow_pins,
+    wheel_tags,
     windows_paths,
 )
 from tfdoctor.facts.platform import target_machine, wheel_platform
@@ -36,6 +39,7 @@ from tfdoctor.facts.sw_vers_sysctl import product_version
 from tfdoctor.knowledge.specifiers import satisfies
 from tfdoctor.knowledge.versions import minor, release
 from tfdoctor.remedies.arm64 import combo_requirements, native_environment
+from tfdoctor.remedies.integrity import this_python_fix
 from tfdoctor.remedies.tf_keras import tf_keras_repairs
 from tfdoctor.results.findings import Findings
 from tfdoctor.results.model import Outcome, Remediation
@@ -229,7 +233,10 @@ def tensorflow_install(facts: Facts) -> Outcome:
 
     which TensorFlow distributions are installed, read from metadata without importing: shims vs real builds (a
     shim's real build that a partial list, a saved or hand-written report, leaves out while TensorFlow imports or
-    was not tried is noted, not failed), two builds in one `site-packages/tensorflow/`, wheels for this Python;
+    was not tried is noted, not failed), two builds in one `site-packages/tensorflow/`, wheels for this Python
+    (the release table's, and every installed distribution's own WHEEL tags against this interpreter's version and
+    ABI through `packaging.tags`: files built for another Python, cp312 in 3.11, fail, reinstalled at their release
+    for this one; `facts/wheel_tags.py`);
     Keras and NumPy against curated pins only where the metadata cannot say (Requires-Dist not recorded, NumPy 2
     under an old release that set no bound)
     """
@@ -322,6 +329,7 @@ def tensorflow_install(facts: Facts) -> Outcome:
 
     tf = tensorflow_distributions.tensorflow_version(facts)
     real = reals[0] if reals else None
+    other_python, move_fix = False, None
     if real and tf:
         row = installable_wheels.wheel_for(real.name, tf, platform) if platform else None
         other_python = bool(row and python and not installable_wheels.within(python, row["python_min"],
@@ -332,22 +340,52 @@ def tensorflow_install(facts: Facts) -> Outcome:
             findings.note(f"{real.name} {tf} was installed by {owner.records} (its own build for "
                           f"{platform or 'this platform'}), not from a PyPI wheel")
         elif other_python and row:
+            move_fix = _install_fix(facts, installer, f"{real.name} {tf} has no wheel for Python {python}: "
+                                    "TensorFlow moves to the release pip installs for it",
+                                    (Repair.uninstall(*names, reason=f"{real.name} {tf} has no wheel for "
+                                                      f"Python {python} on {platform}"),))
             findings.warn(f"{real.name} {tf} has no wheel for Python {python} on {platform} "
                           f"(Python {row['python_min']}-{row['python_max']})",
-                          "It was built from source, by conda, or forced in; pip would not pick it.",
-                          fix=_install_fix(facts, installer, f"{real.name} {tf} has no wheel for Python {python}: "
-                                           "TensorFlow moves to the release pip installs for it",
-                                           (Repair.uninstall(*names, reason=f"{real.name} {tf} has no wheel for "
-                                                             f"Python {python} on {platform}"),)))
+                          "It was built from source, by conda, or forced in; pip would not pick it.", fix=move_fix)
         elif not row and platform and known_platform(platform) and release(tf) >= (2, 5) \
                 and installable_wheels.wheel_rows(platform, real.name) \
                 and installable_wheels.table_speaks_for(real.name, tf):
             findings.warn(f"PyPI has no {real.name} {tf} wheel for {platform}",
                           "It came from another channel (conda-forge, a community build, a source build).")
         _check_pins(facts, findings, tf, real.name)
+    _check_wheel_tags(facts, findings, real.name if real and other_python else None, move_fix)
 
     summary = ", ".join(f"{c.name} {c.version or '(version not recorded)'}" for c in (reals or copies))
     return findings.outcome(f"TensorFlow installed: {summary}", **evidence)
+
+
+def _check_wheel_tags(facts: Facts, findings: Findings, moving: Optional[str], move_fix: Optional[Remediation]) -> None:
+    """Installed distributions whose WHEEL tags name another interpreter or ABI (facts/wheel_tags.py): their
+    extension modules cannot load here. Each is reinstalled at its release for this Python, except a TensorFlow
+    build whose release has no wheel for it (`moving`: TensorFlow moves, `move_fix`, which this finding carries
+    too, being the worse one). A fail while the import fails or was not tried; a warn while TensorFlow imports (the
+    foreign files are not on its path, or fall back)."""
+    found = wheel_tags.foreign_builds(facts)
+    if not found:
+        return
+    child = found_child if isinstance(found_child := facts.get("tensorflow"), Mapping) else {}
+    repairable = [build for build in found if build.name != moving]
+    fix = this_python_fix(repairable) if repairable else None
+    if moving and move_fix is not None and any(build.name == moving for build in found):
+        fix = move_fix if fix is None else Remediation(f"{move_fix.advice} {fix.advice}", move_fix.commands,
+                                                       move_fix.url, move_fix.repairs + fix.repairs)
+    first = found[0]
+    others = [f"also {build.describe()}" for build in found[1:]]
+    (findings.warn if child.get("imported") else findings.fail)(
+        first.describe() + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""),
+        *others,
+        "Its files came from a wheel pip would not install here (pip install --target --python-version, a copied "
+        "site-packages, a renamed wheel): its extension modules fail at import, e.g. 'undefined symbol: "
+        "_PyObject_ClearManagedDict' or 'PyInit_...' missing.",
+        fix=fix, foreign_builds=[build.to_dict() for build in found],
+        # what `tfdoctor --prove` lays down again on a copy (fixer/trials.py), the same step the plan has
+        candidates=[{"name": build.name, "requirement": build.pin, "reinstall": True, "why": build.describe()}
+                    for build in repairable if build.version])
 
 
 def known_platform(platform: Optional[str]) -> bool:

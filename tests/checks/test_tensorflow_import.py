@@ -334,3 +334,43 @@ def test_a_rocm_build_is_a_tensorflow_build_judged_on_its_releases_python_depend
     assert results["tensorflow-install"].status is Status.PASS, results["tensorflow-install"].summary
     assert results["cuda-build"].status is Status.SKIP and "ROCm" in results["cuda-build"].summary
     assert "requires ml-dtypes" in results["dependencies"].summary
+
+
+# TensorFlow 2.21's cp312 files under Python 3.11, recorded on a real environment (the live case
+# tensorflow-built-for-another-python)
+OTHER_PYTHON = "linux/tensorflow-2.21-cp312-wheel-in-python-3.11.json"
+
+
+def test_an_undefined_symbol_in_tensorflow_built_for_another_python_is_tied_to_its_wheel_tag():
+    """Issue 38 item 4: RECORD holds, every pin holds; the WHEEL tag names CPython 3.12 in a 3.11 environment. Before,
+    'tfdoctor does not know this error' and no plan."""
+    from tests.builders import fixture_facts
+
+    facts = fixture_facts(OTHER_PYTHON)
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL
+    assert outcome.evidence["explained_by"] == "tensorflow-install"
+    assert ("tensorflow-cpu's files were built for CPython 3.12 (WHEEL tag cp312-cp312-manylinux_2_27_x86_64) but this "
+            "environment runs Python 3.11") in outcome.summary
+    assert "does not know" not in outcome.remediation.advice
+    assert install_command(facts, outcome)[-4:] == ["--force-reinstall", "--no-deps", "--", "tensorflow-cpu==2.21.0"]
+
+
+def test_an_unknown_error_inside_tensorflows_own_files_makes_it_reinstalled_as_it_was_a_candidate():
+    """Issue 38 item 3: the same report without any WHEEL tag and without the integrity child's facts (a report
+    pasted from a thread: the tags unread, RECORD unchecked): no rule explains the error, and the failing file is TensorFlow's own, so `--prove` tries TensorFlow reinstalled as it was
+    on a copy; no plan step (a hypothesis)."""
+    from tests.builders import fixture_facts
+    from tfdoctor.fixer import trials
+
+    facts = fixture_facts(OTHER_PYTHON)
+    for entry in facts["distributions"]:
+        entry.pop("wheel_tags", None)
+    facts.pop("installers")
+    facts.pop("integrity")  # it saw the scripts --target put under site-packages/bin/: a cause of its own
+    outcome = tensorflow_import.run(facts)
+    assert outcome.status is Status.FAIL and "does not know" in outcome.remediation.advice
+    assert outcome.remediation.repairs == ()
+    (candidate,) = trials.candidates([as_result("tensorflow-import", outcome)])
+    assert (candidate.requirement, candidate.reinstall) == ("tensorflow-cpu==2.21.0", True)
+    assert "tensorflow-cpu 2.21.0's own files" in candidate.why

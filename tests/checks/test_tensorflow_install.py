@@ -253,3 +253,95 @@ def test_a_conda_build_where_pypi_has_no_wheel_is_not_warned_about():
     assert conda.status is Status.PASS, conda.summary
     assert any("installed by conda" in d for d in conda.details)
     assert judged("pip").status is Status.WARN  # a pip install of it came from somewhere else: worth saying
+
+
+# ------------------------------------------------------------------ wheels built for another Python (issue 38 item 4)
+
+TF_CP312 = "cp312-cp312-manylinux_2_27_x86_64"
+
+
+def _tagged(tensorflow: dict | None = None, **tags: list[str]) -> dict:
+    """tensorflow-cpu 2.21.0 on Python 3.11 (tests/builders.py), its distributions carrying these WHEEL tags
+    (keyword: the name with '_' for '-')."""
+    from tests.builders import tensorflow_environment
+
+    facts = tensorflow_environment(tensorflow=tensorflow)
+    for entry in facts["distributions"]:
+        entry["installer"] = "pip"
+        if entry["name"].replace("-", "_") in tags:
+            entry["wheel_tags"] = tags[entry["name"].replace("-", "_")]
+    return facts
+
+
+def test_tensorflow_built_for_python_3_12_in_3_11_fails_and_the_plan_reinstalls_it_for_3_11():
+    facts = _tagged(tensorflow_cpu=[TF_CP312])
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL
+    assert result.summary == ("tensorflow-cpu's files were built for CPython 3.12 (WHEEL tag "
+                              "cp312-cp312-manylinux_2_27_x86_64) but this environment runs Python 3.11")
+    assert result.evidence["foreign_builds"] == [{"name": "tensorflow-cpu", "version": "2.21.0", "tags": [TF_CP312],
+                                                  "built_for": "CPython 3.12"}]
+    assert planned(result, facts) == ["/env/bin/python -m pip install --force-reinstall --no-deps -- 'tensorflow-cpu==2.21.0'"]
+
+
+def test_every_foreign_compiled_distribution_is_reinstalled_in_one_step():
+    facts = _tagged(tensorflow_cpu=[TF_CP312], numpy=["cp312-cp312-manylinux_2_27_x86_64"],
+                    h5py=["cp311-cp311-manylinux_2_17_x86_64"])
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL and "(and 1 more)" in result.summary
+    assert any("also numpy's files were built for CPython 3.12" in d for d in result.details)
+    assert planned(result, facts) == ["/env/bin/python -m pip install --force-reinstall --no-deps -- "
+                                      "'tensorflow-cpu==2.21.0' 'numpy==2.4.6'"]
+
+
+def test_a_foreign_build_beside_a_tensorflow_that_imports_is_a_warning():
+    from tests.builders import IMPORTED
+
+    facts = _tagged(dict(IMPORTED), numpy=["cp310-cp310-manylinux_2_17_x86_64"])
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.WARN and result.summary.startswith("numpy's files were built for CPython 3.10")
+
+
+def test_healthy_wheel_tags_get_no_warning():
+    """abi3, pure Python, this Python's own tags, manylinux of another glibc: tensorflow-install passes, no plan."""
+    facts = _tagged(tensorflow_cpu=["cp311-cp311-manylinux_2_27_x86_64"], protobuf=["cp310-abi3-manylinux2014_x86_64"],
+                    numpy=["cp311-cp311-manylinux_2_17_x86_64", "cp311-cp311-manylinux2014_x86_64"],
+                    h5py=["cp311-cp311-musllinux_1_2_x86_64"], keras=["py3-none-any"],
+                    ml_dtypes=["py3-none-manylinux2014_x86_64"])
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.PASS and result.remediation is None, result.summary
+    assert "foreign_builds" not in result.evidence
+
+
+def test_the_recorded_cp312_wheel_in_python_3_11_fails_naming_the_tag_and_reinstalls_for_3_11():
+    """The real environment's report (fixtures/linux/tensorflow-2.21-cp312-wheel-in-python-3.11.json): the finding
+    names the WHEEL tag and the Python, and the one plan step reinstalls the same release under the venv's Python."""
+    from tests.builders import fixture_facts
+
+    facts = fixture_facts("linux/tensorflow-2.21-cp312-wheel-in-python-3.11.json")
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL
+    assert result.summary == ("tensorflow-cpu's files were built for CPython 3.12 (WHEEL tag "
+                              "cp312-cp312-manylinux_2_27_x86_64) but this environment runs Python 3.11")
+    assert planned(result, facts) == [
+        "/srv/tf-py311/bin/python -m pip install --force-reinstall --no-deps -- 'tensorflow-cpu==2.21.0'"]
+    # the same facts, the TensorFlow wheel recorded for this Python: nothing to say
+    facts["distributions"] = [dict(d, wheel_tags=["cp311-cp311-manylinux_2_27_x86_64"]) if d["name"] == "tensorflow-cpu"
+                              else d for d in facts["distributions"]]
+    assert check_result(tensorflow_install, facts).status is Status.PASS
+
+
+def test_a_foreign_tensorflow_whose_release_has_no_wheel_for_this_python_moves_instead_of_a_reinstall():
+    """tensorflow-cpu 2.21.0 (Python 3.10-3.13) with cp312 files in Python 3.9: a reinstall of 2.21.0 cannot work
+    here, so the finding carries the move to the release pip installs for 3.9, and the foreign NumPy's reinstall."""
+    from tests.builders import tensorflow_environment
+
+    facts = tensorflow_environment(python="3.9.18")
+    facts["distributions"][0]["wheel_tags"] = [TF_CP312]
+    next(d for d in facts["distributions"] if d["name"] == "numpy")["wheel_tags"] = ["cp312-cp312-manylinux_2_27_x86_64"]
+    result = check_result(tensorflow_install, facts)
+    assert result.status is Status.FAIL and result.summary.startswith("tensorflow-cpu's files were built for CPython 3.12")
+    commands = planned(result, facts)
+    assert not any("'tensorflow-cpu==2.21.0'" in command for command in commands), commands
+    assert any("uninstall" in command and "tensorflow-cpu" in command for command in commands), commands
+    assert any("--force-reinstall --no-deps -- 'numpy==2.4.6'" in command for command in commands), commands

@@ -61,6 +61,9 @@ class Case:
     python: str | None = None  # RESOLVED: the Python minor of the fresh venv (None: the tests' own)
     requirements: tuple[str, ...] = ()  # RESOLVED: what `pip install` is asked for
     install: tuple[str, ...] = ()  # releases installed --no-deps on top ("{tf}": the base's TensorFlow version)
+    # the Python minor whose wheels `install` takes instead, laid over site-packages as `pip install --target
+    # <site-packages> --python-version <it> --only-binary=:all: --upgrade` does (a layer built for another runtime)
+    wheels_for: str | None = None
     uninstall: tuple[str, ...] = ()
     delete: tuple[str, ...] = ()  # files of the install, relative to site-packages, unlinked
     violates: str | None = None  # the distribution whose installed release breaks TensorFlow's pin
@@ -140,6 +143,11 @@ CASES = (
          WARN, causes=(("tensorboard 2.20.0", "pkg_resources", "setuptools<82"),),
          # tensorboard#7107; installed --no-deps, so its own requirements missing here join the plan's one step
          install=("tensorboard==2.20.0", "setuptools==84.2.1"), imports=("tensorboard.main",)),
+    Case("tensorflow-built-for-another-python", "tensorflow-cpu {tf}'s cp312 wheel laid over the Python 3.11 base with "
+         "`pip install --target <site-packages> --python-version 3.12 --only-binary=:all: --upgrade --no-deps`: its "
+         "RECORD holds, its WHEEL says cp312, the import fails (undefined symbol: _PyObject_ClearManagedDict)",
+         FAIL, causes=(("tensorflow-cpu", "cpython 3.12", "cp312-cp312", "python 3.11"),), install=("tensorflow-cpu=={tf}",),
+         wheels_for="3.12"),
     Case("uv-venv-protobuf-too-old", "a uv venv (no pip inside) with protobuf below TensorFlow's pin: the import fails",
          FAIL, causes=(("protobuf 5.29",),), origin=UV, install=("protobuf==5.29.5",), violates="protobuf"),
     *(Case(f"healthy-tensorflow-cpu-{release}", f"control: pip install tensorflow-cpu=={release} into a fresh Python 3.11 venv",
@@ -185,8 +193,9 @@ class Live:
         self.own_python = f"{sys.version_info.major}.{sys.version_info.minor}"
         self.wheels: dict[str, dict[str, Path]] = {}
         wheelhouses = support.wheelhouses(tmp_path_factory)
-        for minor in sorted({self._python(case) for case in cases} | {self.own_python}):
-            specs = {spec.format(tf=self.tf_version) for case in cases if self._python(case) == minor for spec in case.install}
+        for minor in sorted({self._wheels_python(case) for case in cases} | {self.own_python}):
+            specs = {spec.format(tf=self.tf_version) for case in cases if self._wheels_python(case) == minor
+                     for spec in case.install}
             if minor == self.own_python:
                 specs |= {f"{name}=={version}" for name, version in pins.items()}
             self.wheels[minor] = support.fetch_wheels(wheelhouses / minor, sorted(specs), minor)
@@ -206,6 +215,9 @@ class Live:
     def _python(self, case: Case) -> str:
         return case.python or self.own_python
 
+    def _wheels_python(self, case: Case) -> str:
+        return case.wheels_for or self._python(case)
+
     def broken(self, case: Case) -> tuple[Path, dict]:
         if case.id not in self._broken:
             started = time.monotonic()
@@ -217,6 +229,10 @@ class Live:
                 wheels = [str(self._wheel(case, spec)) for spec in case.install]
                 if case.origin == UV:
                     support.require(support.uv("pip", "install", "--python", str(python), "--no-deps", *wheels), f"{case.id}: install")
+                elif case.wheels_for:
+                    support.require(support.pip(python, "install", "--no-deps", "--only-binary=:all:", "--python-version",
+                                                case.wheels_for, "--target", str(support.site_packages(env)), "--upgrade",
+                                                *wheels), f"{case.id}: install for Python {case.wheels_for}")
                 else:
                     support.require(support.pip(python, "install", "--no-deps", *wheels), f"{case.id}: install")
             for relative in case.delete:
@@ -289,7 +305,7 @@ class Live:
     def _wheel(self, case: Case, spec: str) -> Path:
         requirement = Requirement(spec.format(tf=self.tf_version))
         version = next(iter(requirement.specifier)).version
-        return self.wheels[self._python(case)][f"{canonicalize_name(requirement.name)}=={version}"]
+        return self.wheels[self._wheels_python(case)][f"{canonicalize_name(requirement.name)}=={version}"]
 
     def _premise(self, case: Case, env: Path) -> None:
         dists = support.installed(env)
@@ -313,6 +329,12 @@ class Live:
                 assert release != self.tf_minor, f"premise of {case.id}: tf-keras {release} is TensorFlow's own release"
         if case.origin == UV:
             assert "pip" not in dists, f"premise of {case.id}: uv venv has pip inside"
+        if case.wheels_for:
+            wheel, = support.site_packages(env).glob(f"{canonicalize_name(tensorflow.metadata['Name']).replace('-', '_')}-*.dist-info/WHEEL")
+            wanted = "cp" + case.wheels_for.replace(".", "")
+            assert f"Tag: {wanted}-{wanted}-" in wheel.read_text(), f"premise of {case.id}: {wheel} is not {wanted}'s"
+            works, output = support.tensorflow_works(env, case.env)
+            assert not works and "undefined symbol" in output, f"premise of {case.id}: TensorFlow imports:\n{output}"
         for relative in case.delete:
             assert not (support.site_packages(env) / relative).exists()
             assert (support.site_packages(self.base) / relative).exists(), "the base lost a file: a copy was modified in place"

@@ -38,3 +38,20 @@ def test_the_smallest_working_change_is_the_proof():
     assert proof.proven.candidates == (one, two)
     assert trials.describe(proof)[-1].startswith("proven by experiment: optree requires typing-extensions>=4.10.0")
     assert trials.describe(trials.Proof([trials.Trial((one,), False, 1.0)]))[-1] == "no candidate made TensorFlow work on a copy"
+
+
+def test_a_build_reinstalled_as_it_was_is_a_candidate_tried_with_the_reinstall_command():
+    """Issue 38: the failing file is TensorFlow's own (or its WHEEL names another Python): `--prove` lays the installed
+    release down again on a copy, `--force-reinstall --no-deps`, which `pip install name==version` would not do."""
+    foreign = CheckResult("tensorflow-install", "TensorFlow distributions", Status.FAIL, "x", evidence={"candidates": [
+        {"name": "tensorflow-cpu", "requirement": "tensorflow-cpu==2.21.0", "reinstall": True, "why": "built for 3.12"}]})
+    (found,) = trials.candidates([foreign])
+    assert (found.name, found.requirement, found.reinstall) == ("tensorflow-cpu", "tensorflow-cpu==2.21.0", True)
+    kept, pin, refused = trials.screened([found], "tensorflow-cpu==2.21.0")
+    assert kept == [found] and not refused
+    assert trials._trial_argvs("venv", "/env/bin/python", [found], pin) == [
+        ["/env/bin/python", "-m", "pip", "install", "--force-reinstall", "--no-deps", "--", "tensorflow-cpu==2.21.0"]]
+    other = trials.Candidate("numpy", "numpy>=2", "why")
+    assert trials._trial_argvs("venv", "/env/bin/python", [found, other], pin)[1] == [
+        "/env/bin/python", "-m", "pip", "install", "--", "numpy>=2", "tensorflow-cpu==2.21.0"]
+    assert trials.Trial((found,), True, 1.0).change == "tensorflow-cpu==2.21.0 (reinstalled)"

@@ -26,6 +26,7 @@ def _variant(facts: dict, kind: str) -> tuple[dict, str, str, str]:
     facts = copy.deepcopy(facts)
     build, _, version = requires_dist.tensorflow_pin(facts).partition("==")
     entry = next(d for d in facts["distributions"] if canonical_name(d["name"]) == build)
+    original = build
     base = ".".join(re.findall(r"\d+", version)[:3])
     if kind == "post":
         printed = base
@@ -37,6 +38,11 @@ def _variant(facts: dict, kind: str) -> tuple[dict, str, str, str]:
     else:
         entry["name"], entry["version"], printed = "tf-nightly", f"{base}.dev20250722", f"{base}-dev20250722"
         build = "tf-nightly"
+    # the integrity child reads the same metadata: what it recorded of the build names the same release
+    recorded = [*((facts.get("integrity") or {}).get("distributions") or ()), *((facts.get("installers") or {}).get("wheels") or ())]
+    for other in recorded:
+        if canonical_name(str(other.get("name") or "")) == original and other.get("version") == version:
+            other["name"], other["version"] = entry["name"], entry["version"]
     if facts.get("tensorflow"):
         facts["tensorflow"]["version"] = printed
     return facts, build, entry["version"], printed

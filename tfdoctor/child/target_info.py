@@ -51,6 +51,7 @@ REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 NAME_HEADER = re.compile(br"^Name:[ \t]*([^\r\n]*)", re.I | re.M)
 VERSION_HEADER = re.compile(br"^Version:[ \t]*([^\r\n]*)", re.I | re.M)
 REQUIRES_HEADER = re.compile(br"^Requires-Dist:[ \t]*([^\r\n]*)", re.I | re.M)
+WHEEL_TAG = re.compile(br"^Tag:[ \t]*([^\r\n]*)", re.I | re.M)
 
 
 def canonical(name):
@@ -200,6 +201,8 @@ def describe_python():
         # executable's Mach-O header says thin x86_64 vs universal2, and the plugin directories
         # are where a second tensorflow-metal copy hides.
         "sys_version": " ".join(sys.version.split()),
+        # what a wheel's ABI tag names besides the version: 'd' debug, 't' free-threaded (PEP 3149, PEP 703)
+        "abiflags": getattr(sys, "abiflags", None),
         "executable_macho": executable_macho(),
         "tensorflow_plugin_dirs": tensorflow_plugin_dirs(),
         "marker_environment": marker_environment(),
@@ -352,6 +355,29 @@ def top_level_of(info_path):
     return top_level_names(read_record(info_path))
 
 
+# An extension module of the interpreter's C API: what makes a wheel's interpreter/ABI tag matter (bundled
+# libraries, libfoo.so.1, do not count; macOS extension modules end in .so too).
+EXTENSION_SUFFIXES = (".so", ".pyd")
+
+
+def compiled_wheel_tags(info_path, paths):
+    """The WHEEL `Tag:` lines of a dist-info, or None when there is no WHEEL, when every tag is pure Python
+    (`py3-none-any`: nothing there is bound to an interpreter), or when `paths` (its RECORD, already read) lists no
+    extension module: one small read for each detailed distribution that ships one (the family, its dependents,
+    NumPy, protobuf, nvidia-*), never for the thousands of others."""
+    if not any(path.endswith(EXTENSION_SUFFIXES) for path in paths):
+        return None
+    try:
+        with open(os.path.join(info_path, "WHEEL"), "rb") as handle:
+            block = handle.read(4096)
+    except (OSError, IOError):
+        return None
+    tags = [tag.strip().decode("utf-8", "replace") for tag in WHEEL_TAG.findall(block)]
+    if not tags or all(tag.endswith("-none-any") for tag in tags):
+        return None
+    return tags
+
+
 def native_libraries(location, paths):
     return [os.path.join(location, path) for path in paths
             if path.endswith((".dylib", ".so")) and "tensorflow-plugins" in path]
@@ -439,7 +465,12 @@ def describe_distributions():
                 "top_level": top_level_names(paths),
                 "plugin_libraries": native_libraries(base, paths),
             })
+            tags = compiled_wheel_tags(info_path, paths)
+            if tags:
+                entry["wheel_tags"] = tags
         elif key in closure:
+            # no WHEEL read here: on a closure of thousands it cost +0.6 s CPU (bench/bench_distributions.py); the
+            # integrity child records the tags of TensorFlow's own requirements (installers.wheels) anyway
             installer = read_text(os.path.join(info_path, "INSTALLER")) if os.path.isdir(info_path) else None
             entry.update({"installer": installer.strip() if installer else None, "requires": list(requires),
                           "top_level": top_level_of(info_path) if os.path.isdir(info_path) else []})

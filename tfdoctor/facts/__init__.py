@@ -54,6 +54,7 @@ tfdoctor/remedies/ (tests/project/test_import_floors.py holds the floors).
   record_less                   distributions installed without a RECORD, which pip cannot uninstall
   tested_locks                  what TensorFlow's own CI tested (knowledge/tested_locks.toml, when generated)
   windows_paths                 Windows paths past the long-path limit
+  wheel_tags                    installed wheels' WHEEL tags against the target interpreter's version and ABI
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ that raised lives in some installed distribution (ml_dtypes, google.protobuf, h5
 names a module ("cannot import name 'runtime_version' from 'google.protobuf'") or a native library
 ("libtensorflow_framework.so.2: cannot open shared object file"). This module maps those names to
 installed distributions and asks the shared readers whether the environment explains the error:
-a Requires-Dist pin the installed version violates (facts/requires_dist.py, the dependencies check) or a
-file RECORD lists that is missing or altered (facts/integrity.py, the install-integrity check).
+a Requires-Dist pin the installed version violates (facts/requires_dist.py, the dependencies check), a
+file RECORD lists that is missing or altered (facts/integrity.py, the install-integrity check), or files built for
+another Python (WHEEL tags: facts/wheel_tags.py, the tensorflow-install check).
 Pure functions of the facts; the cause in words with its repair is remedies/import_causes.py's, shared by the
 tensorflow-import and keras checks.
 """
@@ -17,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
-from tfdoctor.facts import Facts, canonical_name, integrity, requires_dist
+from tfdoctor.facts import Facts, canonical_name, integrity, requires_dist, wheel_tags
 
 _FRAME = re.compile(r'File "([^"]+)"')
 # A name starts where a run of its characters starts (not at every \b inside 'a.a.a...'): an error text
@@ -40,6 +41,9 @@ class Explaining:
     damaged: tuple[integrity.FileProblem, ...]  # missing or altered files of what the error names (RECORD)
     unmet: tuple[requires_dist.Unmet, ...]  # every unmet pin whose repair keeps TensorFlow where it is
     named_unmet: tuple[requires_dist.Unmet, ...]  # those of a distribution the error names
+    # installed distributions built for another interpreter (WHEEL tags), those the error names first
+    foreign: tuple[wheel_tags.ForeignBuild, ...] = ()
+    named_foreign: tuple[wheel_tags.ForeignBuild, ...] = ()
 
 
 def error_texts(error: Optional[Mapping[str, Any]]) -> list[str]:
@@ -190,4 +194,6 @@ def what_explains(facts: Facts, error: Optional[Mapping[str, Any]], extra_text: 
     unmet = [u for u in requires_dist.unmet_requirements(facts, known_missing=absent) if not u.moves_tensorflow]
     named_unmet = [u for u in unmet if u.name in names or u.name in absent
                    or (u.top_level and any(t in names for t in u.top_level))]
-    return Explaining(tuple(damaged), tuple(unmet), tuple(named_unmet))
+    foreign = wheel_tags.foreign_builds(facts)
+    named_foreign = [build for build in foreign if build.name in names]
+    return Explaining(tuple(damaged), tuple(unmet), tuple(named_unmet), tuple(foreign), tuple(named_foreign))

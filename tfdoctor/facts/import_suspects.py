@@ -70,3 +70,16 @@ def candidate(name: str, installed: str, pins: Iterable[tuple[str, Optional[str]
         return f"{name}=={behind[name].tested}", behind[name].tested
     clauses = ([f">{installed}"] if requires_dist.version_of(installed) else []) + [spec for _, _, spec in pins if spec]
     return name + ",".join(dict.fromkeys(clauses)), None
+
+
+def own_files_failing(facts: Facts, error: Optional[Mapping[str, Any]]) -> list[ImportSuspect]:
+    """The TensorFlow builds whose own files the error names (a failing frame in tensorflow/python/..., its
+    _pywrap_ module), each with itself at the installed release as the candidate: reinstalled as it was. What
+    `suspects` leaves out (the user keeps TensorFlow), tried when nothing else is named."""
+    versions: dict[str, str] = {}
+    for entry in facts.get("distributions") or ():
+        if isinstance(entry, Mapping) and entry.get("name") and entry.get("version"):
+            versions.setdefault(canonical_name(str(entry["name"])), str(entry["version"]))
+    return [ImportSuspect(name, versions[name], named_by, (), f"{name}=={versions[name]}")
+            for name, named_by in import_causes.named_with_evidence(facts, error)
+            if requires_dist.is_tensorflow_build(name) and requires_dist.version_of(versions.get(name) or "")]

@@ -7,7 +7,8 @@ nothing runnable; `tfdoctor --prove` runs the same trials and applies nothing. B
 Candidates are a pure function of the report (`candidates`): the dependencies check's violated pins tied
 to the error first (the suspect and the specifier its requirer declares), then the other violated pins,
 then every failing check's `candidates` evidence: suspects inside every pin (a release that breaks AutoGraph:
-the tested or a newer one; the distributions an import error no rule explains names).
+the tested or a newer one; the distributions an import error no rule explains names; a distribution "reinstalled
+as it was" when the failing file is TensorFlow's own or its WHEEL names another Python).
 """
 
 from __future__ import annotations
@@ -41,11 +42,14 @@ TRIAL_TIMEOUT_S = 300.0
 
 @dataclass(frozen=True)
 class Candidate:
-    """One change to try: install `requirement` (TensorFlow pinned where it is)."""
+    """One change to try: install `requirement` (TensorFlow pinned where it is), or with `reinstall` lay the
+    installed release `name==version` down again (`--force-reinstall --no-deps`: files built for another Python,
+    an unknown error inside TensorFlow's own files), which an install of the installed version would not do."""
 
     name: str
     requirement: str
     why: str
+    reinstall: bool = False
 
 
 @dataclass
@@ -57,7 +61,7 @@ class Trial:
 
     @property
     def change(self) -> str:
-        return " ".join(c.requirement for c in self.candidates)
+        return " ".join(f"{c.requirement} (reinstalled)" if c.reinstall else c.requirement for c in self.candidates)
 
 
 @dataclass
@@ -87,7 +91,8 @@ def candidates(results: Iterable[Any]) -> list[Candidate]:
             continue
         for item in evidence.get("candidates") or ():
             if isinstance(item, Mapping) and item.get("requirement") and str(item.get("name")) not in found:
-                found[str(item["name"])] = Candidate(str(item["name"]), str(item["requirement"]), str(item.get("why") or ""))
+                found[str(item["name"])] = Candidate(str(item["name"]), str(item["requirement"]), str(item.get("why") or ""),
+                                                     item.get("reinstall") is True)
     return list(found.values())
 
 
@@ -100,7 +105,7 @@ def screened(found: Sequence[Candidate], tensorflow_pin: Optional[str] = None
 
     kept, lines = [], []
     for candidate in found:
-        why = refusal(Action.INSTALL, candidate.requirement)
+        why = refusal(Action.REINSTALL if candidate.reinstall else Action.INSTALL, candidate.requirement)
         if why is None:
             kept.append(candidate)
         else:
@@ -130,10 +135,21 @@ def _violated_pins(evidence: Mapping[str, Any]) -> list[Candidate]:
     return list(found.values())
 
 
-def _install_argv(kind: str, python: str, requirements: Sequence[str]) -> list[str]:
+def _install_argv(kind: str, python: str, requirements: Sequence[str], action: Action = Action.INSTALL) -> list[str]:
     from tfdoctor.environment.spell import POSIX, Spelling, argv
 
-    return argv(Spelling(kind, python, POSIX), Action.INSTALL, tuple(requirements))
+    return argv(Spelling(kind, python, POSIX), action, tuple(requirements))
+
+
+def _trial_argvs(kind: str, python: str, group: Sequence[Candidate], tensorflow_pin: Optional[str]) -> list[list[str]]:
+    """The installer commands of one trial: the reinstalls as they were first, then one install of the others with
+    TensorFlow pinned (none when every candidate is a reinstall: the pin would only restate what is there)."""
+    reinstalls = [c.requirement for c in group if c.reinstall]
+    installs = [c.requirement for c in group if not c.reinstall]
+    argvs = [_install_argv(kind, python, reinstalls, Action.REINSTALL)] if reinstalls else []
+    if installs:
+        argvs.append(_install_argv(kind, python, installs + ([tensorflow_pin] if tensorflow_pin else [])))
+    return argvs
 
 
 def run_trials(environment: Any, found: Sequence[Candidate], tensorflow_pin: Optional[str], imports: Sequence[str] = (),
@@ -158,11 +174,14 @@ def run_trials(environment: Any, found: Sequence[Candidate], tensorflow_pin: Opt
         try:
             for before in prelude:
                 run_step(before.argv(Spelling(environment.kind, copy.python, POSIX), copy.prefix), timeout)
-            wanted = [c.requirement for c in group] + ([tensorflow_pin] if tensorflow_pin else [])
-            step = run_step(_install_argv(environment.kind, copy.python, wanted), timeout)
-            output = (step["stdout"] + step["stderr"]).strip()
+            steps = []
+            for command in _trial_argvs(environment.kind, copy.python, group, tensorflow_pin):
+                steps.append(run_step(command, timeout))
+                if steps[-1]["status"] != "ok":
+                    break
+            output = "\n".join((step["stdout"] + step["stderr"]).strip() for step in steps)
             works = False
-            if step["status"] == "ok":
+            if all(step["status"] == "ok" for step in steps):
                 # a file, not `-c`: AutoGraph converts only functions whose source it can read
                 script = Path(copy.prefix) / "tfdoctor-trial.py"
                 script.write_text(TRIAL_SCRIPT, encoding="utf-8")
@@ -246,6 +265,14 @@ def proven_steps(report: Any, environment: Any, steps: Sequence[Any], say: Any) 
         say(line)
     if proven is None:
         return None
-    packages = tuple(c.requirement for c in proven.candidates) + ((pin,) if pin else ())
-    install = Step(len(prelude) + 1, Action.INSTALL, command(spelling_for(report.facts), Action.INSTALL, packages), packages)
-    return [replace(step, number=n) for n, step in enumerate(prelude, 1)] + [install]
+    spelling = spelling_for(report.facts)
+    changes = []
+    reinstalls = tuple(c.requirement for c in proven.candidates if c.reinstall)
+    if reinstalls:
+        changes.append((Action.REINSTALL, reinstalls))
+    installs = tuple(c.requirement for c in proven.candidates if not c.reinstall)
+    if installs:
+        changes.append((Action.INSTALL, installs + ((pin,) if pin else ())))
+    return [replace(step, number=n) for n, step in enumerate(prelude, 1)] + [
+        Step(len(prelude) + n, action, command(spelling, action, packages), packages)
+        for n, (action, packages) in enumerate(changes, 1)]

@@ -8,14 +8,15 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from tfdoctor.facts import Facts, integrity, published_requires
-from tfdoctor.facts.import_causes import what_explains
-from tfdoctor.remedies.integrity import REINSTALL_URL, clash_fix, reinstall_fix
+from tfdoctor.facts.import_causes import Explaining, what_explains
+from tfdoctor.remedies.integrity import REINSTALL_URL, clash_fix, reinstall_fix, this_python_fix
 from tfdoctor.remedies.requires_dist import install_repairs
 from tfdoctor.results.model import Remediation
 from tfdoctor.results.repairs import Repair
 
 DEPENDENCIES_CHECK = "dependencies"
 INTEGRITY_CHECK = "install-integrity"
+INSTALL_CHECK = "tensorflow-install"
 PIP_URL = "https://pip.pypa.io/en/stable/cli/pip_install/"
 
 
@@ -43,6 +44,9 @@ def import_error_cause(facts: Facts, error: Optional[Mapping[str, Any]], extra_t
     facts = published_requires.with_published(facts)[0]
     found = what_explains(facts, error, extra_text)
     damaged, unmet, named_unmet = list(found.damaged), list(found.unmet), list(found.named_unmet)
+    foreign = _foreign_cause(found, broad and not damaged and not named_unmet and not unmet)
+    if foreign is not None:
+        return foreign
     if not damaged and not named_unmet and not (broad and unmet):
         return None
     repairs: list[Repair] = []
@@ -79,3 +83,19 @@ def import_error_cause(facts: Facts, error: Optional[Mapping[str, Any]], extra_t
         distributions=tuple(dict.fromkeys(blamed)),
         named=bool(damaged or named_unmet),
     )
+
+
+def _foreign_cause(found: Explaining, broad: bool) -> Optional[Cause]:
+    """Files built for another Python (their WHEEL tags): the cause when the error names such a distribution
+    (TensorFlow itself: 'undefined symbol: _PyObject_ClearManagedDict' in its _pywrap_ module), or, with `broad`,
+    when nothing else explains the error. No installed file is damaged and no pin is broken, so no other reader
+    sees it; the repair reinstalls every foreign build at its release for this Python."""
+    blamed = list(found.named_foreign) or (list(found.foreign) if broad else [])
+    if not blamed:
+        return None
+    fix = this_python_fix(list(found.foreign))
+    if fix is None:
+        return None
+    return Cause(check=INSTALL_CHECK, summary=blamed[0].describe(),
+                 details=tuple(build.describe() for build in found.foreign[:4]), fix=fix,
+                 distributions=tuple(build.name for build in blamed), named=bool(found.named_foreign))

@@ -1,6 +1,7 @@
 """Missing, altered and shared files repaired (the reader is facts/integrity.py): reinstall exactly what RECORD
 says is damaged, as it was, through the installer that put it there; of distributions that install the same
-files, uninstall all and install one again. Shared by install-integrity and tensorflow-import."""
+files, uninstall all and install one again; files built for another Python (facts/wheel_tags.py) reinstalled at the
+same release for this one. Shared by install-integrity, tensorflow-install and tensorflow-import."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from tfdoctor.environment import installers
 from tfdoctor.facts import Facts, canonical_name, integrity, requires_dist as reqs, tensorflow_distributions
 from tfdoctor.facts.integrity import FileProblem
 from tfdoctor.facts.platform import wheel_platform
+from tfdoctor.facts.wheel_tags import ForeignBuild
 from tfdoctor.results.model import Remediation
 from tfdoctor.results.repairs import Repair
 
@@ -70,3 +72,19 @@ def clash_fix(facts: Facts, found: list[FileProblem], advice: str, url: Optional
             repairs.append(Repair.install(kept, reason=f"{names} install the same files: only one of them is "
                                           f"installed again, {kept.replace('==', ' ')}"))
     return Remediation(advice, url=url, repairs=tuple(repairs))
+
+
+def this_python_fix(found: list[ForeignBuild]) -> Optional[Remediation]:
+    """Files built for another Python: the same releases reinstalled, `--force-reinstall --no-deps`. The installer
+    runs under this environment's Python, so it picks each release's wheel for this interpreter, removes the
+    foreign files its RECORD lists and leaves the dependencies as they are (each foreign one is a finding of its
+    own, in the same step)."""
+    if not found:
+        return None
+    pins = [build.pin for build in found if build.version]
+    if not pins:
+        return None
+    return Remediation(f"Reinstall {', '.join(p.replace('==', ' ') for p in pins)} for {found[0].runs}: the same "
+                       "release, dependencies untouched; the installer of this environment picks the wheel built "
+                       "for its Python.", url=REINSTALL_URL,
+                       repairs=(Repair.reinstall(*pins, reason="; ".join(build.describe() for build in found)),))

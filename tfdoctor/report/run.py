@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 # Major: a field removed or changed in meaning. Minor: fields added (1.1: plan, repairs, plan_steps; 1.2: facts.experiments,
 # tensorflow.companions[].keras_layers; 1.3: repairs[].required_by, plan.steps[].variable and value; 1.4: plan.choices;
-# 1.5: distributions[].imports, what a library's own files import). Readers accept any 1.x.
+# 1.5: distributions[].imports, what a library's own files import, python.abiflags and distributions[].wheel_tags).
+# Readers accept any 1.x.
 SCHEMA_VERSION = "1.5"
 
 
