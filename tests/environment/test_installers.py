@@ -92,6 +92,8 @@ def _kind_comparisons(path: Path, kinds: set[str], names: set[str]) -> list[str]
 # Files whose comparisons with a kind's string mean something else, each with what it means.
 OTHER_MEANINGS = {
     "tfdoctor/scan/find.py": "scan's own sources: where an environment was found (conda's list, a venv walk, ...)",
+    # a floor below the installers: the word a distribution's own dist-info INSTALLER file says, not the environment's
+    "tfdoctor/facts/wheel_tags.py": "a distribution laid down by conda (its INSTALLER file): conda's builds, not PyPI's wheels",
 }
 
 
