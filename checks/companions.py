@@ -28,6 +28,7 @@ from tfdoctor.facts import (
     companions as companions_table,
     experiments as experiment_facts,
     is_recorded,
+    knowledge_age,
     made_for,
     module_providers,
     requires_dist,
@@ -191,6 +192,11 @@ def _release_fix(facts: Facts, distribution: str, installed: Optional[str], why:
     """(advice, repairs) that put the companion's release made for the installed TensorFlow in place."""
     tensorflow = _tensorflow_words(facts)
     release = release_made_for(facts, distribution)
+    if release is None and knowledge_age.tensorflow_beyond(facts) is not None:
+        # the companion table ends before this TensorFlow: a release made for it may exist, unknown to the tables
+        return (f"{tensorflow} is newer than the companion table, so which {distribution} release is made for it is "
+                f"not in the tables: install the {distribution} release whose Requires-Dist names {tensorflow}, if "
+                "there is one yet, or uninstall it if nothing needs it.", ())
     if release is None:
         return (f"No release of {distribution} is known to be made for {tensorflow}: uninstall {distribution} if "
                 f"nothing needs it, or keep a TensorFlow it supports in an environment of its own.", ())

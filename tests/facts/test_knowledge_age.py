@@ -121,3 +121,17 @@ def test_no_metal_pairing_is_claimed_past_the_tables(name, version):
     assert "not in the tables" in results["metal-plugin"]["summary"]
     assert not (results["metal-plugin"].get("remediation") or {}).get("repairs")
     assert f"{name} {version}" in results["tensorflow-install"]["summary"]
+
+
+def test_a_companion_beside_a_tensorflow_past_the_tables_is_not_told_no_release_exists():
+    """tensorflow-text 2.21.1 beside TensorFlow 2.99: its own Requires-Dist (the table's row) says it is made for 2.21,
+    a fact the tables hold; which release is made for 2.99 is not in them, and the advice says so rather than "no
+    release of tensorflow-text is known to be made for tensorflow 2.99.0"."""
+    fixture = load_fixture(NEWER)
+    fixture["facts"]["distributions"].append({"name": "tensorflow-text", "version": "2.21.1", "top_level": [
+        "tensorflow_text"], "requires": ["tensorflow<2.22,>=2.21.0"]})
+    fixture["facts"]["tensorflow"] = {"status": "ok", "imported": True, "version": "2.99.0"}
+    companions = _results(diagnosed(fixture))["companions"]
+    assert companions["status"] == "fail"
+    advice = companions["remediation"]["advice"]
+    assert "newer than the companion table" in advice and "No release of tensorflow-text is known" not in advice
