@@ -28,6 +28,7 @@ from tfdoctor.facts import (
     companions as companions_table,
     experiments as experiment_facts,
     is_recorded,
+    knowledge_age,
     made_for,
     module_providers,
     requires_dist,
@@ -191,6 +192,11 @@ def _release_fix(facts: Facts, distribution: str, installed: Optional[str], why:
     """(advice, repairs) that put the companion's release made for the installed TensorFlow in place."""
     tensorflow = _tensorflow_words(facts)
     release = release_made_for(facts, distribution)
+    if release is None and knowledge_age.tensorflow_beyond(facts) is not None:
+        # the companion table ends before this TensorFlow: a release made for it may exist, unknown to the tables
+        return (f"{tensorflow} is newer than the companion table, so which {distribution} release is made for it is "
+                f"not in the tables: install the {distribution} release whose Requires-Dist names {tensorflow}, if "
+                "there is one yet, or uninstall it if nothing needs it.", ())
     if release is None:
         return (f"No release of {distribution} is known to be made for {tensorflow}: uninstall {distribution} if "
                 f"nothing needs it, or keep a TensorFlow it supports in an environment of its own.", ())
@@ -587,18 +593,26 @@ def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:
             continue
         if refused is not None:
             continue  # its own import check already says it is not made for this TensorFlow
-        entry = requires_dist.first_copy(facts, name) or {}
-        if "requires" in entry or not made_for.knows_releases(name, via_extras=True):
-            continue  # its recorded Requires-Dist is the dependencies check's to judge
+        if not made_for.knows_releases(name, via_extras=True):
+            continue
+        # the companion table's row for this release (its Requires-Dist on TensorFlow, read from PyPI) says which
+        # TensorFlow it is made for, whether or not this report recorded its metadata: the import the child would
+        # have tried fails where it is made for another (issue 38, build 1); the dependencies check judges the pin
+        recorded = "requires" in (requires_dist.first_copy(facts, name) or {})
         fits = companions_table.made_for(name, version, installed[1], requires_dist.marker_environment(facts),
                                          via_extras=True)
+        basis = "the companion table's Requires-Dist of that release"
+        if fits is None and name == "tf-keras":
+            fits, basis = _tf_keras_in_step(version, installed[1]), "tf-keras's release line, in step with TensorFlow's"
         if fits is False:
             advice, repairs = _release_fix(facts, name, version, f"{named} is made for another TensorFlow")
             release = _table_release(name, version)
-            # tf-keras is pure Python: as with its recorded pin (the dependencies check), a warning, not a failure
-            status = Status.WARN if name == "tf-keras" else Status.FAIL
+            # tf-keras is pure Python: as with its recorded pin (the dependencies check), a warning, unless tf.keras
+            # itself is that tf-keras (TF_USE_LEGACY_KERAS): then tf.keras fails with it
+            status = Status.WARN if name == "tf-keras" and not _legacy_keras_requested(facts) else Status.FAIL
+            said = "" if recorded else "; its metadata was not recorded"
             problems.append(Problem(name, status, f"{named} was built for another TensorFlow than {tensorflow} "
-                                    "(the companion table; its metadata was not recorded)",
+                                    f"(judged from {basis}{said})",
                                     [f"its Requires-Dist: {', '.join(release.requires) if release else '?'}"],
                                     advice, repairs, release.source if release else None, kind="table"))
     return problems + later
@@ -726,6 +740,24 @@ def _crashed_module(tf: Mapping[str, Any]) -> Optional[str]:
     return None
 
 
+def _tf_keras_in_step(version: str, tensorflow_version: str) -> Optional[bool]:
+    """A tf-keras release the table does not hold: tf-keras is released in step with TensorFlow, one release line per
+    TensorFlow minor (tf-keras 2.21.x requires tensorflow<2.22,>=2.21), so its minor says which TensorFlow it is
+    made for. None when a version cannot be read."""
+    ours, theirs = requires_dist.version_of(version), requires_dist.version_of(tensorflow_version)
+    if ours is None or theirs is None:
+        return None
+    return (ours.major, ours.minor) == (theirs.major, theirs.minor)
+
+
+def _legacy_keras_requested(facts: Facts) -> bool:
+    """TF_USE_LEGACY_KERAS is set true: tf.keras is then tf-keras itself."""
+    from tfdoctor.facts import tensorflow_pins
+
+    legacy = tensorflow_pins.legacy_keras()
+    return str(section(facts, "environment").get(legacy["variable"]) or "") in legacy["true_values"]
+
+
 def _static_outcome(facts: Facts, why: str, listed: bool = True) -> Outcome:
     """The verdict from the tables alone, when the child's imports of the companions are not recorded: their
     problems; a pass when they judged every installed companion and found none, or (`listed`: the report lists
@@ -834,9 +866,11 @@ def companions(facts: Facts) -> Outcome:
     (keras-hub failing in tensorflow-text's library is tensorflow-text's) and its release made for the installed
     TensorFlow. Without the child's imports (a saved report, a failed TensorFlow import) it judges from the tables:
     a release whose import-time check refuses the installed TensorFlow (`companion_import_checks.toml`, read from
-    the wheels), one the companion table says is made for another TensorFlow where its Requires-Dist was not
-    recorded (by its extras' TensorFlow pin where that is all it names, as tensorflow-io does; never for a companion
-    TensorFlow's own Requires-Dist ranges, such as tensorflow-io-gcs-filesystem); and always, a library whose wheel
+    the wheels), one the companion table's row says is made for another TensorFlow, its Requires-Dist recorded or not
+    (by its extras' TensorFlow pin where that is all it names, as tensorflow-io does; a tf-keras release the table
+    lacks by its minor, in step with TensorFlow's; a failure, or for tf-keras a warning unless TF_USE_LEGACY_KERAS
+    makes it tf.keras; never for a companion TensorFlow's own Requires-Dist ranges, such as
+    tensorflow-io-gcs-filesystem), saying which it used; and always, a library whose wheel
     imports tf_keras (`tf_keras_users.toml`: tensorflow-hub 0.16+, -model-optimization 0.8+, -probability 0.24+,
     -decision-forests 1.9+) installed under Keras 3 without tf-keras fails with the tf-keras made for the installed
     TensorFlow, as does such a library failing to import with an unknown error under Keras 3 without tf-keras. A

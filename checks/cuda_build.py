@@ -714,5 +714,7 @@ def cuda_build(facts: Facts) -> Outcome:
         libraries = "which CUDA it was built for is not recorded"
     kernels = f"; {_names(gpus)} {'has' if len(gpus) == 1 else 'have'} native kernels" if gpus and not notes else ""
     made_with = f" (CUDA {build.get('cuda')}, cuDNN {build.get('cudnn')})" if build.get("cuda") else ""
+    if build.get("beyond_knowledge") and not build.get("cuda"):
+        made_with = " (its CUDA and cuDNN: not in the tables, and not recorded)"
     return findings.outcome(
         f"CUDA build of TensorFlow {version or '(version not recorded)'}{made_with}; {libraries}{kernels}", **evidence)

@@ -17,6 +17,7 @@ from tfdoctor.environment.spell import fresh_environment, spelling_for
 from tfdoctor.facts import (
     apple_silicon,
     installable_wheels,
+    knowledge_age,
     mach_o,
     metal_pairing,
     section,
@@ -287,6 +288,19 @@ def metal_plugin(facts: Facts) -> Outcome:
             return findings.outcome("", **evidence)
         return Outcome.skip("cannot match tensorflow-metal to TensorFlow: "
                             f"{'the plugin' if not metal else 'TensorFlow'}'s version was not recorded", **evidence)
+    beyond = [f"{name} {version}" for name, version in ((tensorflow_distributions.METAL, metal),
+                                                        (_tf_build(facts) or "tensorflow", tf))
+              if knowledge_age.beyond(name, version)]
+    if beyond:
+        # a release newer than the tables: which tensorflow-metal loads into which TensorFlow there is unknown
+        # (the curated rows' open ends, `tf_max = "2.99"`, are an inference about releases nobody has tried)
+        evidence["pairing"] = "unknown"
+        findings.note(f"{' and '.join(beyond)}: newer than the tables (see tensorflow-install), so this pair is not "
+                      "in them")
+        if findings.problems():
+            return findings.outcome("", **evidence)
+        return Outcome.skip(f"tensorflow-metal {metal} with TensorFlow {tf}: not in the tables ({' and '.join(beyond)} "
+                            "newer than them)", **evidence)
     pairing = metal_pairing.metal_pairing(metal, tf, _tf_build(facts))
     evidence["pairing"] = pairing["outcome"] if pairing else "unknown"
     if pairing is None:

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional
 
 from tfdoctor.checking.registry import check
 from tfdoctor.environment.spell import fresh_environment, spelling_for
-from tfdoctor.facts import Facts, host_system, is_recorded, metal_pairing, releases, section
+from tfdoctor.facts import Facts, host_system, is_recorded, knowledge_age, metal_pairing, releases, section
 from tfdoctor.facts.nvidia_smi import detected_gpus
 from tfdoctor.facts.platform import machine_platform, rosetta
 from tfdoctor.facts.tensorflow_build import compare, minor_string, platform_fact, tensorflow_version, wsl_version
@@ -177,6 +177,20 @@ def platform_support(facts: Facts) -> Outcome:
                 "newest": newest["tf"] if newest else None,
                 "newest_release": newest["newest"] if newest else None,
                 "wsl": wsl_version(facts)}
+    who = f"{label}, Python {python_version}" if python_version else f"{label} (Python not recorded)"
+    beyond = knowledge_age.tensorflow_beyond(facts)
+    if beyond is not None:
+        # its wheels are not in the release table: which Python, glibc or macOS they take is unknown, so nothing
+        # here is judged from the table (tensorflow-install gives the knowledge's age); the curated GPU facts of
+        # the platform (native Windows, Linux aarch64) still stand
+        evidence["beyond_knowledge"] = beyond.installed
+        if gpu_outcome is not None:
+            return Outcome(gpu_outcome.status, f"{label}: {gpu_outcome.summary}",
+                           (*gpu_outcome.details, *details[1:]), gpu_outcome.remediation,
+                           {**evidence, **gpu_outcome.evidence})
+        return Outcome.ok(f"{who}: TensorFlow {beyond.installed} installed, newer than the release tables (they end "
+                          f"at {knowledge_age.tensorflow_end()}): its wheels' Python and platform range are not in "
+                          "them", *details, **evidence)
     if newest is None:
         prerelease = [r for r in supported if r["prerelease"]]
         if prerelease:
@@ -221,7 +235,6 @@ def platform_support(facts: Facts) -> Outcome:
         return Outcome(gpu_outcome.status, f"{label}: {gpu_outcome.summary}",
                        (*gpu_outcome.details, *details[1:]), gpu_outcome.remediation,
                        {**evidence, **gpu_outcome.evidence})
-    who = f"{label}, Python {python_version}" if python_version else f"{label} (Python not recorded)"
     summary = f"{who}: TensorFlow up to {newest['tf']}"
     if key == "macos-x86_64":
         last = platform_fact("macos-x86_64-last")

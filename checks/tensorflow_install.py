@@ -25,6 +25,7 @@ from tfdoctor.facts import (
     apple_silicon,
     host_system,
     installable_wheels,
+    knowledge_age,
     metal_pairing,
     requires_dist,
     section,
@@ -238,7 +239,9 @@ def tensorflow_install(facts: Facts) -> Outcome:
     ABI through `packaging.tags`: files built for another Python, cp312 in 3.11, fail, reinstalled at their release
     for this one; `facts/wheel_tags.py`);
     Keras and NumPy against curated pins only where the metadata cannot say (Requires-Dist not recorded, NumPy 2
-    under an old release that set no bound)
+    under an old release that set no bound); a TensorFlow, tensorflow-metal or companion newer than the generated
+    tables is said in one line, with the tables' date (`facts/knowledge_age.py`), and nothing is claimed from
+    release rows they do not hold
     """
     installer = installer_for(facts)
     platform = wheel_platform(facts)
@@ -330,7 +333,9 @@ def tensorflow_install(facts: Facts) -> Outcome:
     tf = tensorflow_distributions.tensorflow_version(facts)
     real = reals[0] if reals else None
     other_python, move_fix = False, None
-    if real and tf:
+    # a TensorFlow newer than the release table: its wheels and Python range are unknown, not absent
+    beyond = bool(real and tf and knowledge_age.beyond(real.name, tf))
+    if real and tf and not beyond:
         row = installable_wheels.wheel_for(real.name, tf, platform) if platform else None
         other_python = bool(row and python and not installable_wheels.within(python, row["python_min"],
                                                                             row["python_max"]))
@@ -355,7 +360,17 @@ def tensorflow_install(facts: Facts) -> Outcome:
         _check_pins(facts, findings, tf, real.name)
     _check_wheel_tags(facts, findings, real.name if real and other_python else None, move_fix)
 
+    if real and tf and beyond:
+        _check_pins(facts, findings, tf, real.name)
+
     summary = ", ".join(f"{c.name} {c.version or '(version not recorded)'}" for c in (reals or copies))
+    age = knowledge_age.age_line(facts)
+    if age:  # the one line that says the knowledge is older than what is installed (issue 38, build 6)
+        evidence["knowledge_generated"] = knowledge_age.generated_on()
+        evidence["beyond_knowledge"] = [n.name for n in knowledge_age.beyond_knowledge(facts)]
+        if findings.problems():
+            findings.note(age)
+        return findings.outcome(f"TensorFlow installed: {summary}; {age}", **evidence)
     return findings.outcome(f"TensorFlow installed: {summary}", **evidence)
 
 

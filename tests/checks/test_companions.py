@@ -346,8 +346,31 @@ def test_a_companion_made_for_another_tensorflow_is_flagged_from_the_table_where
     outcome = companions.run(table_facts(installed("tensorflow-text", "2.15.0")))
     assert outcome.status is Status.FAIL and "built for another TensorFlow" in outcome.summary
     assert [r.packages for r in outcome.remediation.repairs] == [("tensorflow-text==2.21.1",)]
-    # with its Requires-Dist recorded, that is the dependencies check's verdict, not a second one here
-    assert companions.run(table_facts(TEXT)).status is Status.SKIP
+    # with its Requires-Dist recorded too (issue 38, build 1): the import the child would have tried fails, as the
+    # live run's does; the dependencies check judges the pin beside it
+    recorded = companions.run(table_facts(TEXT))
+    assert recorded.status is Status.FAIL and "judged from the companion table's Requires-Dist" in recorded.summary
+    assert [r.packages for r in recorded.remediation.repairs] == [("tensorflow-text==2.21.1",)]
+
+
+TF_KERAS_215 = installed("tf-keras", "2.15.1", requires=["tensorflow<2.16,>=2.15"])
+
+
+def test_a_tf_keras_of_another_release_fails_without_the_child_where_it_is_tf_keras():
+    """tf-keras 2.15.1 beside TensorFlow 2.21 (the live suite's tf-keras-of-another-release): with TF_USE_LEGACY_KERAS
+    tf.keras is that tf-keras, and it fails; without it a warning (tf-keras is pure Python), as its recorded pin."""
+    legacy = companions.run(table_facts(TF_KERAS_215, environment={"TF_USE_LEGACY_KERAS": "1"}))
+    assert legacy.status is Status.FAIL and "tf-keras 2.15.1 was built for another TensorFlow" in legacy.summary
+    assert [r.packages for r in legacy.remediation.repairs] == [("tf-keras==2.21.0",)]
+    assert companions.run(table_facts(TF_KERAS_215)).status is Status.WARN
+
+
+def test_a_tf_keras_release_the_table_lacks_is_judged_by_its_minor():
+    """tf-keras is released in step with TensorFlow, one line per minor: 2.20.7 (no such row) is not 2.21's."""
+    outcome = companions.run(table_facts(installed("tf-keras", "2.20.7"), environment={"TF_USE_LEGACY_KERAS": "1"}))
+    assert outcome.status is Status.FAIL and "in step with TensorFlow's" in outcome.summary
+    fits = companions.run(table_facts(installed("tf-keras", "2.21.7"), environment={"TF_USE_LEGACY_KERAS": "1"}))
+    assert fits.status is not Status.FAIL and fits.status is not Status.WARN
 
 
 def test_with_the_childs_imports_a_keras_2_library_under_keras_3_is_still_flagged():

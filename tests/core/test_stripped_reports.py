@@ -85,6 +85,24 @@ def _numpy_too_old_report() -> dict:
     return {"schema_version": "1.3", "facts": facts}
 
 
+def _one_companion_of(path_stem: str, keep: str, drop: tuple[str, ...]) -> dict:
+    """A recorded run cut to one of its companions: its other companions' distributions and the child's imports of
+    them taken out, as the live suite's environment with that companion alone records it."""
+    document = load_fixture(next(p for p in fixture_paths() if p.stem == path_stem))
+    facts = document["facts"]
+    facts["distributions"] = [d for d in facts["distributions"] if d["name"] not in drop]
+    facts["tensorflow"]["companions"] = [c for c in facts["tensorflow"]["companions"] if c["module"] == keep]
+    return document
+
+
+def _text_of_another_release_report() -> dict:
+    """tests/live/test_live_environments.py's tensorflow-text-of-another-release: tensorflow-text 2.15.0 (--no-deps)
+    beside tensorflow-cpu 2.21.0, whose `import tensorflow_text` fails with an undefined symbol while TensorFlow
+    works: the recorded run of linux/companions-built-for-older-tensorflow-beside-tensorflow-cpu-2.21, cut to it."""
+    return _one_companion_of("companions-built-for-older-tensorflow-beside-tensorflow-cpu-2.21", "tensorflow_text",
+                             ("tensorflow-probability", "tensorflow-addons"))
+
+
 # Reports shaped as the live child records them, of mechanisms no fixture holds (issue 38), with the full verdict.
 LIVE_SHAPED = {"hub-0.16.1-keras-2-layer-beside-tf-keras": (lambda: _hub_report("2.21.0"), {"companions": "fail"}),
                "hub-0.16.1-without-tf-keras": (lambda: _hub_report(None), {"companions": "fail"}),
@@ -92,7 +110,9 @@ LIVE_SHAPED = {"hub-0.16.1-keras-2-layer-beside-tf-keras": (lambda: _hub_report(
                # tests/live/test_live_closure.py's typing-extensions 4.5.0: tf.keras fails through optree's pin
                "closure-typing-extensions": (lambda: {"schema_version": "1.3", "facts": closure_environment()},
                                              {"keras": "fail", "dependencies": "fail"}),
-               "numpy-too-old": (_numpy_too_old_report, {"keras": "pass", "dependencies": "warn"})}
+               "numpy-too-old": (_numpy_too_old_report, {"keras": "pass", "dependencies": "warn"}),
+               # tensorflow-text-of-another-release: from distributions alone, the companion table's row for 2.15.0
+               "tensorflow-text-of-another-release": (_text_of_another_release_report, {"companions": "fail"})}
 
 
 @pytest.mark.parametrize("level", LEVELS)

@@ -106,10 +106,8 @@ CASES = (
          "whose repair needs TensorFlow's wheel", FAIL, causes=(("pip 20.2",),), install=("pip==20.2.4",),
          delete=("tensorflow/python/_pywrap_tensorflow_internal.so",)),
     Case("tf-keras-of-another-release", "tf-keras 2.15 with TF_USE_LEGACY_KERAS=1 on TensorFlow {tf}: tf.keras fails",
-         FAIL, causes=(("tf-keras", "{tf_minor}"),), install=("tf-keras==2.15.1",), env={"TF_USE_LEGACY_KERAS": "1"},
-         # a gap of issue 38 item 1, left open: from distributions alone companions says "no companion" (the keras
-         # check still names tf-keras 2.15); only the child's import of tf_keras shows the companion failing
-         beyond_tables=("companions",)),
+         # without the child's facts, companions judges tf-keras 2.15.1 from the companion table's row (issue 38)
+         FAIL, causes=(("tf-keras", "{tf_minor}"),), install=("tf-keras==2.15.1",), env={"TF_USE_LEGACY_KERAS": "1"}),
     Case("legacy-keras-without-tf-keras", "TF_USE_LEGACY_KERAS=1 and no tf-keras beside tensorflow-cpu {tf}: tf.keras fails",
          FAIL, causes=(("tf-keras", "{tf_minor}"),), env={"TF_USE_LEGACY_KERAS": "1"},
          fix_as="tf-keras-of-another-release"),  # one `pip install` of tf-keras's range under TF_USE_LEGACY_KERAS=1
@@ -117,10 +115,8 @@ CASES = (
          PROBLEM, causes=(("tensorflow {tf}", "tensorflow-cpu {tf}"),), install=("tensorflow=={tf}",)),
     Case("tensorflow-text-of-another-release", "tensorflow-text 2.15.0 (made for TensorFlow 2.15; requires `tensorflow`) "
          "beside tensorflow-cpu {tf}: import tensorflow_text fails while TensorFlow works", FAIL, causes=(("tensorflow-text 2.15",),),
-         install=("tensorflow-text==2.15.0",), built_for_another="tensorflow-text", imports=("tensorflow_text",),
-         # a gap of issue 38 item 1, left open: the tables know tensorflow-text 2.15's TensorFlow, but without the
-         # child's import of it companions skips instead of failing
-         beyond_tables=("companions",)),
+         # without the child's facts, companions judges it from the companion table's row for 2.15.0 (issue 38)
+         install=("tensorflow-text==2.15.0",), built_for_another="tensorflow-text", imports=("tensorflow_text",)),
     Case("tensorflow-hub-without-tf-keras", "tensorflow-hub 0.16.0 (its Requires-Dist names no tf-keras, its own source "
          "imports tf_keras under Keras 3) beside tensorflow-cpu {tf} without tf-keras: import tensorflow_hub fails",
          FAIL, causes=(("tensorflow-hub 0.16.0", "tf-keras"),),

@@ -43,6 +43,8 @@ tfdoctor/remedies/ (tests/project/test_import_floors.py holds the floors).
   requires_dist                 Requires-Dist parsed, markers evaluated for the target interpreter
   published_requires            Requires-Dist a report did not record, from the release's published metadata
   releases                      the generated release table (knowledge/releases.toml)
+  knowledge_age                 how far the generated tables reach (their newest releases, the day they were
+                                read); what installed is newer, which the checks then claim nothing about
   made_for                      the companion release made for the installed TensorFlow
   shadowing                     copies from outside the installation that `import` finds first
   companions                    which TensorFlow each release of tf-keras, tensorflow-text... declares

@@ -124,10 +124,15 @@ def tensorflow_build(facts: Facts) -> dict[str, Any]:
     """CUDA, cuDNN and GPU kernels of the installed TensorFlow: from build_info when the child ran
     and it has the keys (2.22.0rc0 dropped them), else from its wheel's build_info (the generated table),
     else from the knowledge row of its minor release. cuDNN from the row where build_info has only the major."""
+    from tfdoctor.facts import knowledge_age
+
     version = tensorflow_version(facts)
-    row = row_for_minor("tf_cuda", version) or {}
-    info = build_info(facts) or {key: value for key, value in wheel_build_info(facts).items()
-                                 if key in ("cuda_compute_capabilities", "cuda_version")}
+    # a release newer than the tables: the row of its minor (curated from a pre-release, or none) says nothing
+    # of it; only what its own build_info recorded counts
+    beyond = knowledge_age.tensorflow_beyond(facts) is not None
+    row = {} if beyond else row_for_minor("tf_cuda", version) or {}
+    info = build_info(facts) or ({} if beyond else {key: value for key, value in wheel_build_info(facts).items()
+                                                    if key in ("cuda_compute_capabilities", "cuda_version")})
     capabilities = info.get("cuda_compute_capabilities")
     sass: list[str] = []
     ptx: str | None = None
@@ -150,6 +155,7 @@ def tensorflow_build(facts: Facts) -> dict[str, Any]:
         "ptx": ptx or row.get("ptx"),
         "from_build_info": bool(cuda or sass),
         "known": bool(row) or bool(cuda or sass),
+        "beyond_knowledge": beyond,
     }
 
 
