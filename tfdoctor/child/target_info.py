@@ -415,7 +415,6 @@ def describe_distributions():
         elif os.path.isdir(info_path):
             entry["top_level"] = top_level_of(info_path)
         if key in closure or detailed:
-            entry["metadata_path"] = info_path
             # what pip needs to uninstall it: RECORD, or installed-files.txt for an egg-info pip wrote
             entry["has_record"] = os.path.isfile(os.path.join(info_path, "RECORD")) or os.path.isfile(
                 os.path.join(info_path, "installed-files.txt"))
