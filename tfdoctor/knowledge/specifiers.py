@@ -7,6 +7,7 @@ An installed pre-release satisfies a range the way pip's resolver accepts an ins
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -85,6 +86,18 @@ def satisfiable(specifier: SpecifierSet) -> bool:
         if low > high or (low == high and (low_strict or high_strict)):
             return False
     return True
+
+
+# The name at the start of a Requires-Dist line, as packaging's tokenizer reads it (its IDENTIFIER after optional
+# blanks): a line whose name matters is parsed, the others need not be.
+_REQUIREMENT_NAME = re.compile(r"[ \t]*(\b[a-zA-Z0-9][a-zA-Z0-9._-]*\b)")
+
+
+def requirement_name(line: str) -> Optional[str]:
+    """The distribution a Requires-Dist line names, read without parsing the line (the name `parse_requirement`
+    would give it when the line parses); None when the line starts with no name."""
+    match = _REQUIREMENT_NAME.match(str(line))
+    return match.group(1) if match else None
 
 
 @functools.lru_cache(maxsize=16384)
