@@ -18,7 +18,8 @@ test_live_environments.py covers the fixer. Cases the doctor of this branch gets
 reason in the case (the `xfail` field of test_live_environments.py's Case: "verdict: why", "plan: why"), so the suite
 passes and turns red when one gets fixed.
 
-The held-out half (tests/live/changelog_aside.py, drawn before any scoring) joins only with TFDOCTOR_LIVE_ASIDE=1.
+The held-out half (tests/live/changelog_aside.py for rounds 1 and 2, changelog_aside2.py for round 3, each drawn
+before any scoring) joins only with TFDOCTOR_LIVE_ASIDE=1.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from tests.live import changelog_aside, support
+from tests.live import changelog_aside, changelog_aside2, support
 
 pytestmark = [pytest.mark.live, pytest.mark.integration]
 
@@ -210,6 +211,45 @@ SEEN = (
                "TF_USE_LEGACY_KERAS=1` (for tensorflow_hub's KerasLayer, a second finding), leaves "
                "tensorflowjs_converter failing (scored on 6dad2fa, and on main 9045b69)"),
     ),
+    # Round 3 (2026-11-29): fixtures/fresh/SCORES.md, "Changelog watch, round 3"
+    Case(
+        id="tensorflow-2.21-keras-tuner-1.4.8-no-tensorboard",
+        mechanism="pip install tensorflow-cpu==2.21.0 keras-tuner on Python 3.11 today: TensorFlow 2.21 no longer "
+                  "requires tensorboard (2.20 pinned tensorboard~=2.20.0), and keras-tuner 1.4.8 (its newest, November "
+                  "2025) imports tensorboard.plugins.hparams in every trial under the TensorFlow backend without "
+                  "declaring it: each trial of Tuner.search fails with ModuleNotFoundError (No module named "
+                  "'tensorboard') and no trial completes, while TensorFlow, tf.keras and `import keras_tuner` work",
+        expect="fail-or-warn",
+        causes=(("keras-tuner", "tensorboard"),),
+        hints=("tensorboard",),
+        python="3.11",
+        requirements=("tensorflow-cpu==2.21.0", "keras-tuner==1.4.8"),
+        use="import tempfile, numpy as np, keras, keras_tuner as kt\n"
+            "def build(hp):\n"
+            "    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(hp.Int('units', 2, 4, step=2)), "
+            "keras.layers.Dense(1)])\n"
+            "    model.compile(optimizer='adam', loss='mse')\n"
+            "    return model\n"
+            "tuner = kt.RandomSearch(build, objective='val_loss', max_trials=1, directory=tempfile.mkdtemp())\n"
+            "x, y = np.random.rand(16, 4).astype('float32'), np.random.rand(16, 1).astype('float32')\n"
+            "tuner.search(x, y, epochs=1, validation_data=(x, y), verbose=0)\n"
+            "# a failed trial is logged, not raised: the search must have completed one\n"
+            "best = tuner.oracle.get_best_trials(1)\n"
+            "assert best and best[0].score is not None, 'no trial completed'\n"
+            "print('works', best[0].hyperparameters.values)",
+        premise="import importlib.metadata as m, importlib.util\n"
+                "assert importlib.util.find_spec('tensorboard') is None\n"
+                "assert m.version('keras-tuner') == '1.4.8'\n"
+                "assert m.version('tensorflow-cpu') == '2.21.0'",
+        # proven on 2026-11-29: tensorboard 2.21.0 (with markdown, werkzeug, tensorboard-data-server); TensorFlow
+        # 2.21.0 kept
+        repair=("python -m pip install tensorboard",),
+        sources=("https://pypi.org/project/keras-tuner/1.4.8/", "https://pypi.org/project/tensorflow-cpu/2.21.0/",
+                 "https://pypi.org/project/tensorflow-cpu/2.20.0/"),
+        xfail=("verdict, plan: keras-tuner 1.4.8 imports and declares no tensorboard, TensorFlow 2.21 no longer pins "
+               "it, and the import sits inside Tuner.search: every check passes, no finding names keras-tuner or "
+               "tensorboard, no plan (scored on main 92c4331, before any diagnosis change)"),
+    ),
 )
 
 # Issue 38, build 5: libraries in no list, known only by what their own files import (not from a changelog: the
@@ -247,7 +287,9 @@ OUTSIDE_LISTS = (
     ),
 )
 
-ASIDE = tuple(Case(**spec) for spec in changelog_aside.CASES) if os.environ.get("TFDOCTOR_LIVE_ASIDE") == "1" else ()
+# the held-out cases of every round: `-k aside` selects them all, `-k aside-r3` round 3's alone
+ASIDE = (tuple(Case(**spec) for spec in changelog_aside.CASES + changelog_aside2.CASES)
+         if os.environ.get("TFDOCTOR_LIVE_ASIDE") == "1" else ())
 CASES = SEEN + OUTSIDE_LISTS + ASIDE
 
 
