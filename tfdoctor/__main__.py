@@ -61,14 +61,21 @@ def start_children(asked: Diagnosis) -> None:
 def head_start(args: list[str]) -> Iterator[None]:
     import threading
 
-    asked = diagnosis_asked(args)
-    if asked is None or not sys.executable or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         yield  # (signal handlers are the main thread's to set)
         return
     from tfdoctor.cli.interrupts import head_start_handlers
-    from tfdoctor.operations.processes import discard_head_start
 
+    # the early handlers whether or not children start here: a SIGINT or SIGTERM while typer and the checks
+    # still load (a second or more on a busy machine) is "interrupted" and 128 + signal, as later, not a death by
+    # the signal (tests/attack/test_hanging_interpreter.py, 0.4 s into a run with --python)
     with head_start_handlers():
+        asked = diagnosis_asked(args)
+        if asked is None or not sys.executable:
+            yield
+            return
+        from tfdoctor.operations.processes import discard_head_start
+
         try:
             start_children(asked)
             yield

@@ -117,10 +117,13 @@ def interrupted(code: int) -> int:
 def _interrupted_early(signum: int, frame: object) -> None:
     """SIGINT or SIGTERM before the command line has its own handlers (InterruptsUnwind), or after:
     the head start's children die with the doctor, which says so and exits 128 + signal, as a run does."""
-    from tfdoctor.operations.processes import kill_head_start_in_handler
+    try:
+        from tfdoctor.operations.processes import kill_head_start_in_handler
 
-    kill_head_start_in_handler()
-    _remove_neutral_directory()
+        kill_head_start_in_handler()
+        _remove_neutral_directory()
+    except Exception:  # noqa: BLE001 - no head start (its modules half imported when the signal came): nothing runs
+        pass
     try:
         sys.stderr.write("\ntfdoctor: interrupted\n" if sys.stderr.isatty() else "tfdoctor: interrupted\n")
         sys.stderr.flush()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional
 
-from tfdoctor.facts import Facts, canonical_name
+from tfdoctor.facts import Facts, canonical_name, first_copies
 
 PIP_URL = "https://pip.pypa.io/en/stable/cli/pip_uninstall/"
 
@@ -18,18 +18,8 @@ PIP_URL = "https://pip.pypa.io/en/stable/cli/pip_uninstall/"
 def without_record(facts: Facts) -> dict[str, Mapping[str, Any]]:
     """name -> the first recorded copy of each distribution whose metadata has no RECORD (only where the
     report says so: older reports never recorded it)."""
-    found: dict[str, Mapping[str, Any]] = {}
-    seen: set[str] = set()
-    for entry in facts.get("distributions") or ():
-        if not isinstance(entry, Mapping) or not entry.get("name"):
-            continue
-        name = canonical_name(str(entry["name"]))
-        if name in seen:
-            continue
-        seen.add(name)
-        if entry.get("has_record") is False and entry.get("version"):
-            found[name] = entry
-    return found
+    return {name: entry for name, entry in first_copies(facts).items()
+            if entry.get("has_record") is False and entry.get("version")}
 
 
 def replaced(facts: Facts, wanted: Mapping[str, Optional[str]]) -> list[Mapping[str, Any]]:

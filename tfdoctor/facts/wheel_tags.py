@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from packaging import tags as packaging_tags
 
-from tfdoctor.facts import Facts, canonical_name, section
+from tfdoctor.facts import Facts, canonical_name, first_copies, section
 
 
 @dataclass(frozen=True)
@@ -119,14 +119,7 @@ def foreign_builds(facts: Facts) -> list[ForeignBuild]:
     wheels = {(canonical_name(str(w.get("name") or "")), str(w.get("version") or "")): w.get("tags")
               for w in section(facts, "installers").get("wheels") or () if isinstance(w, Mapping)}
     found: list[ForeignBuild] = []
-    seen: set[str] = set()
-    for entry in facts.get("distributions") or ():
-        if not isinstance(entry, Mapping) or not entry.get("name"):
-            continue
-        name = canonical_name(str(entry["name"]))
-        if name in seen:
-            continue
-        seen.add(name)
+    for name, entry in first_copies(facts).items():
         lines = entry.get("wheel_tags")
         if "wheel_tags" not in entry:
             lines = wheels.get((name, str(entry.get("version") or "")))
