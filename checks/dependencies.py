@@ -10,7 +10,8 @@ declaration is the only fact, and only a tried import can show the environment s
 intent per unmet pin, with the specifier as the metadata writes it and the requirer named: the planner
 joins them into one step that keeps TensorFlow where it is, and reports requirers that disagree as a
 conflict. A dependent made for another TensorFlow is moved to its release made for the installed one
-(the companion table, offline); where none exists TensorFlow moves, and the reason says why.
+(the companion table, offline); where none exists TensorFlow moves, and the reason says why. Where TensorFlow is
+newer than the tables, their silence is no answer: the advice says so, and the move is left to the user's choices.
 """
 
 from __future__ import annotations
@@ -270,7 +271,9 @@ def dependencies(facts: Facts) -> Outcome:
     per unmet pin, specifier as written and requirer named, which the plan joins into one step with TensorFlow
     pinned where it is (requirers that disagree: a conflict naming both); a dependent made for another TensorFlow
     gets its release made for the installed one (the companion table), else TensorFlow moves under the installed
-    build's name and the plan says why; and, where every pin holds, an installed release that imports a module no
+    build's name and the plan says why (beside a TensorFlow newer than the tables, a companion's release made for it
+    is unknown, not absent: the pin still counts, the advice says where the tables end, and moving TensorFlow back
+    is one of the plan's choices, never its own step); and, where every pin holds, an installed release that imports a module no
     provider here has (`module_providers.toml`: every tensorboard before 2.21 imports pkg_resources, which
     setuptools 82 removed, so the `tensorboard` command fails while TensorFlow imports) warns with the provider's
     releases that have it (`setuptools<82`), a step joined to the unmet pins' where there are some
