@@ -10,7 +10,8 @@ declaration is the only fact, and only a tried import can show the environment s
 intent per unmet pin, with the specifier as the metadata writes it and the requirer named: the planner
 joins them into one step that keeps TensorFlow where it is, and reports requirers that disagree as a
 conflict. A dependent made for another TensorFlow is moved to its release made for the installed one
-(the companion table, offline); where none exists TensorFlow moves, and the reason says why.
+(the companion table, offline); where none exists TensorFlow moves, and the reason says why. Where TensorFlow is
+newer than the tables, their silence is no answer: the advice says so, and the move is left to the user's choices.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tfdoctor.checking.registry import Facts, check
 from tfdoctor.facts import (
     autograph,
     import_causes,
+    knowledge_age,
     made_for,
     module_providers,
     owners,
@@ -129,7 +131,11 @@ def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, .
         matched.append(f"{item.requirer} {release.version}")
         repairs.append(Repair.install(f"{item.requirer}=={release.version}", reason=(
             f"{item.describe()}; {item.requirer} {release.version} is the release made for TensorFlow {tf_version}")))
-    blocking = [u for u in moving if u.requirer in stuck]
+    # issue 38, build 6: a TensorFlow newer than the tables: which release of a companion is made for it is not in
+    # them, so its own violated pin stands (the artifact declares it) but nothing says no release exists, and
+    # TensorFlow is not moved back by the main plan: the user's choices (plan/choices.py) offer that move
+    past = _past_the_tables(facts, stuck)
+    blocking = [u for u in moving if u.requirer in stuck and u.requirer not in past]
     for item in blocking:
         why = (f"no {item.requirer} release is made for TensorFlow {tf_version}"
                if made_for.knows_releases(item.requirer)
@@ -155,7 +161,33 @@ def _moving_fix(facts: Facts, moving: list[Unmet]) -> tuple[str, tuple[Repair, .
                       + (f"Or keep TensorFlow and uninstall {names} if nothing uses {'it' if one else 'them'}."
                          if known else f"Or keep TensorFlow and install a release of {names} made for it, if one "
                          "exists."))
+    if past:
+        advice.append(_past_the_tables_advice([u for u in moving if u.requirer in past], tf_version))
     return " ".join(advice), tuple(repairs), bool(blocking)
+
+
+def _past_the_tables(facts: Facts, stuck: Mapping[str, Unmet]) -> frozenset[str]:
+    """The stuck requirers the companion table knows, beside a TensorFlow newer than every release the tables
+    hold: their release made for it is unknown, not absent (empty when TensorFlow is one the tables hold)."""
+    if knowledge_age.tensorflow_beyond(facts) is None:
+        return frozenset()
+    return frozenset(name for name in stuck if made_for.knows_releases(name))
+
+
+def _past_the_tables_advice(items: list[Unmet], tf_version: str) -> str:
+    """What to do about a companion's own violated pin on a TensorFlow the tables do not reach: a newer release of
+    the companion (no command: the tables name none), or one of the choices (keep TensorFlow without it; move
+    TensorFlow back into its pin)."""
+    requirers = dict.fromkeys(f"{u.requirer} {u.requirer_version}" for u in items)
+    names = ", ".join(dict.fromkeys(u.requirer for u in items))
+    targets = ", ".join(dict.fromkeys(u.name + u.specifier for u in items))
+    one = len(requirers) == 1
+    end = knowledge_age.tensorflow_end()
+    return (f"{', '.join(requirers)} {'declares' if one else 'declare'} {targets}, which TensorFlow {tf_version} is "
+            f"outside. The tables end at TensorFlow {end or 'an earlier release'}, before {tf_version}, so which "
+            f"release of {names} is made for it is not in them: install a newer {names} when one exists (not in the "
+            f"tables: its Requires-Dist must admit TensorFlow {tf_version}), or, where the plan offers them as "
+            f"choices, keep TensorFlow and uninstall {names}, or move TensorFlow back into {targets}.")
 
 
 def _clash_advice(unmet: list[Unmet]) -> str:
@@ -239,7 +271,9 @@ def dependencies(facts: Facts) -> Outcome:
     per unmet pin, specifier as written and requirer named, which the plan joins into one step with TensorFlow
     pinned where it is (requirers that disagree: a conflict naming both); a dependent made for another TensorFlow
     gets its release made for the installed one (the companion table), else TensorFlow moves under the installed
-    build's name and the plan says why; and, where every pin holds, an installed release that imports a module no
+    build's name and the plan says why (beside a TensorFlow newer than the tables, a companion's release made for it
+    is unknown, not absent: the pin still counts, the advice says where the tables end, and moving TensorFlow back
+    is one of the plan's choices, never its own step); and, where every pin holds, an installed release that imports a module no
     provider here has (`module_providers.toml`: every tensorboard before 2.21 imports pkg_resources, which
     setuptools 82 removed, so the `tensorboard` command fails while TensorFlow imports) warns with the provider's
     releases that have it (`setuptools<82`), a step joined to the unmet pins' where there are some

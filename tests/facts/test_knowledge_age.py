@@ -135,3 +135,76 @@ def test_a_companion_beside_a_tensorflow_past_the_tables_is_not_told_no_release_
     assert companions["status"] == "fail"
     advice = companions["remediation"]["advice"]
     assert "newer than the companion table" in advice and "No release of tensorflow-text is known" not in advice
+
+
+# --- a companion's own pin beside a TensorFlow past the tables (the dependencies check and the plan) ----------------
+
+PINNED = FIXTURES / "linux" / "tensorflow-2.99-text-pinned-to-2.21.json"
+# what only the tables' silence could say of TensorFlow 2.99.0 (before: the dependencies check's advice and repair,
+# the plan's conflict and the keep-TensorFlow choice said each)
+SILENCE_CLAIMS = ("No release of tensorflow-text is made", "no tensorflow-text release is made",
+                  "no release of tensorflow-text is made", "; no release is")
+
+
+def _said(document) -> str:
+    """Every word the document says to the user: results (summary, details, advice, repairs) and the plan."""
+    return json.dumps([document["results"], document["plan"]])
+
+
+def test_a_companions_own_pin_past_the_tables_stands_but_tensorflow_is_not_moved_back():
+    """tensorflow-text 2.21.0 declares tensorflow<2.22,>=2.21.0 beside TensorFlow 2.99.0: its own metadata says so, a
+    true violated pin; which tensorflow-text release is made for 2.99.0 is not in the tables. Before: "No release of
+    tensorflow-text is made for TensorFlow 2.99.0 ... so the plan moves TensorFlow", and the plan's one step
+    installed tensorflow<2.22,>=2.21.0."""
+    document = diagnosed(load_fixture(PINNED))
+    dependencies = _results(document)["dependencies"]
+    assert dependencies["status"] == "fail"
+    assert dependencies["summary"] == "tensorflow 2.99.0 is outside tensorflow-text 2.21.0's tensorflow<2.22,>=2.21.0"
+    advice = dependencies["remediation"]["advice"]
+    assert f"The tables end at TensorFlow {knowledge_age.tensorflow_end()}, before 2.99.0" in advice
+    assert "install a newer tensorflow-text when one exists (not in the tables" in advice
+    assert not dependencies["remediation"].get("repairs"), "no command: the tables name no release to install"
+    said = _said(document)
+    assert not [claim for claim in SILENCE_CLAIMS if claim in said]
+    plan = document["plan"]
+    assert plan["moves_tensorflow"] is None
+    assert not [step for step in plan["steps"] if "tensorflow<" in step["command"] or "tensorflow==" in step["command"]]
+
+
+def test_the_move_back_and_the_uninstall_are_the_users_choices():
+    plan = diagnosed(load_fixture(PINNED))["plan"]
+    choices = {choice["summary"]: choice for choice in plan["choices"]}
+    keep = choices.pop("keep tensorflow 2.99.0 and uninstall tensorflow-text")
+    assert keep["removes"] == ["tensorflow-text"] and keep["moves_tensorflow"] is None
+    reasons = [r["reason"] for step in keep["plan"]["steps"] for r in step["reasons"]]
+    assert any("the tables end before it" in reason for reason in reasons)
+    [(summary, moved)] = choices.items()
+    target = moved["moves_tensorflow"]["to"].partition("==")[2]
+    assert summary.startswith("move TensorFlow to tensorflow ") and summary.endswith(" for tensorflow-text")
+    assert target and not knowledge_age.beyond("tensorflow", target), "back to a release the tables hold"
+    assert Version(target) < Version("2.22")  # inside tensorflow-text 2.21's own pin
+
+
+def test_a_companion_whose_pin_admits_the_newer_tensorflow_gets_nothing():
+    """tensorflow-probability 0.25.0 (tensorflow>=2.16, in its `tf` extra) beside TensorFlow 2.99.0: no finding,
+    no step, no choice names it."""
+    document = diagnosed(load_fixture(PINNED))
+    for result in document["results"]:
+        assert "tensorflow-probability" not in json.dumps([result["summary"], result.get("details"),
+                                                           result.get("remediation")]), result["id"]
+    assert "tensorflow-probability" not in json.dumps(document["plan"])
+
+
+def test_where_no_release_the_tables_hold_installs_nothing_is_planned():
+    """On Python 3.15 no tensorflow-text or TensorFlow the tables hold has a wheel: moving TensorFlow back is no
+    choice (before: the plan installed tensorflow<2.22,>=2.21.0, which has no wheel there), and the conflict says
+    the tables end rather than that no release exists."""
+    fixture = load_fixture(PINNED)
+    fixture["facts"]["python"]["version"] = "3.15.0"
+    document = diagnosed(fixture)
+    assert _results(document)["dependencies"]["status"] == "fail"
+    plan = document["plan"]
+    assert plan["steps"] == [] and plan["moves_tensorflow"] is None and not plan["choices"]
+    [conflict] = plan["conflicts"]
+    assert conflict["distribution"] == "tensorflow-text" and "not in them" in conflict["why"]
+    assert not [claim for claim in SILENCE_CLAIMS if claim in _said(document)]

@@ -108,7 +108,7 @@ def choices_for(plan: "Plan", planned: Sequence[tuple[str, Repair]], facts: Fact
     """The complete plans the user can choose from when a companion has no release for the installed
     TensorFlow: keep TensorFlow and uninstall the companion(s); for each, move TensorFlow to what its newest
     installable release supports. () when there is nothing to choose."""
-    from tfdoctor.facts import requires_dist as reqs
+    from tfdoctor.facts import knowledge_age, requires_dist as reqs
 
     stranded = stranded_companions(plan, facts)
     pin = reqs.tensorflow_pin(facts)
@@ -116,8 +116,11 @@ def choices_for(plan: "Plan", planned: Sequence[tuple[str, Repair]], facts: Fact
         return ()
     others = [(check_id, repair) for check_id, repair in planned if not _about(check_id, repair, stranded)]
     candidates: list[tuple[str, tuple[str, ...], "Plan"]] = []
+    # a TensorFlow newer than the tables: a release of the companion made for it is unknown, not absent (issue 38)
+    none = (f"the tables end before it and hold no release of {', '.join(stranded)} made for it"
+            if knowledge_age.beyond(*pin.split("==", 1)) else f"no release of {', '.join(stranded)} is made for it")
     keep = closed_plan(others + _kept_requirements(stranded, facts) + [(CLOSURE, Repair.uninstall(
-        *stranded, reason=f"keeps {pin.replace('==', ' ')}: no release of {', '.join(stranded)} is made for it"))], facts)
+        *stranded, reason=f"keeps {pin.replace('==', ' ')}: {none}"))], facts)
     candidates.append((f"keep {pin.replace('==', ' ')} and uninstall {', '.join(stranded)}", tuple(stranded), keep))
     if not plan.conflicts and plan.moves_tensorflow is not None and plan.runnable:
         # the checks' own plan already moves TensorFlow to what the companions support: that is the choice, as printed

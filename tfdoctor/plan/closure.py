@@ -178,7 +178,7 @@ def gaps(plan: Mapping[str, Any], facts: Mapping[str, Any]) -> list[Gap]:
 
 
 def _companions_made_for(result: Result, environment: Mapping[str, str]) -> Iterable[Gap]:
-    from tfdoctor.facts import companions
+    from tfdoctor.facts import companions, knowledge_age
 
     build, tf_version = result.tensorflow or ("", "")
     for name, version in result.after.items():
@@ -188,7 +188,10 @@ def _companions_made_for(result: Result, environment: Mapping[str, str]) -> Iter
             continue
         release = companions.release_for(name, tf_version, environment)
         why = f"{name} {version} is not made for {build} {tf_version}, which this plan ends with"
-        yield Gap(name, why + (f"; {release.version} is" if release else "; no release is"),
+        # a TensorFlow newer than the tables: a release made for it is unknown, not absent (issue 38, build 6)
+        none = ("; the tables end before it, so which release is made for it is not in them"
+                if knowledge_age.beyond(build, tf_version) else "; no release is")
+        yield Gap(name, why + (f"; {release.version} is" if release else none),
                   f"{name}=={release.version}" if release else None)
 
 
