@@ -21,7 +21,6 @@ from tfdoctor.facts.import_causes import missing_modules
 from tfdoctor.knowledge import rows as knowledge_rows
 
 
-
 @dataclass(frozen=True)
 class StackModule:
     """A module of TensorFlow's stack whose needed imports collect/library_imports.py records (STACK_MODULES there):
