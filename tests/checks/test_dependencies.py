@@ -811,3 +811,21 @@ def test_a_declared_tensorboard_is_the_unmet_pin_and_tensorflow_beyond_the_table
     # an older TensorFlow's line where the table has it
     older = tensorflow_environment(tf_version="2.19.0", extra=[_keras_tuner()])
     assert [f.provider.provided_by for f in module_providers.undeclared_stack_importers(older)] == ["tensorboard~=2.19.0"]
+
+
+def test_explain_of_the_saved_keras_tuner_report_reaches_the_same_verdict_and_plan():
+    """The finding is a pure function of the recorded `imports`: a saved report explained again says the same."""
+    from tfdoctor.api import explain
+    from tfdoctor.report.run import RunReport
+    from tfdoctor.diagnosis import doctor
+    from tests.builders import fixture_facts
+
+    facts = fixture_facts(KERAS_TUNER)
+    report = RunReport(facts=facts, results=run_checks(doctor.selected_checks(deep=False), facts))
+    saved = json.loads(json.dumps(report.to_dict()))
+    again = explain(saved, redact=False).to_dict()
+    [dependencies] = [r for r in again["results"] if r["id"] == "dependencies"]
+    assert dependencies["status"] == "warn" and "keras_tuner/src/engine/tuner.py:421" in dependencies["summary"]
+    assert {r["id"]: (r["status"], r["summary"]) for r in again["results"]} == {
+        r["id"]: (r["status"], r["summary"]) for r in saved["results"]}
+    assert again["plan"] == saved["plan"] and "tensorboard~=2.21.0" in json.dumps(saved["plan"])
