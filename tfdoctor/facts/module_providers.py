@@ -122,7 +122,8 @@ def undeclared_stack_importers(facts: Facts) -> list[StrandedImporter]:
     entries = [e for e in facts.get("distributions") or () if isinstance(e, Mapping) and e.get("name")]
     wanted = [(e, m, lines) for e in entries if isinstance(e.get("imports"), Mapping)
               and isinstance(e["imports"].get("stack_modules"), Mapping)
-              for m, lines in e["imports"]["stack_modules"].items() if m in STACK_PROVIDERS and lines]
+              for m, lines in e["imports"]["stack_modules"].items()
+              if m in STACK_PROVIDERS and isinstance(lines, list) and lines]
     if not wanted:
         return []  # most reports: no library needs one, and nothing else is walked
     installed = {canonical_name(str(e["name"])) for e in entries}
@@ -139,7 +140,7 @@ def undeclared_stack_importers(facts: Facts) -> list[StrandedImporter]:
         requirement = made_for.in_step_requirement(facts, providers[0])
         if requirement is None:
             continue
-        where = ", ".join(str(line) for line in list(lines)[:2])
+        where = ", ".join(str(line) for line in lines[:2])
         found.append(StrandedImporter(
             name, str(entry.get("version") or "?"),
             f"its code that imports it ({where}, read from its files; {name} does not declare {providers[0]}, "
