@@ -276,7 +276,11 @@ def dependencies(facts: Facts) -> Outcome:
     is one of the plan's choices, never its own step); and, where every pin holds, an installed release that imports a module no
     provider here has (`module_providers.toml`: every tensorboard before 2.21 imports pkg_resources, which
     setuptools 82 removed, so the `tensorboard` command fails while TensorFlow imports) warns with the provider's
-    releases that have it (`setuptools<82`), a step joined to the unmet pins' where there are some
+    releases that have it (`setuptools<82`), a step joined to the unmet pins' where there are some; as does a library
+    whose own files need tensorboard (`distributions[].imports.stack_modules`, read through its RECORD, an
+    ImportError fallback not counted: keras-tuner 1.4.8 imports it in every trial) where no installed distribution
+    provides it and its Requires-Dist does not declare it (TensorFlow 2.21 no longer requires it), naming the file and
+    line, with the tensorboard of TensorFlow's minor the companion table holds (`tensorboard~=2.21.0`), else the newest
     """
     # a saved report without Requires-Dist: TensorFlow's declared pins from its release's published metadata
     facts, published = published_requires.with_published(facts)

@@ -19,7 +19,7 @@ from tfdoctor.checks import dependencies as dependencies_check
 from tfdoctor.results.model import Status
 from tfdoctor.checking.registry import all_checks
 from tfdoctor.checking.runner import run_checks
-from tests.builders import ENV_PYTHON, IMPORTED, TF_221_REQUIRES, tensorflow_environment
+from tests.builders import ENV_PYTHON, ENV_SITE, IMPORTED, TF_221_REQUIRES, tensorflow_environment
 from tests.plan_support import argvs, plan_of
 
 CHECK = next(c for c in all_checks() if c.id == "dependencies")
@@ -749,3 +749,83 @@ def test_unmet_pins_and_a_stranded_importer_are_repaired_in_one_step():
     assert any("imports pkg_resources" in d for d in result.details)
     assert commands(result, facts) == [[ENV_PYTHON, "-m", "pip", "install", "--", "protobuf<8.0.0,>=6.31.1",
                                         "setuptools<82", "tensorflow-cpu==2.21.0"]]
+
+
+# --- a library whose own files import tensorboard, which TensorFlow 2.21 no longer brings ----------------------------
+
+KERAS_TUNER = "linux/keras-tuner-1.4.8-beside-tensorflow-2.21-without-tensorboard.json"
+
+
+def _keras_tuner(needed=("keras_tuner/src/engine/tuner.py:421",), requires=("keras",)):
+    """keras-tuner as the target collector records it, its files read (collect/library_imports.py)."""
+    return {"name": "keras-tuner", "version": "1.4.8", "location": "/env/site", "top_level": ["keras_tuner"],
+            "requires": list(requires), "metadata_path": "/env/site/keras_tuner-1.4.8.dist-info",
+            "imports": {"record_sha256": "0" * 64, "tf_keras": [], "complete": True,
+                        "stack_modules": {"tensorboard": list(needed)} if needed else {}}}
+
+
+def test_a_library_importing_tensorboard_undeclared_warns_with_the_tensorboard_of_tensorflows_minor():
+    """keras-tuner 1.4.8 imports tensorboard.plugins.hparams in every trial and declares no tensorboard; TensorFlow
+    2.21 no longer requires it (the saved report of `pip install tensorflow-cpu==2.21.0 keras-tuner`): a warning
+    naming the library, the file and line, and the plan installs the tensorboard of 2.21, TensorFlow kept."""
+    from tests.builders import fixture_facts
+
+    facts = fixture_facts(KERAS_TUNER)
+    result = run(facts)
+    assert result.status is Status.WARN
+    assert result.summary.startswith("keras-tuner 1.4.8 imports tensorboard, which tensorboard~=2.21.0 provides "
+                                     "(tensorboard is not installed)")
+    assert "keras_tuner/src/engine/tuner.py:421" in result.summary
+    assert result.evidence["stranded_importers"] == [{"name": "keras-tuner", "version": "1.4.8", "module": "tensorboard",
+                                                      "provided_by": "tensorboard~=2.21.0", "installed": None}]
+    assert commands(result, facts) == [[facts["python"]["executable"], "-m", "pip",
+                                        "install", "--", "tensorboard~=2.21.0", "tensorflow-cpu==2.21.0"]]
+
+
+@pytest.mark.parametrize("healthy", ["tensorboard", "tb-nightly", "fallback only", "no import", "partial list"])
+def test_a_library_importing_tensorboard_is_no_finding_where_it_is_provided_or_optional(healthy):
+    """Healthy: tensorboard (or tb-nightly) installed, the import only inside an ImportError fallback (the reader
+    records no needed line), no such import, or a list that does not say what it leaves out."""
+    extra = [_keras_tuner(needed=() if healthy in ("fallback only", "no import") else ("a.py:1",))]
+    if healthy in ("tensorboard", "tb-nightly"):
+        extra.append({"name": healthy, "version": "2.21.0", "location": ENV_SITE, "top_level": ["tensorboard"]})
+    facts = tensorflow_environment(tensorflow=IMPORTED, extra=extra)
+    if healthy == "partial list":
+        del facts["python"]["distribution_count"]
+    result = run(facts)
+    assert result.status is Status.PASS, result.summary
+    assert "stranded_importers" not in result.evidence
+
+
+def test_a_declared_tensorboard_is_the_unmet_pin_and_tensorflow_beyond_the_table_gets_the_bare_name():
+    from tfdoctor.facts import module_providers
+
+    declared = tensorflow_environment(tensorflow=IMPORTED, extra=[_keras_tuner(requires=("keras", "tensorboard"))])
+    result = run(declared)
+    assert result.summary == "keras-tuner 1.4.8 requires tensorboard, which is not installed"
+    assert module_providers.undeclared_stack_importers(declared) == []
+    # a TensorFlow whose minor the companion table holds no tensorboard of: pip picks the newest
+    newer = tensorflow_environment(tf_version="2.99.0", extra=[_keras_tuner()])
+    [found] = module_providers.undeclared_stack_importers(newer)
+    assert (found.name, found.provider.provided_by) == ("keras-tuner", "tensorboard")
+    # an older TensorFlow's line where the table has it
+    older = tensorflow_environment(tf_version="2.19.0", extra=[_keras_tuner()])
+    assert [f.provider.provided_by for f in module_providers.undeclared_stack_importers(older)] == ["tensorboard~=2.19.0"]
+
+
+def test_explain_of_the_saved_keras_tuner_report_reaches_the_same_verdict_and_plan():
+    """The finding is a pure function of the recorded `imports`: a saved report explained again says the same."""
+    from tfdoctor.api import explain
+    from tfdoctor.report.run import RunReport
+    from tfdoctor.diagnosis import doctor
+    from tests.builders import fixture_facts
+
+    facts = fixture_facts(KERAS_TUNER)
+    report = RunReport(facts=facts, results=run_checks(doctor.selected_checks(deep=False), facts))
+    saved = json.loads(json.dumps(report.to_dict()))
+    again = explain(saved, redact=False).to_dict()
+    [dependencies] = [r for r in again["results"] if r["id"] == "dependencies"]
+    assert dependencies["status"] == "warn" and "keras_tuner/src/engine/tuner.py:421" in dependencies["summary"]
+    assert {r["id"]: (r["status"], r["summary"]) for r in again["results"]} == {
+        r["id"]: (r["status"], r["summary"]) for r in saved["results"]}
+    assert again["plan"] == saved["plan"] and "tensorboard~=2.21.0" in json.dumps(saved["plan"])

@@ -124,3 +124,45 @@ def test_an_unwritable_cache_still_reads_the_library(tmp_path):
     (tmp_path / "cache-file").write_text("not a directory", encoding="utf-8")
     found = with_imports([entry], {"XDG_CACHE_HOME": str(tmp_path / "cache-file")})[0]["imports"]
     assert found["tf_keras"] == ["reader/__init__.py:9"]
+
+
+# keras-tuner 1.4.8's keras_tuner/src/engine/tuner.py lines 414-421, shortened: tensorboard imported in every trial
+TUNER = '''from keras_tuner.src import backend
+
+
+def _configure_tensorboard_dir(self, callbacks, trial, execution=0):
+    if backend.config.backend() != "tensorflow":
+        return
+
+    from tensorboard.plugins.hparams import api as hparams_api
+'''
+TENSORBOARD_FALLS_BACK = "try:\n    import tensorboard\nexcept ImportError:\n    tensorboard = None\n"
+
+
+def test_needed_imports_of_tensorboard_are_recorded_by_line_and_a_fallback_is_not(tmp_path, environ):
+    """keras-tuner 1.4.8 imports tensorboard inside a trial without declaring it: the needed line is recorded under
+    `stack_modules`; an import with an ImportError fallback, and a word in a string, are not."""
+    site = tmp_path / "site-packages"
+    entry = library(site, "keras-tuner", {"keras_tuner/src/engine/tuner.py": TUNER,
+                                          "keras_tuner/optional.py": TENSORBOARD_FALLS_BACK,
+                                          "keras_tuner/doc.py": 'WORDS = "tensorboard configuration"\n'})
+    entry["requires"] = ["keras", "packaging"]  # keras is of the family: the library is read
+    found = with_imports([entry], environ)[0]["imports"]
+    assert found["stack_modules"] == {"tensorboard": ["keras_tuner/src/engine/tuner.py:8"]}
+    healthy = library(tmp_path / "other", "fallback", {"fallback/__init__.py": TENSORBOARD_FALLS_BACK})
+    assert read_library(healthy["metadata_path"], (Path(healthy["metadata_path"]) / "RECORD").read_bytes())[
+        "stack_modules"] == {}
+
+
+def test_a_cache_entry_of_the_earlier_reader_is_not_reused(tmp_path, environ):
+    """The recorded shape changed (stack_modules): an entry the previous reader version wrote is read again."""
+    site = tmp_path / "site-packages"
+    entry = library(site, "keras-tuner", {"keras_tuner/tuner.py": TUNER})
+    digest = hashlib.sha256((Path(entry["metadata_path"]) / "RECORD").read_bytes()).hexdigest()
+    root = tmp_path / "cache" / "tfdoctor" / "library-imports"
+    root.mkdir(parents=True)
+    for version in (1, library_imports.READER_VERSION - 1):
+        key = hashlib.sha256(f"{version}:{digest}".encode()).hexdigest()
+        (root / f"{key}.json").write_text('{"reader": %d, "tf_keras": [], "complete": true}' % version, encoding="utf-8")
+    found = with_imports([entry], environ)[0]["imports"]
+    assert found["stack_modules"] == {"tensorboard": ["keras_tuner/tuner.py:8"]}

@@ -246,9 +246,8 @@ SEEN = (
         repair=("python -m pip install tensorboard",),
         sources=("https://pypi.org/project/keras-tuner/1.4.8/", "https://pypi.org/project/tensorflow-cpu/2.21.0/",
                  "https://pypi.org/project/tensorflow-cpu/2.20.0/"),
-        xfail=("verdict, plan: keras-tuner 1.4.8 imports and declares no tensorboard, TensorFlow 2.21 no longer pins "
-               "it, and the import sits inside Tuner.search: every check passes, no finding names keras-tuner or "
-               "tensorboard, no plan (scored on main 92c4331, before any diagnosis change)"),
+        # right since keras-tuner's own files are read for tensorboard (library_imports reader 2): the dependencies check
+        # warns naming tuner.py:421 and the plan installs tensorboard~=2.21.0, TensorFlow kept (XPASS, 2026-11-29)
     ),
 )
 

@@ -3,9 +3,11 @@
 A library that needs tf-keras under Keras 3 but is in no table (retina-face 0.0.17: `import tf_keras` in a function
 its package runs at import) or whose new major no longer ships TensorFlow code (transformers 5) is known only by
 what its installed files say. The RECORD lists them; each .py file it lists under the library's own site directory
-is read as bytes (never imported, never executed) and searched for imports of tf_keras, tensorflow and keras.
-A file that names tf_keras is parsed (`ast`) to tell a needed import from an optional one: inside a `try` whose
-ImportError handler does not raise again, the library works without it.
+is read as bytes (never imported, never executed) and searched for imports of tf_keras, tensorflow and keras, and of
+the few modules of TensorFlow's stack a library may import without declaring them (STACK_MODULES: tensorboard, which
+TensorFlow itself required up to 2.20, so keras-tuner 1.4.8 imports it in every trial and declares nothing).
+A file that names tf_keras or one of those is parsed (`ast`) to tell a needed import from an optional one: inside a
+`try` whose ImportError handler does not raise again, the library works without it.
 
 Only distributions that plausibly matter are read: those whose Requires-Dist names a TensorFlow-family
 distribution (any line, extras too) and the libraries the target child records for what they once shipped
@@ -27,7 +29,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from tfdoctor.facts.requires_dist import FAMILY, is_tensorflow_build
 
-READER_VERSION = 1  # part of the cache key: a changed reading rule reads every library again
+READER_VERSION = 2  # part of the cache key: a changed reading rule reads every library again
 MAX_BYTES = 64 * 1024 * 1024  # per library: transformers 4.x is 60 MB of .py files, read once, then cached
 MAX_FILES = 20_000
 MAX_RECORD_BYTES = 8 * 1024 * 1024
@@ -42,7 +44,14 @@ NOT_READ = frozenset({"keras", "keras-nightly", "tf-keras", "tf-keras-nightly", 
 _MAY_NAME_FAMILY = re.compile(r"\s*(tensorflow|tf[-_.]|intel[-_.]tensorflow|keras|tensorboard|tb[-_.]nightly|ml[-_.]dtypes)",
                               re.I)
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(tf_keras|tensorflow|keras)\b", re.M)
+# Modules of TensorFlow's stack whose needed imports are recorded by line (`stack_modules`), for the checks to judge
+# whether anything installed provides them. Only tensorboard: TensorFlow's Requires-Dist carried it up to 2.20, so
+# libraries import it without declaring it and break where TensorFlow 2.21 no longer brings it. tf_keras has its own
+# fields (a Keras 3 question); tensorflow_hub, _probability, _datasets... are imported by large libraries
+# (transformers) in the files of single models, where a missing one breaks that model alone: a finding for every such
+# environment would warn healthy ones, so they are left out until an artifact says more.
+STACK_MODULES = ("tensorboard",)
+_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(tf_keras|tensorflow|keras|tensorboard)\b", re.M)
 _SETS_LEGACY = re.compile(rb"environ\[['\"]TF_USE_LEGACY_KERAS['\"]\]\s*=")
 _CACHE_NAME = re.compile(r"^[0-9a-f]{64}$")
 
@@ -163,10 +172,12 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
 
 def read_library(metadata_path: str, record: bytes) -> dict[str, Any]:
     """What the .py files a RECORD lists import, read from disk: the lines that need tf_keras ('path:line'), how
-    many import it only optionally, how many files import tensorflow or keras, whether one sets
-    TF_USE_LEGACY_KERAS, how many files and bytes were read, and whether all were (`complete`)."""
+    many import it only optionally, how many files import tensorflow or keras, the lines that need each module of
+    STACK_MODULES (`stack_modules`, only those with one), whether one sets TF_USE_LEGACY_KERAS, how many files and
+    bytes were read, and whether all were (`complete`)."""
     site = _Site(os.path.dirname(os.path.abspath(metadata_path)))
     needs: list[str] = []
+    stack: dict[str, list[str]] = {}
     counts = {"tf_keras": 0, "tf_keras_optional": 0, "tensorflow": 0, "keras": 0}
     sets_legacy = False
     files = read = 0
@@ -189,20 +200,28 @@ def read_library(metadata_path: str, record: bytes) -> dict[str, Any]:
             complete = False
         # a substring test first (memchr speed): most files of a large library name neither
         found = {match.group(1).decode() for match in _IMPORT.finditer(data)} if (
-            b"keras" in data or b"tensorflow" in data) else set()
+            b"keras" in data or b"tensorflow" in data or b"tensorboard" in data) else set()
         sets_legacy = sets_legacy or (b"TF_USE_LEGACY_KERAS" in data and bool(_SETS_LEGACY.search(data)))
         for module in ("tensorflow", "keras"):
             counts[module] += module in found
-        if "tf_keras" not in found:
+        named = [module for module in ("tf_keras", *STACK_MODULES) if module in found]
+        if not named:
             continue
         optional = _optional_lines(data)
-        lines = [data.count(b"\n", 0, m.start()) + 1 for m in _IMPORT.finditer(data) if m.group(1) == b"tf_keras"]
-        needed = [n for n in lines if n not in optional]
-        counts["tf_keras" if needed else "tf_keras_optional"] += 1
-        needs += [f"{relative.replace(os.sep, '/')}:{n}" for n in needed]
+        where = relative.replace(os.sep, "/")
+        for module in named:
+            lines = [data.count(b"\n", 0, m.start()) + 1 for m in _IMPORT.finditer(data)
+                     if m.group(1) == module.encode()]
+            needed = [n for n in lines if n not in optional]
+            if module == "tf_keras":
+                counts["tf_keras" if needed else "tf_keras_optional"] += 1
+                needs += [f"{where}:{n}" for n in needed]
+            elif needed:
+                stack.setdefault(module, []).extend(f"{where}:{n}" for n in needed)
     return {"tf_keras": needs[:MAX_LINES_KEPT], "tf_keras_files": counts["tf_keras"],
             "tf_keras_optional_files": counts["tf_keras_optional"], "tensorflow_files": counts["tensorflow"],
-            "keras_files": counts["keras"], "sets_legacy_variable": sets_legacy, "files_read": files,
+            "keras_files": counts["keras"], "stack_modules": {m: lines[:MAX_LINES_KEPT] for m, lines in stack.items()},
+            "sets_legacy_variable": sets_legacy, "files_read": files,
             "bytes_read": read, "complete": complete}
 
 

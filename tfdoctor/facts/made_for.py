@@ -80,3 +80,21 @@ def tf_keras_requirement(facts: Facts) -> Optional[str]:
     installed = installed_tensorflow(facts)
     version = requires_dist.version_of(installed[1]) if installed else None
     return f"tf-keras~={version.major}.{version.minor}.0" if version else None
+
+
+def in_step_requirement(facts: Facts, name: str) -> Optional[tuple[str, Optional[str]]]:
+    """('tensorboard~=2.21.0', its release's source): the release line of a distribution released in step with
+    TensorFlow (tensorboard, whose metadata names no TensorFlow: TensorFlow up to 2.20 required `tensorboard~=2.20.0`
+    itself), when the companion table holds a release of the installed TensorFlow's minor that installs here; else
+    the bare name (pip picks the newest), with no source. None when no TensorFlow is installed."""
+    installed = installed_tensorflow(facts)
+    version = requires_dist.version_of(installed[1]) if installed else None
+    if version is None:
+        return None
+    environment = requires_dist.marker_environment(facts)
+    for release in companions.releases(name):
+        made = requires_dist.version_of(release.version)
+        if made is not None and made.release[:2] == version.release[:2] and not made.is_prerelease \
+                and release.installs_on(environment) is not False:
+            return f"{canonical_name(name)}~={version.major}.{version.minor}.0", release.source
+    return canonical_name(name), None
