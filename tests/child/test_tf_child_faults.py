@@ -15,6 +15,11 @@ from tests import fakes
 from tfdoctor.facts import signatures
 
 MINE = ("--only", "tensorflow-import,gpu-visible,probe")
+# An import failure the doctor cannot name runs the offline experiments, whose trials (PYTHONPATH unset) import the
+# test setup's real TensorFlow: up to their 30 s budget a case, most of this module's time on a loaded machine. Tests
+# whose subject is the child's record and the finding leave them out; the unnamed SIGSEGV keeps them (experiments
+# beside a crashing fake, nothing left running), as does tests/cli/test_cli_experiments.py.
+NO_EXPERIMENTS = ("--no-experiments",)
 
 
 def _import_result(run: fakes.DoctorRun) -> dict:
@@ -26,7 +31,7 @@ def _import_result(run: fakes.DoctorRun) -> dict:
 @pytest.mark.parametrize("signal_name, signature", [("SIGILL", "illegal-instruction"), ("SIGSEGV", None)])
 def test_import_dies_of_a_signal(tmp_path, signal_name, signature):
     body = fakes.dies_of("SIGILL") if signal_name == "SIGILL" else fakes.SEGFAULT
-    run = fakes.run_doctor(fakes.install(tmp_path, body), *MINE)
+    run = fakes.run_doctor(fakes.install(tmp_path, body), *MINE, *(NO_EXPERIMENTS if signature else ()))
     result = _import_result(run)
     assert run.returncode == 1
     assert run.tensorflow["status"] == "crashed" and run.tensorflow["signal"] == signal_name
@@ -57,7 +62,7 @@ def test_import_aborts_on_a_duplicate_metal_platform(tmp_path):
 def test_import_aborts_in_the_cpu_feature_guard(tmp_path):
     line = ("F tensorflow/core/platform/cpu_feature_guard.cc:37] The TensorFlow library was compiled to use AVX "
             "instructions, but these aren't available on your machine.")  # https://github.com/scale-lab/DRiLLS/issues/9
-    run = fakes.run_doctor(fakes.install(tmp_path, fakes.aborts_after(line)), *MINE)
+    run = fakes.run_doctor(fakes.install(tmp_path, fakes.aborts_after(line)), *MINE, *NO_EXPERIMENTS)
     result = _import_result(run)
     assert run.tensorflow["signal"] == "SIGABRT"
     assert result["status"] == "fail" and result["evidence"]["signatures"][0] == "cpu-without-avx-message"
@@ -80,13 +85,26 @@ def test_import_hangs_and_is_killed_at_the_timeout_with_its_helpers(tmp_path):
 
 IMPORT_EXAMPLES = [(s.id, text) for s in signatures.signatures() if s.phase == "import" and s.patterns
                    for text in s.examples]
+# One real child per signature, raising its longest example (the likeliest to be cut on the way): the child records
+# every example's text the same way; each example's own path from the recorded exception to its signature is the
+# next test's, without a child (47 children were half of this module's time, most of it their experiments)
+CHILD_EXAMPLES = list({sid: text for sid, text in sorted(IMPORT_EXAMPLES, key=lambda pair: len(pair[1]))}.items())
 
 
-@pytest.mark.parametrize("signature_id, text", IMPORT_EXAMPLES,
-                         ids=[f"{sid}-{n}" for n, (sid, _) in enumerate(IMPORT_EXAMPLES)])
+def test_every_import_example_raised_is_found_from_the_recorded_exception():
+    """What the child records of an ImportError (its type and message, tfdoctor/child) reaches the example's own
+    signature first, for every import example: the exception route (test_signatures tests the stderr route)."""
+    for signature_id, text in IMPORT_EXAMPLES:
+        found = signatures.find({"exception": {"type": "ImportError", "message": text}}, phases=("import",))
+        assert found and found[0].signature.id == signature_id and found[0].where == "exception", (signature_id, text)
+
+
+@pytest.mark.parametrize("signature_id, text", CHILD_EXAMPLES, ids=[sid for sid, _ in CHILD_EXAMPLES])
 def test_import_raises_each_real_error_text(tmp_path, monkeypatch, signature_id, text):
-    # in process: one real child per example, the command line around it is the other tests' subject
-    run = fakes.diagnose_in_process(fakes.install(tmp_path, fakes.raises(text)), monkeypatch, MINE[1].split(","))
+    # in process: one real child per signature, the command line around it is the other tests' subject. No experiments
+    # (NO_EXPERIMENTS: 30 s of 37 a case on a loaded machine)
+    run = fakes.diagnose_in_process(fakes.install(tmp_path, fakes.raises(text)), monkeypatch, MINE[1].split(","),
+                                    experiments=False)
     result = _import_result(run)
     assert run.returncode == 1
     assert run.tensorflow["status"] == "import_error"
@@ -99,7 +117,7 @@ def test_ten_megabytes_of_stderr_leave_a_bounded_report_with_the_finding(tmp_pat
     first = ("F tensorflow/core/platform/cpu_feature_guard.cc:37] The TensorFlow library was compiled to use AVX "
              "instructions, but these aren't available on your machine.")
     body = fakes.floods_stderr(10, first, "os.abort()\n")
-    run = fakes.run_doctor(fakes.install(tmp_path, body), *MINE)
+    run = fakes.run_doctor(fakes.install(tmp_path, body), *MINE, *NO_EXPERIMENTS)
     result = _import_result(run)
     tf = run.tensorflow
     assert tf["stderr_bytes"] > 10 * 1000 * 1000

@@ -163,10 +163,12 @@ def run_doctor(fake_root: Path, *args: str, extra_env: dict[str, str] | None = N
     return DoctorRun(completed.returncode, report, completed.stdout, completed.stderr, seconds, pids)
 
 
-def diagnose_in_process(fake_root: Path, monkeypatch, only: tuple[str, ...]) -> DoctorRun:
+def diagnose_in_process(fake_root: Path, monkeypatch, only: tuple[str, ...], experiments: bool = True) -> DoctorRun:
     """tfdoctor.api.diagnose in this process with the fake first on PYTHONPATH: the same collectors and
     TensorFlow child as `run_doctor`, without starting a Python that imports the doctor for each case.
-    For the many cases that differ only in what the fake raises; run_doctor covers the command line."""
+    For the many cases that differ only in what the fake raises; run_doctor covers the command line.
+    `experiments=False` is --no-experiments: an import failure's trials run children with PYTHONPATH unset,
+    which import the test setup's real TensorFlow (up to the 30 s budget a case on a loaded machine)."""
     from tfdoctor import api
 
     pidfile = fake_root / "pids.txt"
@@ -176,7 +178,7 @@ def diagnose_in_process(fake_root: Path, monkeypatch, only: tuple[str, ...]) -> 
     monkeypatch.setenv("FAKE_TF_PIDFILE", str(pidfile))
     monkeypatch.chdir(fake_root)  # no pyproject.toml above it: no configuration is read
     started = time.monotonic()
-    report = api.diagnose(only=only)
+    report = api.diagnose(only=only, experiments=experiments)
     seconds = time.monotonic() - started
     pids = [int(line) for line in pidfile.read_text().split()] if pidfile.exists() else []
     document = report.to_dict()
