@@ -34,6 +34,7 @@ from tfdoctor.facts import (
     requires_dist,
     section,
     tensorflow_child,
+    versions_installed,
 )
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.remedies import companion_reach, experiments as experiment_remedies
@@ -511,12 +512,10 @@ def _keras3_by_tensorflow(facts: Facts) -> Optional[bool]:
     return version.release[:2] >= tuple(int(p) for p in str(tensorflow_pins.legacy_keras()["tf_min"]).split("."))
 
 
-def _installed(facts: Facts) -> dict[str, str]:
-    seen: dict[str, str] = {}
-    for entry in facts.get("distributions") or ():
-        if isinstance(entry, Mapping) and entry.get("name") and entry.get("version"):
-            seen.setdefault(canonical_name(str(entry["name"])), str(entry["version"]))
-    return seen
+def _installed(facts: Facts) -> Mapping[str, str]:
+    """name -> installed version (its first copy that records one): indexed once per run, since this is asked
+    again for each installed distribution (issue 36). Read-only."""
+    return versions_installed(facts)
 
 
 def static_problems(facts: Facts, seen: Iterable[str] = ()) -> list[Problem]:

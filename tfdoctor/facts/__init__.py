@@ -61,8 +61,10 @@ tfdoctor/remedies/ (tests/project/test_import_floors.py holds the floors).
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any, Mapping
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
 
 Facts = Mapping[str, Any]
 
@@ -87,15 +89,86 @@ def host_system(facts: Facts) -> str:
     return str(section(facts, "host").get("system") or "")
 
 
+@functools.lru_cache(maxsize=65536)
 def canonical_name(name: str) -> str:
-    """PEP 503 normalisation: 'TensorFlow_Metal' -> 'tensorflow-metal'."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    """PEP 503 normalisation: 'TensorFlow_Metal' -> 'tensorflow-metal'. Remembered: a run asks for the same few
+    thousand names again and again (issue 36)."""
+    return _SEPARATORS.sub("-", name).lower()
+
+
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+class _Recorded:
+    """A `distributions` list as a cache key: equal only to the same list object at the same length (an append
+    is a new key), and holding the list, so that its id is not reused while the key lives."""
+
+    __slots__ = ("entries", "size")
+
+    def __init__(self, entries: Sequence[Any]) -> None:
+        self.entries = entries
+        self.size = len(entries)
+
+    def __hash__(self) -> int:
+        return id(self.entries)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Recorded) and other.entries is self.entries and other.size == self.size
+
+
+Copies = Mapping[str, tuple[tuple[int, Mapping[str, Any]], ...]]
+_Index = tuple[Copies, Mapping[str, Mapping[str, Any]], Mapping[str, str]]
+_NOTHING: _Index = (MappingProxyType({}), MappingProxyType({}), MappingProxyType({}))
+
+
+@functools.lru_cache(maxsize=8)
+def _indexed(recorded: _Recorded) -> _Index:
+    """(canonical name -> (position in the list, entry) of every copy, in list (sys.path) order; named
+    distribution -> its first copy; named distribution -> the version of its first copy that records one)."""
+    found: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
+    versions: dict[str, str] = {}
+    for position, entry in enumerate(recorded.entries):
+        if isinstance(entry, Mapping):
+            name = canonical_name(str(entry.get("name") or ""))
+            found.setdefault(name, []).append((position, entry))
+            if name and entry.get("version"):
+                versions.setdefault(name, str(entry["version"]))
+    first = {name: copies[0][1] for name, copies in found.items() if name}
+    return (MappingProxyType({name: tuple(copies) for name, copies in found.items()}), MappingProxyType(first),
+            MappingProxyType(versions))
+
+
+def _index(facts: Facts) -> _Index:
+    recorded = facts.get("distributions") or ()
+    if not isinstance(recorded, Sequence) or isinstance(recorded, (str, bytes)):
+        return _NOTHING
+    return _indexed(_Recorded(recorded))
+
+
+def copies_by_name(facts: Facts) -> Copies:
+    """Every recorded distribution by canonical name: (position in `distributions`, entry) of each copy, in
+    sys.path order ('' for entries without a name). Built once per list, not once per question: the checks ask
+    about each of thousands of installed distributions, and a scan per question made a run quadratic in their
+    number (issue 36: 5,000 distributions took minutes). Read-only; an entry edited in place after a question
+    is seen as edited, a list appended to is indexed again."""
+    return _index(facts)[0]
+
+
+def first_copies(facts: Facts) -> Mapping[str, Mapping[str, Any]]:
+    """canonical name -> the first recorded copy (the one the target imports: sys.path order), built once per
+    list as copies_by_name is. Read-only."""
+    return _index(facts)[1]
+
+
+def versions_installed(facts: Facts) -> Mapping[str, str]:
+    """canonical name -> the version of its first copy that records one, in the order those copies are recorded;
+    built once per list as copies_by_name is. Read-only."""
+    return _index(facts)[2]
 
 
 def distributions(facts: Facts, name: str) -> list[Mapping[str, Any]]:
     """Every installed copy of a distribution (there can be several, in several site dirs)."""
-    wanted = canonical_name(name)
-    return [d for d in facts.get("distributions") or () if canonical_name(d.get("name", "")) == wanted]
+    return [entry for _, entry in copies_by_name(facts).get(canonical_name(name), ())]
 
 
 def first_copies(facts: Facts) -> dict[str, Mapping[str, Any]]:

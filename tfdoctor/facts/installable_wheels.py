@@ -4,6 +4,7 @@ table (knowledge/releases.toml, read by facts/releases.py), asked per platform, 
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterable, Mapping, Optional
 
 from tfdoctor.facts import releases
@@ -47,6 +48,16 @@ def wheel_rows(platform: Optional[str], distribution: Optional[str] = None) -> l
 
 
 def wheel_for(distribution: str, version: Optional[str], platform: Optional[str]) -> Optional[Row]:
+    """The release table's row for this wheel. Remembered (a pure lookup in a fixed table): the checks ask about the
+    installed TensorFlow once per installed distribution, and each answer scanned the table (issue 36). A version
+    of a hand-written report that is no string is looked up afresh."""
+    if all(isinstance(part, (str, type(None))) for part in (distribution, version, platform)):
+        return _wheel_for(distribution, version, platform)
+    return _wheel_for.__wrapped__(distribution, version, platform)
+
+
+@functools.lru_cache(maxsize=1024)
+def _wheel_for(distribution: str, version: Optional[str], platform: Optional[str]) -> Optional[Row]:
     for row in wheel_rows(platform, distribution):
         if within(version, row["version_min"], row["version_max"]):
             return row

@@ -19,7 +19,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.facts import Facts, build_names, canonical_name, host_system, section
+from tfdoctor.facts import Facts, build_names, canonical_name, first_copies, host_system, section
 from tfdoctor.facts.platform import target_machine
 from tfdoctor.knowledge.specifiers import parse_requirement
 
@@ -102,13 +102,10 @@ def marker_environment(facts: Facts) -> dict[str, str]:
     }
 
 
-def _first_copies(facts: Facts) -> dict[str, Mapping[str, Any]]:
-    """name -> the first recorded copy (the one the target imports: sys.path order)."""
-    found: dict[str, Mapping[str, Any]] = {}
-    for entry in facts.get("distributions") or ():
-        if isinstance(entry, Mapping) and entry.get("name"):
-            found.setdefault(canonical_name(str(entry["name"])), entry)
-    return found
+def _first_copies(facts: Facts) -> Mapping[str, Mapping[str, Any]]:
+    """name -> the first recorded copy (the one the target imports: sys.path order); indexed once per run
+    (facts.first_copies), read-only."""
+    return first_copies(facts)
 
 
 def first_copy(facts: Facts, name: str) -> Optional[Mapping[str, Any]]:

@@ -9,7 +9,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from tfdoctor.facts import Facts, canonical_name, installable_wheels, section
+from tfdoctor.facts import Facts, canonical_name, copies_by_name, installable_wheels, section
 from tfdoctor.facts.platform import wheel_platform
 from tfdoctor.knowledge import rows as knowledge_rows
 from tfdoctor.knowledge.specifiers import parse_requirement
@@ -66,10 +66,11 @@ def classify(entry: Mapping[str, Any], platform: Optional[str]) -> TFCopy:
 
 def tensorflow_copies(facts: Facts) -> list[TFCopy]:
     """Every installed TensorFlow distribution, in sys.path order (as recorded)."""
-    names = set(tensorflow_distribution_names())
+    index = copies_by_name(facts)  # a lookup per TensorFlow name, not a scan of every distribution (issue 36)
+    recorded = sorted((copy for name in set(tensorflow_distribution_names()) for copy in index.get(name, ())),
+                      key=lambda copy: copy[0])
     platform = wheel_platform(facts)
-    return [classify(entry, platform) for entry in facts.get("distributions") or ()
-            if canonical_name(str(entry.get("name") or "")) in names]
+    return [classify(entry, platform) for _, entry in recorded]
 
 
 def real_builds(facts: Facts) -> list[TFCopy]:
@@ -89,8 +90,7 @@ def tensorflow_version(facts: Facts) -> Optional[str]:
 
 
 def installed(facts: Facts, name: str) -> list[Mapping[str, Any]]:
-    wanted = canonical_name(name)
-    return [d for d in facts.get("distributions") or () if canonical_name(str(d.get("name") or "")) == wanted]
+    return [entry for _, entry in copies_by_name(facts).get(canonical_name(name), ())]
 
 
 def first_version(facts: Facts, name: str) -> Optional[str]:

@@ -100,10 +100,12 @@ def requirement_name(line: str) -> Optional[str]:
     return match.group(1) if match else None
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=65536)
 def parse_requirement(line: str) -> Optional[Requirement]:
     """A Requires-Dist line parsed, or None. Parsed once per process: every check, and the server for every stored
     report, reads the same few thousand lines again (issue 36: 15,191 parses of 65 distributions' lines in one run).
+    Room for 5,000 distributions' lines and the plan's requirements: a smaller cache, thrashed, parsed them all again
+    for each reader.
     The Requirement returned is shared: callers read it, never change it."""
     try:
         return Requirement(str(line))

@@ -29,12 +29,12 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from tfdoctor.knowledge.specifiers import requirement_name
+from tfdoctor.knowledge.specifiers import parse_requirement, requirement_name
 
 CLOSURE = "plan"  # the check id of the planner's own intents: what a plan's result lacks
 KERAS_3_SINCE = Version("2.16")  # TensorFlow 2.16 made Keras 3 its tf.keras (tf_keras_users.toml's premise)
@@ -64,10 +64,9 @@ class Result:
 
 
 def _requirement(text: str) -> Optional[Requirement]:
-    try:
-        return Requirement(text)
-    except InvalidRequirement:
-        return None
+    """Parsed once per process (knowledge/specifiers.parse_requirement): asked once per unmet pin and again per
+    step, thousands of times when thousands of pins are unmet (issue 36). Shared: read, never changed."""
+    return parse_requirement(text)
 
 
 def _version(text: Any) -> Optional[Version]:

@@ -21,10 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
+
+from tfdoctor.knowledge.specifiers import parse_requirement
 
 
 @dataclass(frozen=True)
@@ -38,10 +40,9 @@ class Clash:
 
 
 def _requirement(text: str) -> Optional[Requirement]:
-    try:
-        return Requirement(text)
-    except InvalidRequirement:
-        return None
+    """Parsed once per process (knowledge/specifiers.parse_requirement): asked once per unmet pin and again per
+    step, thousands of times when thousands of pins are unmet (issue 36). Shared: read, never changed."""
+    return parse_requirement(text)
 
 
 def _platform(environment: Mapping[str, str]) -> Optional[str]:
