@@ -171,16 +171,6 @@ def distributions(facts: Facts, name: str) -> list[Mapping[str, Any]]:
     return [entry for _, entry in copies_by_name(facts).get(canonical_name(name), ())]
 
 
-def first_copies(facts: Facts) -> dict[str, Mapping[str, Any]]:
-    """Canonical name -> the first recorded copy of each distribution (sys.path order: the one the target
-    imports), in the order the distributions were recorded."""
-    found: dict[str, Mapping[str, Any]] = {}
-    for entry in facts.get("distributions") or ():
-        if isinstance(entry, Mapping) and entry.get("name"):
-            found.setdefault(canonical_name(str(entry["name"])), entry)
-    return found
-
-
 def installed_version(facts: Facts, name: str) -> str | None:
     """The version the target interpreter would import: the first copy on sys.path."""
     copies = distributions(facts, name)
