@@ -45,7 +45,9 @@ def _variant(facts: dict, kind: str) -> tuple[dict, str, str, str]:
             other["name"], other["version"] = entry["name"], entry["version"]
     if facts.get("tensorflow"):
         facts["tensorflow"]["version"] = printed
-    return facts, build, entry["version"], printed
+    # a new run's facts (a copy): the doctor indexes a run's distributions once, by the list (facts.copies_by_name),
+    # and the pin read above indexed this list before its entry was renamed in place
+    return copy.deepcopy(facts), build, entry["version"], printed
 
 
 def _requirements_of(facts: dict) -> list[tuple[str, str]]:
