@@ -41,7 +41,8 @@ RECORDED_LIBRARIES = frozenset({"transformers"})
 # own `tensorflow` extra. Companions (tensorflow-hub, -probability, ...) are read: their tables hold some releases only.
 NOT_READ = frozenset({"keras", "keras-nightly", "tf-keras", "tf-keras-nightly", "tensorboard", "tb-nightly",
                       "tensorboard-data-server", "ml-dtypes", "tensorflow-io-gcs-filesystem", "tfdoctor"})
-_MAY_NAME_FAMILY = re.compile(r"\s*(tensorflow|tf[-_.]|intel[-_.]tensorflow|keras|tensorboard|tb[-_.]nightly|ml[-_.]dtypes)",
+# matched at a line stripped of its leading space: a leading \s* is quadratic over a hostile run of spaces
+_MAY_NAME_FAMILY = re.compile(r"\A(tensorflow|tf[-_.]|intel[-_.]tensorflow|keras|tensorboard|tb[-_.]nightly|ml[-_.]dtypes)",
                               re.I)
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Modules of TensorFlow's stack whose needed imports are recorded by line (`stack_modules`), for the checks to judge
@@ -69,7 +70,7 @@ def wanted(entry: Mapping[str, Any]) -> bool:
         return False  # most recorded distributions: only those on TensorFlow's closure carry a path
     name = str(entry.get("name") or "").lower().replace("_", "-").replace(".", "-")  # the child writes it canonical
     if name not in RECORDED_LIBRARIES and not any(
-            _MAY_NAME_FAMILY.match(str(line)) and FAMILY.match(_canonical(_requirement_name(str(line))))
+            _MAY_NAME_FAMILY.match(str(line).lstrip()) and FAMILY.match(_canonical(_requirement_name(str(line))))
             for line in entry.get("requires") or ()):
         return False
     return bool(name) and name not in NOT_READ and not name.startswith("nvidia-") and not is_tensorflow_build(name)

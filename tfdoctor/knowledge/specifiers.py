@@ -90,7 +90,7 @@ def satisfiable(specifier: SpecifierSet) -> bool:
 
 # The name at the start of a Requires-Dist line, as packaging's tokenizer reads it (its IDENTIFIER after optional
 # blanks): a line whose name matters is parsed, the others need not be.
-_REQUIREMENT_NAME = re.compile(r"[ \t]*(\b[a-zA-Z0-9][a-zA-Z0-9._-]*\b)")
+_REQUIREMENT_NAME = re.compile(r"\A[ \t]*(\b[a-zA-Z0-9][a-zA-Z0-9._-]*\b)")
 
 
 def requirement_name(line: str) -> Optional[str]:
