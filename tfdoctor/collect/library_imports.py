@@ -27,6 +27,7 @@ import stat
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
+from tfdoctor.facts import canonical_name
 from tfdoctor.facts.requires_dist import FAMILY, is_tensorflow_build
 
 READER_VERSION = 2  # part of the cache key: a changed reading rule reads every library again
@@ -57,10 +58,6 @@ _SETS_LEGACY = re.compile(rb"environ\[['\"]TF_USE_LEGACY_KERAS['\"]\]\s*=")
 _CACHE_NAME = re.compile(r"^[0-9a-f]{64}$")
 
 
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def wanted(entry: Mapping[str, Any]) -> bool:
     """Is this recorded distribution one whose files are read: not of the TensorFlow family (or the packages its
     import loads), with its metadata's path recorded, and requiring a family distribution or recorded for what it
@@ -70,7 +67,7 @@ def wanted(entry: Mapping[str, Any]) -> bool:
         return False  # most recorded distributions: only those on TensorFlow's closure carry a path
     name = str(entry.get("name") or "").lower().replace("_", "-").replace(".", "-")  # the child writes it canonical
     if name not in RECORDED_LIBRARIES and not any(
-            _MAY_NAME_FAMILY.match(str(line).lstrip()) and FAMILY.match(_canonical(_requirement_name(str(line))))
+            _MAY_NAME_FAMILY.match(str(line).lstrip()) and FAMILY.match(canonical_name(_requirement_name(str(line))))
             for line in entry.get("requires") or ()):
         return False
     return bool(name) and name not in NOT_READ and not name.startswith("nvidia-") and not is_tensorflow_build(name)
