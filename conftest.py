@@ -24,6 +24,9 @@ LIVE_DIR = "tests/live/"
 LIVE_SHARED = ("live-wheelhouse", "live-base", "live-base.built", "live-base.lock")
 _LIVE_FIRST = pytest.StashKey[bool]()
 _LEDGER_LINES = pytest.StashKey[list]()
+_WIDE_LEFT_OUT = pytest.StashKey[int]()
+# set to 1, the run includes the live suite's wide tier (the tests marked `wide`), as the nightly workflow does
+WIDE_RUN = "TFDOCTOR_LIVE_WIDE"
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads these options
@@ -58,7 +61,20 @@ def _module(item: pytest.Item) -> str:
     return item.nodeid.split("::", 1)[0]
 
 
+def _wide_run() -> bool:
+    return os.environ.get(WIDE_RUN) == "1"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not _wide_run():
+        # every commit's run (CI's plain `pytest`) leaves the wide tier's live cases out: each mechanism's path through
+        # the doctor, its plan and `tfdoctor fix` stays in it once (docs/testing.md, "Two tiers"); the same on every
+        # xdist worker, so their collections agree
+        wide = [item for item in items if item.get_closest_marker("wide") is not None]
+        if wide:
+            config.hook.pytest_deselected(items=wide)
+            items[:] = [item for item in items if item.get_closest_marker("wide") is None]
+            config.stash[_WIDE_LEFT_OUT] = len(wide)
     if getattr(config, "workerinput", {}).get("tfdoctor_live_first"):
         live = [item for item in items if item.nodeid.startswith(LIVE_DIR)]
         size = Counter(_module(item) for item in live)
@@ -69,12 +85,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller learns what each live worker counted
 def pytest_testnodedown(node, error) -> None:
-    lines = getattr(node, "workeroutput", {}).get("live_ledger_lines")
+    output = getattr(node, "workeroutput", {})
+    # every worker deselects the same wide tests; the controller, which collects none, says how many
+    node.config.stash[_WIDE_LEFT_OUT] = max(node.config.stash.get(_WIDE_LEFT_OUT, 0), output.get("wide_left_out", 0))
+    lines = output.get("live_ledger_lines")
     if lines:
         node.config.stash.setdefault(_LEDGER_LINES, []).extend(lines)
 
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    left_out = config.stash.get(_WIDE_LEFT_OUT, 0)
+    if left_out and not hasattr(config, "workerinput"):
+        terminalreporter.write_line(f"live suite: {left_out} tests of the wide tier left out ({WIDE_RUN}=1 runs them; "
+                                    ".github/workflows/live-wide.yml does, nightly)")
     lines = config.stash.get(_LEDGER_LINES, [])
     if lines:
         terminalreporter.section("live environments")
@@ -85,7 +108,10 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The live suite's shared wheelhouse and base (tests/live/support.wheelhouses) go when the run ends, removed by the
     process whose temporary root holds it: the controller under xdist (every worker is done), else the session."""
-    if hasattr(session.config, "workerinput") or os.environ.get("TFDOCTOR_LIVE_KEEP"):
+    if hasattr(session.config, "workerinput"):
+        session.config.workeroutput["wide_left_out"] = session.config.stash.get(_WIDE_LEFT_OUT, 0)
+        return
+    if os.environ.get("TFDOCTOR_LIVE_KEEP"):
         return
     # pytest's own attributes: getbasetemp() would make a temporary root for a run that asked for none
     basetemp = getattr(getattr(session.config, "_tmp_path_factory", None), "_basetemp", None)

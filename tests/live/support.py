@@ -107,14 +107,18 @@ def provide_uv() -> Path:
 
 
 def python_of(minor: str) -> Path:
-    """An interpreter of that minor ("3.11"): the tests' own base Python when it is one, else pyenv's newest."""
+    """An interpreter of that minor ("3.11"): the tests' own base Python when it is one, else pyenv's newest, else
+    `python3.X` on PATH (actions/setup-python's, in the nightly workflow)."""
     if minor == f"{sys.version_info.major}.{sys.version_info.minor}":
         return Path(getattr(sys, "_base_executable", None) or sys.executable)
     pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
     found = [p for p in (pyenv / "versions").glob(f"{minor}.*/bin/python") if re.fullmatch(r"\d+\.\d+\.\d+", p.parent.parent.name)]
-    if not found:
-        unavailable(f"no Python {minor} here (looked for {pyenv}/versions/{minor}.*)")
-    return max(found, key=lambda p: Version(p.parent.parent.name))
+    if found:
+        return max(found, key=lambda p: Version(p.parent.parent.name))
+    on_path = shutil.which(f"python{minor}")
+    if on_path is None:
+        unavailable(f"no Python {minor} here (looked for {pyenv}/versions/{minor}.* and python{minor} on PATH)")
+    return Path(on_path)
 
 
 def dependency_closure(root: str) -> dict[str, str]:

@@ -35,7 +35,12 @@ from packaging.requirements import Requirement
 
 from tests.live import changelog_aside, changelog_aside2, support
 
-pytestmark = [pytest.mark.live, pytest.mark.integration]
+# The whole watch is the wide tier's (TFDOCTOR_LIVE_WIDE=1, nightly: docs/testing.md): each case is a fresh venv of pip's
+# resolver (1.6 to 2.9 GB, 3-5 minutes of CI), and the path it walks (a report, its plan pasted into a shell) is walked
+# in every commit's run by test_live_environments' gate cases. The two cases the doctor gets right are also recorded
+# machines the fast suite diagnoses (fixtures/linux/keras-tuner-1.4.8-beside-tensorflow-2.21-without-tensorboard.json,
+# retina-face-0.0.17-keras-3-without-tf-keras.json); the other five are xfail, a watch rather than a gate.
+pytestmark = [pytest.mark.live, pytest.mark.integration, pytest.mark.wide]
 
 FAIL, WARN, PROBLEM = "fail", "warn", "fail-or-warn"
 # tf-keras 2.21's Requires-Dist names `tensorflow`, which pip would install beside tensorflow-cpu

@@ -49,6 +49,11 @@ BASE, RESOLVED, UV = "copy of the base", "pip's resolver", "uv"
 # tensorflow-io-gcs-filesystem 0.37.1, which declares `tensorflow-cpu<2.17,>=2.16; extra == 'tensorflow-cpu'`:
 # an extra nobody asked for (issue 17).
 HEALTHY_RELEASES = ("2.13.1", "2.18.1")  # one of each range above (2.15.1 and 2.17.1 left out for CI's time)
+# The cases every commit's run keeps (the others are the wide tier's, TFDOCTOR_LIVE_WIDE=1: docs/testing.md): a healthy
+# control (no warning, fix changes nothing); a pin violated where the import fails (verdict, pasted plan, fix and undo,
+# and the plan that fails on a copy with no index); a companion of another release under TF_USE_LEGACY_KERAS (a
+# `--no-deps` step, the variable kept in the shell).
+GATE = frozenset({"healthy-tensorflow-cpu", "protobuf-too-old", "tf-keras-of-another-release"})
 
 
 @dataclass(frozen=True)
@@ -156,13 +161,17 @@ CASES = (
 )
 
 
+assert GATE <= {case.id for case in CASES}, "GATE names a case that is not in CASES"
+
+
 def _params(phase: str, cases: tuple[Case, ...] = CASES) -> list:
     """xfail names the phases it is about ("verdict: ...", "plan, fix: ..."), strict: a pass means it's fixed."""
     def phases(case: Case) -> list[str]:
         return [p.strip() for p in case.xfail.split(":", 1)[0].split(",")] if case.xfail else []
 
     return [pytest.param(case, id=case.id,
-                         marks=[pytest.mark.xfail(strict=True, reason=case.xfail)] if phase in phases(case) else [])
+                         marks=([pytest.mark.xfail(strict=True, reason=case.xfail)] if phase in phases(case) else [])
+                         + ([pytest.mark.wide] if case.id not in GATE else []))
             for case in cases]
 
 

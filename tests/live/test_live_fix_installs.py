@@ -22,7 +22,10 @@ from packaging.utils import canonicalize_name
 
 from tests.live import support
 
-pytestmark = [pytest.mark.live, pytest.mark.integration]
+# The wide tier's (TFDOCTOR_LIVE_WIDE=1, nightly: docs/testing.md): 140 s and the 572 MB `tensorflow` wheel; every
+# commit's run walks the same path with a small TensorFlow (tests/attack/test_fix_small_falls.py,
+# test_the_plan_that_installs_tensorflow_is_applied: that plan proven on the copy, then applied).
+pytestmark = [pytest.mark.live, pytest.mark.integration, pytest.mark.wide]
 
 
 def _requires(wheel: Path) -> set[str]:

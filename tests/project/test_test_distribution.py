@@ -106,3 +106,47 @@ def test_the_live_suites_shared_wheelhouse_and_base_go_when_the_run_ends(tmp_pat
     assert done.returncode == 0, done.stdout + done.stderr
     left = sorted(path.name for path in basetemp.iterdir())
     assert left and not [name for name in left if name.startswith(("live-wheelhouse", "live-base"))], left
+
+
+def test_the_wide_tier_runs_only_when_asked_and_the_run_says_how_many_it_left_out(tmp_path, monkeypatch):
+    """Every commit's run (a plain `pytest`) leaves the tests marked `wide` out, on every worker alike, and says so in
+    one line; TFDOCTOR_LIVE_WIDE=1 (the nightly workflow) runs them with the others."""
+    tree = _tree(tmp_path)
+    (tree / "pytest.ini").write_text("[pytest]\nmarkers =\n    live: builds real environments\n    wide: the wide tier\n")
+    (tree / "tests" / "live" / "test_live_w.py").write_text(FAST + textwrap.dedent("""
+        import pytest
+        pytestmark = pytest.mark.live
+        @pytest.mark.parametrize("case", ["gate", pytest.param("wide1", marks=pytest.mark.wide)])
+        def test_case(case):
+            _note(f"live/w-{case}")
+        @pytest.mark.wide
+        def test_wide2():
+            _note("live/w-wide2")
+    """))
+    monkeypatch.delenv("TFDOCTOR_LIVE_WIDE", raising=False)
+    done, seen = _run(tree)  # under xdist: the workers deselect, the controller says how many
+    assert done.returncode == 0, done.stdout + done.stderr
+    names = {name for name, _ in seen}
+    assert "live/w-gate" in names and not {"live/w-wide1", "live/w-wide2"} & names, seen
+    assert len(seen) == 23, seen
+    assert "live suite: 2 tests of the wide tier left out (TFDOCTOR_LIVE_WIDE=1 runs them" in done.stdout, done.stdout
+    monkeypatch.setenv("TFDOCTOR_LIVE_WIDE", "1")
+    done, seen = _run(tree)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert {"live/w-gate", "live/w-wide1", "live/w-wide2"} <= {name for name, _ in seen} and len(seen) == 25, seen
+    assert "wide tier left out" not in done.stdout
+
+
+def test_the_nightly_workflow_runs_the_wide_tier_of_the_live_suite():
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "live-wide.yml").read_text(encoding="utf-8"))
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert "workflow_dispatch" in triggers
+    (schedule,) = triggers["schedule"]
+    assert schedule["cron"].split()[2:] == ["*", "*", "*"], "every night"
+    (job,) = workflow["jobs"].values()
+    runs = [step for step in job["steps"] if "pytest" in step.get("run", "")]
+    assert len(runs) == 1 and "tests/live" in runs[0]["run"].split()
+    conftest = (ROOT / "conftest.py").read_text(encoding="utf-8")
+    assert 'WIDE_RUN = "TFDOCTOR_LIVE_WIDE"' in conftest and runs[0]["env"]["TFDOCTOR_LIVE_WIDE"] == "1"
