@@ -3,9 +3,11 @@
 Builds 5,000 fake distributions (dist-info directories with METADATA, RECORD, INSTALLER and WHEEL, one in ten
 with an extension module, a few dozen of them requiring TensorFlow, like tensorflow-text or tensorflow-io would) in a temporary
 directory put on the target's sys.path with PYTHONPATH, then times, in alternating rounds, the
-target collector's child script with and without them, and measures `tfdoctor --json` both ways.
+target collector's child script with and without them, and measures `tfdoctor --json` both ways. `--shape`
+says how they require each other: `hubs` (the default) as a big real environment, most requiring a few common
+ones; `ring`, the worst case, each requiring the next three so that TensorFlow's dependents reach all of them.
 
-    python bench/bench_distributions.py [--rounds 7] [--count 5000] [--json results.json]
+    python bench/bench_distributions.py [--rounds 7] [--count 5000] [--shape hubs|ring] [--json results.json]
 """
 
 from __future__ import annotations
@@ -25,13 +27,42 @@ PYTHON = sys.executable
 BODY = ("A package for the bench. " * 40 + "\n") * 4  # a long description, as real METADATA has
 
 
-def fake_distribution(root: Path, index: int, count: int) -> None:
+HUBS = 50  # SHAPES["hubs"]: the first 50 are what everything else requires (numpy, requests, six and the like)
+
+
+def ring_requirements(index: int, count: int) -> list[str]:
+    """Each requires the next three: one ring through all of them, so the 25 that require TensorFlow reach every
+    other on their Requires-Dist closure (the worst case: the closure is the whole environment)."""
+    return [f"fake-package-{(index + step) % count:05d}>={step}.0" for step in (1, 2, 3)]
+
+
+def hub_requirements(index: int, count: int) -> list[str]:
+    """As a big real environment is shaped: the first HUBS are required by everything else, each of the others requires
+    two of them and one neighbour in its group of ten; a closure is a group and the hubs it reaches, not the whole."""
+    if index < HUBS:
+        return [f"fake-package-{index + 1:05d}>=1.0"] if index + 1 < HUBS else []
+    group = index - index % 10
+    neighbour = group + (index + 1) % 10
+    return [f"fake-package-{index % HUBS:05d}>=1.0", f"fake-package-{(index * 7) % HUBS:05d}>=2.0",
+            *([f"fake-package-{neighbour:05d}>=3.0"] if HUBS <= neighbour < count and neighbour != index else [])]
+
+
+SHAPES = {"hubs": hub_requirements, "ring": ring_requirements}
+
+
+def requires_tensorflow(index: int, shape: str) -> bool:
+    """One in 200 (25 of 5,000), like tensorflow-text or tensorflow-io; among the hubs' dependents, not a hub (every
+    distribution would then be TensorFlow's dependent)."""
+    return index % 200 == (0 if shape == "ring" else 100)
+
+
+def fake_distribution(root: Path, index: int, count: int, shape: str = "hubs") -> None:
     name = f"fake_package_{index:05d}"
     version = f"{index % 7}.{index % 13}.{index % 5}"
     info = root / f"{name}-{version}.dist-info"
     info.mkdir()
-    requires = [f"fake-package-{(index + step) % count:05d}>={step}.0" for step in (1, 2, 3)]
-    if index % 200 == 0:  # 25 of 5,000 require TensorFlow: they are recorded with their pins
+    requires = SHAPES[shape](index, count)
+    if requires_tensorflow(index, shape):  # 25 of 5,000 require TensorFlow: they are recorded with their pins
         requires.append("tensorflow<2.22,>=2.20")
     headers = [
         "Metadata-Version: 2.1", f"Name: {name.replace('_', '-')}", f"Version: {version}",
@@ -51,7 +82,7 @@ def fake_distribution(root: Path, index: int, count: int) -> None:
              f"{name}-{version}.dist-info/RECORD", f"{name}-{version}.dist-info/INSTALLER",
              f"{name}-{version}.dist-info/WHEEL", *([f"{name}/_speedups.cpython-311-x86_64-linux-gnu.so"] if compiled else [])]
     (info / "RECORD").write_text("".join(f"{path},sha256=abc,123\n" for path in files))
-    if index % 200 == 0:  # those the collector reads (collect/library_imports.py): their own files, ~40 kB of them
+    if requires_tensorflow(index, shape):  # those the collector reads (collect/library_imports.py): their own files, ~40 kB of them
         package = root / name
         package.mkdir()
         (package / "__init__.py").write_text("import tensorflow as tf\n" + "x = 1  # a line of code\n" * 800)
@@ -106,6 +137,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--count", type=int, default=5000)
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="hubs",
+                        help="how the fakes require each other: hubs (a big real environment), ring (all on one closure)")
     parser.add_argument("--doctor-rounds", type=int, default=3, help="rounds of the whole doctor run (slower)")
     parser.add_argument("--json", help="write the figures to this file too")
     args = parser.parse_args()
@@ -113,8 +146,8 @@ def main() -> None:
         root = Path(tmp)
         started = time.perf_counter()
         for index in range(args.count):
-            fake_distribution(root, index, args.count)
-        print(f"built {args.count} fake distributions in {time.perf_counter() - started:.1f} s")
+            fake_distribution(root, index, args.count, args.shape)
+        print(f"built {args.count} fake distributions ({args.shape}) in {time.perf_counter() - started:.1f} s")
         # the doctor's own cache (the libraries' imports) inside the bench's directory, not the user's
         plain = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "XDG_CACHE_HOME": str(root / ".cache")}
         loaded = {**plain, "PYTHONPATH": str(root)}
@@ -137,7 +170,7 @@ def main() -> None:
         size_plain, recorded_plain = report_bytes(plain)
         size_loaded, recorded_loaded = report_bytes(loaded)
     figures = {
-        "count": args.count, "rounds": args.rounds,
+        "count": args.count, "shape": args.shape, "rounds": args.rounds,
         "target_child_s": {"without": round(base, 3), "with": round(heavy, 3), "added": round(heavy - base, 3)},
         "target_child_cpu_s": {"without": round(base_cpu, 3), "with": round(heavy_cpu, 3),
                                "added": round(heavy_cpu - base_cpu, 3)},

@@ -10,14 +10,12 @@ tools/refresh_knowledge.py (never at run time); the other files are curated by h
 from __future__ import annotations
 
 import functools
-import sys
 from importlib import resources
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.9/3.10 only
-    import tomli as tomllib
+# tomli rather than the standard library's tomllib, which is its pure-Python copy: tomli's compiled wheels parse the
+# tables 3-4x faster (pyproject.toml); where only its pure wheel installs, the two are the same code
+import tomli
 
 
 def names() -> list[str]:
@@ -28,7 +26,7 @@ def names() -> list[str]:
 def load(name: str) -> dict[str, Any]:
     """The parsed data file `name`.toml (read once; callers must not mutate it)."""
     text = resources.files(__name__).joinpath(f"{name}.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return tomli.loads(text)
 
 
 # Read only when a companion (tensorflow-hub, tf-keras, ...) is installed: 194 KiB a run needs rarely.

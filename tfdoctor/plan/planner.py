@@ -271,6 +271,10 @@ def build_plan(results: Sequence[CheckResult], facts: Facts, *, with_choices: bo
     """The run's one plan: every repair of a warn/fail/error result, merged and ordered, then closed over its
     own result (tfdoctor/plan/closure.py); with the user's choices as complete plans where the facts allow more
     than one repair (tfdoctor/plan/choices.py)."""
+    if not any(result.status in PLANNED for result in results):
+        # nothing warned or failed: the plan is empty, and no closure or choice of it reads the tables (a run
+        # without the TensorFlow checks spent ~90 ms loading the companion table to find no gap; bench/bench.py)
+        return _plan_once((), facts)
     plan = closed_plan(_planned(results), facts)
     if with_choices:
         from tfdoctor.plan.choices import choices_for
