@@ -463,10 +463,13 @@ def describe_distributions():
         key = canonical(name)
         # every header block's Requires-Dist lines: the closure needs them (a regex on a few kB each)
         requires = [line.strip().decode("utf-8", "replace") for line in REQUIRES_HEADER.findall(block)]
+        from_block = True
         if egg and not requires and os.path.isdir(info_path):
-            requires = egg_requires(info_path)
-        dependent = any(FAMILY.match(canonical(match.group(1))) for match in map(REQUIREMENT_NAME.match, requires)
-                        if match)
+            requires, from_block = egg_requires(info_path), False
+        # the cheap test on the block first: of 5,000 distributions a few dozen may name the family, and only their
+        # lines are matched name by name (49 µs a distribution before, a quarter of it this test; bench_distributions)
+        dependent = (not from_block or MAY_NAME_FAMILY.search(block) is not None) and any(
+            FAMILY.match(canonical(match.group(1))) for match in map(REQUIREMENT_NAME.match, requires) if match)
         scanned.append((key, version, base, info_path, requires, FAMILY.match(key) is not None or dependent))
     closure = import_closure(scanned)
     named = set()
