@@ -467,7 +467,7 @@ def describe_distributions():
         if egg and not requires and os.path.isdir(info_path):
             requires, from_block = egg_requires(info_path), False
         # the cheap test on the block first: of 5,000 distributions a few dozen may name the family, and only their
-        # lines are matched name by name (49 µs a distribution before, a quarter of it this test; bench_distributions)
+        # lines are matched name by name (that matching was a tenth of the child's time under cProfile, 5,000 fakes)
         dependent = (not from_block or MAY_NAME_FAMILY.search(block) is not None) and any(
             FAMILY.match(canonical(match.group(1))) for match in map(REQUIREMENT_NAME.match, requires) if match)
         scanned.append((key, version, base, info_path, requires, FAMILY.match(key) is not None or dependent))
