@@ -5,7 +5,7 @@ of round 1, `random.Random(382)` over round 2's eight (fixtures/fresh/SCORES.md,
 the method and the counts). Nobody on the branch that made them ran the doctor on these.
 tests/live/test_live_changelog.py includes them only when TFDOCTOR_LIVE_ASIDE=1:
 
-    TFDOCTOR_LIVE_ASIDE=1 .venv/bin/python -m pytest -q -n 0 -rA tests/live/test_live_changelog.py -k aside
+    TFDOCTOR_LIVE_WIDE=1 TFDOCTOR_LIVE_ASIDE=1 .venv/bin/python -m pytest -q -n 0 -rA tests/live/test_live_changelog.py -k aside
 
 prints one line per case and phase (verdict, pasted plan): PASSED is right, FAILED is wrong. Each dict holds the
 fields of that module's Case; `expect`, `causes` and `repair` were written from the experiment alone.

@@ -5,7 +5,7 @@ ids of every confirmed case of round 3 (fixtures/fresh/SCORES.md, "Changelog wat
 counts). Nobody on the branch that made them ran the doctor on these. tests/live/test_live_changelog.py includes them
 only when TFDOCTOR_LIVE_ASIDE=1, with the earlier rounds' (tests/live/changelog_aside.py):
 
-    TFDOCTOR_LIVE_ASIDE=1 .venv/bin/python -m pytest -q -n 0 -rA tests/live/test_live_changelog.py -k aside2
+    TFDOCTOR_LIVE_WIDE=1 TFDOCTOR_LIVE_ASIDE=1 .venv/bin/python -m pytest -q -n 0 -rA tests/live/test_live_changelog.py -k aside2
 
 scores these alone (`-k aside` scores every held-out case, this round's among them): one line per case and phase
 (verdict, pasted plan), PASSED is right, FAILED is wrong. Each dict holds the fields of that module's Case; `expect`,
