@@ -65,7 +65,7 @@ def wanted(entry: Mapping[str, Any]) -> bool:
     path = entry.get("metadata_path")
     if not isinstance(path, str) or not path.endswith(".dist-info"):
         return False  # most recorded distributions: only those on TensorFlow's closure carry a path
-    name = str(entry.get("name") or "").lower().replace("_", "-").replace(".", "-")  # the child writes it canonical
+    name = canonical_name(str(entry.get("name") or ""))  # the child writes it canonical; a saved report may not
     if name not in RECORDED_LIBRARIES and not any(
             _MAY_NAME_FAMILY.match(str(line).lstrip()) and FAMILY.match(canonical_name(_requirement_name(str(line))))
             for line in entry.get("requires") or ()):

@@ -22,17 +22,12 @@ specifier, an unknown check id in only/skip, a pyproject.toml that is not a file
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+import tomli  # a dependency on every Python (the knowledge tables' reader, tfdoctor/knowledge)
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.9/3.10
-    import tomli as tomllib
 
 GPU_KINDS = ("any", "metal", "cuda")
 MAX_BYTES = 1024 * 1024  # a configuration is a few lines; anything this large is not one
@@ -110,12 +105,12 @@ def _load_file(path: Path, explicit: bool) -> Config:
             raw = handle.read(MAX_BYTES + 1)
         if len(raw) > MAX_BYTES:
             raise ConfigError(f"{path}: larger than {MAX_BYTES // 1024 // 1024} MiB: not a configuration file")
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomli.loads(raw.decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
+    except tomli.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     tool = data.get("tool")
     if isinstance(tool, dict) and "tfdoctor" in tool:
